@@ -1,0 +1,90 @@
+"""The argument block shared by the generated C++ and CUDA code and the Python caller.
+
+Every compiled program takes one array of 64-bit slots: for each field (and neighbour table) its
+address, strides (in elements) and domain origin; each scalar (floats bit-cast); and each kernel's
+domain bounds. The Python side fills the constant slots once per argument signature and only the
+addresses and scalar values on each call.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..core.dims import Dimension
+from ..core.types import FieldType, ScalarType
+from ..ir import nodes as ir
+
+
+@dataclass(frozen=True, slots=True)
+class FieldSlots:
+    name: str
+    dims: tuple[Dimension, ...]
+    dtype: str
+    ptr: int
+    strides: tuple[int, ...]
+    origins: tuple[int, ...]
+    unit_dim: int | None  # the dimension with stride 1, fixed at compile time; None if none
+    order: tuple[int, ...]  # axes (of ``dims``) from the largest stride to the smallest
+    is_table: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class ScalarSlot:
+    name: str
+    dtype: str
+    slot: int
+
+
+@dataclass(frozen=True, slots=True)
+class ArgLayout:
+    fields: tuple[FieldSlots, ...]
+    scalars: tuple[ScalarSlot, ...]
+    bounds: tuple[tuple[int, ...], ...]  # per kernel: slots of start, stop for each dim
+    size: int
+
+    def field(self, name: str) -> FieldSlots:
+        for f in self.fields:
+            if f.name == name:
+                return f
+        raise KeyError(name)
+
+
+@dataclass(frozen=True, slots=True)
+class Specialization:
+    """What the generated code is specialized on, beyond the IR: per field (by name) its dims
+    order in memory and which dimension is unit-stride."""
+
+    field_dims: tuple[tuple[str, tuple[Dimension, ...], int | None, tuple[int, ...]], ...]
+    table_dtypes: tuple[tuple[str, str], ...] = ()
+
+    def of(self, name: str) -> tuple[tuple[Dimension, ...], int | None, tuple[int, ...]]:
+        for n, dims, unit, order in self.field_dims:
+            if n == name:
+                return dims, unit, order
+        raise KeyError(name)
+
+
+def arg_layout(prog: ir.StencilProgram, spec: Specialization, tables: tuple[str, ...]) -> ArgLayout:
+    slot = 0
+    fields: list[FieldSlots] = []
+    scalars: list[ScalarSlot] = []
+    for p in prog.params:
+        if isinstance(p.type, FieldType):
+            dims, unit, order = spec.of(p.name)
+            n = len(dims)
+            fields.append(FieldSlots(p.name, dims, p.type.dtype, slot, tuple(range(slot + 1, slot + 1 + n)),
+                                     tuple(range(slot + 1 + n, slot + 1 + 2 * n)), unit, order))
+            slot += 1 + 2 * n
+        elif isinstance(p.type, ScalarType):
+            scalars.append(ScalarSlot(p.name, p.type.dtype, slot))
+            slot += 1
+    for t in tables:
+        dims, unit, order = spec.of(t)
+        fields.append(FieldSlots(t, dims, dict(spec.table_dtypes)[t], slot, (slot + 1, slot + 2),
+                                 (slot + 3, slot + 4), unit, order, True))
+        slot += 5
+    bounds = []
+    for k in prog.kernels:
+        bounds.append(tuple(range(slot, slot + 2 * len(k.dims))))
+        slot += 2 * len(k.dims)
+    return ArgLayout(tuple(fields), tuple(scalars), tuple(bounds), slot)

@@ -1,0 +1,209 @@
+"""Binding call arguments to a stencil program: flattening, checks, concrete domains.
+
+Everything here depends only on the *signature* of the arguments (dimensions, dtypes, shapes,
+strides, origins, devices, and the scalar values used in domain bounds), so backends compute a
+``Plan`` once per signature and reuse it on every later call with the same signature.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from ..core.dims import Dimension, FieldOffset
+from ..core.domain import UnitRange
+from ..core.errors import StencilTypeError, StencilValueError
+from ..core.types import FieldType, ScalarType, TupleType, TypeSpec
+from ..ir import nodes as ir
+from ..ir.extents import read_extents
+from ..ir.lower import TableInfo
+
+
+def flatten_args(params: tuple[ir.Param, ...], args: Sequence[Any], kwargs: Mapping[str, Any],
+                 program: str) -> list[Any]:
+    """Program arguments in the order of the flattened parameters (tuples unpacked)."""
+    if len(args) > len(params):
+        raise StencilTypeError(f"{program}() takes {len(params)} arguments, got {len(args)}")
+    values = list(args)
+    for p in params[len(args):]:
+        if p.name not in kwargs:
+            raise StencilTypeError(f"{program}() is missing the argument '{p.name}'")
+        values.append(kwargs[p.name])
+    extra = set(kwargs) - {p.name for p in params[len(args):]}
+    if extra:
+        raise StencilTypeError(f"{program}() got unexpected argument(s) {', '.join(sorted(extra))}")
+    flat: list[Any] = []
+    for p, v in zip(params, values):
+        _flatten_value(p.name, p.type, v, flat, program)
+    return flat
+
+
+def _flatten_value(name: str, t: TypeSpec, v: Any, out: list[Any], program: str) -> None:
+    if isinstance(t, TupleType):
+        if not isinstance(v, tuple | list) or len(v) != len(t.types):
+            raise StencilTypeError(f"{program}(): argument '{name}' must be a tuple of {len(t.types)}")
+        for i, (s, x) in enumerate(zip(t.types, v)):
+            _flatten_value(f"{name}[{i}]", s, x, out, program)
+        return
+    out.append(v)
+
+
+def check_scalar(name: str, t: ScalarType, v: Any, program: str) -> Any:
+    """``v`` as a NumPy scalar of ``t``; refuses values that would change meaning."""
+    dtype = np.dtype(t.dtype)
+    if not isinstance(v, np.generic) and (
+        hasattr(v, "domain") or hasattr(v, "__array_interface__") or hasattr(v, "__cuda_array_interface__")
+    ):
+        raise StencilTypeError(f"{program}(): argument '{name}' must be a scalar {t}, got an array or field")
+    if isinstance(v, np.generic):
+        if v.dtype != dtype and not np.can_cast(v.dtype, dtype, "same_kind"):
+            raise StencilTypeError(f"{program}(): argument '{name}' must be {t}, got {v.dtype}")
+        return dtype.type(v)
+    if isinstance(v, bool) != (t.dtype == "bool") and not isinstance(v, bool | int | float):
+        raise StencilTypeError(f"{program}(): argument '{name}' must be {t}, got {type(v).__name__}")
+    if isinstance(v, float) and dtype.kind in "iub":
+        raise StencilTypeError(f"{program}(): argument '{name}' must be an integer ({t}), got {v!r}")
+    if not isinstance(v, bool | int | float):
+        raise StencilTypeError(f"{program}(): argument '{name}' must be {t}, got {type(v).__name__}")
+    if dtype.kind in "iu":
+        info = np.iinfo(dtype)
+        if not info.min <= v <= info.max:
+            raise StencilValueError(f"{program}(): argument '{name}' = {v} does not fit in {t}")
+    return dtype.type(v)
+
+
+def check_field(name: str, t: FieldType, v: Any, program: str) -> None:
+    if not hasattr(v, "_sig") or not hasattr(v, "domain"):
+        kind = type(v).__name__
+        hint = "wrap arrays with gtx.as_field([dims...], array)"
+        raise StencilTypeError(f"{program}(): argument '{name}' must be a field {t}, got {kind}", hint=hint)
+    dims = tuple(v.domain.dims)
+    if dims != t.dims:
+        if set(dims) == set(t.dims):
+            return _check_dtype(name, t, v, program)  # a permuted layout is fine: strides say where
+        raise StencilTypeError(
+            f"{program}(): argument '{name}' has dimensions [{', '.join(map(str, dims))}],"
+            f" expected [{', '.join(map(str, t.dims))}]")
+    _check_dtype(name, t, v, program)
+
+
+def _check_dtype(name: str, t: FieldType, v: Any, program: str) -> None:
+    if v.dtype.name != t.dtype:
+        raise StencilTypeError(f"{program}(): argument '{name}' has dtype {v.dtype.name}, expected {t.dtype}",
+                               hint=f"convert with gtx.as_field(..., dtype={t.dtype})")
+
+
+# ------------------------------------------------------------------------- offset providers
+def table_infos(offset_provider: Mapping[str, Any] | None, program: ir.Program) -> dict[str, TableInfo]:
+    """Describe the neighbour tables of ``offset_provider`` that ``program`` uses."""
+    provider = offset_provider or {}
+    infos: dict[str, TableInfo] = {}
+    for name, table in provider.items():
+        if isinstance(table, Dimension | FieldOffset):
+            continue
+        if hasattr(table, "max_neighbors"):
+            infos[name] = TableInfo(int(table.max_neighbors), table.skip_value is not None)
+        elif hasattr(table, "shape") and len(table.shape) == 2:
+            infos[name] = TableInfo(int(table.shape[1]), True)
+        else:
+            raise StencilTypeError(
+                f"offset_provider['{name}'] is a {type(table).__name__}, not a neighbour table",
+                hint="pass gtx.as_connectivity([Edge, E2CDim], Cell, table) or a Dimension")
+    return infos
+
+
+# ------------------------------------------------------------------------- domains and extents
+def _eval_bound(e: ir.Expr, scalars: Mapping[str, Any]) -> int:
+    if isinstance(e, ir.Literal):
+        return int(e.value)
+    if isinstance(e, ir.Ref):
+        return int(scalars[e.name])
+    if isinstance(e, ir.BinOp) and e.op in ("+", "-", "*", "//"):
+        a, b = _eval_bound(e.left, scalars), _eval_bound(e.right, scalars)
+        return {"+": a + b, "-": a - b, "*": a * b, "//": a // b if b else 0}[e.op]
+    if isinstance(e, ir.UnaryOp) and e.op == "-":
+        return -_eval_bound(e.operand, scalars)
+    if isinstance(e, ir.Call) and e.fn == "astype":
+        return _eval_bound(e.args[0], scalars)
+    raise StencilTypeError(f"domain bound {e} is not a simple integer expression of scalar arguments")
+
+
+def kernel_domain(k: ir.Kernel, fields: Mapping[str, Any], scalars: Mapping[str, Any]) -> tuple[UnitRange, ...]:
+    """The concrete index ranges of ``k``, in the order of ``k.dims``."""
+    out = fields[k.outs[0]]
+    if not k.domain:
+        return tuple(out.domain[d] for d in k.dims)
+    given = {r.dim: UnitRange(_eval_bound(r.start, scalars), _eval_bound(r.stop, scalars)) for r in k.domain}
+    missing = [d for d in k.dims if d not in given]
+    extra = [d for d in given if d not in k.dims]
+    if missing or extra:
+        raise StencilValueError(
+            f"{_where(k)}domain= must give a range for each dimension of the output"
+            f" [{', '.join(map(str, k.dims))}]"
+            + (f"; missing {', '.join(map(str, missing))}" if missing else "")
+            + (f"; not an output dimension: {', '.join(map(str, extra))}" if extra else ""))
+    return tuple(given[d] for d in k.dims)
+
+
+def check_kernel_bounds(k: ir.Kernel, dom: tuple[UnitRange, ...], fields: Mapping[str, Any],
+                        tables: Mapping[str, Any]) -> None:
+    """Refuse writes outside an output and reads outside an input, before anything runs."""
+    where = dict(zip(k.dims, dom))
+    if any(len(r) == 0 for r in dom):
+        return
+    for name in k.outs:
+        f = fields[name]
+        for d, r in where.items():
+            if r not in f.domain[d]:
+                raise StencilValueError(
+                    f"{_where(k)}the domain {d}: {r} lies outside the output '{name}', whose {d} range"
+                    f" is {f.domain[d]}", hint="shrink domain= or allocate a larger output field")
+    dims_of = {n: tuple(f.domain.dims) for n, f in fields.items() if hasattr(f, "domain")}
+    dims_of.update({n: tuple(t.domain.dims) for n, t in tables.items() if hasattr(t, "domain")})
+    for name, ext in read_extents(k, dims_of).items():
+        f = fields.get(name, tables.get(name))
+        if f is None or not hasattr(f, "domain"):
+            continue
+        for d, (lo, hi) in ext.offsets.items():
+            if d not in where:
+                continue
+            need = UnitRange(where[d].start + lo, where[d].stop + hi)
+            have = f.domain[d]
+            if need not in have:
+                what = "neighbour table" if name in tables else "field"
+                raise StencilValueError(
+                    f"{_where(k)}reads {what} '{name}' along {d} over {need} (offsets {lo:+d}..{hi:+d}"
+                    f" around the domain {where[d]}), but '{name}' is defined only on {have}",
+                    hint=f"shrink domain= along {d}, or give '{name}' a halo of"
+                    f" {max(0, have.start - need.start)} below and {max(0, need.stop - have.stop)} above")
+        for d, table_names in ext.indirect.items():
+            for t in table_names:
+                _check_table_targets(t, tables[t], name, f, d)
+
+
+_TABLE_CHECKED: dict[tuple[int, Any, Any], None] = {}
+
+
+def _check_table_targets(tname: str, table: Any, fname: str, f: Any, d: Dimension) -> None:
+    key = (id(table), table._sig, (f.domain[d].start, f.domain[d].stop))
+    if key in _TABLE_CHECKED:
+        return
+    data = table.asnumpy()
+    skip = table.skip_value
+    valid = data[data != skip] if skip is not None else data
+    rng = f.domain[d]
+    if valid.size and (valid.min() < rng.start or valid.max() >= rng.stop):
+        raise StencilValueError(
+            f"neighbour table '{tname}' holds indices {valid.min()}..{valid.max()}, but '{fname}' is"
+            f" defined on {d}: {rng}", hint="check that the table matches the mesh of the field")
+    if skip is None and (data < 0).any():
+        raise StencilValueError(f"neighbour table '{tname}' holds negative indices but no skip_value",
+                                hint="pass skip_value=-1 to as_connectivity")
+    _TABLE_CHECKED[key] = None
+
+
+def _where(k: ir.Kernel) -> str:
+    return f"{k.where}: in {k.name}(): " if k.where else f"{k.name}(): "

@@ -1,0 +1,239 @@
+"""Calling compiled programs: one plan per argument signature, then a tight per-call path.
+
+The first call with a new signature (dimensions, dtypes, shapes, strides, origins, devices, the
+scalars used in domain bounds, the neighbour tables) checks every argument, lowers, generates,
+builds (through the persistent cache) and loads the program, and computes the constant part of
+the argument block. Later calls with that signature only write addresses and scalar values into
+the block and launch: a few microseconds of Python.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+import numpy as np
+
+from ..core.device import DeviceType
+from ..core.dims import Dimension
+from ..core.errors import StencilTypeError, StencilValueError
+from ..core.types import FieldType, ScalarType
+from ..ir import nodes as ir
+from ..ir.lower import TableInfo, lower_program
+from ..ir.visit import walk
+from .abi import ArgLayout, Specialization, arg_layout
+from .binding import check_field, check_kernel_bounds, check_scalar, kernel_domain, table_infos
+
+
+class Loaded(Protocol):
+    def launch(self, plan: Plan, buf: np.ndarray) -> None: ...
+
+
+class Target(Protocol):
+    """What a compiled backend provides: code generation, building and loading."""
+
+    name: str
+    device_type: DeviceType
+
+    def compile(self, sprog: ir.StencilProgram, layout: ArgLayout, spec: Specialization) -> Loaded: ...
+
+
+@dataclass
+class Plan:
+    """Everything fixed for one argument signature."""
+
+    sprog: ir.StencilProgram
+    layout: ArgLayout
+    loaded: Loaded
+    domains: tuple[tuple[Any, ...], ...]
+    buf: np.ndarray
+    field_slots: tuple[tuple[int, int], ...]  # (flat arg index, slot)
+    scalar_slots: tuple[tuple[int, int, str], ...]  # (flat arg index, slot, dtype)
+    table_slots: tuple[tuple[str, int], ...]
+    out_args: tuple[int, ...]
+    in_args: tuple[int, ...]
+    extra: dict[str, Any]
+
+
+class CompiledRunner:
+    """Runs one program on one compiled target."""
+
+    def __init__(self, program: ir.Program, flat: tuple[ir.Param, ...], target: Target) -> None:
+        self.program = program
+        self.flat = flat
+        self.target = target
+        self.plans: dict[Any, Plan] = {}
+        self.field_idx = tuple(i for i, p in enumerate(flat) if isinstance(p.type, FieldType))
+        self.scalar_idx = tuple(i for i, p in enumerate(flat) if isinstance(p.type, ScalarType))
+        used = {x.name for s in program.body for r in s.domain for b in (r.start, r.stop)
+                for x in walk(b) if isinstance(x, ir.Ref)}
+        self.domain_scalar_idx = tuple(i for i in self.scalar_idx if flat[i].name in used)
+        self.table_names = tuple(sorted({x.by.offset for s in program.body for x in walk(s)
+                                         if isinstance(x, ir.Shift) and isinstance(x.by, ir.NeighborShift)}))
+        self.lowered: dict[Any, ir.StencilProgram] = {}
+
+    def signature(self, args: list[Any], offset_provider: Mapping[str, Any] | None) -> Any:
+        return (
+            tuple(args[i]._sig for i in self.field_idx),
+            tuple(args[i] for i in self.domain_scalar_idx),
+            tuple(offset_provider[t]._sig for t in self.table_names) if self.table_names else (),
+        )
+
+    def __call__(self, args: list[Any], offset_provider: Mapping[str, Any] | None) -> None:
+        try:
+            key = self.signature(args, offset_provider)
+            plan = self.plans.get(key)
+        except (AttributeError, KeyError, TypeError):
+            key, plan = None, None
+        if plan is None:
+            plan = self.make_plan(args, offset_provider)
+            if key is not None:
+                self.plans[key] = plan
+        buf = plan.buf
+        for i, slot in plan.field_slots:
+            buf[slot] = args[i]._ptr
+        if plan.scalar_slots:
+            fbuf = buf.view(np.float64)
+            for i, slot, kind in plan.scalar_slots:
+                if kind == "f":
+                    fbuf[slot] = args[i]
+                else:
+                    buf[slot] = args[i]
+        for name, slot in plan.table_slots:
+            buf[slot] = offset_provider[name]._ptr  # type: ignore[index]
+        if plan.out_args:
+            self._check_aliasing(plan, args)
+        plan.loaded.launch(plan, buf)
+
+    def _check_aliasing(self, plan: Plan, args: list[Any]) -> None:
+        outs = {args[i]._ptr: i for i in plan.out_args}
+        if len(outs) != len(plan.out_args):
+            raise StencilValueError(f"{self.program.name}(): two outputs are the same field")
+        for i in plan.in_args:
+            j = outs.get(args[i]._ptr)
+            if j is not None and j != i:
+                raise StencilValueError(
+                    f"{self.program.name}(): argument '{self.flat[i].name}' is the same field as output"
+                    f" '{self.flat[j].name}'", hint="pass a separate output field")
+
+    # ------------------------------------------------------------------ slow path
+    def plan_for(self, args: list[Any], offset_provider: Mapping[str, Any] | None) -> Plan:
+        """The plan for these arguments, built if needed (ahead-of-time compilation)."""
+        args = list(args)
+        try:
+            key = self.signature(args, offset_provider)
+        except (AttributeError, KeyError, TypeError):
+            return self.make_plan(args, offset_provider)
+        if key not in self.plans:
+            self.plans[key] = self.make_plan(args, offset_provider)
+        return self.plans[key]
+
+    def prepare(self, args: list[Any], offset_provider: Mapping[str, Any] | None,
+                check_device: bool = True) -> tuple[ir.StencilProgram, ArgLayout, Specialization, dict[str, Any], dict[str, Any], dict[str, Any]]:
+        """Check the arguments and lower: everything before code generation."""
+        name = self.program.name
+        scalars: dict[str, Any] = {}
+        fields: dict[str, Any] = {}
+        for i, p in enumerate(self.flat):
+            if isinstance(p.type, FieldType):
+                check_field(p.name, p.type, args[i], name)
+                if check_device:
+                    self._check_device(p.name, args[i])
+                fields[p.name] = args[i]
+            elif isinstance(p.type, ScalarType):
+                scalars[p.name] = args[i] = check_scalar(p.name, p.type, args[i], name)
+        provider = dict(offset_provider or {})
+        tables: dict[str, Any] = {}
+        for t in self.table_names:
+            if t not in provider:
+                raise StencilValueError(f"{name}(): offset_provider has no entry for '{t}'",
+                                        hint=f"pass offset_provider={{'{t}': connectivity}}")
+            tables[t] = provider[t]
+            if check_device:
+                self._check_device(f"offset_provider['{t}']", tables[t])
+        infos = {k: v for k, v in table_infos(provider, self.program).items() if k in tables}
+        sprog = self._lower(infos)
+        spec = self._specialize(fields, tables)
+        layout = arg_layout(sprog, spec, self.table_names)
+        return sprog, layout, spec, fields, scalars, tables
+
+    def make_plan(self, args: list[Any], offset_provider: Mapping[str, Any] | None) -> Plan:
+        sprog, layout, spec, fields, scalars, tables = self.prepare(args, offset_provider)
+        domains = []
+        for k in sprog.kernels:
+            dom = kernel_domain(k, fields, scalars)
+            check_kernel_bounds(k, dom, fields, tables)
+            domains.append(dom)
+        loaded = self.target.compile(sprog, layout, spec)
+        buf = np.zeros(layout.size, dtype=np.int64)
+        for f in layout.fields:
+            src = fields.get(f.name, tables.get(f.name))
+            sig = src._sig
+            actual = sig[0]
+            for axis, d in enumerate(f.dims):
+                a = actual.index(d.value)
+                buf[f.strides[axis]] = sig[3][a]
+                buf[f.origins[axis]] = sig[4][a]
+        for ki, dom in enumerate(domains):
+            for j, r in enumerate(dom):
+                buf[layout.bounds[ki][2 * j]] = r.start
+                buf[layout.bounds[ki][2 * j + 1]] = r.stop
+        index = {p.name: i for i, p in enumerate(self.flat)}
+        written = {o for k in sprog.kernels for o in k.outs}
+        return Plan(
+            sprog, layout, loaded, tuple(domains), buf,
+            tuple((index[f.name], f.ptr) for f in layout.fields if not f.is_table),
+            tuple((index[s.name], s.slot, "f" if s.dtype.startswith("float") else "i") for s in layout.scalars),
+            tuple((f.name, f.ptr) for f in layout.fields if f.is_table),
+            tuple(index[o] for o in sorted(written)),
+            tuple(index[f.name] for f in layout.fields if not f.is_table and f.name not in written),
+            {},
+        )
+
+    def _check_device(self, what: str, value: Any) -> None:
+        dev = value._sig[5]
+        want = self.target.device_type
+        if (dev == DeviceType.CUDA) != (want == DeviceType.CUDA):
+            where = "GPU" if dev == DeviceType.CUDA else "host"
+            raise StencilTypeError(
+                f"{self.program.name}(): {what} lives on the {where}, but backend '{self.target.name}'"
+                f" runs on the {'GPU' if want == DeviceType.CUDA else 'host'}",
+                hint="allocate with allocator=<the backend> or move it with field.to(...)")
+
+    def _lower(self, infos: dict[str, TableInfo]) -> ir.StencilProgram:
+        key = tuple(sorted(infos.items()))
+        if key not in self.lowered:
+            self.lowered[key] = lower_program(self.program, infos)
+        return self.lowered[key]
+
+    def _specialize(self, fields: Mapping[str, Any], tables: Mapping[str, Any]) -> Specialization:
+        entries = []
+        for p in self.flat:
+            if isinstance(p.type, FieldType):
+                sig = fields[p.name]._sig
+                entries.append((p.name, p.type.dims, _unit_of(p.type.dims, sig), _order_of(p.type.dims, sig)))
+        tdtypes = []
+        for t, table in tables.items():
+            dims = tuple(table.domain.dims)
+            entries.append((t, dims, _unit_of(dims, table._sig), _order_of(dims, table._sig)))
+            tdtypes.append((t, table._sig[1]))
+        return Specialization(tuple(entries), tuple(tdtypes))
+
+
+def _unit_of(dims: tuple[Dimension, ...], sig: tuple[Any, ...]) -> int | None:
+    """Index (in ``dims`` order) of the unit-stride dimension of a field with signature ``sig``."""
+    names = sig[0]
+    for j, d in enumerate(dims):
+        a = names.index(d.value)
+        if sig[3][a] == 1 and sig[2][a] > 1:
+            return j
+    return None
+
+
+
+def _order_of(dims: tuple[Dimension, ...], sig: tuple[Any, ...]) -> tuple[int, ...]:
+    """Axes of ``dims`` from the largest stride to the smallest (ties keep declaration order)."""
+    names = sig[0]
+    strides = [sig[3][names.index(d.value)] for d in dims]
+    return tuple(sorted(range(len(dims)), key=lambda j: -strides[j]))

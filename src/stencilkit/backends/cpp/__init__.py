@@ -1,0 +1,5 @@
+"""Generated C++17 + OpenMP backend."""
+
+from .backend import CppTarget
+
+__all__ = ["CppTarget"]

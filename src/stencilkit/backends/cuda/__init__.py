@@ -1,0 +1,5 @@
+"""Generated CUDA backend."""
+
+from .backend import CudaTarget
+
+__all__ = ["CudaTarget"]

@@ -1,0 +1,101 @@
+"""The ``gpu`` backend: generated CUDA, compiled with NVRTC or nvcc, launched on CuPy's stream."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from ...core.device import DeviceType
+from ...ir import nodes as ir
+from ...toolchain.cache import CacheEntry, cache_key, get_or_build
+from ...toolchain.cuda import compile_cubin, find_cuda_compiler
+from ..abi import ArgLayout, Specialization
+from ..compiled import Plan
+from .codegen import generate_cuda, grid_dims, kernel_name
+from .runtime import Launcher, Module, cupy, device_arch
+from .tuning import choose_blocks
+
+
+@dataclass
+class KernelLaunch:
+    launcher: Launcher
+    grid: tuple[int, int, int]
+    block: tuple[int, int, int]
+
+
+@dataclass
+class LoadedCuda:
+    source: str
+    module: Module
+    names: list[str]
+    sprog: ir.StencilProgram
+    layout: ArgLayout
+    built: bool
+    launches: dict[int, list[KernelLaunch]] = field(default_factory=dict)
+
+    def launch(self, plan: Plan, buf: np.ndarray) -> None:
+        launches = self.launches.get(id(plan))
+        cp = cupy()
+        stream = cp.cuda.get_current_stream().ptr
+        if launches is None:
+            launches = self.launches[id(plan)] = self._configure(plan, buf, stream)
+        for kl in launches:
+            kl.launcher.launch(kl.grid, kl.block, stream)
+
+    def _configure(self, plan: Plan, buf: np.ndarray, stream: int) -> list[KernelLaunch]:
+        result = []
+        for ki, k in enumerate(self.sprog.kernels):
+            fn = self.module.functions[self.names[ki]]
+            launcher = Launcher(fn, buf)
+            sizes = dict(zip(k.dims, (len(r) for r in plan.domains[ki])))
+            gd = grid_dims(k, self.layout)
+            extents = [sizes[d] for d in gd]
+            blocks = choose_blocks(k, extents, launcher, stream)
+            result.append(KernelLaunch(launcher, grid_for(extents, blocks), blocks))
+        return result
+
+
+def grid_for(extents: list[int], block: tuple[int, int, int]) -> tuple[int, int, int]:
+    x = extents[0] if extents else 1
+    y = extents[1] if len(extents) > 1 else 1
+    z = math.prod(extents[2:]) if len(extents) > 2 else 1
+    return (max(1, -(-x // block[0])), max(1, -(-y // block[1])), max(1, -(-z // block[2])))
+
+
+class CudaTarget:
+    name = "gpu"
+    device_type = DeviceType.CUDA
+
+    def __init__(self, device_id: int = 0, arch: str | None = None) -> None:
+        self.device_id = device_id
+        self.arch = arch  # None: the device's own compute capability
+        self._loaded: dict[str, LoadedCuda] = {}
+
+    def generate(self, sprog: ir.StencilProgram, layout: ArgLayout) -> str:
+        return generate_cuda(sprog, layout)
+
+    def build(self, sprog: ir.StencilProgram, layout: ArgLayout) -> tuple[str, str, CacheEntry]:
+        """Generate and compile (through the cache); no GPU needed when ``arch`` is given."""
+        source = self.generate(sprog, layout)
+        arch = self.arch or device_arch(self.device_id)
+        compiler = find_cuda_compiler()
+        key = cache_key([("ir", str(sprog)), ("source", source), *compiler.key_parts(arch)])
+
+        def build(d: Any) -> None:
+            (d / "program.ir").write_text(str(sprog))
+            compile_cubin(source, arch, d, "program", compiler)
+
+        return source, key, get_or_build(key, build, {"program": sprog.name, "target": f"cuda sm_{arch}"})
+
+    def compile(self, sprog: ir.StencilProgram, layout: ArgLayout, spec: Specialization) -> LoadedCuda:
+        source, key, entry = self.build(sprog, layout)
+        if key in self._loaded:
+            return self._loaded[key]
+        names = [kernel_name(sprog, i) for i in range(len(sprog.kernels))]
+        module = Module((entry.path / "program.cubin").read_bytes(), names, self.device_id)
+        loaded = LoadedCuda(source, module, names, sprog, layout, entry.built)
+        self._loaded[key] = loaded
+        return loaded

@@ -1,0 +1,89 @@
+"""Loading cubins and launching kernels through the CUDA driver API (cuda-bindings).
+
+Arguments travel as one struct passed by value, so a launch costs one driver call whatever the
+number of fields. Kernels run on the caller's current CuPy stream.
+"""
+
+from __future__ import annotations
+
+from functools import cache
+from typing import Any
+
+import numpy as np
+
+from ...core.errors import BackendUnavailableError, StencilError
+
+
+class CudaLaunchError(StencilError, RuntimeError):
+    """A CUDA driver call failed."""
+
+
+@cache
+def driver() -> Any:
+    try:
+        from cuda.bindings import driver as drv
+    except ImportError as err:
+        raise BackendUnavailableError("the gpu backend needs cuda-bindings",
+                                      hint="pip install 'stencilkit[cuda]'") from err
+    return drv
+
+
+@cache
+def cupy() -> Any:
+    try:
+        import cupy as cp
+    except ImportError as err:
+        raise BackendUnavailableError("the gpu backend needs CuPy", hint="pip install 'stencilkit[cuda]'") from err
+    try:
+        if cp.cuda.runtime.getDeviceCount() < 1:
+            raise BackendUnavailableError("no CUDA device is visible")
+    except cp.cuda.runtime.CUDARuntimeError as err:
+        raise BackendUnavailableError(f"CUDA is not usable here: {err}",
+                                      hint="check the NVIDIA driver and CUDA_VISIBLE_DEVICES") from err
+    return cp
+
+
+def check(result: Any, what: str) -> Any:
+    err = result[0]
+    if int(err) != 0:
+        drv = driver()
+        _, name = drv.cuGetErrorName(err)
+        raise CudaLaunchError(f"CUDA driver call {what} failed: {name.decode() if name else err}")
+    return result[1] if len(result) == 2 else result[1:]
+
+
+def device_arch(device_id: int) -> str:
+    cp = cupy()
+    return str(cp.cuda.Device(device_id).compute_capability)
+
+
+class Module:
+    """A loaded cubin on one device, with its kernels."""
+
+    def __init__(self, cubin: bytes, names: list[str], device_id: int) -> None:
+        cp = cupy()
+        drv = driver()
+        with cp.cuda.Device(device_id):
+            cp.cuda.runtime.free(0)  # make sure the primary context exists and is current
+            self.module = check(drv.cuModuleLoadData(cubin), "cuModuleLoadData")
+            self.functions = {n: check(drv.cuModuleGetFunction(self.module, n.encode()), "cuModuleGetFunction")
+                              for n in names}
+        self.device_id = device_id
+
+
+class Launcher:
+    """Launches one kernel with the argument block ``buf`` (passed by value)."""
+
+    def __init__(self, function: Any, buf: np.ndarray) -> None:
+        self.drv = driver()
+        self.function = function
+        self.buf = buf
+        # kernelParams: an array of one pointer, pointing at the argument block.
+        self.params = np.array([buf.ctypes.data], dtype=np.uint64)
+        self.params_ptr = int(self.params.ctypes.data)
+
+    def launch(self, grid: tuple[int, int, int], block: tuple[int, int, int], stream: int) -> None:
+        (err,) = self.drv.cuLaunchKernel(self.function, grid[0], grid[1], grid[2], block[0], block[1], block[2],
+                                         0, stream, self.params_ptr, 0)
+        if int(err) != 0:
+            check((err,), "cuLaunchKernel")

@@ -1,0 +1,51 @@
+"""Block shapes: a short timed search on first use of a kernel, remembered per kernel and size."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ...ir import nodes as ir
+from ...ir.visit import walk
+from .runtime import cupy
+
+_CANDIDATES_2D = [(32, 4, 1), (32, 8, 1), (64, 4, 1), (128, 2, 1), (128, 1, 1), (256, 1, 1), (64, 8, 1), (32, 16, 1)]
+_CANDIDATES_1D = [(64, 1, 1), (128, 1, 1), (256, 1, 1), (512, 1, 1)]
+_CHOSEN: dict[tuple[str, tuple[int, ...]], tuple[int, int, int]] = {}
+
+
+def _idempotent(k: ir.Kernel) -> bool:
+    """A kernel can be run repeatedly for timing only if it reads none of its outputs."""
+    outs = set(k.outs)
+    return not any(isinstance(x, ir.Access) and x.field in outs for v in k.values for x in walk(v))
+
+
+def choose_blocks(k: ir.Kernel, extents: list[int], launcher: Any, stream: int) -> tuple[int, int, int]:
+    key = (str(k), tuple(extents))
+    if key in _CHOSEN:
+        return _CHOSEN[key]
+    from .backend import grid_for
+
+    candidates = _CANDIDATES_2D if len(extents) >= 2 and extents[1] > 1 else _CANDIDATES_1D
+    total = 1
+    for e in extents:
+        total *= e
+    if total < 1 << 18 or not _idempotent(k):
+        best = candidates[2] if candidates is _CANDIDATES_2D else candidates[1]
+        _CHOSEN[key] = best
+        return best
+    cp = cupy()
+    s = cp.cuda.ExternalStream(stream) if stream else cp.cuda.Stream.null
+    start, end = cp.cuda.Event(), cp.cuda.Event()
+    timings = []
+    for block in candidates:
+        grid = grid_for(extents, block)
+        launcher.launch(grid, block, stream)  # warm-up
+        start.record(s)
+        for _ in range(3):
+            launcher.launch(grid, block, stream)
+        end.record(s)
+        end.synchronize()
+        timings.append((cp.cuda.get_elapsed_time(start, end), block))
+    best = min(timings)[1]
+    _CHOSEN[key] = best
+    return best

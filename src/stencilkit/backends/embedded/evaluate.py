@@ -1,0 +1,217 @@
+"""Embedded execution: stencil-level kernels evaluated with whole-array operations.
+
+One implementation serves NumPy and CuPy: the array namespace comes from the fields. Every value
+is an array over the kernel's dimensions plus the local dimensions of enclosing reductions
+(size-1 axes where a value does not vary), so broadcasting does the rest.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from types import ModuleType
+from typing import Any
+
+import numpy as np
+
+from ...core.dims import Dimension
+from ...core.domain import UnitRange
+from ...core.errors import InternalError
+from ...ir import nodes as ir
+
+_BINARY: dict[str, Callable[[ModuleType, Any, Any], Any]] = {
+    "+": lambda xp, a, b: a + b,
+    "-": lambda xp, a, b: a - b,
+    "*": lambda xp, a, b: a * b,
+    "/": lambda xp, a, b: a / b,
+    "//": lambda xp, a, b: xp.floor_divide(a, b),
+    "%": lambda xp, a, b: xp.remainder(a, b) if not _is_float(a) else xp.fmod(a, b),
+    "**": lambda xp, a, b: xp.power(a, b),
+    "&": lambda xp, a, b: a & b,
+    "|": lambda xp, a, b: a | b,
+    "^": lambda xp, a, b: a ^ b,
+    "<": lambda xp, a, b: a < b,
+    "<=": lambda xp, a, b: a <= b,
+    "==": lambda xp, a, b: a == b,
+    "!=": lambda xp, a, b: a != b,
+    ">": lambda xp, a, b: a > b,
+    ">=": lambda xp, a, b: a >= b,
+    "and": lambda xp, a, b: xp.logical_and(a, b),
+    "or": lambda xp, a, b: xp.logical_or(a, b),
+}
+_UNARY: dict[str, Callable[[ModuleType, Any], Any]] = {
+    "-": lambda xp, a: -a,
+    "+": lambda xp, a: a,
+    "~": lambda xp, a: ~a,
+    "not": lambda xp, a: xp.logical_not(a),
+}
+_CALLS: dict[str, str] = {"abs": "absolute", "arcsin": "arcsin", "arccos": "arccos", "arctan": "arctan"}
+_REDUCE_IDENTITY = {"sum": lambda dt: dt.type(0), "max": lambda dt: _lowest(dt), "min": lambda dt: _highest(dt)}
+
+
+def _is_float(a: Any) -> bool:
+    return bool(np.dtype(getattr(a, "dtype", type(a))).kind == "f")
+
+
+def _lowest(dt: np.dtype) -> Any:
+    return dt.type(-np.inf) if dt.kind == "f" else np.iinfo(dt).min
+
+
+def _highest(dt: np.dtype) -> Any:
+    return dt.type(np.inf) if dt.kind == "f" else np.iinfo(dt).max
+
+
+class KernelEvaluator:
+    """Evaluates one kernel's expressions over a concrete domain."""
+
+    def __init__(self, xp: ModuleType, dims: tuple[Dimension, ...], domain: tuple[UnitRange, ...],
+                 fields: Mapping[str, Any], scalars: Mapping[str, Any], tables: Mapping[str, Any]) -> None:
+        self.xp = xp
+        self.axes: list[Dimension] = list(dims)
+        self.ranges: dict[Dimension, UnitRange] = dict(zip(dims, domain))
+        self.local_sizes: dict[Dimension, int] = {}
+        self.fields = fields
+        self.scalars = dict(scalars)
+        self.tables = tables
+
+    # --------------------------------------------------------------- index arrays
+    def _axis_shape(self, d: Dimension, size: int) -> tuple[int, ...]:
+        return tuple(size if a == d else 1 for a in self.axes)
+
+    def index_array(self, idx: ir.Index) -> Any:
+        xp = self.xp
+        if isinstance(idx, ir.Pos):
+            r = self.ranges[idx.dim]
+            return xp.arange(r.start + idx.offset, r.stop + idx.offset).reshape(self._axis_shape(idx.dim, len(r)))
+        if isinstance(idx, ir.ConstIndex):
+            return xp.asarray(idx.value).reshape((1,) * len(self.axes))
+        if isinstance(idx, ir.LocalIndex):
+            n = self.local_sizes[idx.dim]
+            return xp.arange(n).reshape(self._axis_shape(idx.dim, n))
+        if isinstance(idx, ir.Lookup):
+            table = self.tables[idx.table]
+            rows = self.index_array(idx.source) - table.domain.ranges[0].start
+            cols = self.index_array(idx.neighbor)
+            values = table.ndarray[rows, cols]
+            if table.skip_value is not None:
+                # Skipped neighbours are masked out by the reduction; read a valid element instead.
+                values = xp.where(values == table.skip_value, table.domain.ranges[0].start * 0, values)
+            return values
+        raise InternalError(f"unknown index {idx!r}")
+
+    # --------------------------------------------------------------- expressions
+    def eval(self, e: ir.Expr) -> Any:
+        method = getattr(self, f"_{type(e).__name__}", None)
+        if method is None:
+            raise InternalError(f"embedded backend cannot evaluate {type(e).__name__}")
+        return method(e)
+
+    def _Literal(self, e: ir.Literal) -> Any:
+        return np.dtype(e.type.dtype).type(e.value)
+
+    def _Ref(self, e: ir.Ref) -> Any:
+        return self.scalars[e.name]
+
+    def _Access(self, e: ir.Access) -> Any:
+        f = self.fields[e.field]
+        arr = f.ndarray
+        fdims = f.domain.dims
+        origin = {d: r.start for d, r in zip(fdims, f.domain.ranges)}
+        if all(isinstance(i, ir.Pos) for i in e.index):
+            slices = []
+            for d, i in zip(fdims, e.index):
+                r = self.ranges[d]
+                start = r.start + i.offset - origin[d]  # type: ignore[union-attr]
+                slices.append(slice(start, start + len(r)))
+            view = arr[tuple(slices)]
+            # Reorder to the evaluation axes and add size-1 axes for missing dimensions.
+            order = sorted(range(len(fdims)), key=lambda a: self.axes.index(fdims[a]))
+            view = view.transpose(order)
+            present = [fdims[a] for a in order]
+            return view.reshape(tuple(len(self.ranges[a]) if a in present else 1 for a in self.axes))
+        index = tuple(self.index_array(i) - origin[d] for d, i in zip(fdims, e.index))
+        return arr[index]
+
+    def _BinOp(self, e: ir.BinOp) -> Any:
+        return _BINARY[e.op](self.xp, self.eval(e.left), self.eval(e.right))
+
+    def _UnaryOp(self, e: ir.UnaryOp) -> Any:
+        return _UNARY[e.op](self.xp, self.eval(e.operand))
+
+    def _IfElse(self, e: ir.IfElse) -> Any:
+        return self.eval(e.true) if bool(self.eval(e.cond)) else self.eval(e.false)
+
+    def _Call(self, e: ir.Call) -> Any:
+        xp = self.xp
+        args = [self.eval(a) for a in e.args]
+        dtype = np.dtype(e.type.dtype)  # type: ignore[union-attr]
+        if e.fn == "where":
+            return xp.where(args[0], args[1], args[2]).astype(dtype, copy=False)
+        if e.fn == "astype":
+            a = args[0]
+            return a.astype(dtype) if hasattr(a, "astype") else dtype.type(a)
+        if e.fn == "broadcast":
+            return args[0]
+        fn = getattr(xp, _CALLS.get(e.fn, e.fn))
+        return fn(*args)
+
+    def _Valid(self, e: ir.Valid) -> Any:
+        table = self.tables[e.table]
+        rows = self.index_array(e.source) - table.domain.ranges[0].start
+        cols = self.index_array(e.neighbor)
+        return table.ndarray[rows, cols] != table.skip_value
+
+    def _LocalReduce(self, e: ir.LocalReduce) -> Any:
+        xp = self.xp
+        self.axes.append(e.dim)
+        self.local_sizes[e.dim] = e.size
+        try:
+            body = self.eval(e.body)
+            dt = np.dtype(e.type.dtype)
+            shape = tuple(len(self.ranges[a]) if a in self.ranges else e.size for a in self.axes)
+            body = xp.broadcast_to(xp.asarray(body, dtype=dt), shape)
+            if e.mask is not None:
+                mask = self.eval(e.mask)
+                body = xp.where(mask, body, _REDUCE_IDENTITY[e.op](dt))
+            reducer = {"sum": xp.sum, "max": xp.max, "min": xp.min}[e.op]
+            return reducer(body, axis=-1).astype(dt, copy=False)
+        finally:
+            self.axes.pop()
+            del self.local_sizes[e.dim]
+
+
+def run_kernel(xp: ModuleType, k: ir.Kernel, domain: tuple[UnitRange, ...], fields: Mapping[str, Any],
+               scalars: Mapping[str, Any], tables: Mapping[str, Any]) -> None:
+    """Evaluate ``k`` over ``domain`` and write its outputs."""
+    if any(len(r) == 0 for r in domain):
+        return
+    if k.scan is None:
+        ev = KernelEvaluator(xp, k.dims, domain, fields, scalars, tables)
+        values = [ev.eval(v) for v in k.values]
+        for name, value in zip(k.outs, values):
+            _store(xp, fields[name], k.dims, domain, value)
+        return
+    scan = k.scan
+    axis_pos = k.dims.index(scan.axis)
+    levels = list(domain[axis_pos])
+    if not scan.forward:
+        levels.reverse()
+    carry = {c: KernelEvaluator(xp, k.dims, domain, fields, scalars, tables).eval(i)
+             for c, i in zip(scan.carries, scan.inits)}
+    for level in levels:
+        level_dom = tuple(UnitRange(level, level + 1) if d == scan.axis else r for d, r in zip(k.dims, domain))
+        ev = KernelEvaluator(xp, k.dims, level_dom, fields, {**scalars, **carry}, tables)
+        values = [ev.eval(v) for v in k.values]
+        for name, value in zip(k.outs, values):
+            _store(xp, fields[name], k.dims, level_dom, value)
+        carry = dict(zip(scan.carries, values))
+
+
+def _store(xp: ModuleType, out: Any, dims: tuple[Dimension, ...], domain: tuple[UnitRange, ...], value: Any) -> None:
+    odims = out.domain.dims
+    ranges = dict(zip(dims, domain))
+    slices = tuple(slice(ranges[d].start - r.start, ranges[d].stop - r.start) for d, r in zip(odims, out.domain.ranges))
+    value = xp.asarray(value, dtype=out.dtype)
+    shape = tuple(len(r) for r in domain)
+    value = xp.broadcast_to(value.reshape(value.shape + (1,) * (len(dims) - value.ndim)) if value.ndim < len(dims) else value, shape)
+    perm = [dims.index(d) for d in odims]
+    out.ndarray[slices] = value.transpose(perm)

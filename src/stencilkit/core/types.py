@@ -1,0 +1,72 @@
+"""Types of DSL values: fields, scalars, tuples of them."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .dims import Dimension, DimensionKind
+
+
+@dataclass(frozen=True, slots=True)
+class ScalarType:
+    dtype: str
+
+    def __str__(self) -> str:
+        return self.dtype
+
+
+@dataclass(frozen=True, slots=True)
+class FieldType:
+    dims: tuple[Dimension, ...]
+    dtype: str
+
+    def __str__(self) -> str:
+        return f"Field[[{', '.join(d.value for d in self.dims)}], {self.dtype}]"
+
+
+@dataclass(frozen=True, slots=True)
+class TupleType:
+    types: tuple[TypeSpec, ...]
+
+    def __str__(self) -> str:
+        return f"tuple[{', '.join(map(str, self.types))}]"
+
+
+TypeSpec = ScalarType | FieldType | TupleType
+
+
+def canonical_dims(dims: tuple[Dimension, ...]) -> tuple[Dimension, ...]:
+    """Order dimensions the way gt4py.next promotes them: horizontal, then vertical, then local,
+    each group in order of first appearance."""
+    order = {DimensionKind.HORIZONTAL: 0, DimensionKind.VERTICAL: 1, DimensionKind.LOCAL: 2}
+    return tuple(sorted(dims, key=lambda d: order[d.kind]))
+
+
+def promote_dims(*dim_lists: tuple[Dimension, ...]) -> tuple[Dimension, ...]:
+    """Union of dimension lists, keeping each list's relative order (gt4py.next's promotion).
+
+    ``[K]`` with ``[I, K]`` gives ``(I, K)``; ``[I, J]`` with ``[J, I]`` is refused. Dimensions
+    no input orders are placed horizontal, vertical, local, then by first appearance.
+    """
+    order = {DimensionKind.HORIZONTAL: 0, DimensionKind.VERTICAL: 1, DimensionKind.LOCAL: 2}
+    remaining: list[Dimension] = []
+    before: dict[Dimension, set[Dimension]] = {}
+    for dims in dim_lists:
+        for pos, d in enumerate(dims):
+            if d not in before:
+                remaining.append(d)
+                before[d] = set()
+            before[d].update(dims[:pos])
+    result: list[Dimension] = []
+    while remaining:
+        ready = [d for d in remaining if before[d] <= set(result)]
+        if not ready:
+            raise ValueError(
+                "cannot combine fields with dimensions "
+                + " and ".join("[" + ", ".join(map(str, d)) + "]" for d in dim_lists)
+                + ": their dimension orders differ"
+            )
+        first = min(ready, key=lambda d: (order[d.kind], remaining.index(d)))
+        result.append(first)
+        remaining.remove(first)
+    return canonical_dims(tuple(result))

@@ -1,0 +1,271 @@
+"""Field constructors with gt4py.next 1.2.3 signatures: ``empty``, ``zeros``, ``ones``, ``full``,
+``as_field`` and ``as_connectivity``.
+
+``allocator=`` is an array namespace (``numpy``, ``cupy``), a backend, or an allocator object;
+``device=`` a :class:`Device`. New buffers get the layout :func:`~stencilkit.storage.layout_for`
+gives for the device and the dimension kinds. ``as_field`` reuses the caller's memory when it
+already sits on the target device with the target dtype (see ``docs/storage.md``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any, Final
+
+import numpy as np
+import numpy.typing as npt
+
+from ..core.dims import Dimension
+from ..core.domain import Domain, UnitRange
+from ..core.domain import domain as make_domain
+from ..core.dtypes import dtype_name
+from ..core.errors import StencilTypeError, StencilValueError
+from ..storage.namespaces import array_namespace
+from .connectivity import Connectivity
+from .field import Field
+from .placement import buffer_index, fill_from, fits, ingest, new_buffer, resolve_target
+
+__all__ = ["as_connectivity", "as_field", "empty", "full", "ones", "resolve_target", "zeros"]
+
+#: gt4py.next's default skip value: missing neighbours in a table are marked -1.
+DEFAULT_SKIP_VALUE: Final = -1
+
+
+class _Detect:
+    """``skip_value`` default: -1 if the table contains -1, else None (gt4py.next's rule)."""
+
+    def __repr__(self) -> str:
+        return "<detect>"
+
+
+_DETECT: Final = _Detect()
+
+
+def _dtype(dtype: Any) -> np.dtype[Any]:
+    try:
+        result: np.dtype[Any] = np.dtype(dtype_name(dtype))
+        return result
+    except TypeError as err:
+        raise StencilTypeError(
+            str(err), hint="use a stencilkit dtype, e.g. float64, float32, int32, bool"
+        ) from None
+
+
+def _domain(spec: Any) -> Domain:
+    try:
+        return make_domain(spec)
+    except TypeError as err:
+        raise StencilTypeError(str(err), hint="e.g. {I: 10, K: (0, 80)}") from None
+    except ValueError as err:
+        raise StencilValueError(str(err)) from None
+
+
+def _new(
+    domain: Any,
+    dtype: Any,
+    fill: Any,
+    aligned_index: Any,
+    allocator: Any,
+    device: Any,
+) -> Field:
+    dom = _domain(domain)
+    dt = _dtype(dtype)
+    dev, custom = resolve_target(allocator, device, None)
+    aligned = buffer_index(dom, aligned_index)
+    buf = new_buffer(dom, dt, dev, custom, aligned)
+    if fill is not None:
+        buf[...] = fill
+    return Field._wrap(dom, buf, array_namespace(buf))
+
+
+def empty(
+    domain: Any,
+    dtype: npt.DTypeLike = np.float64,
+    *,
+    aligned_index: Any = None,
+    allocator: Any = None,
+    device: Any = None,
+) -> Field:
+    """A field of uninitialised values.
+
+    ``domain`` is a Domain, a ``{Dim: size | (start, stop) | range}`` dict or ``(dim, range)``
+    pairs. ``aligned_index`` (``{Dim: index}`` in absolute domain indices, default: the
+    domain's first point) is the point whose address is aligned. ``allocator``/``device``
+    choose where the buffer lives (default: CPU).
+
+    >>> empty({I: 10, K: 5}, np.float32).shape
+    (10, 5)
+    """
+    return _new(domain, dtype, None, aligned_index, allocator, device)
+
+
+def zeros(
+    domain: Any,
+    dtype: npt.DTypeLike = np.float64,
+    *,
+    aligned_index: Any = None,
+    allocator: Any = None,
+    device: Any = None,
+) -> Field:
+    """A field of zeros; arguments as for :func:`empty`."""
+    return _new(domain, dtype, 0, aligned_index, allocator, device)
+
+
+def ones(
+    domain: Any,
+    dtype: npt.DTypeLike = np.float64,
+    *,
+    aligned_index: Any = None,
+    allocator: Any = None,
+    device: Any = None,
+) -> Field:
+    """A field of ones; arguments as for :func:`empty`."""
+    return _new(domain, dtype, 1, aligned_index, allocator, device)
+
+
+def full(
+    domain: Any,
+    fill_value: Any,
+    dtype: npt.DTypeLike | None = None,
+    *,
+    aligned_index: Any = None,
+    allocator: Any = None,
+    device: Any = None,
+) -> Field:
+    """A field with every point set to ``fill_value``; ``dtype`` defaults to its type.
+
+    >>> full({I: 3}, 5).asnumpy()
+    array([5, 5, 5])
+    """
+    if dtype is None:
+        dtype = fill_value.dtype if isinstance(fill_value, np.generic) else type(fill_value)
+    return _new(domain, dtype, fill_value, aligned_index, allocator, device)
+
+
+def _domain_for(domain_or_dims: Any, shape: tuple[int, ...], origin: Any) -> Domain:
+    if isinstance(domain_or_dims, Sequence) and all(
+        isinstance(d, Dimension) for d in domain_or_dims
+    ):
+        dims = tuple(domain_or_dims)
+        if len(dims) != len(shape):
+            raise StencilValueError(
+                f"{len(dims)} dimensions [{', '.join(map(str, dims))}] given for data with"
+                f" {len(shape)} axes (shape {shape})",
+                hint="name one dimension per axis of the data",
+            )
+        if origin is None:
+            origin = {}
+        if not isinstance(origin, Mapping) or any(d not in dims for d in origin):
+            raise StencilValueError(
+                f"origin {origin!r} must map some of the dimensions"
+                f" [{', '.join(map(str, dims))}] to indices",
+                hint="e.g. origin={I: 2}: element 2 of the data gets index 0",
+            )
+        offsets = [int(origin.get(d, 0)) for d in dims]
+        return Domain(
+            dims, tuple(UnitRange(-o, n - o) for o, n in zip(offsets, shape, strict=True))
+        )
+    if origin:
+        raise StencilValueError(
+            f"origin= is only allowed with a list of dimensions, not with the domain"
+            f" {domain_or_dims!r}",
+            hint="give the ranges in the domain instead, e.g. {I: (-2, 8)}",
+        )
+    return _domain(domain_or_dims)
+
+
+def as_field(
+    domain_or_dims: Any,
+    data: Any,
+    dtype: npt.DTypeLike | None = None,
+    *,
+    origin: Mapping[Dimension, int] | None = None,
+    aligned_index: Any = None,
+    allocator: Any = None,
+    device: Any = None,
+) -> Field:
+    """A field on ``data``: a NumPy/CuPy array, anything with ``__dlpack__`` or
+    ``__cuda_array_interface__`` (PyTorch, JAX, ...), a nested list or a scalar.
+
+    ``domain_or_dims`` is a domain, or a list of dimensions whose ranges start at 0 (or at
+    ``-origin[dim]``). Without ``allocator``/``device`` the field stays on the data's device.
+
+    **Zero copy**: if the data already sits on the target device with the target dtype and has
+    positive element strides, the field shares its memory (and no ``aligned_index`` or
+    allocator object of your own was given). Otherwise the data is copied into a new buffer in
+    the default layout of the target device.
+
+    >>> a = np.arange(5.0)
+    >>> f = as_field([I], a, origin={I: 2})      # domain I: -2..3, shares a's memory
+    """
+    dev_given, custom = resolve_target(allocator, device, None)
+    source = ingest(data)
+    dt = _dtype(source.dtype if dtype is None else dtype)
+    dom = _domain_for(domain_or_dims, tuple(source.shape), origin)
+    if dom.shape != tuple(source.shape):
+        raise StencilValueError(
+            f"data of shape {tuple(source.shape)} does not match the domain {dom}"
+            f" of shape {dom.shape}",
+            hint="pass data with one element per domain point, or fix the domain",
+        )
+    aligned = buffer_index(dom, aligned_index)
+    explicit = allocator is not None or device is not None
+    target = dev_given if explicit else resolve_target(None, None, _device_of(source))[0]
+    if aligned is None and custom is None and fits(source, dt, target):
+        return Field._wrap(dom, source, array_namespace(source))
+    buf = new_buffer(dom, dt, target, custom, aligned)
+    fill_from(buf, source)
+    return Field._wrap(dom, buf, array_namespace(buf))
+
+
+def _device_of(array: Any) -> Any:
+    from ..storage.namespaces import device_of
+
+    array_namespace(array)
+    return device_of(array)
+
+
+def as_connectivity(
+    domain_or_dims: Any,
+    codomain: Dimension,
+    data: Any,
+    dtype: npt.DTypeLike | None = None,
+    *,
+    origin: Mapping[Dimension, int] | None = None,
+    aligned_index: Any = None,
+    allocator: Any = None,
+    device: Any = None,
+    skip_value: int | _Detect | None = _DETECT,
+) -> Connectivity:
+    """A neighbour table: ``data[e, k]`` is the ``codomain`` index of neighbour ``k`` of ``e``.
+
+    ``skip_value`` marks missing neighbours; by default it is -1 if the table contains -1,
+    else None. Other arguments as for :func:`as_field` (zero copy under the same rules).
+
+    >>> e2c = as_connectivity([Edge, E2CDim], Cell, np.array([[0, 1], [1, -1]]))
+    >>> e2c.skip_value
+    -1
+    """
+    if not isinstance(codomain, Dimension):
+        raise StencilTypeError(
+            f"the codomain of a connectivity must be a Dimension, got {codomain!r}",
+            hint="e.g. as_connectivity([Edge, E2CDim], Cell, table)",
+        )
+    field = as_field(
+        domain_or_dims,
+        data,
+        dtype,
+        origin=origin,
+        aligned_index=aligned_index,
+        allocator=allocator,
+        device=device,
+    )
+    if field.dtype.kind not in "iu":
+        raise StencilTypeError(
+            f"a connectivity holds integer indices, got dtype {field.dtype.name}",
+            hint="pass an integer table or dtype=np.int32",
+        )
+    if isinstance(skip_value, _Detect):
+        found = bool((field.ndarray == DEFAULT_SKIP_VALUE).any())
+        skip_value = DEFAULT_SKIP_VALUE if found else None
+    return Connectivity(field.domain, field.ndarray, codomain, skip_value)

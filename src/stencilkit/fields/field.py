@@ -1,0 +1,388 @@
+"""``Field``: a buffer (NumPy or CuPy array) tagged with a domain, i.e. named, indexed axes."""
+
+from __future__ import annotations
+
+import operator
+from collections.abc import Callable, Mapping, Sequence
+from types import ModuleType
+from typing import Any
+
+import numpy as np
+
+from ..core.device import Device, DeviceType
+from ..core.dims import Dimension
+from ..core.domain import Domain
+from ..core.domain import domain as make_domain
+from ..core.dtypes import dtype_name
+from ..core.errors import StencilTypeError, StencilValueError
+from ..core.types import FieldType
+from ..storage.namespaces import array_namespace, device_of
+from .broadcast import absolute_index, result_domain, view_on
+
+_SCALARS = (int, float, bool, np.generic)
+_LAZY = frozenset({"_sig", "_ptr", "_device"})
+
+
+class Field:
+    """Values on a domain: ``.domain`` names and indexes the axes of the buffer ``.ndarray``.
+
+    Fields combine by dimension *names*: ``a + b`` with ``a`` on ``[I, K]`` and ``b`` on
+    ``[K]`` is a field on ``[I, K]`` covering the intersection of both domains. Selecting
+    ``f[{I: (1, 5)}]`` uses absolute domain indices and shares memory with ``f``.
+
+    >>> f = as_field([I, K], np.arange(6.0).reshape(2, 3))
+    >>> (f + 1.0).asnumpy()[1, 2]
+    6.0
+
+    As an annotation, ``Field[Dims[I, J], float64]`` (or ``Field[[I, J], float64]``) is a
+    :class:`~stencilkit.core.types.FieldType`.
+    """
+
+    __slots__ = ("_device", "_domain", "_ndarray", "_ptr", "_sig", "xp")
+
+    _domain: Domain
+    _ndarray: Any
+    xp: ModuleType
+    _sig: tuple[Any, ...]
+    _ptr: int
+    _device: Device
+
+    def __init__(self, domain: Any, ndarray: Any) -> None:
+        dom = make_domain(domain)
+        xp = array_namespace(ndarray)
+        if tuple(ndarray.shape) != dom.shape:
+            raise StencilValueError(
+                f"buffer of shape {tuple(ndarray.shape)} does not match the domain {dom}"
+                f" of shape {dom.shape}"
+            )
+        try:
+            dtype_name(ndarray.dtype)
+        except TypeError as err:
+            raise StencilTypeError(str(err)) from None
+        self._domain = dom
+        self._ndarray = ndarray
+        self.xp = xp
+
+    @classmethod
+    def _wrap(cls, domain: Domain, ndarray: Any, xp: ModuleType) -> Field:
+        """Fast, unchecked construction for internal use: shapes are known to agree."""
+        field = object.__new__(Field)
+        field._domain = domain
+        field._ndarray = ndarray
+        field.xp = xp
+        return field
+
+    def _like(self, domain: Domain, ndarray: Any) -> Field:
+        """A field of the same kind as ``self`` on another view of its memory."""
+        return Field._wrap(domain, ndarray, self.xp)
+
+    # -- fast-path attributes for compiled backends, computed on first access ---------------
+    def __getattr__(self, name: str) -> Any:
+        if name not in _LAZY:
+            if name == "__cuda_array_interface__":
+                raise AttributeError("a CPU field has no __cuda_array_interface__")
+            if name == "__array_interface__":
+                raise AttributeError("a GPU field has no __array_interface__; use .asnumpy()")
+            raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+        buf = self._ndarray
+        if name == "_device":
+            value: Any = device_of(buf)
+        elif name == "_ptr":
+            value = int(buf.__array_interface__["data"][0]) if self.xp is np else int(buf.data.ptr)
+        else:
+            itemsize = buf.dtype.itemsize
+            dev = self.device
+            value = (
+                tuple(d.value for d in self._domain.dims),
+                buf.dtype.name,
+                tuple(buf.shape),
+                tuple(s // itemsize for s in buf.strides),
+                self._domain.origin,
+                int(dev.device_type),
+                dev.device_id,
+            )
+        setattr(self, name, value)
+        return value
+
+    # -- basic properties ------------------------------------------------------------------
+    @property
+    def domain(self) -> Domain:
+        return self._domain
+
+    @property
+    def dims(self) -> tuple[Dimension, ...]:
+        dims: tuple[Dimension, ...] = self._domain.dims
+        return dims
+
+    @property
+    def ndarray(self) -> Any:
+        """The buffer: a ``numpy.ndarray`` or ``cupy.ndarray`` whose axes follow ``domain.dims``."""
+        return self._ndarray
+
+    @property
+    def dtype(self) -> np.dtype[Any]:
+        dtype: np.dtype[Any] = self._ndarray.dtype
+        return dtype
+
+    @property
+    def device(self) -> Device:
+        return self._device
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return tuple(self._ndarray.shape)
+
+    @property
+    def ndim(self) -> int:
+        return len(self._domain.dims)
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self._domain}, {self.dtype.name}, {self.device})"
+
+    def __class_getitem__(cls, item: Any) -> FieldType:
+        if not isinstance(item, tuple) or len(item) != 2:
+            raise StencilTypeError(
+                f"Field[{item!r}] is not a field type",
+                hint="write Field[Dims[I, J], float64] or Field[[I, J], float64]",
+            )
+        dims, dtype = item
+        dims = tuple(dims) if isinstance(dims, list | tuple) else (dims,)
+        for d in dims:
+            if not isinstance(d, Dimension):
+                raise StencilTypeError(
+                    f"Field[...] dimensions must be Dimension objects, got {d!r}",
+                    hint="write Field[Dims[I, J], float64]",
+                )
+        try:
+            name = dtype_name(dtype)
+        except TypeError as err:
+            raise StencilTypeError(str(err), hint="e.g. Field[Dims[I], float64]") from None
+        return FieldType(dims, name)
+
+    # -- interchange -------------------------------------------------------------------------
+    def asnumpy(self) -> np.ndarray[Any, Any]:
+        """The values as a NumPy array: a view on the CPU, a copy to the host from a GPU."""
+        if self.xp is np:
+            return np.asarray(self._ndarray)
+        return self.xp.asnumpy(self._ndarray)  # type: ignore[no-any-return]
+
+    def __array__(self, dtype: Any = None, copy: bool | None = None) -> np.ndarray[Any, Any]:
+        if self.xp is not np:
+            raise StencilTypeError(
+                f"this field lives on {self.device}; NumPy cannot read GPU memory",
+                hint="use field.asnumpy() to copy it to the host",
+            )
+        if copy:
+            return np.array(self._ndarray, dtype=dtype, copy=True)
+        return np.asarray(self._ndarray, dtype=dtype)
+
+    @property
+    def __array_interface__(self) -> dict[str, Any]:
+        if self.xp is not np:
+            raise AttributeError("a GPU field has no __array_interface__; use .asnumpy()")
+        return self._ndarray.__array_interface__  # type: ignore[no-any-return]
+
+    @property
+    def __cuda_array_interface__(self) -> dict[str, Any]:
+        if self.xp is np:
+            raise AttributeError("a CPU field has no __cuda_array_interface__")
+        return self._ndarray.__cuda_array_interface__  # type: ignore[no-any-return]
+
+    def __dlpack__(self, **kwargs: Any) -> Any:
+        return self._ndarray.__dlpack__(**kwargs)
+
+    def __dlpack_device__(self) -> tuple[int, int]:
+        dev_type, dev_id = self._ndarray.__dlpack_device__()
+        return int(dev_type), int(dev_id)
+
+    def to(self, device: Device | tuple[DeviceType | int, int] | Any) -> Field:
+        """This field on another device (a copy), or ``self`` if it is there already.
+
+        ``device`` is a :class:`Device`, a ``(DeviceType, id)`` pair, or an allocator such as
+        ``numpy``, ``cupy`` or a backend.
+
+        >>> g = f.to(Device(DeviceType.CUDA, 0))   # host -> GPU 0
+        """
+        from .constructors import as_field, resolve_target
+
+        target, _ = (
+            resolve_target(None, device, None)
+            if isinstance(device, Device | tuple)
+            else resolve_target(device, None, None)
+        )
+        if target == self.device:
+            return self
+        return as_field(self._domain, self, device=target)
+
+    # -- selection ---------------------------------------------------------------------------
+    def _selection(self, key: Any) -> tuple[tuple[slice | int, ...], Domain]:
+        if isinstance(key, Domain):
+            key = dict(key.items())
+        elif isinstance(key, Sequence) and all(
+            isinstance(p, tuple) and len(p) == 2 and isinstance(p[0], Dimension) for p in key
+        ):
+            key = dict(key)
+        elif key is Ellipsis:
+            key = {}
+        if not isinstance(key, Mapping):
+            raise StencilTypeError(
+                f"cannot index a field with {key!r}",
+                hint="select by absolute domain indices: f[{I: (1, 5)}], f[{K: 0}] or f[domain]",
+            )
+        return absolute_index(self._domain, dict(key))
+
+    def __getitem__(self, key: Any) -> Field:
+        index, dom = self._selection(key)
+        return self._like(dom, self._ndarray[index])
+
+    def __setitem__(self, key: Any, value: Any) -> None:
+        index, dom = self._selection(key)
+        if isinstance(value, Field):
+            self._check_device(value)
+            if not set(value.dims) <= set(dom.dims) or any(
+                dom[d] not in r for d, r in value.domain.items()
+            ):
+                raise StencilValueError(
+                    f"cannot assign a field on {value.domain} to the region {dom}",
+                    hint="the value must cover the region, on a subset of its dimensions",
+                )
+            value = view_on(value.ndarray, value.domain, result_domain([dom, value.domain]))
+        self._ndarray[index] = value
+
+    # -- element-wise operations, broadcasting by dimension names ----------------------------
+    def _check_device(self, other: Field) -> None:
+        if other.xp is not self.xp or other.device != self.device:
+            raise StencilValueError(
+                f"cannot combine a field on {self.device} with a field on {other.device}",
+                hint="move one of them first, e.g. b.to(a.device)",
+            )
+
+    def _apply(self, fn: Callable[..., Any], *args: Any) -> Field:
+        fields = [a for a in args if isinstance(a, Field)]
+        for a in args:
+            if not isinstance(a, (Field, *_SCALARS)) and not (
+                getattr(a, "ndim", None) == 0 and hasattr(a, "dtype")
+            ):
+                raise StencilTypeError(
+                    f"cannot combine a field with a {type(a).__name__}",
+                    hint="wrap arrays as fields first: as_field([I, J], array)",
+                )
+        if len(fields) == 1:
+            dom = fields[0]._domain
+            raw = [a._ndarray if isinstance(a, Field) else a for a in args]
+        else:
+            for f in fields:
+                self._check_device(f)
+            dom = result_domain([f._domain for f in fields])
+            raw = [view_on(a._ndarray, a._domain, dom) if isinstance(a, Field) else a for a in args]
+        out = fn(*raw)
+        if getattr(out, "ndim", -1) != dom.ndim:
+            out = self.xp.asarray(out)
+            if out.shape != dom.shape:
+                out = self.xp.broadcast_to(out, dom.shape).copy()
+        return Field._wrap(dom, out, self.xp)
+
+    def __array_ufunc__(self, ufunc: Any, method: str, *inputs: Any, **kwargs: Any) -> Any:
+        # Lets NumPy ufuncs (np.sin(f), np.float64(2) * f) return fields instead of arrays.
+        if method != "__call__" or "out" in kwargs:
+            return NotImplemented
+        return self._apply(lambda *a: ufunc(*a, **kwargs), *inputs)
+
+    def __bool__(self) -> bool:
+        raise StencilTypeError(
+            "the truth value of a field is ambiguous",
+            hint="reduce it explicitly, e.g. bool(f.asnumpy().all())",
+        )
+
+    # Python operators, each broadcasting by dimension names.
+    def __add__(self, other: Any) -> Field:
+        return self._apply(operator.add, self, other)
+
+    def __radd__(self, other: Any) -> Field:
+        return self._apply(operator.add, other, self)
+
+    def __sub__(self, other: Any) -> Field:
+        return self._apply(operator.sub, self, other)
+
+    def __rsub__(self, other: Any) -> Field:
+        return self._apply(operator.sub, other, self)
+
+    def __mul__(self, other: Any) -> Field:
+        return self._apply(operator.mul, self, other)
+
+    def __rmul__(self, other: Any) -> Field:
+        return self._apply(operator.mul, other, self)
+
+    def __truediv__(self, other: Any) -> Field:
+        return self._apply(operator.truediv, self, other)
+
+    def __rtruediv__(self, other: Any) -> Field:
+        return self._apply(operator.truediv, other, self)
+
+    def __floordiv__(self, other: Any) -> Field:
+        return self._apply(operator.floordiv, self, other)
+
+    def __rfloordiv__(self, other: Any) -> Field:
+        return self._apply(operator.floordiv, other, self)
+
+    def __mod__(self, other: Any) -> Field:
+        return self._apply(operator.mod, self, other)
+
+    def __rmod__(self, other: Any) -> Field:
+        return self._apply(operator.mod, other, self)
+
+    def __pow__(self, other: Any) -> Field:
+        return self._apply(operator.pow, self, other)
+
+    def __rpow__(self, other: Any) -> Field:
+        return self._apply(operator.pow, other, self)
+
+    def __and__(self, other: Any) -> Field:
+        return self._apply(operator.and_, self, other)
+
+    def __rand__(self, other: Any) -> Field:
+        return self._apply(operator.and_, other, self)
+
+    def __or__(self, other: Any) -> Field:
+        return self._apply(operator.or_, self, other)
+
+    def __ror__(self, other: Any) -> Field:
+        return self._apply(operator.or_, other, self)
+
+    def __xor__(self, other: Any) -> Field:
+        return self._apply(operator.xor, self, other)
+
+    def __rxor__(self, other: Any) -> Field:
+        return self._apply(operator.xor, other, self)
+
+    def __lt__(self, other: Any) -> Field:
+        return self._apply(operator.lt, self, other)
+
+    def __le__(self, other: Any) -> Field:
+        return self._apply(operator.le, self, other)
+
+    def __ge__(self, other: Any) -> Field:
+        return self._apply(operator.ge, self, other)
+
+    def __gt__(self, other: Any) -> Field:
+        return self._apply(operator.gt, self, other)
+
+    def __eq__(self, other: Any) -> Field:  # type: ignore[override]
+        return self._apply(operator.eq, self, other)
+
+    def __ne__(self, other: Any) -> Field:  # type: ignore[override]
+        return self._apply(operator.ne, self, other)
+
+    def __neg__(self) -> Field:
+        return self._apply(operator.neg, self)
+
+    def __pos__(self) -> Field:
+        return self._apply(operator.pos, self)
+
+    def __invert__(self) -> Field:
+        return self._apply(operator.invert, self)
+
+    def __abs__(self) -> Field:
+        return self._apply(operator.abs, self)
+
+    __hash__ = None  # type: ignore[assignment]

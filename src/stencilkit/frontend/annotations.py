@@ -1,0 +1,34 @@
+"""Python type annotations -> DSL types."""
+
+from __future__ import annotations
+
+import builtins
+import typing
+from typing import Any
+
+import numpy as np
+
+from ..core.dtypes import dtype_name
+from ..core.types import FieldType, ScalarType, TupleType, TypeSpec
+
+_PYTHON_SCALARS = {builtins.float: "float64", builtins.int: "int32", builtins.bool: "bool"}
+
+
+def type_from_annotation(annotation: Any) -> TypeSpec:
+    """The DSL type of an annotation; raises ``TypeError`` with a readable reason."""
+    if isinstance(annotation, FieldType | ScalarType | TupleType):
+        return annotation
+    if annotation in _PYTHON_SCALARS:
+        return ScalarType(_PYTHON_SCALARS[annotation])
+    if isinstance(annotation, type) and issubclass(annotation, np.generic):
+        return ScalarType(dtype_name(annotation))
+    origin = typing.get_origin(annotation)
+    if origin is tuple:
+        args = typing.get_args(annotation)
+        if len(args) == 2 and args[1] is Ellipsis:
+            raise TypeError("variable-length tuples are not supported; list each element type")
+        return TupleType(tuple(type_from_annotation(a) for a in args))
+    raise TypeError(
+        f"{annotation!r} is not a DSL type; use Field[Dims[...], dtype], a scalar type such as"
+        " float64, or tuple[...] of these"
+    )

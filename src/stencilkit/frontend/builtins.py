@@ -1,0 +1,74 @@
+"""The DSL's builtin functions as importable objects (``from stencilkit import neighbor_sum``).
+
+Inside ``@field_operator`` code they are recognised by identity and turned into IR. Called on
+fields outside the DSL, the element-wise math ones apply to the fields' arrays directly.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..ir.ops import MATH_BUILTINS, SPECIAL_BUILTINS
+
+
+class Builtin:
+    """A DSL builtin; ``name`` is its IR name."""
+
+    __slots__ = ("name",)
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def __repr__(self) -> str:
+        return f"<stencilkit builtin {self.name}>"
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        if self.name in MATH_BUILTINS and not kwargs:
+            arrays = [getattr(a, "ndarray", a) for a in args]
+            xp = next((getattr(a, "xp") for a in args if hasattr(a, "xp")), None)
+            if xp is None:
+                import numpy as xp
+            fn = getattr(xp, self.name, None) or getattr(xp, "absolute")
+            result = fn(*arrays)
+            field = next((a for a in args if hasattr(a, "domain")), None)
+            if field is not None and getattr(result, "shape", None) == field.ndarray.shape:
+                return type(field)(field.domain, result)
+            return result
+        raise TypeError(
+            f"{self.name}() works on fields only inside a @field_operator; call it there"
+        )
+
+
+BUILTINS: dict[str, Builtin] = {n: Builtin(n) for n in (*MATH_BUILTINS, *SPECIAL_BUILTINS)}
+
+neighbor_sum = BUILTINS["neighbor_sum"]
+max_over = BUILTINS["max_over"]
+min_over = BUILTINS["min_over"]
+where = BUILTINS["where"]
+concat_where = BUILTINS["concat_where"]
+broadcast = BUILTINS["broadcast"]
+astype = BUILTINS["astype"]
+minimum = BUILTINS["minimum"]
+maximum = BUILTINS["maximum"]
+abs = BUILTINS["abs"]  # noqa: A001 - the DSL's name, as in gt4py.next
+sqrt = BUILTINS["sqrt"]
+exp = BUILTINS["exp"]
+log = BUILTINS["log"]
+sin = BUILTINS["sin"]
+cos = BUILTINS["cos"]
+tan = BUILTINS["tan"]
+arcsin = BUILTINS["arcsin"]
+arccos = BUILTINS["arccos"]
+arctan = BUILTINS["arctan"]
+sinh = BUILTINS["sinh"]
+cosh = BUILTINS["cosh"]
+tanh = BUILTINS["tanh"]
+floor = BUILTINS["floor"]
+ceil = BUILTINS["ceil"]
+trunc = BUILTINS["trunc"]
+cbrt = BUILTINS["cbrt"]
+isfinite = BUILTINS["isfinite"]
+isnan = BUILTINS["isnan"]
+isinf = BUILTINS["isinf"]
+fmod = BUILTINS["fmod"]
+power = BUILTINS["power"]

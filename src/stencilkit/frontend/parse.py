@@ -1,0 +1,280 @@
+"""Function bodies -> IR: field operators, scan operators and programs."""
+
+from __future__ import annotations
+
+import ast
+import inspect
+from collections.abc import Callable
+from typing import Any
+
+from ..core.dims import Dimension
+from ..core.dtypes import is_integral
+from ..core.types import FieldType, ScalarType, TupleType, TypeSpec
+from ..ir import nodes as ir
+from ..ir.visit import substitute
+from .annotations import type_from_annotation
+from .expressions import ExprBuilder
+from .source import SourceFunction, parse_function
+
+
+def parse_params(src: SourceFunction, skip_return: bool = True) -> tuple[tuple[ir.Param, ...], TypeSpec | None]:
+    try:
+        hints = inspect.get_annotations(src.fn, eval_str=True)
+    except Exception as err:
+        raise src.type_error(src.tree, f"cannot evaluate the annotations of {src.tree.name}: {err}") from None
+    params = []
+    for arg in src.tree.args.args:
+        if arg.arg not in hints:
+            raise src.type_error(arg, f"parameter '{arg.arg}' has no type annotation",
+                                 hint="annotate it, e.g. a: Field[Dims[I, J], float64] or x: float64")
+        try:
+            params.append(ir.Param(arg.arg, type_from_annotation(hints[arg.arg])))
+        except TypeError as err:
+            raise src.type_error(arg.annotation or arg, f"parameter '{arg.arg}': {err}") from None
+    a = src.tree.args
+    if a.vararg or a.kwarg or a.kwonlyargs or a.posonlyargs:
+        raise src.type_error(src.tree, "stencil functions take plain positional parameters only")
+    ret = None
+    if "return" in hints:
+        try:
+            ret = type_from_annotation(hints["return"])
+        except TypeError as err:
+            raise src.type_error(src.tree.returns, f"return annotation: {err}") from None
+    return tuple(params), ret
+
+
+def _body_expr(src: SourceFunction, builder: ExprBuilder, body: list[ast.stmt]) -> ir.Expr:
+    """Evaluate statements (assignments, if/else, return) to the returned expression."""
+    for i, stmt in enumerate(body):
+        if isinstance(stmt, ast.Return):
+            if stmt.value is None:
+                raise src.type_error(stmt, "a field operator must return a value")
+            if i != len(body) - 1:
+                raise src.type_error(body[i + 1], "unreachable code after return")
+            return builder.build(stmt.value)
+        if isinstance(stmt, ast.Assign | ast.AnnAssign):
+            targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
+            if stmt.value is None:
+                raise src.type_error(stmt, "declarations without a value are not supported")
+            value = builder.build(stmt.value)
+            for target in targets:
+                _bind(src, builder, target, value)
+            continue
+        if isinstance(stmt, ast.If):
+            cond = builder.build(stmt.test)
+            if not (isinstance(cond.type, ScalarType) and cond.type.dtype == "bool"):
+                raise src.type_error(stmt.test, "an if statement needs a scalar boolean condition",
+                                     hint="for fields use where(mask, a, b)")
+            rest = body[i + 1:]
+            t = _body_expr(src, ExprBuilder(src, dict(builder.symbols)), stmt.body + rest)
+            f = _body_expr(src, ExprBuilder(src, dict(builder.symbols)), (stmt.orelse or []) + rest)
+            if t.type != f.type:
+                raise src.type_error(stmt, f"the branches return different types: {t.type} and {f.type}")
+            return ir.IfElse(cond, t, f, t.type)
+        if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant) and isinstance(stmt.value.value, str):
+            continue  # docstring
+        if isinstance(stmt, ast.Pass):
+            continue
+        raise src.type_error(stmt, f"'{ast.unparse(stmt).splitlines()[0]}': this statement is not part of the DSL",
+                             hint="field operators hold assignments, if/else on scalars, and return")
+    raise src.type_error(body[-1] if body else src.tree, "missing return statement")
+
+
+def _bind(src: SourceFunction, builder: ExprBuilder, target: ast.expr, value: ir.Expr) -> None:
+    if isinstance(target, ast.Name):
+        builder.symbols[target.id] = value
+        return
+    if isinstance(target, ast.Tuple | ast.List):
+        if not isinstance(value.type, TupleType) or len(value.type.types) != len(target.elts):
+            raise src.type_error(target, f"cannot unpack {value.type} into {len(target.elts)} names")
+        for i, t in enumerate(target.elts):
+            elem = value.elems[i] if isinstance(value, ir.MakeTuple) else ir.TupleGet(value, i, value.type.types[i])
+            _bind(src, builder, t, elem)
+        return
+    raise src.type_error(target, "only names and tuples of names can be assigned")
+
+
+def parse_field_operator(fn: Callable[..., Any]) -> tuple[ir.FieldOperator, SourceFunction]:
+    src = parse_function(fn)
+    params, ret = parse_params(src)
+    builder = ExprBuilder(src, {p.name: ir.Ref(p.name, p.type) for p in params})
+    body = _body_expr(src, builder, src.tree.body)
+    if ret is not None and not _compatible(body.type, ret):
+        raise src.type_error(src.tree.returns or src.tree,
+                             f"{src.tree.name} is annotated to return {ret} but returns {body.type}")
+    if isinstance(body, ir.Literal) and body.weak:
+        body = ir.Literal(body.value, body.type)
+    return ir.FieldOperator(src.tree.name, params, body), src
+
+
+def _compatible(actual: TypeSpec, declared: TypeSpec) -> bool:
+    if actual == declared:
+        return True
+    if isinstance(actual, FieldType) and isinstance(declared, FieldType):
+        return set(actual.dims) == set(declared.dims) and actual.dtype == declared.dtype
+    if isinstance(actual, TupleType) and isinstance(declared, TupleType):
+        return len(actual.types) == len(declared.types) and all(
+            _compatible(a, d) for a, d in zip(actual.types, declared.types))
+    return False
+
+
+# ---------------------------------------------------------------------- programs
+class ProgramParser:
+    """Parses a ``@program`` body: calls of operators with ``out=`` and ``domain=``."""
+
+    def __init__(self, fn: Callable[..., Any]) -> None:
+        self.src = parse_function(fn)
+        self.params, _ = parse_params(self.src)
+        self.builder = ExprBuilder(self.src, {p.name: ir.Ref(p.name, p.type) for p in self.params})
+
+    def parse(self) -> ir.Program:
+        stmts: list[ir.Apply | ir.ScanApply] = []
+        for stmt in self.src.tree.body:
+            if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant):
+                continue
+            if not (isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call)):
+                raise self.src.type_error(stmt, "a program body holds only calls of field operators with out=",
+                                          hint="e.g. lap(a, out=b, domain={I: (1, n - 1)})")
+            stmts.append(self.statement(stmt.value))
+        return ir.Program(self.src.tree.name, self.params, tuple(stmts))
+
+    def statement(self, call: ast.Call) -> ir.Apply | ir.ScanApply:
+        op = self.builder.resolve(call.func)
+        fop: ir.FieldOperator | None = getattr(op, "__stencilkit_operator__", None)
+        if fop is None:
+            raise self.src.type_error(call.func, f"'{ast.unparse(call.func)}' is not a field operator or scan operator")
+        kw = {k.arg: k.value for k in call.keywords}
+        unknown = set(kw) - {"out", "domain"}
+        if unknown or None in kw:
+            raise self.src.type_error(call, f"unexpected keyword argument(s) {', '.join(map(str, unknown))}",
+                                      hint="operator calls in a program take out= and domain=")
+        if "out" not in kw:
+            raise self.src.type_error(call, f"the call of {fop.name} needs out=", hint=f"{fop.name}(..., out=result)")
+        args = [self.builder.build(a) for a in call.args]
+        outs = self.outputs(kw["out"])
+        domain = self.domain(kw["domain"]) if "domain" in kw else ()
+        return build_apply(op, args, outs, domain, self.src, call, self.builder)
+
+    def outputs(self, node: ast.expr) -> tuple[ir.Ref, ...]:
+        value = self.builder.build(node)
+        refs = _flatten_refs(value)
+        if refs is None:
+            raise self.src.type_error(node, "out= must name program parameters (a field or a tuple of fields)")
+        for r in refs:
+            if not isinstance(r.type, FieldType):
+                raise self.src.type_error(node, f"out= must be fields, '{r.name}' is a {r.type}")
+        return refs
+
+    def domain(self, node: ast.expr) -> tuple[ir.DomainRange, ...]:
+        if isinstance(node, ast.Tuple):
+            doms = [self.domain(e) for e in node.elts]
+            if any(d != doms[0] for d in doms):
+                raise self.src.type_error(node, "tuple outputs with different domains are not supported yet")
+            return doms[0]
+        if not isinstance(node, ast.Dict):
+            raise self.src.type_error(node, "domain= must be a dict {Dim: (start, stop)}")
+        ranges = []
+        for k, v in zip(node.keys, node.values):
+            if k is None:
+                raise self.src.type_error(node, "domain= cannot use ** unpacking")
+            dim = self.builder.resolve(k)
+            if not isinstance(dim, Dimension):
+                raise self.src.type_error(k, f"domain keys must be dimensions, '{ast.unparse(k)}' is not")
+            if not (isinstance(v, ast.Tuple) and len(v.elts) == 2):
+                raise self.src.type_error(v, f"the range of {dim} must be a (start, stop) tuple")
+            bounds = [self._bound(e) for e in v.elts]
+            ranges.append(ir.DomainRange(dim, bounds[0], bounds[1]))
+        return tuple(ranges)
+
+    def _bound(self, node: ast.expr) -> ir.Expr:
+        e = self.builder.build(node)
+        if not (isinstance(e.type, ScalarType) and is_integral(e.type.dtype)):
+            raise self.src.type_error(node, f"domain bounds must be integer scalars, got {e.type}")
+        if isinstance(e, ir.Literal):
+            return ir.Literal(int(e.value), ScalarType("int64"))
+        return e
+
+
+def _flatten_refs(e: ir.Expr) -> tuple[ir.Ref, ...] | None:
+    if isinstance(e, ir.Ref):
+        return (e,)
+    if isinstance(e, ir.MakeTuple):
+        out: list[ir.Ref] = []
+        for x in e.elems:
+            sub = _flatten_refs(x)
+            if sub is None:
+                return None
+            out.extend(sub)
+        return tuple(out)
+    return None
+
+
+def _flatten_value(e: ir.Expr) -> tuple[ir.Expr, ...]:
+    if isinstance(e.type, TupleType):
+        elems = e.elems if isinstance(e, ir.MakeTuple) else tuple(
+            ir.TupleGet(e, i, t) for i, t in enumerate(e.type.types))
+        return tuple(x for el in elems for x in _flatten_value(el))
+    return (e,)
+
+
+def build_apply(
+    op: Any, args: list[ir.Expr], outs: tuple[ir.Ref, ...], domain: tuple[ir.DomainRange, ...],
+    src: SourceFunction, node: ast.AST, builder: ExprBuilder,
+) -> ir.Apply | ir.ScanApply:
+    """The statement that evaluates ``op(*args)`` into ``outs``."""
+    fop: ir.FieldOperator = op.__stencilkit_operator__
+    scan = getattr(op, "__stencilkit_scan__", None)
+    params = fop.params[1:] if scan is not None else fop.params
+    if len(args) != len(params):
+        raise src.type_error(node, f"{fop.name}() takes {len(params)} arguments, got {len(args)}")
+    if scan is not None:
+        return _build_scan(op, fop, scan, args, outs, domain, src, node)
+    mapping = {p.name: builder.check_arg(node, a, p, fop.name) for p, a in zip(params, args)}
+    expr = substitute(fop.body, dict(mapping))
+    values = _flatten_value(expr)
+    if len(values) != len(outs):
+        raise src.type_error(node, f"{fop.name} returns {len(values)} value(s) but out= names {len(outs)} field(s)")
+    for v, o in zip(values, outs):
+        _check_out(src, node, v.type, o)
+    return ir.Apply(expr, outs, domain, fop.name, str(src.loc(node)))
+
+
+def _check_out(src: SourceFunction, node: ast.AST, vt: TypeSpec, o: ir.Ref) -> None:
+    ot = o.type
+    assert isinstance(ot, FieldType)
+    vdims = vt.dims if isinstance(vt, FieldType) else ()
+    vdtype = vt.dtype if isinstance(vt, FieldType | ScalarType) else "?"
+    if vdtype != ot.dtype:
+        raise src.type_error(node, f"result of dtype {vdtype} cannot be written to '{o.name}' of dtype {ot.dtype}",
+                             hint="convert with astype(...) in the operator")
+    if not set(vdims) <= set(ot.dims):
+        raise src.type_error(node, f"result over [{', '.join(map(str, vdims))}] cannot be written to '{o.name}'"
+                             f" over [{', '.join(map(str, ot.dims))}]")
+    if set(vdims) != set(ot.dims):
+        raise src.type_error(node, f"result over [{', '.join(map(str, vdims))}] does not cover all dimensions"
+                             f" of '{o.name}' [{', '.join(map(str, ot.dims))}]",
+                             hint="use broadcast(value, (dims...)) to extend it")
+
+
+def _build_scan(op: Any, fop: ir.FieldOperator, scan: Any, args: list[ir.Expr], outs: tuple[ir.Ref, ...],
+                domain: tuple[ir.DomainRange, ...], src: SourceFunction, node: ast.AST) -> ir.ScanApply:
+    axis, forward, init = scan
+    carry = fop.params[0]
+    mapping: dict[str, ir.Node] = {}
+    for p, a in zip(fop.params[1:], args):
+        at = a.type
+        if isinstance(a, ir.Literal) and a.weak and isinstance(p.type, ScalarType):
+            a = ir.Literal(a.value, p.type)
+        elif isinstance(at, FieldType):
+            if at.dtype != getattr(p.type, "dtype", None):
+                raise src.type_error(node, f"argument '{p.name}' of {fop.name} must have dtype {p.type}, got {at}")
+            if axis not in at.dims:
+                raise src.type_error(node, f"argument '{p.name}' of scan {fop.name} must have the scan axis {axis}")
+        elif at != p.type:
+            raise src.type_error(node, f"argument '{p.name}' of {fop.name} must be {p.type}, got {at}")
+        mapping[p.name] = a
+    step = substitute(fop.body, mapping)
+    n_values = len(_flatten_value(ir.Ref(carry.name, carry.type)))
+    if n_values != len(outs):
+        raise src.type_error(node, f"{fop.name} returns {n_values} value(s) but out= names {len(outs)} field(s)")
+    return ir.ScanApply(axis, forward, carry.name, init, step, outs, domain, fop.name, str(src.loc(node)))

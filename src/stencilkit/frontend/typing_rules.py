@@ -1,0 +1,118 @@
+"""Typing rules of the DSL: how operand types combine, with errors in the user's terms."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..core.dims import Dimension
+from ..core.dtypes import is_bool, is_float, is_integral
+from ..core.types import FieldType, ScalarType, TupleType, TypeSpec, promote_dims
+from ..ir import nodes as ir
+from ..ir.ops import BITWISE, COMPARISONS, LOGICAL
+
+
+class TypingError(Exception):
+    """A rule was broken; the frontend adds the source location and re-raises as a user error."""
+
+    def __init__(self, message: str, hint: str = "") -> None:
+        super().__init__(message)
+        self.message = message
+        self.hint = hint
+
+
+def dtype_of(t: TypeSpec) -> str:
+    if isinstance(t, FieldType | ScalarType):
+        return t.dtype
+    raise TypingError(f"expected a field or scalar, got a {t}")
+
+
+def dims_of(t: TypeSpec) -> tuple[Dimension, ...]:
+    return t.dims if isinstance(t, FieldType) else ()
+
+
+def make_type(dims: tuple[Dimension, ...], dtype: str) -> TypeSpec:
+    return FieldType(dims, dtype) if dims else ScalarType(dtype)
+
+
+def retype_literal(lit: ir.Literal, dtype: str) -> ir.Literal:
+    """A weak Python literal takes the dtype of the operand it meets."""
+    if is_float(dtype) and isinstance(lit.value, bool):
+        raise TypingError(f"cannot use the boolean {lit.value} as a {dtype}")
+    if is_integral(dtype) and isinstance(lit.value, float):
+        raise TypingError(
+            f"the float literal {lit.value} cannot combine with {dtype} values",
+            hint=f"write an integer literal, or convert with astype(x, float64)",
+        )
+    if is_bool(dtype) and not isinstance(lit.value, bool):
+        raise TypingError(f"cannot combine the number {lit.value} with booleans")
+    value = np.dtype(dtype).type(lit.value).item()
+    return ir.Literal(value, ScalarType(dtype))
+
+
+def unify_operands(left: ir.Expr, right: ir.Expr) -> tuple[ir.Expr, ir.Expr, str]:
+    """Make weak literals concrete and check that both dtypes agree; return the common dtype."""
+    lw = isinstance(left, ir.Literal) and left.weak
+    rw = isinstance(right, ir.Literal) and right.weak
+    ld, rd = dtype_of(left.type), dtype_of(right.type)
+    if lw and not rw:
+        left = retype_literal(left, rd)  # type: ignore[arg-type]
+        return left, right, rd
+    if rw and not lw:
+        right = retype_literal(right, ld)  # type: ignore[arg-type]
+        return left, right, ld
+    if ld != rd:
+        if lw and rw:
+            common = "float64" if "float64" in (ld, rd) else ld
+            return retype_literal(left, common), retype_literal(right, common), common  # type: ignore[arg-type]
+        raise TypingError(
+            f"operands have different dtypes, {ld} and {rd}; stencilkit never converts implicitly",
+            hint=f"convert one side explicitly, e.g. astype(x, {ld})",
+        )
+    return left, right, ld
+
+
+def binop_type(op: str, left: ir.Expr, right: ir.Expr) -> tuple[ir.Expr, ir.Expr, TypeSpec]:
+    if isinstance(left.type, TupleType) or isinstance(right.type, TupleType):
+        raise TypingError(f"operator {op} cannot be applied to tuples; index the tuple first")
+    left, right, dtype = unify_operands(left, right)
+    try:
+        dims = promote_dims(dims_of(left.type), dims_of(right.type))
+    except ValueError as err:
+        raise TypingError(str(err)) from None
+    if op in COMPARISONS:
+        return left, right, make_type(dims, "bool")
+    if op in LOGICAL:
+        if dims:
+            raise TypingError(
+                f"'{op}' works on scalar booleans only",
+                hint="for boolean fields use & (and), | (or), ~ (not)",
+            )
+        if not is_bool(dtype):
+            raise TypingError(f"'{op}' needs booleans, got {dtype}")
+        return left, right, make_type(dims, "bool")
+    if op in BITWISE:
+        if is_float(dtype):
+            raise TypingError(f"operator {op} needs integers or booleans, got {dtype}")
+        return left, right, make_type(dims, dtype)
+    if is_bool(dtype):
+        raise TypingError(f"arithmetic operator {op} cannot be applied to booleans")
+    if op == "/" and is_integral(dtype):
+        raise TypingError(
+            f"true division '/' of integers ({dtype}) is not defined in the DSL",
+            hint="use // for integer division, or astype(x, float64) first",
+        )
+    if op in ("//", "%") and not (is_integral(dtype) or is_float(dtype)):
+        raise TypingError(f"operator {op} needs numbers, got {dtype}")
+    return left, right, make_type(dims, dtype)
+
+
+def unary_type(op: str, operand: ir.Expr) -> TypeSpec:
+    t = operand.type
+    dtype = dtype_of(t)
+    if op in ("-", "+") and is_bool(dtype):
+        raise TypingError(f"unary {op} cannot be applied to booleans", hint="use ~ to negate")
+    if op == "~" and is_float(dtype):
+        raise TypingError(f"~ needs integers or booleans, got {dtype}")
+    if op == "not" and (dims_of(t) or not is_bool(dtype)):
+        raise TypingError("'not' works on scalar booleans only", hint="for boolean fields use ~")
+    return t

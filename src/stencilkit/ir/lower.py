@@ -1,0 +1,231 @@
+"""Lowering: operator-level programs -> stencil-level kernels of point-wise expressions.
+
+Shifts are pushed down to the field reads, which become ``Access`` nodes at an index relative to
+the output point; neighbour shifts become table ``Lookup`` indices; reductions become
+``LocalReduce`` loops masked where a table holds its skip value; tuples are flattened.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..core.dims import Dimension
+from ..core.errors import StencilTypeError, StencilValueError
+from ..core.types import FieldType, ScalarType, TupleType, TypeSpec
+from . import nodes as n
+from .visit import map_children
+
+
+@dataclass(frozen=True, slots=True)
+class TableInfo:
+    """What lowering needs to know of a neighbour table from ``offset_provider``."""
+
+    max_neighbors: int
+    has_skip: bool
+
+
+def flat_params(params: tuple[n.Param, ...]) -> tuple[n.Param, ...]:
+    out: list[n.Param] = []
+    for p in params:
+        out.extend(_flat_param(p.name, p.type))
+    return tuple(out)
+
+
+def _flat_param(name: str, t: TypeSpec) -> list[n.Param]:
+    if isinstance(t, TupleType):
+        return [q for i, s in enumerate(t.types) for q in _flat_param(f"{name}__{i}", s)]
+    return [n.Param(name, t)]
+
+
+def _flat_name(e: n.Expr) -> str | None:
+    """``a`` for Ref(a), ``a__1`` for Ref(a)[1]."""
+    if isinstance(e, n.Ref):
+        return e.name
+    if isinstance(e, n.TupleGet):
+        base = _flat_name(e.expr)
+        return None if base is None else f"{base}__{e.index}"
+    return None
+
+
+Position = dict[Dimension, n.Index]
+
+
+class _Lowerer:
+    def __init__(self, tables: dict[str, TableInfo], carries: dict[str, str], root: n.Node) -> None:
+        self.tables = tables
+        self.carries = carries  # carry element name -> flattened scalar name
+        # The dimension each neighbour table is indexed by (its rows), for skip masks.
+        self.table_rows = _neighbor_targets(root)
+
+    def lower(self, e: n.Expr, pos: Position) -> n.Expr:
+        if isinstance(e, n.TupleGet):
+            inner = self.simplify_tuple(e)
+            if inner is not e:
+                return self.lower(inner, pos)
+        name = _flat_name(e)
+        if name is not None:
+            return self.ref(name, e.type, pos)
+        if isinstance(e, n.Shift):
+            return self.lower(e.expr, self.shift(pos, e.by))
+        if isinstance(e, n.Reduce):
+            return self.reduce(e, pos)
+        if isinstance(e, n.Call) and e.fn == "broadcast":
+            return self.lower(e.args[0], pos)
+        if isinstance(e, n.MakeTuple):
+            raise StencilTypeError("a tuple cannot be used as a single value here")
+        return map_children(e, lambda c: self.lower(c, pos))  # type: ignore[arg-type]
+
+    def simplify_tuple(self, e: n.TupleGet) -> n.Expr:
+        inner = e.expr
+        if isinstance(inner, n.TupleGet):
+            inner = self.simplify_tuple(inner)
+        if isinstance(inner, n.MakeTuple):
+            return inner.elems[e.index]
+        if isinstance(inner, n.IfElse):
+            t = inner.true.type
+            tt = t.types[e.index] if isinstance(t, TupleType) else t
+            return n.IfElse(inner.cond, n.TupleGet(inner.true, e.index, tt), n.TupleGet(inner.false, e.index, tt), tt)
+        return e if inner is e.expr else n.TupleGet(inner, e.index, e.type)
+
+    def ref(self, name: str, t: TypeSpec, pos: Position) -> n.Expr:
+        if name in self.carries:
+            return n.Ref(self.carries[name], t)
+        if isinstance(t, FieldType):
+            index = []
+            for d in t.dims:
+                if d not in pos:
+                    raise StencilTypeError(f"field '{name}' over {d} is read where {d} is not defined")
+                index.append(pos[d])
+            return n.Access(name, tuple(index), ScalarType(t.dtype))
+        return n.Ref(name, t)
+
+    def shift(self, pos: Position, by: n.CartesianShift | n.NeighborShift) -> Position:
+        new = dict(pos)
+        if isinstance(by, n.CartesianShift):
+            cur = pos.get(by.dim)
+            if not isinstance(cur, n.Pos):
+                raise StencilTypeError(f"cannot shift along {by.dim} here: the index is not Cartesian")
+            new[by.dim] = n.Pos(cur.dim, cur.offset + by.amount)
+            return new
+        if by.offset not in self.tables:
+            raise StencilValueError(
+                f"offset_provider has no neighbour table for '{by.offset}'",
+                hint=f"pass offset_provider={{'{by.offset}': gtx.as_connectivity(...)}}")
+        src = new.pop(by.target[0])
+        if by.index is not None:
+            neighbor: n.Index = n.ConstIndex(by.index)
+            if by.index >= self.tables[by.offset].max_neighbors:
+                raise StencilValueError(f"{by.offset}[{by.index}] is out of range: the table has"
+                                        f" {self.tables[by.offset].max_neighbors} neighbours")
+        else:
+            neighbor = new.pop(by.target[1])
+        new[by.source] = n.Lookup(by.offset, src, neighbor)
+        return new
+
+    def reduce(self, e: n.Reduce, pos: Position) -> n.Expr:
+        tables = sorted({s.by.offset for s in _shifts_into(e.expr, e.axis)})
+        size = None
+        for t in tables:
+            m = self.tables[t].max_neighbors if t in self.tables else None
+            if m is not None and size is not None and m != size:
+                raise StencilValueError(f"tables {', '.join(tables)} disagree on the size of {e.axis}")
+            size = m if m is not None else size
+        if size is None:
+            size = self._local_size(e.axis)
+        inner = dict(pos)
+        inner[e.axis] = n.LocalIndex(e.axis)
+        body = self.lower(e.expr, inner)
+        masks = [n.Valid(t, self._source_of(t, pos), n.LocalIndex(e.axis), ScalarType("bool"))
+                 for t in tables if self.tables[t].has_skip]
+        mask: n.Expr | None = None
+        for m in masks:
+            mask = m if mask is None else n.BinOp("and", mask, m, ScalarType("bool"))
+        return n.LocalReduce(e.op, e.axis, size, body, mask, ScalarType(body.type.dtype))  # type: ignore[union-attr]
+
+    def _local_size(self, axis: Dimension) -> int:
+        raise StencilValueError(
+            f"cannot tell how many neighbours {axis} has: the reduction reads no neighbour table",
+            hint="reduce over a shift such as f(E2C), whose table gives the size")
+
+    def _source_of(self, table: str, pos: Position) -> n.Index:
+        rows = self.table_rows.get(table)
+        if rows is None or rows not in pos:
+            raise StencilValueError(f"cannot place the skip mask of {table}")
+        return pos[rows]
+
+
+def _shifts_into(e: n.Node, axis: Dimension) -> list[n.Shift]:
+    from .visit import walk
+
+    return [x for x in walk(e) if isinstance(x, n.Shift) and isinstance(x.by, n.NeighborShift)
+            and x.by.index is None and len(x.by.target) == 2 and x.by.target[1] == axis]
+
+
+def lower_program(prog: n.Program, tables: dict[str, TableInfo]) -> n.StencilProgram:
+    """The stencil-level form of ``prog`` for neighbour tables described by ``tables``."""
+    kernels = []
+    for i, stmt in enumerate(prog.body):
+        kernels.append(lower_statement(stmt, tables, stmt.label or f"statement{i}"))
+    return n.StencilProgram(prog.name, flat_params(prog.params), tuple(kernels))
+
+
+def _flatten(e: n.Expr) -> tuple[n.Expr, ...]:
+    if isinstance(e.type, TupleType):
+        elems = e.elems if isinstance(e, n.MakeTuple) else tuple(
+            n.TupleGet(e, i, t) for i, t in enumerate(e.type.types))
+        return tuple(x for el in elems for x in _flatten(el))
+    return (e,)
+
+
+def lower_statement(stmt: n.Apply | n.ScanApply, tables: dict[str, TableInfo], name: str) -> n.Kernel:
+    out_types = [o.type for o in stmt.outs]
+    dims = out_types[0].dims  # type: ignore[union-attr]
+    for o in stmt.outs[1:]:
+        if set(o.type.dims) != set(dims):  # type: ignore[union-attr]
+            raise StencilTypeError(f"all outputs of {stmt.label} must have the same dimensions")
+    pos: Position = {d: n.Pos(d) for d in dims}
+    outs = tuple(o.name for o in stmt.outs)
+    if isinstance(stmt, n.Apply):
+        lw = _Lowerer(tables, {}, stmt.expr)
+        values = tuple(lw.lower(v, pos) for v in _flatten(stmt.expr))
+        kernel = n.Kernel(name, dims, outs, values, stmt.domain, None, stmt.where)
+    else:
+        carry_vals = _flatten(n.Ref(stmt.carry_name, _carry_type(stmt)))
+        carry_names = {}
+        for i, c in enumerate(carry_vals):
+            cname = _flat_name(c)
+            assert cname is not None
+            carry_names[cname] = f"{stmt.carry_name}__c{i}" if len(carry_vals) > 1 else f"{stmt.carry_name}__c"
+        lw = _Lowerer(tables, carry_names, stmt.step)
+        values = tuple(lw.lower(v, pos) for v in _flatten(stmt.step))
+        inits = _flatten(stmt.init)
+        scan = n.Scan(stmt.axis, stmt.forward, tuple(carry_names.values()), inits)
+        kernel = n.Kernel(name, dims, outs, values, stmt.domain, scan, stmt.where)
+    _check_no_shifted_self_read(kernel)
+    return kernel
+
+
+def _carry_type(stmt: n.ScanApply) -> TypeSpec:
+    return stmt.init.type
+
+
+def _neighbor_targets(e: n.Node) -> dict[str, Dimension]:
+    from .visit import walk
+
+    return {x.by.offset: x.by.target[0] for x in walk(e)
+            if isinstance(x, n.Shift) and isinstance(x.by, n.NeighborShift)}
+
+
+def _check_no_shifted_self_read(k: n.Kernel) -> None:
+    from .visit import walk
+
+    outs = set(k.outs)
+    for v in k.values:
+        for x in walk(v):
+            if isinstance(x, n.Access) and x.field in outs and any(
+                not (isinstance(i, n.Pos) and i.offset == 0) for i in x.index
+            ):
+                raise StencilValueError(
+                    f"'{x.field}' is both written by {k.name} and read at another point ({x}):"
+                    " the result would depend on the order of evaluation",
+                    hint="write into a separate output field (a temporary) and copy back")

@@ -1,0 +1,302 @@
+"""IR nodes: a small closed set of frozen, slotted dataclasses.
+
+Two levels share the scalar nodes:
+
+* **operator level** (what the frontend produces): whole-field expressions with shifts
+  (``Shift``), reductions over local dimensions and tuples;
+* **stencil level** (what backends generate code from): point-wise expressions where every field
+  read is an ``Access`` at an index relative to the current output point.
+
+``str(node)`` prints readable IR (see ``printer.py``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..core.dims import Dimension
+from ..core.types import FieldType, ScalarType, TupleType, TypeSpec
+
+
+class Node:
+    __slots__ = ()
+
+    def __str__(self) -> str:
+        from .printer import to_text
+
+        return to_text(self)
+
+
+# ---------------------------------------------------------------- shared scalar expressions
+@dataclass(frozen=True, slots=True, repr=False)
+class Literal(Node):
+    value: bool | int | float
+    type: ScalarType
+    weak: bool = False  # a Python literal: adopts the dtype of the other operand
+
+
+@dataclass(frozen=True, slots=True, repr=False)
+class Ref(Node):
+    """A parameter (field, scalar or tuple) by name."""
+
+    name: str
+    type: TypeSpec
+
+
+@dataclass(frozen=True, slots=True, repr=False)
+class BinOp(Node):
+    op: str  # one of ops.BINARY_OPS
+    left: Expr
+    right: Expr
+    type: TypeSpec
+
+
+@dataclass(frozen=True, slots=True, repr=False)
+class UnaryOp(Node):
+    op: str  # one of ops.UNARY_OPS
+    operand: Expr
+    type: TypeSpec
+
+
+@dataclass(frozen=True, slots=True, repr=False)
+class Call(Node):
+    """A builtin function applied element-wise (``sqrt``, ``where``, ``astype``, ...)."""
+
+    fn: str
+    args: tuple[Expr, ...]
+    type: TypeSpec
+
+
+@dataclass(frozen=True, slots=True, repr=False)
+class IfElse(Node):
+    """``t if cond else f`` with a scalar condition."""
+
+    cond: Expr
+    true: Expr
+    false: Expr
+    type: TypeSpec
+
+
+# ---------------------------------------------------------------- operator level
+@dataclass(frozen=True, slots=True, repr=False)
+class CartesianShift(Node):
+    dim: Dimension
+    amount: int
+
+
+@dataclass(frozen=True, slots=True, repr=False)
+class NeighborShift(Node):
+    """Shift through the neighbour table named ``offset``; ``index`` picks one neighbour."""
+
+    offset: str
+    source: Dimension
+    target: tuple[Dimension, ...]
+    index: int | None
+
+
+@dataclass(frozen=True, slots=True, repr=False)
+class Shift(Node):
+    expr: Expr
+    by: CartesianShift | NeighborShift
+    type: TypeSpec
+
+
+@dataclass(frozen=True, slots=True, repr=False)
+class Reduce(Node):
+    """``neighbor_sum`` / ``max_over`` / ``min_over`` of ``expr`` along a local dimension."""
+
+    op: str  # "sum" | "max" | "min"
+    expr: Expr
+    axis: Dimension
+    type: TypeSpec
+
+
+@dataclass(frozen=True, slots=True, repr=False)
+class MakeTuple(Node):
+    elems: tuple[Expr, ...]
+    type: TupleType
+
+
+@dataclass(frozen=True, slots=True, repr=False)
+class TupleGet(Node):
+    expr: Expr
+    index: int
+    type: TypeSpec
+
+
+# ---------------------------------------------------------------- stencil level
+@dataclass(frozen=True, slots=True, repr=False)
+class Pos(Node):
+    """The current output index along ``dim``, plus ``offset``."""
+
+    dim: Dimension
+    offset: int = 0
+
+
+@dataclass(frozen=True, slots=True, repr=False)
+class ConstIndex(Node):
+    value: int
+
+
+@dataclass(frozen=True, slots=True, repr=False)
+class LocalIndex(Node):
+    """The loop index of an enclosing ``LocalReduce`` over ``dim``."""
+
+    dim: Dimension
+
+
+@dataclass(frozen=True, slots=True, repr=False)
+class Lookup(Node):
+    """``table[source, neighbor]``: an index read from a neighbour table."""
+
+    table: str
+    source: Index
+    neighbor: Index
+
+
+Index = Pos | ConstIndex | LocalIndex | Lookup
+
+
+@dataclass(frozen=True, slots=True, repr=False)
+class Access(Node):
+    """Read of ``field`` at one index per field dimension."""
+
+    field: str
+    index: tuple[Index, ...]
+    type: ScalarType
+
+
+@dataclass(frozen=True, slots=True, repr=False)
+class Valid(Node):
+    """True where neighbour ``table[source, neighbor]`` exists (is not the skip value)."""
+
+    table: str
+    source: Index
+    neighbor: Index
+    type: ScalarType
+
+
+@dataclass(frozen=True, slots=True, repr=False)
+class LocalReduce(Node):
+    """Reduce ``body`` with ``op`` over ``size`` neighbours, the loop variable ``LocalIndex(dim)``;
+    terms where ``mask`` is false are skipped."""
+
+    op: str
+    dim: Dimension
+    size: int
+    body: Expr
+    mask: Expr | None
+    type: ScalarType
+
+
+Expr = (
+    Literal | Ref | BinOp | UnaryOp | Call | IfElse | Shift | Reduce | MakeTuple | TupleGet
+    | Access | Valid | LocalReduce
+)
+
+
+# ---------------------------------------------------------------- programs
+@dataclass(frozen=True, slots=True, repr=False)
+class Param(Node):
+    name: str
+    type: TypeSpec
+
+
+@dataclass(frozen=True, slots=True, repr=False)
+class DomainRange(Node):
+    """Bounds along one dimension; ``start``/``stop`` are integer scalar expressions."""
+
+    dim: Dimension
+    start: Expr
+    stop: Expr
+
+
+@dataclass(frozen=True, slots=True, repr=False)
+class FieldOperator(Node):
+    """A field operator after parsing: parameters and one (possibly tuple) result expression."""
+
+    name: str
+    params: tuple[Param, ...]
+    body: Expr
+
+
+@dataclass(frozen=True, slots=True, repr=False)
+class Apply(Node):
+    """A program statement: evaluate ``expr`` over ``domain`` into ``outs`` (one per tuple element).
+    ``domain`` empty means the whole domain of the first output."""
+
+    expr: Expr
+    outs: tuple[Ref, ...]
+    domain: tuple[DomainRange, ...]
+    label: str = ""
+    where: str = ""  # the user's file:line of the call
+
+
+@dataclass(frozen=True, slots=True, repr=False)
+class ScanApply(Node):
+    """A vertical scan writing ``outs``: along ``axis`` the carry starts at ``init`` and each level
+    computes ``step`` from the carry (``Ref(carry_name)``) and the column values."""
+
+    axis: Dimension
+    forward: bool
+    carry_name: str
+    init: Expr
+    step: Expr
+    outs: tuple[Ref, ...]
+    domain: tuple[DomainRange, ...]
+    label: str = ""
+    where: str = ""
+
+
+@dataclass(frozen=True, slots=True, repr=False)
+class Program(Node):
+    name: str
+    params: tuple[Param, ...]
+    body: tuple[Apply | ScanApply, ...]
+
+
+def field_dims(t: TypeSpec) -> tuple[Dimension, ...]:
+    return t.dims if isinstance(t, FieldType) else ()
+
+
+def scalar_of(t: TypeSpec) -> ScalarType:
+    if isinstance(t, ScalarType):
+        return t
+    if isinstance(t, FieldType):
+        return ScalarType(t.dtype)
+    raise TypeError(f"{t} has no single scalar type")
+
+
+# ---------------------------------------------------------------- stencil level programs
+@dataclass(frozen=True, slots=True, repr=False)
+class Scan(Node):
+    """Makes a kernel a vertical scan: ``carries`` start at ``inits`` and each level's values
+    become the next level's carries."""
+
+    axis: Dimension
+    forward: bool
+    carries: tuple[str, ...]
+    inits: tuple[Expr, ...]
+
+
+@dataclass(frozen=True, slots=True, repr=False)
+class Kernel(Node):
+    """One parallel loop nest: at every point of ``domain`` (over ``dims``), ``outs[i] = values[i]``.
+    An empty ``domain`` means the whole domain of ``outs[0]``."""
+
+    name: str
+    dims: tuple[Dimension, ...]
+    outs: tuple[str, ...]
+    values: tuple[Expr, ...]
+    domain: tuple[DomainRange, ...]
+    scan: Scan | None = None
+    where: str = ""  # the user's file:line of the call this kernel comes from
+
+
+@dataclass(frozen=True, slots=True, repr=False)
+class StencilProgram(Node):
+    """A program at stencil level; tuple parameters are flattened to ``name__i``."""
+
+    name: str
+    params: tuple[Param, ...]
+    kernels: tuple[Kernel, ...]

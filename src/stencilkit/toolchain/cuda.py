@@ -1,0 +1,113 @@
+"""The CUDA toolchain: NVRTC (default) or nvcc, toolkit discovery, target architecture."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import tempfile
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+
+from ..core.errors import BackendUnavailableError, BuildError
+from .config import config
+
+FLAGS = ("-std=c++17",)
+
+
+@dataclass(frozen=True, slots=True)
+class CudaCompiler:
+    kind: str  # "nvrtc" | "nvcc"
+    path: str
+    version: str
+
+    def key_parts(self, arch: str) -> list[tuple[str, str]]:
+        return [("cuda-compiler", self.kind), ("cuda-compiler-path", self.path),
+                ("cuda-version", self.version), ("cuda-flags", " ".join(FLAGS)), ("arch", arch)]
+
+
+@cache
+def find_cuda_compiler(kind: str | None = None) -> CudaCompiler:
+    """NVRTC through cuda-bindings, or nvcc from ``$CUDA_HOME``, ``$PATH`` or the pip wheel."""
+    kind = kind or config().cuda_compiler
+    if kind == "nvrtc":
+        try:
+            from cuda.bindings import nvrtc
+        except ImportError as err:
+            raise BackendUnavailableError(
+                "NVRTC is not available: the package cuda-bindings is not installed",
+                hint="pip install 'stencilkit[cuda]', or set STENCILKIT_CUDA_COMPILER=nvcc") from err
+        err, major, minor = nvrtc.nvrtcVersion()
+        _check_nvrtc(err, "nvrtcVersion")
+        return CudaCompiler("nvrtc", nvrtc.__file__, f"{major}.{minor}")
+    path = _find_nvcc()
+    out = subprocess.run([path, "--version"], capture_output=True, text=True, check=False).stdout
+    return CudaCompiler("nvcc", path, out.strip().splitlines()[-1] if out.strip() else "unknown")
+
+
+def _find_nvcc() -> str:
+    home = config().cuda_home
+    candidates = [os.path.join(home, "bin", "nvcc")] if home else []
+    which = shutil.which("nvcc")
+    if which:
+        candidates.append(which)
+    try:
+        import nvidia.cuda_nvcc as wheel  # type: ignore[import-not-found]
+
+        candidates.append(os.path.join(os.path.dirname(wheel.__file__), "bin", "nvcc"))
+    except ImportError:
+        pass
+    candidates.append("/usr/local/cuda/bin/nvcc")
+    for c in candidates:
+        if c and os.path.isfile(c) and os.access(c, os.X_OK):
+            return c
+    raise BackendUnavailableError(
+        "nvcc was not found (looked in $CUDA_HOME/bin, $PATH, the nvidia-cuda-nvcc wheel, /usr/local/cuda)",
+        hint="install the CUDA toolkit and set CUDA_HOME, or use the default NVRTC compiler")
+
+
+def _check_nvrtc(err: object, what: str) -> None:
+    if int(err) != 0:  # type: ignore[call-overload]
+        raise BackendUnavailableError(f"NVRTC call {what} failed with {err}")
+
+
+def compile_cubin(source: str, arch: str, out_dir: Path, name: str, compiler: CudaCompiler) -> Path:
+    """Compile ``source`` for ``sm_<arch>`` into ``out_dir/name.cubin``; the source is kept beside it."""
+    src = out_dir / f"{name}.cu"
+    src.write_text(source)
+    cubin = out_dir / f"{name}.cubin"
+    if compiler.kind == "nvcc":
+        cmd = [compiler.path, "-cubin", f"-arch=sm_{arch}", "-O3", *FLAGS, str(src), "-o", str(cubin)]
+        r = subprocess.run(cmd, capture_output=True, text=True, check=False)
+        if r.returncode != 0:
+            raise BuildError("the CUDA build (nvcc) of a stencilkit program failed", cmd, r.stderr, _keep(source, name))
+        return cubin
+    from cuda.bindings import nvrtc
+
+    opts = [f"-arch=sm_{arch}".encode(), *(f.encode() for f in FLAGS)]
+    err, prog = nvrtc.nvrtcCreateProgram(source.encode(), f"{name}.cu".encode(), 0, [], [])
+    _check_nvrtc(err, "nvrtcCreateProgram")
+    try:
+        (err,) = nvrtc.nvrtcCompileProgram(prog, len(opts), opts)
+        if int(err) != 0:
+            _, size = nvrtc.nvrtcGetProgramLogSize(prog)
+            log = b" " * size
+            nvrtc.nvrtcGetProgramLog(prog, log)
+            raise BuildError("the CUDA build (NVRTC) of a stencilkit program failed",
+                             ["nvrtc", *(o.decode() for o in opts)], log.decode(errors="replace"), _keep(source, name))
+        err, size = nvrtc.nvrtcGetCUBINSize(prog)
+        _check_nvrtc(err, "nvrtcGetCUBINSize")
+        data = b" " * size
+        (err,) = nvrtc.nvrtcGetCUBIN(prog, data)
+        _check_nvrtc(err, "nvrtcGetCUBIN")
+    finally:
+        nvrtc.nvrtcDestroyProgram(prog)
+    cubin.write_bytes(data)
+    return cubin
+
+
+def _keep(source: str, name: str) -> str:
+    kept = Path(tempfile.mkdtemp(prefix="stencilkit-failed-")) / f"{name}.cu"
+    kept.write_text(source)
+    return str(kept)

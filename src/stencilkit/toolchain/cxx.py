@@ -1,0 +1,84 @@
+"""The C++ toolchain: compiler discovery, OpenMP detection, building a shared library."""
+
+from __future__ import annotations
+
+import platform
+import shutil
+import subprocess
+import tempfile
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+
+from ..core.errors import BackendUnavailableError, BuildError
+from .config import config
+
+
+@dataclass(frozen=True, slots=True)
+class CxxCompiler:
+    path: str
+    version: str
+    flags: tuple[str, ...]
+    openmp: bool
+
+    def key_parts(self) -> list[tuple[str, str]]:
+        return [("cxx", self.path), ("cxx-version", self.version), ("cxx-flags", " ".join(self.flags)),
+                ("machine", _cpu_identity())]
+
+
+def _cpu_identity() -> str:
+    model = ""
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith(("model name", "flags")):
+                model += line
+    except OSError:
+        pass
+    return platform.machine() + model
+
+
+_CANDIDATES = ("g++", "clang++", "c++")
+
+
+@cache
+def find_cxx() -> CxxCompiler:
+    """The C++ compiler: ``$CXX``, then g++, clang++, c++; flags and OpenMP detected."""
+    cfg = config()
+    candidates = [cfg.cxx] if cfg.cxx else list(_CANDIDATES)
+    for name in candidates:
+        path = shutil.which(name) if name else None
+        if path is None:
+            continue
+        version = subprocess.run([path, "--version"], capture_output=True, text=True, check=False).stdout.splitlines()
+        base = ("-std=c++17", "-O3", "-march=native", "-fPIC", "-shared", "-fno-math-errno")
+        openmp = _probe(path, (*base, "-fopenmp"))
+        flags = (*base, "-fopenmp") if openmp else base
+        return CxxCompiler(path, version[0] if version else "unknown", flags + cfg.cxxflags, openmp)
+    wanted = f"$CXX={cfg.cxx}" if cfg.cxx else "g++, clang++ or c++"
+    raise BackendUnavailableError(
+        f"no C++ compiler found (looked for {wanted}) for the cpu backend",
+        hint="install one (Debian/Ubuntu: apt-get install g++; conda: conda install gxx) or set CXX")
+
+
+def _probe(path: str, flags: tuple[str, ...]) -> bool:
+    with tempfile.TemporaryDirectory() as d:
+        src = Path(d) / "probe.cpp"
+        src.write_text('#include <omp.h>\nextern "C" int f() { return omp_get_max_threads(); }\n')
+        r = subprocess.run([path, *flags, str(src), "-o", str(Path(d) / "probe.so")],
+                           capture_output=True, check=False)
+        return r.returncode == 0
+
+
+def build_shared_library(source: str, out_dir: Path, name: str) -> Path:
+    """Compile ``source`` into ``out_dir/name.so``; the source is kept beside it."""
+    cxx = find_cxx()
+    src = out_dir / f"{name}.cpp"
+    src.write_text(source)
+    lib = out_dir / f"{name}.so"
+    cmd = [cxx.path, *cxx.flags, str(src), "-o", str(lib)]
+    r = subprocess.run(cmd, capture_output=True, text=True, check=False)
+    if r.returncode != 0:
+        kept = Path(tempfile.mkdtemp(prefix="stencilkit-failed-")) / src.name
+        kept.write_text(source)
+        raise BuildError("the C++ build of a stencilkit program failed", cmd, r.stderr, str(kept))
+    return lib

@@ -1,0 +1,121 @@
+"""CUDA code generation and compilation, without a GPU (NVRTC and nvcc run on any machine)."""
+
+from __future__ import annotations
+
+import shutil
+
+import numpy as np
+import pytest
+
+import stencilkit as gtx
+from stencilkit import Dims, Field, float32, float64
+from stencilkit.backends.compiled import CompiledRunner
+from stencilkit.backends.cuda import CudaTarget
+from stencilkit.core.errors import BuildError
+from stencilkit.ir.lower import flat_params
+from stencilkit.toolchain import cuda as cuda_toolchain
+from stencilkit.toolchain.config import reset_config
+
+I, J = gtx.Dimension("I"), gtx.Dimension("J")
+K = gtx.Dimension("K", kind=gtx.DimensionKind.VERTICAL)
+
+
+@gtx.field_operator
+def lap(a: Field[Dims[I, J, K], float64]) -> Field[Dims[I, J, K], float64]:
+    return -4.0 * a + a(I + 1) + a(I - 1) + a(J + 1) + a(J - 1)
+
+
+@gtx.program
+def run_lap(a: Field[Dims[I, J, K], float64], out: Field[Dims[I, J, K], float64]):
+    lap(a, out=out, domain={I: (1, 7), J: (1, 5), K: (0, 3)})
+
+
+@gtx.field_operator
+def mixed(a: Field[Dims[I, J], float32], s: float32) -> Field[Dims[I, J], float32]:
+    b = gtx.where(a > s, gtx.sqrt(gtx.abs(a)), gtx.exp(a) // 2.0)
+    return gtx.maximum(b, a(J + 1)) % 3.0 + gtx.astype(gtx.astype(a, gtx.int32) % 4, float32)
+
+
+@gtx.program
+def run_mixed(a: Field[Dims[I, J], float32], s: float32, out: Field[Dims[I, J], float32]):
+    mixed(a, s, out=out, domain={I: (0, 8), J: (0, 5)})
+
+
+def _fortran(shape: tuple[int, ...], dtype: type = np.float64) -> np.ndarray:
+    return np.asfortranarray(np.random.default_rng(0).standard_normal(shape).astype(dtype))
+
+
+def _build(prog: gtx.Program, args: list[object], arch: str = "90") -> tuple[str, object]:
+    runner = CompiledRunner(prog.definition, flat_params(prog.definition.params), CudaTarget(arch=arch))
+    sprog, layout, *_ = runner.prepare(list(args), {}, check_device=False)
+    source, _, entry = runner.target.build(sprog, layout)
+    return source, entry
+
+
+def _has_nvrtc() -> bool:
+    try:
+        cuda_toolchain.find_cuda_compiler.cache_clear()
+        cuda_toolchain.find_cuda_compiler("nvrtc")
+        return True
+    except Exception:
+        return False
+
+
+COMPILERS = [
+    pytest.param("nvrtc", marks=pytest.mark.skipif(not _has_nvrtc(), reason="NVRTC not installed")),
+    pytest.param("nvcc", marks=pytest.mark.skipif(
+        shutil.which("nvcc") is None and not shutil.os.path.exists("/usr/local/cuda/bin/nvcc"),  # type: ignore[attr-defined]
+        reason="nvcc not installed")),
+]
+
+
+@pytest.fixture(params=COMPILERS)
+def compiler(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    monkeypatch.setenv("STENCILKIT_CUDA_COMPILER", request.param)
+    reset_config()
+    cuda_toolchain.find_cuda_compiler.cache_clear()
+    yield request.param
+    reset_config()
+    cuda_toolchain.find_cuda_compiler.cache_clear()
+
+
+@pytest.mark.parametrize("arch", ["80", "90"])
+def test_laplacian_compiles_to_cubin(compiler: str, arch: str) -> None:
+    a = gtx.as_field([I, J, K], _fortran((8, 6, 3)))
+    out = gtx.as_field([I, J, K], _fortran((8, 6, 3)))
+    source, entry = _build(run_lap, [a, out], arch)
+    cubin = (entry.path / "program.cubin").read_bytes()  # type: ignore[attr-defined]
+    assert cubin[:4] == b"\x7fELF"
+    assert b"sk_run_lap_k0" in cubin
+    assert (entry.path / "program.cu").read_text() == source  # type: ignore[attr-defined]
+    # I is unit-stride in this layout: the generated index uses no multiply along I.
+    assert "a_b[(i_I + 1) + i_J * a_s1 + i_K * a_s2]" in source
+
+
+def test_builtins_and_scalars_compile(compiler: str) -> None:
+    a = gtx.as_field([I, J], _fortran((8, 6), np.float32))
+    out = gtx.as_field([I, J], _fortran((8, 6), np.float32))
+    source, entry = _build(run_mixed, [a, np.float32(0.5), out])
+    assert (entry.path / "program.cubin").stat().st_size > 0  # type: ignore[attr-defined]
+    assert "sk_floordiv<float>" in source and "sqrt(" in source
+
+
+def test_cached_build_is_reused(compiler: str) -> None:
+    a = gtx.as_field([I, J, K], _fortran((8, 6, 3)))
+    out = gtx.as_field([I, J, K], _fortran((8, 6, 3)))
+    _, first = _build(run_lap, [a, out])
+    _, second = _build(run_lap, [a, out])
+    assert first.path == second.path  # type: ignore[attr-defined]
+    assert second.built is False  # type: ignore[attr-defined]
+
+
+def test_failed_cuda_build_reports_command_log_and_source(compiler: str, tmp_path) -> None:
+    with pytest.raises(BuildError) as info:
+        cuda_toolchain.compile_cubin("this is not CUDA;", "90", tmp_path, "broken",
+                                     cuda_toolchain.find_cuda_compiler())
+    err = info.value
+    assert err.stderr.strip()
+    assert err.source_path.endswith("broken.cu")
+    with open(err.source_path) as f:
+        assert "this is not CUDA" in f.read()
+    assert ("nvrtc" if compiler == "nvrtc" else "nvcc") in " ".join(err.command)
