@@ -40,6 +40,8 @@ class Program:
         self.__name__ = definition.name
         self.__doc__ = getattr(fn, "__doc__", None)
         self._runner = _runner(definition, backend)
+        self._simple = not any(isinstance(p.type, TupleType) for p in definition.params)
+        self._nparams = len(definition.params)
 
     def __repr__(self) -> str:
         return f"<stencilkit program {self.definition.name} on {self.backend or 'embedded'}>"
@@ -53,6 +55,9 @@ class Program:
         return Program(self.definition, backend, self.__wrapped__)
 
     def __call__(self, *args: Any, offset_provider: Mapping[str, Any] | None = None, **kwargs: Any) -> None:
+        if self._simple and not kwargs and len(args) == self._nparams:
+            self._runner(list(args), offset_provider)  # the common case, kept short
+            return
         flat = flatten_args(self.definition.params, args, kwargs, self.definition.name)
         self._runner(flat, offset_provider)
 

@@ -25,6 +25,8 @@ from ..ir.lower import TableInfo
 def flatten_args(params: tuple[ir.Param, ...], args: Sequence[Any], kwargs: Mapping[str, Any],
                  program: str) -> list[Any]:
     """Program arguments in the order of the flattened parameters (tuples unpacked)."""
+    if not kwargs and len(args) == len(params) and not any(isinstance(p.type, TupleType) for p in params):
+        return list(args)
     if len(args) > len(params):
         raise StencilTypeError(f"{program}() takes {len(params)} arguments, got {len(args)}")
     values = list(args)

@@ -51,8 +51,7 @@ class Plan:
     field_slots: tuple[tuple[int, int], ...]  # (flat arg index, slot)
     scalar_slots: tuple[tuple[int, int, str], ...]  # (flat arg index, slot, dtype)
     table_slots: tuple[tuple[str, int], ...]
-    out_args: tuple[int, ...]
-    in_args: tuple[int, ...]
+    alias_pairs: tuple[tuple[int, int], ...]  # (argument, output) pairs that could be one field
     extra: dict[str, Any]
 
 
@@ -74,11 +73,12 @@ class CompiledRunner:
         self.lowered: dict[Any, ir.StencilProgram] = {}
 
     def signature(self, args: list[Any], offset_provider: Mapping[str, Any] | None) -> Any:
-        return (
-            tuple(args[i]._sig for i in self.field_idx),
-            tuple(args[i] for i in self.domain_scalar_idx),
-            tuple(offset_provider[t]._sig for t in self.table_names) if self.table_names else (),
-        )
+        key = [args[i]._sig for i in self.field_idx]
+        for i in self.domain_scalar_idx:
+            key.append(args[i])
+        for t in self.table_names:
+            key.append(offset_provider[t]._sig)  # type: ignore[index]
+        return tuple(key)
 
     def __call__(self, args: list[Any], offset_provider: Mapping[str, Any] | None) -> None:
         try:
@@ -102,20 +102,19 @@ class CompiledRunner:
                     buf[slot] = args[i]
         for name, slot in plan.table_slots:
             buf[slot] = offset_provider[name]._ptr  # type: ignore[index]
-        if plan.out_args:
+        if plan.alias_pairs:
             self._check_aliasing(plan, args)
         plan.loaded.launch(plan, buf)
 
     def _check_aliasing(self, plan: Plan, args: list[Any]) -> None:
-        outs = {args[i]._ptr: i for i in plan.out_args}
-        if len(outs) != len(plan.out_args):
-            raise StencilValueError(f"{self.program.name}(): two outputs are the same field")
-        for i in plan.in_args:
-            j = outs.get(args[i]._ptr)
-            if j is not None and j != i:
+        """Two parameters can be one field only if their signatures are equal, so only those
+        pairs (found once per plan) are compared on each call."""
+        for i, j in plan.alias_pairs:
+            if args[i]._ptr == args[j]._ptr:
                 raise StencilValueError(
                     f"{self.program.name}(): argument '{self.flat[i].name}' is the same field as output"
-                    f" '{self.flat[j].name}'", hint="pass a separate output field")
+                    f" '{self.flat[j].name}'; the compiled code assumes they do not overlap",
+                    hint="pass a separate output field")
 
     # ------------------------------------------------------------------ slow path
     def plan_for(self, args: list[Any], offset_provider: Mapping[str, Any] | None) -> Plan:
@@ -186,8 +185,7 @@ class CompiledRunner:
             tuple((index[f.name], f.ptr) for f in layout.fields if not f.is_table),
             tuple((index[s.name], s.slot, "f" if s.dtype.startswith("float") else "i") for s in layout.scalars),
             tuple((f.name, f.ptr) for f in layout.fields if f.is_table),
-            tuple(index[o] for o in sorted(written)),
-            tuple(index[f.name] for f in layout.fields if not f.is_table and f.name not in written),
+            _alias_pairs(args, self.flat, written),
             {},
         )
 
@@ -237,3 +235,9 @@ def _order_of(dims: tuple[Dimension, ...], sig: tuple[Any, ...]) -> tuple[int, .
     names = sig[0]
     strides = [sig[3][names.index(d.value)] for d in dims]
     return tuple(sorted(range(len(dims)), key=lambda j: -strides[j]))
+
+
+def _alias_pairs(args: list[Any], flat: tuple[ir.Param, ...], written: set[str]) -> tuple[tuple[int, int], ...]:
+    fields = [i for i, p in enumerate(flat) if isinstance(p.type, FieldType)]
+    outs = [i for i in fields if flat[i].name in written]
+    return tuple((i, j) for j in outs for i in fields if i != j and args[i]._sig == args[j]._sig)

@@ -14,7 +14,7 @@ from ...toolchain.cache import CacheEntry, cache_key, get_or_build
 from ...toolchain.cuda import compile_cubin, find_cuda_compiler
 from ..abi import ArgLayout, Specialization
 from ..compiled import Plan
-from .codegen import generate_cuda, grid_dims, kernel_name
+from .codegen import chunk_variants, generate_cuda, grid_dims, kernel_name
 from .runtime import Launcher, Module, cupy, device_arch
 from .tuning import choose_blocks
 
@@ -34,34 +34,33 @@ class LoadedCuda:
     sprog: ir.StencilProgram
     layout: ArgLayout
     built: bool
-    launches: dict[int, list[KernelLaunch]] = field(default_factory=dict)
+    cupy: Any = field(default_factory=cupy)
 
     def launch(self, plan: Plan, buf: np.ndarray) -> None:
-        launches = self.launches.get(id(plan))
-        cp = cupy()
-        stream = cp.cuda.get_current_stream().ptr
-        if launches is None:
-            launches = self.launches[id(plan)] = self._configure(plan, buf, stream)
+        stream = self.cupy.cuda.get_current_stream().ptr
+        launches = plan.extra.get("launches")
+        if launches is None:  # first call of this plan: pick block shapes, bind the argument block
+            launches = plan.extra["launches"] = self._configure(plan, buf, stream)
         for kl in launches:
             kl.launcher.launch(kl.grid, kl.block, stream)
 
     def _configure(self, plan: Plan, buf: np.ndarray, stream: int) -> list[KernelLaunch]:
         result = []
         for ki, k in enumerate(self.sprog.kernels):
-            fn = self.module.functions[self.names[ki]]
-            launcher = Launcher(fn, buf)
+            launchers = {c: Launcher(self.module.functions[kernel_name(self.sprog, ki, c)], buf)
+                         for c in chunk_variants(k, self.layout)}
             sizes = dict(zip(k.dims, (len(r) for r in plan.domains[ki])))
-            gd = grid_dims(k, self.layout)
-            extents = [sizes[d] for d in gd]
-            blocks = choose_blocks(k, extents, launcher, stream)
-            result.append(KernelLaunch(launcher, grid_for(extents, blocks), blocks))
+            extents = [sizes[d] for d in grid_dims(k, self.layout)]
+            chunk, blocks = choose_blocks(k, extents, launchers, stream)
+            result.append(KernelLaunch(launchers[chunk], grid_for(extents, blocks, chunk), blocks))
         return result
 
 
-def grid_for(extents: list[int], block: tuple[int, int, int]) -> tuple[int, int, int]:
+def grid_for(extents: list[int], block: tuple[int, int, int], chunk: int = 1) -> tuple[int, int, int]:
     x = extents[0] if extents else 1
     y = extents[1] if len(extents) > 1 else 1
     z = math.prod(extents[2:]) if len(extents) > 2 else 1
+    z = -(-z // chunk)
     return (max(1, -(-x // block[0])), max(1, -(-y // block[1])), max(1, -(-z // block[2])))
 
 
@@ -94,7 +93,7 @@ class CudaTarget:
         source, key, entry = self.build(sprog, layout)
         if key in self._loaded:
             return self._loaded[key]
-        names = [kernel_name(sprog, i) for i in range(len(sprog.kernels))]
+        names = [kernel_name(sprog, i, c) for i, k in enumerate(sprog.kernels) for c in chunk_variants(k, layout)]
         module = Module((entry.path / "program.cubin").read_bytes(), names, self.device_id)
         loaded = LoadedCuda(source, module, names, sprog, layout, entry.built)
         self._loaded[key] = loaded

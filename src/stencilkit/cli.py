@@ -1,0 +1,225 @@
+"""The ``stencilkit`` command: ``info``, ``demo``, ``cache info|clear``.
+
+One function per subcommand: ``_add_<name>(subparsers)`` declares it and sets ``func``, a
+function from the parsed arguments to the exit code. A new subcommand is one more ``_add_*``
+function listed in ``SUBCOMMANDS``.
+
+GPU libraries are imported inside the functions that need them, never when this module loads.
+"""
+
+from __future__ import annotations
+
+import argparse
+import platform
+import sys
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from ._version import __version__
+from .core.errors import StencilError
+
+EXIT_OK, EXIT_CHECK_FAILED, EXIT_ERROR = 0, 1, 2
+
+
+# --- info ----------------------------------------------------------------------------------------
+
+
+def _row(name: str, value: object) -> None:
+    print(f"{name:<16} {value}")
+
+
+def _gpu_status() -> tuple[str, str, str]:
+    """(CuPy, cuda-bindings, GPU) as one line each; any failure is reported, never raised."""
+    try:
+        import cupy
+
+        cupy_line = f"{cupy.__version__}"
+        try:
+            n = cupy.cuda.runtime.getDeviceCount()
+            names = [cupy.cuda.runtime.getDeviceProperties(i)["name"] for i in range(n)]
+            names = [x.decode() if isinstance(x, bytes) else str(x) for x in names]
+            gpu_line = f"{n} visible ({', '.join(names)})" if n else "none visible"
+        except Exception as err:
+            gpu_line = f"none usable through CuPy ({type(err).__name__}: {err})"
+    except Exception as err:
+        cupy_line = f"not importable ({type(err).__name__}: {err})"
+        gpu_line = ""
+    try:
+        import cuda.bindings
+
+        bindings_line = str(getattr(cuda.bindings, "__version__", "installed"))
+        if not gpu_line:
+            gpu_line = _gpu_via_driver()
+    except Exception as err:
+        bindings_line = f"not importable ({type(err).__name__}: {err})"
+        gpu_line = gpu_line or "unknown (neither CuPy nor cuda-bindings is importable)"
+    return cupy_line, bindings_line, gpu_line
+
+
+def _gpu_via_driver() -> str:
+    try:
+        from cuda.bindings import driver
+
+        (err,) = driver.cuInit(0)
+        if int(err) != 0:
+            return f"none visible (cuInit: {err})"
+        err, n = driver.cuDeviceGetCount()
+        if int(err) != 0 or not n:
+            return "none visible"
+        return f"{n} visible through the CUDA driver (install CuPy to use them)"
+    except Exception as err:
+        return f"none visible ({type(err).__name__}: {err})"
+
+
+def _info(args: argparse.Namespace) -> int:
+    import numpy
+
+    _row("stencilkit", __version__)
+    _row("Python", f"{platform.python_version()} ({sys.executable})")
+    _row("NumPy", numpy.__version__)
+    cupy_line, bindings_line, gpu_line = _gpu_status()
+    _row("CuPy", cupy_line)
+    _row("cuda-bindings", bindings_line)
+    _row("GPU", gpu_line)
+    try:
+        from .toolchain.cxx import find_cxx
+
+        cxx = find_cxx()
+        _row("C++ compiler", f"{cxx.path} ({cxx.version}), OpenMP {'yes' if cxx.openmp else 'no'}")
+    except Exception as err:
+        _row("C++ compiler", f"not available: {err}")
+    try:
+        from .toolchain.cuda import find_cuda_compiler
+
+        cuda = find_cuda_compiler()
+        _row("CUDA compiler", f"{cuda.kind} {cuda.version} ({cuda.path})")
+    except Exception as err:
+        _row("CUDA compiler", f"not available: {err}")
+    try:
+        from .toolchain.cache import cache_info
+
+        info = cache_info()
+        _row("cache", f"{info['path']} ({info['entries']} entries, {_size(info['bytes'])})")
+    except Exception as err:
+        _row("cache", f"unavailable: {err}")
+    return EXIT_OK
+
+
+def _add_info(sub: Any) -> None:
+    p = sub.add_parser("info", help="versions, compilers, GPU and cache location")
+    p.set_defaults(func=_info)
+
+
+# --- cache ---------------------------------------------------------------------------------------
+
+
+def _size(nbytes: object) -> str:
+    n = float(nbytes)  # type: ignore[arg-type]
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if n < 1024 or unit == "GiB":
+            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
+        n /= 1024
+    raise AssertionError("unreachable")
+
+
+def _cache_info(args: argparse.Namespace) -> int:
+    from .toolchain.cache import cache_info
+
+    info = cache_info()
+    _row("path", info["path"])
+    _row("entries", info["entries"])
+    _row("size", _size(info["bytes"]))
+    return EXIT_OK
+
+
+def _cache_clear(args: argparse.Namespace) -> int:
+    from .toolchain.cache import cache_info, clear_cache
+
+    n = clear_cache()
+    print(f"removed {n} cache entr{'y' if n == 1 else 'ies'} from {cache_info()['path']}")
+    return EXIT_OK
+
+
+def _add_cache(sub: Any) -> None:
+    p = sub.add_parser("cache", help="inspect or clear the build cache")
+    actions = p.add_subparsers(dest="action", metavar="{info,clear}", required=True)
+    actions.add_parser("info", help="location, number of entries, size").set_defaults(
+        func=_cache_info
+    )
+    actions.add_parser("clear", help="remove every cache entry").set_defaults(func=_cache_clear)
+
+
+# --- demo ----------------------------------------------------------------------------------------
+
+
+def _demo(args: argparse.Namespace) -> int:
+    from .models.shallow_water import MASS_TOLERANCE, REFERENCE_TOLERANCE, run_demo
+
+    r = run_demo(args.backend, steps=args.steps, size=args.size, progress=not args.quiet)
+    print(
+        f"nonlinear shallow water, {r.size}x{r.size} periodic grid, {r.steps} steps, backend {r.backend}"
+    )
+    print(f"  height range     {r.height_range[0]:.6f} .. {r.height_range[1]:.6f}")
+    print(f"  first step       {r.first_step_s:.3f} s (includes any compilation)")
+    print(f"  other steps      {r.steps_s:.3f} s; numpy reference {r.reference_s:.3f} s")
+    verdict = {True: "ok", False: "FAILED"}
+    print(
+        f"  mass conserved   relative change {r.mass_rel_error:.2e} "
+        f"(tolerance {MASS_TOLERANCE:.0e}): {verdict[r.mass_ok]}"
+    )
+    print(
+        f"  vs numpy         max abs difference {r.max_abs_diff:.2e} "
+        f"(tolerance {REFERENCE_TOLERANCE:.0e}): {verdict[r.reference_ok]}"
+    )
+    print("check passed" if r.ok else "CHECK FAILED")
+    return EXIT_OK if r.ok else EXIT_CHECK_FAILED
+
+
+def _positive(text: str) -> int:
+    n = int(text)
+    if n < 1:
+        raise argparse.ArgumentTypeError(f"must be a positive integer, not {text}")
+    return n
+
+
+def _add_demo(sub: Any) -> None:
+    p = sub.add_parser(
+        "demo",
+        help="run a small shallow-water model and check it",
+        description="Nonlinear 2-D shallow water on a periodic grid, checked for "
+        "mass conservation and against a NumPy implementation of the same scheme.",
+    )
+    p.add_argument("--backend", choices=("embedded", "cpu", "gpu"), default="embedded")
+    p.add_argument("--steps", type=_positive, default=200, help="time steps (default 200)")
+    p.add_argument("--size", type=_positive, default=128, help="grid cells per side (default 128)")
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
+    p.set_defaults(func=_demo)
+
+
+# --- entry point ---------------------------------------------------------------------------------
+
+SUBCOMMANDS: tuple[Callable[[Any], None], ...] = (_add_info, _add_demo, _add_cache)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="stencilkit", description="stencilkit command line")
+    parser.add_argument("--version", action="version", version=f"stencilkit {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    for add in SUBCOMMANDS:
+        add(sub)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the ``stencilkit`` command with ``argv`` (default: ``sys.argv[1:]``); return the exit code."""
+    args = build_parser().parse_args(argv)
+    try:
+        code: int = args.func(args)
+    except (StencilError, ValueError) as err:  # a user error: say what and how to fix, no traceback
+        print(f"stencilkit {args.command}: {err}", file=sys.stderr)
+        return EXIT_ERROR
+    return code
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
