@@ -227,6 +227,10 @@ def base_env() -> dict[str, Any]:
         "OMP_NUM_THREADS": os.environ.get("OMP_NUM_THREADS"),
     }
     try:
+        env["loadavg"] = os.getloadavg()
+    except OSError:
+        pass
+    try:
         import numpy as np
 
         env["numpy"] = np.__version__

@@ -70,7 +70,7 @@ from .frontend.builtins import (
     where,
 )
 
-bool = bool_  # noqa: A001 - gt4py.next exports the DSL's bool under this name
+bool = bool_
 
 __all__ = [
     "Backend", "BackendUnavailableError", "BuildError", "Connectivity", "Device", "DeviceType",

@@ -11,6 +11,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from .backends import Backend, embedded_runner
+from .backends.binding import flatten_args
 from .core.dims import Dimension
 from .core.errors import StencilTypeError
 from .core.types import FieldType, ScalarType, TupleType, TypeSpec
@@ -18,7 +19,6 @@ from .frontend.parse import ProgramParser, build_apply, parse_field_operator
 from .frontend.source import SourceFunction
 from .ir import nodes as ir
 from .ir.lower import flat_params
-from .backends.binding import flatten_args
 
 
 def _runner(program: ir.Program, backend: Backend | None) -> Any:
@@ -147,7 +147,7 @@ class FieldOperator:
         outs_expr: ir.Expr = out_ref
         if isinstance(out_type, TupleType):
             outs_expr = ir.MakeTuple(tuple(ir.TupleGet(out_ref, i, t) for i, t in enumerate(out_type.types)), out_type)
-        from .frontend.parse import _flatten_refs  # noqa: PLC0415
+        from .frontend.parse import _flatten_refs
 
         outs = _flatten_refs(outs_expr) or ()
         outs = tuple(ir.Ref(f"__out__{i}", o.type) if isinstance(out_type, TupleType) else o for i, o in enumerate(outs))

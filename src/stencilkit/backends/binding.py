@@ -8,7 +8,6 @@ strides, origins, devices, and the scalar values used in domain bounds), so back
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np

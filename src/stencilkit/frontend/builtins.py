@@ -25,10 +25,10 @@ class Builtin:
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         if self.name in MATH_BUILTINS and not kwargs:
             arrays = [getattr(a, "ndarray", a) for a in args]
-            xp = next((getattr(a, "xp") for a in args if hasattr(a, "xp")), None)
+            xp = next((a.xp for a in args if hasattr(a, "xp")), None)
             if xp is None:
                 import numpy as xp
-            fn = getattr(xp, self.name, None) or getattr(xp, "absolute")
+            fn = getattr(xp, self.name, None) or xp.absolute
             result = fn(*arrays)
             field = next((a for a in args if hasattr(a, "domain")), None)
             if field is not None and getattr(result, "shape", None) == field.ndarray.shape:
@@ -50,7 +50,7 @@ broadcast = BUILTINS["broadcast"]
 astype = BUILTINS["astype"]
 minimum = BUILTINS["minimum"]
 maximum = BUILTINS["maximum"]
-abs = BUILTINS["abs"]  # noqa: A001 - the DSL's name, as in gt4py.next
+abs = BUILTINS["abs"]
 sqrt = BUILTINS["sqrt"]
 exp = BUILTINS["exp"]
 log = BUILTINS["log"]

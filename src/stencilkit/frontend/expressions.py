@@ -10,7 +10,7 @@ import numpy as np
 
 from ..core.dims import CartesianOffset, Dimension, DimensionKind, FieldOffset, FieldOffsetElement
 from ..core.dtypes import dtype_name, is_bool, is_float
-from ..core.types import FieldType, ScalarType, TupleType, TypeSpec, canonical_dims
+from ..core.types import FieldType, ScalarType, TupleType, canonical_dims
 from ..ir import nodes as ir
 from ..ir.ops import BINARY_OPS, MATH_BUILTINS, REDUCTIONS, UNARY_OPS
 from ..ir.visit import substitute
@@ -173,7 +173,7 @@ class ExprBuilder:
     # ------------------------------------------------------------------ calls
     def _Call(self, node: ast.Call) -> ir.Expr:
         func = node.func
-        if isinstance(func, ast.Name) and func.id in self.symbols or not isinstance(func, ast.Name | ast.Attribute):
+        if (isinstance(func, ast.Name) and func.id in self.symbols) or not isinstance(func, ast.Name | ast.Attribute):
             target = self.build(func)
             return self._shift(node, target)
         value = self.resolve(func)

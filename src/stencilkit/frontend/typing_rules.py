@@ -41,7 +41,7 @@ def retype_literal(lit: ir.Literal, dtype: str) -> ir.Literal:
     if is_integral(dtype) and isinstance(lit.value, float):
         raise TypingError(
             f"the float literal {lit.value} cannot combine with {dtype} values",
-            hint=f"write an integer literal, or convert with astype(x, float64)",
+            hint="write an integer literal, or convert with astype(x, float64)",
         )
     if is_bool(dtype) and not isinstance(lit.value, bool):
         raise TypingError(f"cannot combine the number {lit.value} with booleans")

@@ -37,13 +37,14 @@ def _kernel(k: ir.Kernel, ki: int, layout: ArgLayout) -> list[str]:
     parallel = [d for d in order if k.scan is None or d != k.scan.axis]
     n_par = len(parallel)
     collapse = min(2, n_par - 1) if n_par > 1 else 1
+    simd_alone = n_par == 1 and k.scan is None  # one loop: threads and vector lanes share it
     if n_par >= 1:
         lines.append(f"  #pragma omp parallel for collapse({collapse}) schedule(static)" if collapse > 1
-                     else "  #pragma omp parallel for schedule(static)")
+                     else f"  #pragma omp parallel for{' simd' if simd_alone else ''} schedule(static)")
     depth = 1
     for j, d in enumerate(parallel):
         pad = "  " * depth
-        if j == n_par - 1 and k.scan is None:
+        if j == n_par - 1 and k.scan is None and not simd_alone:
             lines.append(f"{pad}#pragma omp simd")
         lines.append(f"{pad}for (int64_t i_{d.value} = {d.value}_lo{ki}; i_{d.value} < {d.value}_hi{ki}; ++i_{d.value}) {{")
         depth += 1
