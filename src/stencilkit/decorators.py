@@ -231,7 +231,9 @@ def scan_operator(definition: Callable[..., Any] | None = None, *, axis: Dimensi
         lit = literal(v)
         import numpy as np
 
-        return ir.Literal(np.dtype(t.dtype).type(lit.value).item(), t)  # type: ignore[union-attr]
+        if not isinstance(t, ScalarType):
+            raise StencilTypeError(f"the carry of a scan must be scalars or a tuple of scalars, not {t}")
+        return ir.Literal(np.dtype(t.dtype).type(lit.value).item(), t)
 
     def wrap(fn: Callable[..., Any]) -> FieldOperator:
         parsed = parse_field_operator(fn)

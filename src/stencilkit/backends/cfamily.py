@@ -214,6 +214,6 @@ def unpack_args(layout: ArgLayout, written: set[str], const_qual: str = "const")
         offset = " + ".join(
             [f"a[{o}] * " + ("1" if axis == f.unit_dim else f"{f.name}_s{axis}") for axis, o in enumerate(f.origins)])
         lines.append(f"{qual}{t}* __restrict__ {f.name}_b = reinterpret_cast<{qual}{t}*>(a[{f.ptr}]) - ({offset});")
-    for s in layout.scalars:
-        lines.append(f"const {ctype(s.dtype)} {s.name}_v = sk_from_slot<{ctype(s.dtype)}>(a[{s.slot}]);")
+    for sc in layout.scalars:
+        lines.append(f"const {ctype(sc.dtype)} {sc.name}_v = sk_from_slot<{ctype(sc.dtype)}>(a[{sc.slot}]);")
     return lines

@@ -167,8 +167,7 @@ class CompiledRunner:
         loaded = self.target.compile(sprog, layout, spec)
         buf = np.zeros(layout.size, dtype=np.int64)
         for f in layout.fields:
-            src = fields.get(f.name, tables.get(f.name))
-            sig = src._sig
+            sig = (fields[f.name] if f.name in fields else tables[f.name])._sig
             actual = sig[0]
             for axis, d in enumerate(f.dims):
                 a = actual.index(d.value)

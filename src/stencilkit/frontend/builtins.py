@@ -25,10 +25,10 @@ class Builtin:
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         if self.name in MATH_BUILTINS and not kwargs:
             arrays = [getattr(a, "ndarray", a) for a in args]
-            xp = next((a.xp for a in args if hasattr(a, "xp")), None)
-            if xp is None:
-                import numpy as xp
-            fn = getattr(xp, self.name, None) or xp.absolute
+            import numpy
+
+            xp: Any = next((a.xp for a in args if hasattr(a, "xp")), numpy)
+            fn = getattr(xp, {"abs": "absolute"}.get(self.name, self.name))
             result = fn(*arrays)
             field = next((a for a in args if hasattr(a, "domain")), None)
             if field is not None and getattr(result, "shape", None) == field.ndarray.shape:

@@ -274,8 +274,9 @@ class ExprBuilder:
         return substitute(fop.body, mapping)
 
     def check_arg(self, node: ast.AST, arg: ir.Expr, p: ir.Param, callee: str) -> ir.Expr:
-        if isinstance(arg, ir.Literal) and arg.weak and isinstance(p.type, ScalarType):
-            return self.wrap(node, lambda: ir.Literal(np.dtype(p.type.dtype).type(arg.value).item(), p.type))  # type: ignore[union-attr]
+        pt = p.type
+        if isinstance(arg, ir.Literal) and arg.weak and isinstance(pt, ScalarType):
+            return ir.Literal(np.dtype(pt.dtype).type(arg.value).item(), pt)
         if arg.type != p.type:
             raise self.error(node, f"argument '{p.name}' of {callee} must be {p.type}, got {arg.type}")
         return arg

@@ -123,13 +123,13 @@ class _Lowerer:
         return new
 
     def reduce(self, e: n.Reduce, pos: Position) -> n.Expr:
-        tables = sorted({s.by.offset for s in _shifts_into(e.expr, e.axis)})
-        size = None
+        tables = sorted({s.by.offset for s in _shifts_into(e.expr, e.axis) if isinstance(s.by, n.NeighborShift)})
+        size: int | None = None
         for t in tables:
-            m = self.tables[t].max_neighbors if t in self.tables else None
-            if m is not None and size is not None and m != size:
+            count = self.tables[t].max_neighbors if t in self.tables else None
+            if count is not None and size is not None and count != size:
                 raise StencilValueError(f"tables {', '.join(tables)} disagree on the size of {e.axis}")
-            size = m if m is not None else size
+            size = count if count is not None else size
         if size is None:
             size = self._local_size(e.axis)
         inner = dict(pos)
@@ -138,8 +138,8 @@ class _Lowerer:
         masks = [n.Valid(t, self._source_of(t, pos), n.LocalIndex(e.axis), ScalarType("bool"))
                  for t in tables if self.tables[t].has_skip]
         mask: n.Expr | None = None
-        for m in masks:
-            mask = m if mask is None else n.BinOp("and", mask, m, ScalarType("bool"))
+        for valid in masks:
+            mask = valid if mask is None else n.BinOp("and", mask, valid, ScalarType("bool"))
         return n.LocalReduce(e.op, e.axis, size, body, mask, ScalarType(body.type.dtype))  # type: ignore[union-attr]
 
     def _local_size(self, axis: Dimension) -> int:

@@ -38,8 +38,8 @@ def find_cuda_compiler(kind: str | None = None) -> CudaCompiler:
             raise BackendUnavailableError(
                 "NVRTC is not available: the package cuda-bindings is not installed",
                 hint="pip install 'stencilkit[cuda]', or set STENCILKIT_CUDA_COMPILER=nvcc") from err
-        err, major, minor = nvrtc.nvrtcVersion()
-        _check_nvrtc(err, "nvrtcVersion")
+        status, major, minor = nvrtc.nvrtcVersion()
+        _check_nvrtc(status, "nvrtcVersion")
         return CudaCompiler("nvrtc", nvrtc.__file__, f"{major}.{minor}")
     path = _find_nvcc()
     out = subprocess.run([path, "--version"], capture_output=True, text=True, check=False).stdout
