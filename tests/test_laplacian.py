@@ -103,3 +103,14 @@ def test_wrong_dimensions_and_dtype_are_refused(case, rng) -> None:
     a32 = case.field([I, J, K], rng.standard_normal((24, 18, 6)).astype(np.float32))
     with pytest.raises(TypeError, match="argument 'a' has dtype float32, expected float64"):
         prog(a32, out, offset_provider={})
+
+
+def test_program_may_be_annotated_to_return_none(rng) -> None:
+    @gtx.program
+    def run(a: Field[Dims[I, J, K], float64], out: Field[Dims[I, J, K], float64]) -> None:
+        lap(a, out=out, domain={I: (1, 23), J: (1, 17), K: (0, 6)})
+
+    data = rng.standard_normal((24, 18, 6))
+    out = gtx.as_field([I, J, K], rng.standard_normal((24, 18, 6)))
+    run(gtx.as_field([I, J, K], data), out, offset_provider={})
+    np.testing.assert_allclose(out.asnumpy()[1:-1, 1:-1], numpy_lap(data), rtol=1e-13, atol=1e-13)

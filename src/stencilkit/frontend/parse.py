@@ -17,7 +17,7 @@ from .expressions import ExprBuilder
 from .source import SourceFunction, parse_function
 
 
-def parse_params(src: SourceFunction, skip_return: bool = True) -> tuple[tuple[ir.Param, ...], TypeSpec | None]:
+def parse_params(src: SourceFunction, read_return: bool = True) -> tuple[tuple[ir.Param, ...], TypeSpec | None]:
     try:
         hints = inspect.get_annotations(src.fn, eval_str=True)
     except Exception as err:
@@ -35,7 +35,7 @@ def parse_params(src: SourceFunction, skip_return: bool = True) -> tuple[tuple[i
     if a.vararg or a.kwarg or a.kwonlyargs or a.posonlyargs:
         raise src.type_error(src.tree, "stencil functions take plain positional parameters only")
     ret = None
-    if "return" in hints:
+    if read_return and "return" in hints:
         try:
             ret = type_from_annotation(hints["return"])
         except TypeError as err:
@@ -124,7 +124,7 @@ class ProgramParser:
 
     def __init__(self, fn: Callable[..., Any]) -> None:
         self.src = parse_function(fn)
-        self.params, _ = parse_params(self.src)
+        self.params, _ = parse_params(self.src, read_return=False)  # gt4py ignores it too (-> None)
         self.builder = ExprBuilder(self.src, {p.name: ir.Ref(p.name, p.type) for p in self.params})
 
     def parse(self) -> ir.Program:
