@@ -99,7 +99,7 @@ def summary(samples: list[float]) -> dict[str, float]:
         "min": s[0],
         "max": s[-1],
         "p10": s[max(0, int(0.1 * (n - 1)))],
-        "p90": s[min(n - 1, int(round(0.9 * (n - 1))))],
+        "p90": s[min(n - 1, round(0.9 * (n - 1)))],
         "n": n,
     }
 

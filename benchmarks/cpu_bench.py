@@ -18,7 +18,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-import _common as C  # noqa: E402
+import _common as C
 
 DESIGN = {  # DESIGN.md section 4
     "overhead_2_us": 10.0,
@@ -178,14 +178,14 @@ def main() -> int:
                 flat = [*ins, out]
                 rr = C.per_call_us(lambda runner=runner, flat=flat: runner(flat, {}), args.calls)
                 entry["runner_call"] = rr
-                R.row(f"  .. CompiledRunner.__call__ (no flatten)", f"{rr['loop_us']:.2f} us")
+                R.row("  .. CompiledRunner.__call__ (no flatten)", f"{rr['loop_us']:.2f} us")
                 (plan,) = runner.plans.values()
                 fn, addr = plan.loaded.fn, plan.buf.ctypes.data
                 rb = C.per_call_us(lambda fn=fn, addr=addr: fn(addr), args.calls)
                 entry["bare_ctypes_call"] = rb
-                R.row(f"  .. bare ctypes call of the compiled function", f"{rb['loop_us']:.2f} us", "", "",
+                R.row("  .. bare ctypes call of the compiled function", f"{rb['loop_us']:.2f} us", "", "",
                       "floor (includes the kernel)")
-            except Exception as err:  # noqa: BLE001
+            except Exception as err:
                 entry["breakdown_error"] = repr(err)
                 R.row("  .. breakdown unavailable", "", "", "", repr(err)[:80])
             res[f"{nf}_fields"] = entry

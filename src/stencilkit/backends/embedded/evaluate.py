@@ -52,12 +52,14 @@ def _is_float(a: Any) -> bool:
     return bool(np.dtype(getattr(a, "dtype", type(a))).kind == "f")
 
 
+# The identities of max/min over no neighbours: the lowest/highest finite value, as in the
+# compiled backends (and gt4py's gtfn), not infinities.
 def _lowest(dt: np.dtype) -> Any:
-    return dt.type(-np.inf) if dt.kind == "f" else np.iinfo(dt).min
+    return np.finfo(dt).min if dt.kind == "f" else np.iinfo(dt).min
 
 
 def _highest(dt: np.dtype) -> Any:
-    return dt.type(np.inf) if dt.kind == "f" else np.iinfo(dt).max
+    return np.finfo(dt).max if dt.kind == "f" else np.iinfo(dt).max
 
 
 class KernelEvaluator:
