@@ -78,6 +78,23 @@ extern "C" __global__ void trivial25(PARAMS, int n) {
 """.replace("PARAMS", ", ".join(f"double* p{i}" for i in range(25)))
 
 
+def _launches(plan: object) -> list:
+    """The kernel launches the library configured for a plan (internals: may change)."""
+    extra = getattr(plan, "extra", None)
+    kls = extra.get("launches") if isinstance(extra, dict) else None
+    if kls is None:
+        kls = plan.loaded.launches[id(plan)]  # type: ignore[attr-defined]
+    return list(kls)
+
+
+def _kernel_names(plan: object, kls: list) -> list[str]:
+    try:
+        by_handle = {int(f): name for name, f in plan.loaded.module.functions.items()}  # type: ignore[attr-defined]
+        return [by_handle.get(int(kl.launcher.function), "?") for kl in kls]
+    except Exception:
+        return ["?"] * len(kls)
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--json", help="write all results as JSON here")
@@ -216,8 +233,9 @@ def main() -> int:
         res["stencilkit_first_call_s"] = time.perf_counter() - t0
         try:  # which block shape the library's tuner picked (internals; informative only)
             (plan,) = sk._runner.plans.values()
-            kls = plan.loaded.launches[id(plan)]
-            res["stencilkit_launch"] = [{"grid": kl.grid, "block": kl.block} for kl in kls]
+            kls = _launches(plan)
+            res["stencilkit_launch"] = [{"grid": kl.grid, "block": kl.block, "kernel": nm}
+                                        for kl, nm in zip(kls, _kernel_names(plan, kls))]
             res["stencilkit_source"] = plan.loaded.source
             from cuda.bindings import driver as drv
 
@@ -228,13 +246,8 @@ def main() -> int:
             res["stencilkit_internals_error"] = repr(err)
 
         # plain hand-written CUDA
-        mod = cp.RawModule(code=LAP_SRC, options=("-std=c++17",))
-        k_plain, k_kloop = mod.get_function("lap_plain"), mod.get_function("lap_kloop")
-        for kern, nm in ((k_plain, "plain"), (k_kloop, "kloop")):
-            try:
-                res[f"{nm}_regs"] = int(kern.num_regs)
-            except Exception:
-                pass
+        k_plain = cp.RawKernel(LAP_SRC, "lap_plain", options=("-std=c++17",))
+        k_kloop = cp.RawKernel(LAP_SRC, "lap_kloop", options=("-std=c++17",))
         isz = 8
         asj, ask = xa.strides[1] // isz, xa.strides[2] // isz
         assert xa.strides[0] == isz, f"input is not I-contiguous: strides {xa.strides}"
@@ -253,6 +266,12 @@ def main() -> int:
         res["kloop_launch"] = {"grid": g_kloop, "block": blk}
         k_plain(g_plain, blk, args_plain)
         k_kloop(g_kloop, blk, args_kloop)
+        for kern, nm in ((k_plain, "plain"), (k_kloop, "kloop")):
+            try:
+                res[f"{nm}_regs"] = int(kern.num_regs)
+                res[f"{nm}_local_bytes"] = int(kern.local_size_bytes)
+            except Exception as err:
+                res[f"{nm}_attr_error"] = repr(err)
 
         # embedded backend on CuPy fields
         emb = P.run_lap.with_backend(None)
@@ -328,7 +347,8 @@ def main() -> int:
             if name == "stencilkit gtx.gpu":
                 note += f"; target >= {DESIGN['laplacian_fraction_of_copy']:.2f}"
                 if "stencilkit_launch" in res:
-                    note += f"; block {tuple(res['stencilkit_launch'][0]['block'])}"
+                    sl = res["stencilkit_launch"][0]
+                    note += f"; {sl['kernel']} block {tuple(sl['block'])}"
             elif name.startswith("plain"):
                 note += f"; design says ~{DESIGN['plain_cuda_fraction_of_copy']:.2f}"
             R.row(("" if name.startswith("copy") else "lap ") + name, f"{t['median']:.3f} ms", f"{gbs:.0f} GB/s",
@@ -383,7 +403,7 @@ def main() -> int:
                 rl = C.per_call_us(lambda loaded=loaded, plan=plan, buf=buf: loaded.launch(plan, buf), args.calls, sync)
                 entry["loaded_launch"] = rl
                 R.row("  .. LoadedCuda.launch (no arg handling)", f"{rl['loop_us']:.2f} us")
-                kls = loaded.launches[id(plan)]
+                kls = _launches(plan)
                 sptr = stream().ptr
 
                 def bare(kls: list = kls, sptr: int = sptr) -> None:
@@ -399,8 +419,7 @@ def main() -> int:
             res[f"{nf}_fields"] = entry
 
         # bare CuPy RawKernel launches of trivial kernels, measured the same way
-        tmod = cp.RawModule(code=TRIVIAL_SRC)
-        t1, t25 = tmod.get_function("trivial1"), tmod.get_function("trivial25")
+        t1, t25 = cp.RawKernel(TRIVIAL_SRC, "trivial1"), cp.RawKernel(TRIVIAL_SRC, "trivial25")
         bufs = [cp.zeros(m ** 3) for _ in range(25)]
         nn = np.int32(m ** 3)
         a1 = (bufs[0], nn)

@@ -55,6 +55,14 @@ class Plan:
     extra: dict[str, Any]
 
 
+#: Python and NumPy scalar types accepted without a check, per slot kind (floats, integers).
+_SCALAR_TYPES: dict[str, frozenset[type]] = {
+    "f": frozenset({float, int, np.float64, np.float32}),
+    "i": frozenset({int, bool, np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32,
+                    np.uint64, np.bool_}),
+}
+
+
 class CompiledRunner:
     """Runs one program on one compiled target."""
 
@@ -75,7 +83,7 @@ class CompiledRunner:
     def signature(self, args: list[Any], offset_provider: Mapping[str, Any] | None) -> Any:
         key = [args[i]._sig for i in self.field_idx]
         for i in self.domain_scalar_idx:
-            key.append(args[i])
+            key.append((type(args[i]), args[i]))  # 8.0 must not reuse the plan checked for 8
         for t in self.table_names:
             key.append(offset_provider[t]._sig)  # type: ignore[index]
         return tuple(key)
@@ -96,6 +104,8 @@ class CompiledRunner:
         if plan.scalar_slots:
             fbuf = buf.view(np.float64)
             for i, slot, kind in plan.scalar_slots:
+                if type(args[i]) not in _SCALAR_TYPES[kind]:
+                    self.make_plan(list(args), offset_provider)  # raises the precise error
                 if kind == "f":
                     fbuf[slot] = args[i]
                 else:
