@@ -23,6 +23,11 @@ def run_lap7(a: Field[Dims[I, J, K], float64], out: Field[Dims[I, J, K], float64
     lap7(a, out=out, domain={I: (1, ni - 1), J: (1, nj - 1), K: (1, nk - 1)})
 
 
+@gtx.program(backend=gtx.gpu)
+def run_off(a: Field[Dims[I, J, K], float64], out: Field[Dims[I, J, K], float64]):
+    lap7(a, out=out, domain={I: (3, 35), J: (1, 8), K: (1, 19)})
+
+
 def _reference(x: np.ndarray) -> np.ndarray:
     c = x[1:-1, 1:-1, 1:-1]
     return (-6.0 * c + x[2:, 1:-1, 1:-1] + x[:-2, 1:-1, 1:-1] + x[1:-1, 2:, 1:-1] + x[1:-1, :-2, 1:-1]
@@ -47,11 +52,20 @@ def test_tuned_launch_is_correct_on_a_large_uneven_domain(rng) -> None:
 
 
 @pytest.mark.gpu
-@pytest.mark.parametrize("chunk", [1, 8])
+@pytest.mark.parametrize("chunk", [1, 4, 8, 16])
 @pytest.mark.parametrize("block", [(32, 4, 1), (128, 1, 1), (32, 16, 1)])
 def test_every_variant_and_block_is_correct(monkeypatch, rng, chunk, block) -> None:
     from stencilkit.backends.cuda import backend as cuda_backend
+    from stencilkit.backends.cuda.codegen import Variant
 
-    monkeypatch.setattr(cuda_backend, "choose_blocks", lambda k, ext, launchers, stream: (chunk, block))
+    monkeypatch.setattr(cuda_backend, "choose_blocks", lambda k, ext, launchers, stream: (Variant(chunk), block))
     run_lap7._runner.plans.clear()  # new plans, configured with the forced choice
     _check((37, 29, 21), rng)
+    # a domain that starts off a cache line along I, in a field whose origin is not 0
+    data = rng.standard_normal((40, 9, 20))
+    a = gtx.as_field([I, J, K], data, origin={I: 3}, allocator=gtx.gpu)
+    out = gtx.as_field([I, J, K], np.full((40, 9, 20), np.nan), origin={I: 3}, allocator=gtx.gpu)
+    run_off(a, out, offset_provider={})
+    result = out.asnumpy()
+    np.testing.assert_allclose(result[6:38, 1:-1, 1:-1], _reference(data)[5:37], rtol=1e-13, atol=1e-12)
+    assert np.isnan(result[:6]).all() and np.isnan(result[38:]).all()

@@ -14,7 +14,7 @@ from ...toolchain.cache import CacheEntry, cache_key, get_or_build
 from ...toolchain.cuda import compile_cubin, find_cuda_compiler
 from ..abi import ArgLayout, Specialization
 from ..compiled import Plan
-from .codegen import chunk_variants, generate_cuda, grid_dims, kernel_name
+from .codegen import chunk_variants, generate_cuda, grid_dims, kernel_name, x_align
 from .runtime import Launcher, Module, cupy, device_arch
 from .tuning import choose_blocks
 
@@ -24,6 +24,7 @@ class KernelLaunch:
     launcher: Launcher
     grid: tuple[int, int, int]
     block: tuple[int, int, int]
+    name: str = ""
 
 
 @dataclass
@@ -47,12 +48,20 @@ class LoadedCuda:
     def _configure(self, plan: Plan, buf: np.ndarray, stream: int) -> list[KernelLaunch]:
         result = []
         for ki, k in enumerate(self.sprog.kernels):
-            launchers = {c: Launcher(self.module.functions[kernel_name(self.sprog, ki, c)], buf)
-                         for c in chunk_variants(k, self.layout)}
+            launchers = {v: Launcher(self.module.functions[kernel_name(self.sprog, ki, v)], buf)
+                         for v in chunk_variants(k, self.layout)}
             sizes = dict(zip(k.dims, (len(r) for r in plan.domains[ki])))
-            extents = [sizes[d] for d in grid_dims(k, self.layout)]
-            chunk, blocks = choose_blocks(k, extents, launchers, stream)
-            result.append(KernelLaunch(launchers[chunk], grid_for(extents, blocks, chunk), blocks))
+            gdims = grid_dims(k, self.layout)
+            extents = [sizes[d] for d in gdims]
+            align = x_align(k, self.layout)
+            if align > 1 and extents:  # the x start is rounded down to a cache line in the kernel
+                out = self.layout.field(k.outs[0])
+                lo = plan.domains[ki][k.dims.index(gdims[0])].start
+                origin = int(buf[out.origins[out.unit_dim]])  # type: ignore[index]
+                extents[0] += (lo - origin) % align
+            variant, blocks = choose_blocks(k, extents, launchers, stream)
+            result.append(KernelLaunch(launchers[variant], grid_for(extents, blocks, variant.chunk), blocks,
+                                       kernel_name(self.sprog, ki, variant)))
         return result
 
 
@@ -93,7 +102,7 @@ class CudaTarget:
         source, key, entry = self.build(sprog, layout)
         if key in self._loaded:
             return self._loaded[key]
-        names = [kernel_name(sprog, i, c) for i, k in enumerate(sprog.kernels) for c in chunk_variants(k, layout)]
+        names = [kernel_name(sprog, i, v) for i, k in enumerate(sprog.kernels) for v in chunk_variants(k, layout)]
         module = Module((entry.path / "program.cubin").read_bytes(), names, self.device_id)
         loaded = LoadedCuda(source, module, names, sprog, layout, entry.built)
         self._loaded[key] = loaded

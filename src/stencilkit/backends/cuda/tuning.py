@@ -6,11 +6,12 @@ from typing import Any
 
 from ...ir import nodes as ir
 from ...ir.visit import walk
+from .codegen import PLAIN, Variant
 from .runtime import cupy
 
 _CANDIDATES_2D = [(32, 4, 1), (32, 8, 1), (64, 4, 1), (128, 2, 1), (128, 1, 1), (256, 1, 1), (64, 8, 1), (32, 16, 1)]
 _CANDIDATES_1D = [(64, 1, 1), (128, 1, 1), (256, 1, 1), (512, 1, 1)]
-_CHOSEN: dict[tuple[str, tuple[int, ...]], tuple[int, tuple[int, int, int]]] = {}
+_CHOSEN: dict[tuple[str, tuple[int, ...]], tuple[Variant, tuple[int, int, int]]] = {}
 
 
 def _idempotent(k: ir.Kernel) -> bool:
@@ -19,8 +20,8 @@ def _idempotent(k: ir.Kernel) -> bool:
     return not any(isinstance(x, ir.Access) and x.field in outs for v in k.values for x in walk(v))
 
 
-def choose_blocks(k: ir.Kernel, extents: list[int], launchers: dict[int, Any],
-                  stream: int) -> tuple[int, tuple[int, int, int]]:
+def choose_blocks(k: ir.Kernel, extents: list[int], launchers: dict[Variant, Any],
+                  stream: int) -> tuple[Variant, tuple[int, int, int]]:
     """(z-chunk, block shape) for kernel ``k`` over ``extents``: timed on first use when the
     kernel is large and safe to re-run, else a default that is good for most stencils."""
     key = (str(k), tuple(extents))
@@ -33,23 +34,23 @@ def choose_blocks(k: ir.Kernel, extents: list[int], launchers: dict[int, Any],
     for e in extents:
         total *= e
     if total < 1 << 18 or not _idempotent(k):
-        best = (1, candidates[2] if candidates is _CANDIDATES_2D else candidates[1])
+        best = (PLAIN, candidates[2] if candidates is _CANDIDATES_2D else candidates[1])
         _CHOSEN[key] = best
         return best
     cp = cupy()
     s = cp.cuda.ExternalStream(stream) if stream else cp.cuda.Stream.null
     start, end = cp.cuda.Event(), cp.cuda.Event()
     timings = []
-    for chunk, launcher in launchers.items():
+    for variant, launcher in launchers.items():
         for block in candidates:
-            grid = grid_for(extents, block, chunk)
+            grid = grid_for(extents, block, variant.chunk)
             launcher.launch(grid, block, stream)  # warm-up
             start.record(s)
             for _ in range(3):
                 launcher.launch(grid, block, stream)
             end.record(s)
             end.synchronize()
-            timings.append((cp.cuda.get_elapsed_time(start, end), chunk, block))
+            timings.append((cp.cuda.get_elapsed_time(start, end), variant.chunk, block))
     _, chunk, block = min(timings)
-    _CHOSEN[key] = (chunk, block)
-    return chunk, block
+    _CHOSEN[key] = (Variant(chunk), block)
+    return _CHOSEN[key]
