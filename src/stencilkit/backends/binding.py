@@ -52,6 +52,26 @@ def _flatten_value(name: str, t: TypeSpec, v: Any, out: list[Any], program: str)
     out.append(v)
 
 
+def wrap_arrays(params: tuple[ir.Param, ...], args: list[Any]) -> list[Any]:
+    """``args`` with raw arrays (NumPy, CuPy, PyTorch, JAX: anything speaking DLPack or an array
+    interface) given for field parameters wrapped as fields over the parameter's dimensions,
+    starting at index 0 — without a copy where the array's device and dtype already fit."""
+    from ..fields import as_field
+
+    out = list(args)
+    for i, (p, a) in enumerate(zip(params, args)):
+        if isinstance(p.type, FieldType) and not hasattr(a, "_sig") and (
+            hasattr(a, "__dlpack__") or hasattr(a, "__cuda_array_interface__") or hasattr(a, "__array_interface__")
+        ):
+            if len(getattr(a, "shape", ())) != len(p.type.dims):
+                raise StencilTypeError(
+                    f"argument '{p.name}' is an array of shape {tuple(a.shape)}, but the parameter is a"
+                    f" field over [{', '.join(map(str, p.type.dims))}]",
+                    hint="pass an array with one axis per dimension, in that order")
+            out[i] = as_field(list(p.type.dims), a)
+    return out
+
+
 def check_scalar(name: str, t: ScalarType, v: Any, program: str) -> Any:
     """``v`` as a NumPy scalar of ``t``; refuses values that would change meaning."""
     dtype = np.dtype(t.dtype)

@@ -23,7 +23,14 @@ from ..ir import nodes as ir
 from ..ir.lower import TableInfo, lower_program
 from ..ir.visit import walk
 from .abi import ArgLayout, Specialization, arg_layout
-from .binding import check_field, check_kernel_bounds, check_scalar, kernel_domain, table_infos
+from .binding import (
+    check_field,
+    check_kernel_bounds,
+    check_scalar,
+    kernel_domain,
+    table_infos,
+    wrap_arrays,
+)
 
 
 class Loaded(Protocol):
@@ -92,7 +99,14 @@ class CompiledRunner:
         try:
             key = self.signature(args, offset_provider)
             plan = self.plans.get(key)
-        except (AttributeError, KeyError, TypeError):
+        except AttributeError:  # raw arrays instead of fields: wrap them, then look again
+            args = wrap_arrays(self.flat, args)
+            try:
+                key = self.signature(args, offset_provider)
+                plan = self.plans.get(key)
+            except (AttributeError, KeyError, TypeError):
+                key, plan = None, None
+        except (KeyError, TypeError):
             key, plan = None, None
         if plan is None:
             plan = self.make_plan(args, offset_provider)
@@ -129,7 +143,7 @@ class CompiledRunner:
     # ------------------------------------------------------------------ slow path
     def plan_for(self, args: list[Any], offset_provider: Mapping[str, Any] | None) -> Plan:
         """The plan for these arguments, built if needed (ahead-of-time compilation)."""
-        args = list(args)
+        args = wrap_arrays(self.flat, list(args))
         try:
             key = self.signature(args, offset_provider)
         except (AttributeError, KeyError, TypeError):

@@ -9,7 +9,8 @@ from ...ir.visit import walk
 from .codegen import PLAIN, Variant
 from .runtime import cupy
 
-_CANDIDATES_2D = [(32, 4, 1), (32, 8, 1), (64, 4, 1), (128, 2, 1), (128, 1, 1), (256, 1, 1), (64, 8, 1), (32, 16, 1)]
+_CANDIDATES_2D = [(32, 2, 1), (32, 4, 1), (32, 8, 1), (64, 4, 1), (64, 2, 1), (128, 2, 1), (128, 1, 1),
+                  (256, 1, 1), (64, 8, 1), (32, 16, 1), (32, 4, 2)]
 _CANDIDATES_1D = [(64, 1, 1), (128, 1, 1), (256, 1, 1), (512, 1, 1)]
 _CHOSEN: dict[tuple[str, tuple[int, ...]], tuple[Variant, tuple[int, int, int]]] = {}
 
@@ -34,7 +35,7 @@ def choose_blocks(k: ir.Kernel, extents: list[int], launchers: dict[Variant, Any
     for e in extents:
         total *= e
     if total < 1 << 18 or not _idempotent(k):
-        best = (PLAIN, candidates[2] if candidates is _CANDIDATES_2D else candidates[1])
+        best = (PLAIN, (64, 4, 1) if candidates is _CANDIDATES_2D else candidates[1])
         _CHOSEN[key] = best
         return best
     cp = cupy()

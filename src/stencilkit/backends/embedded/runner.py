@@ -10,7 +10,14 @@ from ...core.types import FieldType, ScalarType
 from ...ir import nodes as ir
 from ...ir.lower import lower_program
 from ...ir.visit import walk
-from ..binding import check_field, check_kernel_bounds, check_scalar, kernel_domain, table_infos
+from ..binding import (
+    check_field,
+    check_kernel_bounds,
+    check_scalar,
+    kernel_domain,
+    table_infos,
+    wrap_arrays,
+)
 from .evaluate import run_kernel
 
 
@@ -26,6 +33,7 @@ class EmbeddedRunner:
 
     def __call__(self, args: list[Any], offset_provider: Mapping[str, Any] | None) -> None:
         name = self.program.name
+        args = wrap_arrays(self.flat, args)
         fields: dict[str, Any] = {}
         scalars: dict[str, Any] = {}
         for p, a in zip(self.flat, args):
