@@ -69,3 +69,44 @@ def test_every_variant_and_block_is_correct(monkeypatch, rng, chunk, block) -> N
     result = out.asnumpy()
     np.testing.assert_allclose(result[6:38, 1:-1, 1:-1], _reference(data)[5:37], rtol=1e-13, atol=1e-12)
     assert np.isnan(result[:6]).all() and np.isnan(result[38:]).all()
+
+
+@pytest.mark.gpu
+def test_nvcc_compiler_gives_the_same_result(monkeypatch, rng) -> None:
+    from stencilkit.toolchain import cuda as cuda_toolchain
+    from stencilkit.toolchain.config import reset_config
+
+    monkeypatch.setenv("STENCILKIT_CUDA_COMPILER", "nvcc")
+    reset_config()
+    cuda_toolchain.find_cuda_compiler.cache_clear()
+    try:
+        assert cuda_toolchain.find_cuda_compiler().kind == "nvcc"
+        run_lap7._runner.plans.clear()
+        _check((33, 20, 12), rng)
+    finally:
+        monkeypatch.delenv("STENCILKIT_CUDA_COMPILER")
+        reset_config()
+        cuda_toolchain.find_cuda_compiler.cache_clear()
+        run_lap7._runner.plans.clear()
+
+
+def test_gpu_backend_refuses_host_fields_before_running(rng) -> None:
+    a = gtx.as_field([I, J, K], rng.standard_normal((6, 5, 4)))
+    out = gtx.as_field([I, J, K], rng.standard_normal((6, 5, 4)))
+    with pytest.raises(TypeError, match=r"argument 'a' lives on the host, but backend 'gpu' runs on the GPU"):
+        run_lap7(a, out, 6, 5, 4, offset_provider={})
+
+
+def test_missing_cupy_is_a_clear_error(monkeypatch) -> None:
+    import sys
+
+    from stencilkit.backends.cuda import runtime
+    from stencilkit.core.errors import BackendUnavailableError
+
+    monkeypatch.setitem(sys.modules, "cupy", None)  # as if CuPy were not installed
+    runtime.cupy.cache_clear()
+    try:
+        with pytest.raises(BackendUnavailableError, match=r"needs CuPy[\s\S]*pip install 'stencilkit\[cuda\]'"):
+            runtime.cupy()
+    finally:
+        runtime.cupy.cache_clear()

@@ -162,7 +162,7 @@ class CompiledRunner:
             if isinstance(p.type, FieldType):
                 check_field(p.name, p.type, args[i], name)
                 if check_device:
-                    self._check_device(p.name, args[i])
+                    self._check_device(f"argument '{p.name}'", args[i])
                 fields[p.name] = args[i]
             elif isinstance(p.type, ScalarType):
                 scalars[p.name] = args[i] = check_scalar(p.name, p.type, args[i], name)
