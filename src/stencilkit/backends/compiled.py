@@ -20,6 +20,7 @@ from ..core.dims import Dimension
 from ..core.errors import StencilTypeError, StencilValueError
 from ..core.types import FieldType, ScalarType
 from ..ir import nodes as ir
+from ..ir.fuse import fuse_kernels
 from ..ir.lower import TableInfo, lower_program
 from ..ir.visit import walk
 from .abi import ArgLayout, Specialization, arg_layout
@@ -225,7 +226,7 @@ class CompiledRunner:
     def _lower(self, infos: dict[str, TableInfo]) -> ir.StencilProgram:
         key = tuple(sorted(infos.items()))
         if key not in self.lowered:
-            self.lowered[key] = lower_program(self.program, infos)
+            self.lowered[key] = fuse_kernels(lower_program(self.program, infos))
         return self.lowered[key]
 
     def _specialize(self, fields: Mapping[str, Any], tables: Mapping[str, Any]) -> Specialization:

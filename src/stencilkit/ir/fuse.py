@@ -1,0 +1,60 @@
+"""Kernel fusion: consecutive kernels over the same domain become one loop nest where legal.
+
+Legal when the second kernel reads the first one's outputs only at the current point, writes
+nothing the first one reads, and neither is a scan. The fused kernel computes the first
+kernel's values, then the second's with those reads replaced by the values themselves (so the
+intermediate is never read back from memory), and stores both.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from . import nodes as n
+from .visit import map_children, walk
+
+
+def _reads(k: n.Kernel) -> set[str]:
+    return {x.field for v in k.values for x in walk(v) if isinstance(x, n.Access)}
+
+
+def _centered(x: n.Access) -> bool:
+    return all(isinstance(i, n.Pos) and i.offset == 0 for i in x.index)
+
+
+def can_fuse(a: n.Kernel, b: n.Kernel) -> bool:
+    if a.scan is not None or b.scan is not None:
+        return False
+    if set(a.dims) != set(b.dims) or not a.domain or a.domain != b.domain:
+        return False
+    if set(a.outs) & set(b.outs) or set(b.outs) & _reads(a):
+        return False
+    produced = set(a.outs)
+    for v in b.values:
+        for x in walk(v):
+            if isinstance(x, n.Access) and x.field in produced and not _centered(x):
+                return False
+    return True
+
+
+def fuse_pair(a: n.Kernel, b: n.Kernel) -> n.Kernel:
+    produced = dict(zip(a.outs, a.values))
+
+    def inline(x: n.Node) -> n.Node:
+        if isinstance(x, n.Access) and x.field in produced:
+            return produced[x.field]
+        return map_children(x, inline)
+
+    values = tuple(inline(v) for v in b.values)
+    return replace(a, name=f"{a.name}+{b.name}", outs=a.outs + b.outs, values=a.values + values)  # type: ignore[arg-type]
+
+
+def fuse_kernels(prog: n.StencilProgram) -> n.StencilProgram:
+    """``prog`` with every legal run of consecutive kernels fused into one."""
+    kernels: list[n.Kernel] = []
+    for k in prog.kernels:
+        if kernels and can_fuse(kernels[-1], k):
+            kernels[-1] = fuse_pair(kernels[-1], k)
+        else:
+            kernels.append(k)
+    return replace(prog, kernels=tuple(kernels))
