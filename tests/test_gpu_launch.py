@@ -110,3 +110,27 @@ def test_missing_cupy_is_a_clear_error(monkeypatch) -> None:
             runtime.cupy()
     finally:
         runtime.cupy.cache_clear()
+
+
+@pytest.mark.gpu
+def test_block_choice_is_kept_beside_the_binary(rng) -> None:
+    import json
+
+    from stencilkit.backends.cuda import tuning
+
+    tuning._CHOSEN.clear()
+    run_lap7._runner.plans.clear()
+    _check((97, 71, 61), rng)  # large enough for the timed search
+    plan = next(iter(run_lap7._runner.plans.values()))
+    path = plan.loaded.path / tuning.TUNING_FILE
+    stored = json.loads(path.read_text())
+    assert len(stored) == 1
+    (choice,) = stored.values()
+    launch = plan.extra["launches"][0]
+    assert tuple(choice["block"]) == launch.block
+    # a new process (simulated: the in-memory choices forgotten) reuses the stored choice
+    tuning._CHOSEN.clear()
+    run_lap7._runner.plans.clear()
+    _check((97, 71, 61), rng)
+    again = next(iter(run_lap7._runner.plans.values())).extra["launches"][0]
+    assert again.block == launch.block and again.name == launch.name

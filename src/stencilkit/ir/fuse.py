@@ -45,8 +45,8 @@ def fuse_pair(a: n.Kernel, b: n.Kernel) -> n.Kernel:
             return produced[x.field]
         return map_children(x, inline)
 
-    values = tuple(inline(v) for v in b.values)
-    return replace(a, name=f"{a.name}+{b.name}", outs=a.outs + b.outs, values=a.values + values)  # type: ignore[arg-type]
+    values: tuple[n.Expr, ...] = (*a.values, *(inline(v) for v in b.values))  # type: ignore[misc]
+    return replace(a, name=f"{a.name}+{b.name}", outs=a.outs + b.outs, values=values)
 
 
 def fuse_kernels(prog: n.StencilProgram) -> n.StencilProgram:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -15,7 +16,7 @@ from ...toolchain.cuda import compile_cubin, find_cuda_compiler
 from ..abi import ArgLayout, Specialization
 from ..compiled import Plan
 from .codegen import chunk_variants, generate_cuda, grid_dims, kernel_name, x_align
-from .runtime import Launcher, Module, cupy, device_arch
+from .runtime import Launcher, Module, cupy, device_arch, device_name
 from .tuning import choose_blocks
 
 
@@ -35,6 +36,7 @@ class LoadedCuda:
     sprog: ir.StencilProgram
     layout: ArgLayout
     built: bool
+    path: Path | None = None
     cupy: Any = field(default_factory=cupy)
 
     def launch(self, plan: Plan, buf: np.ndarray) -> None:
@@ -59,7 +61,8 @@ class LoadedCuda:
                 lo = plan.domains[ki][k.dims.index(gdims[0])].start
                 origin = int(buf[out.origins[out.unit_dim]])  # type: ignore[index]
                 extents[0] += (lo - origin) % align
-            variant, blocks = choose_blocks(k, extents, launchers, stream)
+            variant, blocks = choose_blocks(k, extents, launchers, stream, self.path,
+                                            device_name(self.module.device_id))
             result.append(KernelLaunch(launchers[variant], grid_for(extents, blocks, variant.chunk), blocks,
                                        kernel_name(self.sprog, ki, variant)))
         return result
@@ -104,6 +107,6 @@ class CudaTarget:
             return self._loaded[key]
         names = [kernel_name(sprog, i, v) for i, k in enumerate(sprog.kernels) for v in chunk_variants(k, layout)]
         module = Module((entry.path / "program.cubin").read_bytes(), names, self.device_id)
-        loaded = LoadedCuda(source, module, names, sprog, layout, entry.built)
+        loaded = LoadedCuda(source, module, names, sprog, layout, entry.built, entry.path)
         self._loaded[key] = loaded
         return loaded

@@ -54,6 +54,13 @@ def check(result: Any, what: str) -> Any:
     return result[1] if len(result) == 2 else result[1:]
 
 
+@cache
+def device_name(device_id: int) -> str:
+    props = cupy().cuda.runtime.getDeviceProperties(device_id)
+    name = props["name"]
+    return name.decode() if isinstance(name, bytes) else str(name)
+
+
 def device_arch(device_id: int) -> str:
     cp = cupy()
     return str(cp.cuda.Device(device_id).compute_capability)

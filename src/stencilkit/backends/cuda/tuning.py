@@ -1,7 +1,12 @@
-"""Block shapes: a short timed search on first use of a kernel, remembered per kernel and size."""
+"""Block shapes: a short timed search on first use of a kernel, remembered per kernel and size
+in this process and, beside the kernel's binary, in the build cache (so a new process reuses it)."""
 
 from __future__ import annotations
 
+import json
+import os
+import tempfile
+from pathlib import Path
 from typing import Any
 
 from ...ir import nodes as ir
@@ -21,13 +26,47 @@ def _idempotent(k: ir.Kernel) -> bool:
     return not any(isinstance(x, ir.Access) and x.field in outs for v in k.values for x in walk(v))
 
 
+TUNING_FILE = "tuning.json"
+
+
+def _load(cache_dir: Path | None, name: str) -> tuple[Variant, tuple[int, int, int]] | None:
+    if cache_dir is None:
+        return None
+    try:
+        entry = json.loads((cache_dir / TUNING_FILE).read_text())[name]
+        return Variant(int(entry["chunk"])), (int(entry["block"][0]), int(entry["block"][1]), int(entry["block"][2]))
+    except (OSError, ValueError, KeyError, TypeError, IndexError):
+        return None
+
+
+def _store(cache_dir: Path | None, name: str, choice: tuple[Variant, tuple[int, int, int]]) -> None:
+    """Merge one choice into the entry's tuning file, atomically (readers never see half a file)."""
+    if cache_dir is None:
+        return
+    try:
+        path = cache_dir / TUNING_FILE
+        data = json.loads(path.read_text()) if path.exists() else {}
+        data[name] = {"chunk": choice[0].chunk, "block": list(choice[1])}
+        fd, tmp = tempfile.mkstemp(dir=cache_dir, prefix=".tuning-")
+        with os.fdopen(fd, "w") as f:
+            json.dump(data, f, indent=1)
+        os.replace(tmp, path)
+    except (OSError, ValueError):
+        pass  # a read-only cache only costs a new search next time
+
+
 def choose_blocks(k: ir.Kernel, extents: list[int], launchers: dict[Variant, Any],
-                  stream: int) -> tuple[Variant, tuple[int, int, int]]:
+                  stream: int, cache_dir: Path | None = None, device: str = "") -> tuple[Variant, tuple[int, int, int]]:
     """(z-chunk, block shape) for kernel ``k`` over ``extents``: timed on first use when the
     kernel is large and safe to re-run, else a default that is good for most stencils."""
     key = (str(k), tuple(extents))
     if key in _CHOSEN:
         return _CHOSEN[key]
+    disk_name = f"{k.name}|{'x'.join(map(str, extents))}|{device}"
+    stored = _load(cache_dir, disk_name)
+    if stored is not None and stored[0] in launchers:
+        _CHOSEN[key] = stored
+        return stored
     from .backend import grid_for
 
     candidates = _CANDIDATES_2D if len(extents) >= 2 and extents[1] > 1 else _CANDIDATES_1D
@@ -54,4 +93,5 @@ def choose_blocks(k: ir.Kernel, extents: list[int], launchers: dict[Variant, Any
             timings.append((cp.cuda.get_elapsed_time(start, end), variant.chunk, block))
     _, chunk, block = min(timings)
     _CHOSEN[key] = (Variant(chunk), block)
+    _store(cache_dir, disk_name, _CHOSEN[key])
     return _CHOSEN[key]
