@@ -45,7 +45,7 @@ def fuse_pair(a: n.Kernel, b: n.Kernel) -> n.Kernel:
             return produced[x.field]
         return map_children(x, inline)
 
-    values: tuple[n.Expr, ...] = (*a.values, *(inline(v) for v in b.values))  # type: ignore[misc]
+    values: tuple[n.Expr, ...] = (*a.values, *(inline(v) for v in b.values))  # type: ignore[arg-type]
     return replace(a, name=f"{a.name}+{b.name}", outs=a.outs + b.outs, values=values)
 
 
