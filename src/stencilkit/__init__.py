@@ -4,7 +4,7 @@ Source-compatible with gt4py.next for its common subset: ``import stencilkit as 
 """
 
 from ._version import __version__
-from .backends import Backend, cpu, gpu, gtfn_cpu, gtfn_gpu
+from .backends import Backend, capture_cuda_graph, cpu, gpu, gtfn_cpu, gtfn_gpu
 from .core import (
     BackendUnavailableError,
     BuildError,
@@ -76,7 +76,7 @@ __all__ = [
     "Backend", "BackendUnavailableError", "BuildError", "Connectivity", "Device", "DeviceType",
     "Dimension", "DimensionKind", "Dims", "Domain", "Field", "FieldOffset", "FieldOperator",
     "Program", "StencilError", "StencilTypeError", "StencilValueError", "UnitRange", "__version__",
-    "abs", "arccos", "arcsin", "arctan", "as_connectivity", "as_field", "astype", "bool",
+    "abs", "capture_cuda_graph", "arccos", "arcsin", "arctan", "as_connectivity", "as_field", "astype", "bool",
     "broadcast", "cbrt", "ceil", "concat_where", "cos", "cosh", "cpu", "domain", "empty", "exp",
     "field_operator", "float32", "float64", "floor", "fmod", "full", "gpu", "gtfn_cpu", "gtfn_gpu",
     "int8", "int16", "int32", "int64", "isfinite", "isinf", "isnan", "log", "max_over", "maximum",

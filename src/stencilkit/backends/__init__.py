@@ -42,3 +42,11 @@ def embedded_runner(program: ir.Program, flat: tuple[ir.Param, ...]) -> Any:
     from .embedded import EmbeddedRunner
 
     return EmbeddedRunner(program, flat)
+
+
+def capture_cuda_graph(body: Any, stream: Any = None) -> Any:
+    """Capture the GPU program calls made by ``body()`` into a CUDA graph to replay (see
+    ``backends/cuda/graphs.py``); call each program once before capturing it."""
+    from .cuda.graphs import capture_cuda_graph as capture
+
+    return capture(body, stream)

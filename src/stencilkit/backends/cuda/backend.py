@@ -19,6 +19,9 @@ from .codegen import chunk_variants, generate_cuda, grid_dims, kernel_name, x_al
 from .runtime import Launcher, Module, cupy, device_arch, device_name
 from .tuning import choose_blocks
 
+#: True while a CUDA graph is being captured (see graphs.py): no tuning or first launches then.
+CAPTURING = False
+
 
 @dataclass
 class KernelLaunch:
@@ -42,6 +45,10 @@ class LoadedCuda:
     def launch(self, plan: Plan, buf: np.ndarray) -> None:
         stream = self.cupy.cuda.get_current_stream().ptr
         launches = plan.extra.get("launches")
+        if launches is None and CAPTURING:
+            from .graphs import refuse_unconfigured_launch
+
+            refuse_unconfigured_launch(self.sprog.name)
         if launches is None:  # first call of this plan: pick block shapes, bind the argument block
             launches = plan.extra["launches"] = self._configure(plan, buf, stream)
         for kl in launches:
@@ -102,6 +109,10 @@ class CudaTarget:
         return source, key, get_or_build(key, build, {"program": sprog.name, "target": f"cuda sm_{arch}"})
 
     def compile(self, sprog: ir.StencilProgram, layout: ArgLayout, spec: Specialization) -> LoadedCuda:
+        if CAPTURING:  # loading a module is not allowed while a stream is being captured
+            from .graphs import refuse_unconfigured_launch
+
+            refuse_unconfigured_launch(sprog.name)
         source, key, entry = self.build(sprog, layout)
         if key in self._loaded:
             return self._loaded[key]

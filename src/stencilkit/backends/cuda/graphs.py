@@ -1,0 +1,66 @@
+"""CUDA graphs for time loops: capture a sequence of program calls once, replay it many times.
+
+A replay submits every kernel of the captured calls with one driver call, which removes the
+per-launch cost of Python and of the driver from a time loop over small grids.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from ...core.errors import StencilValueError
+from .runtime import cupy
+
+
+class CudaGraph:
+    """A captured sequence of GPU program calls; ``replay()`` runs it again on its stream.
+
+    The captured calls keep the argument addresses they were captured with: replays read and
+    write the same fields (update their contents in place between replays, not the fields).
+    """
+
+    def __init__(self, graph: Any, stream: Any) -> None:
+        self._graph = graph
+        self.stream = stream
+
+    def replay(self, times: int = 1) -> None:
+        for _ in range(times):
+            self._graph.launch(self.stream)
+
+    def synchronize(self) -> None:
+        self.stream.synchronize()
+
+
+def capture_cuda_graph(body: Callable[[], Any], stream: Any = None) -> CudaGraph:
+    """Capture the GPU work of ``body()`` into a graph without running it.
+
+    Call each program once before capturing it: the first call of a program with new arguments
+    compiles it and times block shapes, which cannot happen during a capture.
+
+    >>> step(u, v, offset_provider={})             # first call: compile and tune
+    >>> graph = gtx.capture_cuda_graph(lambda: [step(u, v, offset_provider={}) for _ in range(10)])
+    >>> graph.replay(100)                          # 1000 steps
+    """
+    cp = cupy()
+    stream = stream or cp.cuda.Stream(non_blocking=True)
+    from . import backend
+
+    backend.CAPTURING = True
+    try:
+        with stream:
+            stream.begin_capture()
+            try:
+                body()
+            finally:
+                graph = stream.end_capture()
+    finally:
+        backend.CAPTURING = False
+    return CudaGraph(graph, stream)
+
+
+def refuse_unconfigured_launch(name: str) -> None:
+    raise StencilValueError(
+        f"{name}() is called for the first time with these arguments inside a CUDA graph capture;"
+        " its first call compiles and times kernels, which a capture cannot record",
+        hint="call the program once with the same arguments before capturing")
