@@ -119,3 +119,18 @@ def test_failed_cuda_build_reports_command_log_and_source(compiler: str, tmp_pat
     with open(err.source_path) as f:
         assert "this is not CUDA" in f.read()
     assert ("nvrtc" if compiler == "nvrtc" else "nvcc") in " ".join(err.command)
+
+
+def test_chunked_variants_are_built_separately(compiler: str) -> None:
+    """The z-chunked kernels are compiled only on request: small programs compile fast."""
+    a = gtx.as_field([I, J, K], _fortran((8, 6, 3)))
+    out = gtx.as_field([I, J, K], _fortran((8, 6, 3)))
+    runner = CompiledRunner(run_lap.definition, flat_params(run_lap.definition.params), CudaTarget(arch="90"))
+    sprog, layout, *_ = runner.prepare([a, out], {}, check_device=False)
+    plain_src, plain_key, plain = runner.target.build(sprog, layout)
+    var_src, var_key, variants = runner.target.build(sprog, layout, variants=True)
+    assert plain_key != var_key
+    assert b"sk_run_lap_k0_z8" not in (plain.path / "program.cubin").read_bytes()
+    cubin = (variants.path / "program.cubin").read_bytes()
+    for name in (b"sk_run_lap_k0", b"sk_run_lap_k0_z4", b"sk_run_lap_k0_z8", b"sk_run_lap_k0_z16"):
+        assert name in cubin

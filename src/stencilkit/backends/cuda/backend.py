@@ -15,9 +15,9 @@ from ...toolchain.cache import CacheEntry, cache_key, get_or_build
 from ...toolchain.cuda import compile_cubin, find_cuda_compiler
 from ..abi import ArgLayout, Specialization
 from ..compiled import Plan
-from .codegen import chunk_variants, generate_cuda, grid_dims, kernel_name, x_align
+from .codegen import PLAIN, chunk_variants, generate_cuda, grid_dims, kernel_name, x_align
 from .runtime import Launcher, Module, cupy, device_arch, device_name
-from .tuning import choose_blocks
+from .tuning import choose_blocks, worth_searching
 
 #: True while a CUDA graph is being captured (see graphs.py): no tuning or first launches then.
 CAPTURING = False
@@ -40,7 +40,14 @@ class LoadedCuda:
     layout: ArgLayout
     built: bool
     path: Path | None = None
+    build_variants: Any = None  # () -> Module with every variant: compiled only when a search needs it
     cupy: Any = field(default_factory=cupy)
+    _variants: Module | None = None
+
+    def variant_module(self) -> Module:
+        if self._variants is None:
+            self._variants = self.build_variants()
+        return self._variants
 
     def launch(self, plan: Plan, buf: np.ndarray) -> None:
         stream = self.cupy.cuda.get_current_stream().ptr
@@ -57,8 +64,6 @@ class LoadedCuda:
     def _configure(self, plan: Plan, buf: np.ndarray, stream: int) -> list[KernelLaunch]:
         result = []
         for ki, k in enumerate(self.sprog.kernels):
-            launchers = {v: Launcher(self.module.functions[kernel_name(self.sprog, ki, v)], buf)
-                         for v in chunk_variants(k, self.layout)}
             sizes = dict(zip(k.dims, (len(r) for r in plan.domains[ki])))
             gdims = grid_dims(k, self.layout)
             extents = [sizes[d] for d in gdims]
@@ -68,6 +73,12 @@ class LoadedCuda:
                 lo = plan.domains[ki][k.dims.index(gdims[0])].start
                 origin = int(buf[out.origins[out.unit_dim]])  # type: ignore[index]
                 extents[0] += (lo - origin) % align
+            variants = chunk_variants(k, self.layout)
+            if len(variants) > 1 and worth_searching(k, extents):
+                module = self.variant_module()
+            else:
+                module, variants = self.module, (PLAIN,)
+            launchers = {v: Launcher(module.functions[kernel_name(self.sprog, ki, v)], buf) for v in variants}
             variant, blocks = choose_blocks(k, extents, launchers, stream, self.path,
                                             device_name(self.module.device_id))
             result.append(KernelLaunch(launchers[variant], grid_for(extents, blocks, variant.chunk), blocks,
@@ -92,12 +103,15 @@ class CudaTarget:
         self.arch = arch  # None: the device's own compute capability
         self._loaded: dict[str, LoadedCuda] = {}
 
-    def generate(self, sprog: ir.StencilProgram, layout: ArgLayout) -> str:
-        return generate_cuda(sprog, layout)
+    def generate(self, sprog: ir.StencilProgram, layout: ArgLayout, variants: bool = False) -> str:
+        return generate_cuda(sprog, layout, variants)
 
-    def build(self, sprog: ir.StencilProgram, layout: ArgLayout) -> tuple[str, str, CacheEntry]:
-        """Generate and compile (through the cache); no GPU needed when ``arch`` is given."""
-        source = self.generate(sprog, layout)
+    def build(self, sprog: ir.StencilProgram, layout: ArgLayout,
+              variants: bool = False) -> tuple[str, str, CacheEntry]:
+        """Generate and compile (through the cache); no GPU needed when ``arch`` is given.
+        ``variants``: also the z-chunked kernels (several times slower to compile, so built only
+        when a block search on a large domain needs them)."""
+        source = self.generate(sprog, layout, variants)
         arch = self.arch or device_arch(self.device_id)
         compiler = find_cuda_compiler()
         key = cache_key([("ir", str(sprog)), ("source", source), *compiler.key_parts(arch)])
@@ -116,8 +130,14 @@ class CudaTarget:
         source, key, entry = self.build(sprog, layout)
         if key in self._loaded:
             return self._loaded[key]
-        names = [kernel_name(sprog, i, v) for i, k in enumerate(sprog.kernels) for v in chunk_variants(k, layout)]
+        names = [kernel_name(sprog, i) for i in range(len(sprog.kernels))]
         module = Module((entry.path / "program.cubin").read_bytes(), names, self.device_id)
-        loaded = LoadedCuda(source, module, names, sprog, layout, entry.built, entry.path)
+
+        def build_variants() -> Module:
+            _, _, ventry = self.build(sprog, layout, variants=True)
+            vnames = [kernel_name(sprog, i, v) for i, k in enumerate(sprog.kernels) for v in chunk_variants(k, layout)]
+            return Module((ventry.path / "program.cubin").read_bytes(), vnames, self.device_id)
+
+        loaded = LoadedCuda(source, module, names, sprog, layout, entry.built, entry.path, build_variants)
         self._loaded[key] = loaded
         return loaded

@@ -27,6 +27,15 @@ def _idempotent(k: ir.Kernel) -> bool:
 
 
 TUNING_FILE = "tuning.json"
+SEARCH_MIN_POINTS = 1 << 18  # smaller launches are dominated by launch latency: no search
+
+
+def worth_searching(k: ir.Kernel, extents: list[int]) -> bool:
+    """Whether the first launch of ``k`` over ``extents`` times block shapes and variants."""
+    total = 1
+    for e in extents:
+        total *= e
+    return total >= SEARCH_MIN_POINTS and _idempotent(k)
 
 
 def _load(cache_dir: Path | None, name: str) -> tuple[Variant, tuple[int, int, int]] | None:
@@ -70,10 +79,7 @@ def choose_blocks(k: ir.Kernel, extents: list[int], launchers: dict[Variant, Any
     from .backend import grid_for
 
     candidates = _CANDIDATES_2D if len(extents) >= 2 and extents[1] > 1 else _CANDIDATES_1D
-    total = 1
-    for e in extents:
-        total *= e
-    if total < 1 << 18 or not _idempotent(k):
+    if not worth_searching(k, extents):
         best = (PLAIN, (64, 4, 1) if candidates is _CANDIDATES_2D else candidates[1])
         _CHOSEN[key] = best
         return best
