@@ -19,6 +19,7 @@ ALLOWED = {
     "toolchain": {"core"},
     "backends": {"core", "ir", "toolchain", "storage", "fields"},
     "distributed": {"core", "storage", "fields"},
+    "meshes": {"core", "fields"},
 }
 
 

@@ -119,3 +119,22 @@ def test_table_pointing_outside_the_field_is_refused(case, rng) -> None:
         run(case.field([Cell, K], rng.standard_normal((N_CELLS, N_LEVELS))),
             case.field([Edge, K], rng.standard_normal((N_EDGES, N_LEVELS))),
             offset_provider={"E2C": case.connectivity([Edge, E2CDim], Cell, e2c)})
+
+
+def test_read_through_a_missing_neighbour_is_refused(case, rng) -> None:
+    e2c, _ = _tables(rng)
+    e2c[7, 1] = -1  # edge 7 has one cell only (a boundary edge)
+
+    @gtx.program(backend=case.backend)
+    def run(c: Field[Dims[Cell, K], float64], out: Field[Dims[Edge, K], float64], lo: gtx.int32):
+        edge_diff(c, out=out, domain={Edge: (lo, N_EDGES), K: (0, N_LEVELS)})
+
+    table = case.connectivity([Edge, E2CDim], Cell, e2c, skip_value=-1)
+    cd = rng.standard_normal((N_CELLS, N_LEVELS))
+    od = rng.standard_normal((N_EDGES, N_LEVELS))
+    out = case.field([Edge, K], od)
+    with pytest.raises(ValueError, match=r"reads through E2C\[1\], but the table has no neighbour there .* the first at 7"):
+        run(case.field([Cell, K], cd), out, 0, offset_provider={"E2C": table})
+    np.testing.assert_array_equal(out.asnumpy(), od)  # nothing ran
+    run(case.field([Cell, K], cd), out, 8, offset_provider={"E2C": table})  # the edges after 7 are fine
+    np.testing.assert_allclose(out.asnumpy()[8:], (cd[e2c[:, 1]] - cd[e2c[:, 0]])[8:], rtol=1e-14)

@@ -175,6 +175,7 @@ def check_kernel_bounds(k: ir.Kernel, dom: tuple[UnitRange, ...], fields: Mappin
     where = dict(zip(k.dims, dom))
     if any(len(r) == 0 for r in dom):
         return
+    _check_no_missing_neighbours(k, where, tables)
     for name in k.outs:
         f = fields[name]
         for d, r in where.items():
@@ -205,13 +206,9 @@ def check_kernel_bounds(k: ir.Kernel, dom: tuple[UnitRange, ...], fields: Mappin
                 _check_table_targets(t, tables[t], name, f, d)
 
 
-_TABLE_CHECKED: dict[tuple[int, Any, Any], None] = {}
-
-
 def _check_table_targets(tname: str, table: Any, fname: str, f: Any, d: Dimension) -> None:
-    key = (id(table), table._sig, (f.domain[d].start, f.domain[d].stop))
-    if key in _TABLE_CHECKED:
-        return
+    # Not cached by table identity: ids are reused after a table is freed. Compiled backends
+    # run this once per argument signature anyway.
     data = table.asnumpy()
     skip = table.skip_value
     valid = data[data != skip] if skip is not None else data
@@ -223,8 +220,35 @@ def _check_table_targets(tname: str, table: Any, fname: str, f: Any, d: Dimensio
     if skip is None and (data < 0).any():
         raise StencilValueError(f"neighbour table '{tname}' holds negative indices but no skip_value",
                                 hint="pass skip_value=-1 to as_connectivity")
-    _TABLE_CHECKED[key] = None
 
 
 def _where(k: ir.Kernel) -> str:
     return f"{k.where}: in {k.name}(): " if k.where else f"{k.name}(): "
+
+
+def _check_no_missing_neighbours(k: ir.Kernel, where: Mapping[Dimension, UnitRange],
+                                 tables: Mapping[str, Any]) -> None:
+    """A read through one chosen neighbour (``c(E2C[1])``) outside a reduction has no value where
+    the table holds its skip value: refuse the call if that happens inside the domain."""
+    from ..ir.visit import walk
+
+    for value in k.values:
+        for x in walk(value):
+            if not (isinstance(x, ir.Lookup) and isinstance(x.neighbor, ir.ConstIndex)
+                    and isinstance(x.source, ir.Pos)):
+                continue
+            table = tables[x.table]
+            if table.skip_value is None or x.source.dim not in where:
+                continue
+            rows = where[x.source.dim].shifted(x.source.offset)
+            start = rows.start - table.domain.ranges[0].start
+            column = table.asnumpy()[start:start + len(rows), x.neighbor.value]
+            missing = (column == table.skip_value).nonzero()[0]
+            if missing.size:
+                first = rows.start + int(missing[0])
+                raise StencilValueError(
+                    f"{_where(k)}reads through {x.table}[{x.neighbor.value}], but the table has no"
+                    f" neighbour there (skip value {table.skip_value}) at {missing.size} of the"
+                    f" {len(rows)} points of the domain along {x.source.dim}, the first at {first}",
+                    hint="restrict domain= to points that have this neighbour, or use a reduction"
+                    " (neighbor_sum, max_over, min_over), which skips missing neighbours")
