@@ -11,18 +11,20 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from .backends import Backend, embedded_runner
-from .backends.binding import flatten_args
+from .backends.binding import flatten_args, wrap_arrays
 from .core.dims import Dimension
 from .core.errors import StencilTypeError
 from .core.types import FieldType, ScalarType, TupleType, TypeSpec
 from .frontend.parse import ProgramParser, build_apply, parse_field_operator
+from .frontend.scans import scan_call
 from .frontend.source import SourceFunction
+from .frontend.typing_rules import TypingError
 from .ir import nodes as ir
 from .ir.lower import flat_params
 
 
 def _runner(program: ir.Program, backend: Backend | None) -> Any:
-    flat = flat_params(program.params)
+    flat = flat_params(program.params + program.temps)
     if backend is None:
         return embedded_runner(program, flat)
     if not isinstance(backend, Backend):
@@ -40,8 +42,9 @@ class Program:
         self.__name__ = definition.name
         self.__doc__ = getattr(fn, "__doc__", None)
         self._runner = _runner(definition, backend)
-        self._simple = not any(isinstance(p.type, TupleType) for p in definition.params)
+        self._simple = not any(isinstance(p.type, TupleType) for p in definition.params) and not definition.temps
         self._nparams = len(definition.params)
+        self._temps = _Temporaries(definition) if definition.temps else None
 
     def __repr__(self) -> str:
         return f"<stencilkit program {self.definition.name} on {self.backend or 'embedded'}>"
@@ -58,12 +61,18 @@ class Program:
         if self._simple and not kwargs and len(args) == self._nparams:
             self._runner(list(args), offset_provider)  # the common case, kept short
             return
+        self._runner(self._flat(args, kwargs), offset_provider)
+
+    def _flat(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> list[Any]:
+        """The runner's arguments: flattened, with the temporaries appended."""
         flat = flatten_args(self.definition.params, args, kwargs, self.definition.name)
-        self._runner(flat, offset_provider)
+        if self._temps is not None:
+            flat.extend(self._temps.fields(flat))
+        return flat
 
     def compile(self, *args: Any, offset_provider: Mapping[str, Any] | None = None, **kwargs: Any) -> Program:
         """Build ahead of time for arguments like these (nothing runs); returns ``self``."""
-        flat = flatten_args(self.definition.params, args, kwargs, self.definition.name)
+        flat = self._flat(args, kwargs)
         plan_of = getattr(self._runner, "plan_for", None)
         if plan_of is not None:
             plan_of(flat, offset_provider)
@@ -71,7 +80,7 @@ class Program:
 
     def inspect(self, *args: Any, offset_provider: Mapping[str, Any] | None = None, **kwargs: Any) -> dict[str, str]:
         """The stages for arguments like these: ``ir``, ``stencil_ir`` and, on compiled backends, ``source``."""
-        flat = flatten_args(self.definition.params, args, kwargs, self.definition.name)
+        flat = self._flat(args, kwargs)
         out = {"ir": str(self.definition)}
         plan_of = getattr(self._runner, "plan_for", None)
         if plan_of is not None:
@@ -79,6 +88,56 @@ class Program:
             out["stencil_ir"] = str(plan.sprog)
             out["source"] = plan.loaded.source
         return out
+
+
+class _Temporaries:
+    """Allocates a program's temporaries: each over the domain of the output of the statement
+    that consumes it, on that output's device; reused while that output's signature repeats."""
+
+    def __init__(self, definition: ir.Program) -> None:
+        self.flat = flat_params(definition.params)
+        names = [p.name for p in self.flat]
+        temp_names = {t.name for t in definition.temps}
+        self.temps = definition.temps
+        self.like: dict[str, int] = {}  # temporary -> flat index of the output it is shaped like
+        pending: list[str] = []
+        for stmt in definition.body:
+            written = [o.name for o in stmt.outs]
+            if all(w in temp_names for w in written):
+                pending.extend(written)
+                continue
+            for t in pending:
+                self.like[t] = names.index(written[0])
+            pending = []
+        self.cache: dict[tuple[str, Any], Any] = {}
+
+    def fields(self, flat: list[Any]) -> list[Any]:
+        from .fields import empty
+
+        result: list[Any] = []
+        for t in self.temps:
+            i = self.like[t.name]
+            out = flat[i]
+            if not hasattr(out, "domain"):
+                try:  # a raw array given for the output: the runner wraps it the same way
+                    out = wrap_arrays((self.flat[i],), [out])[0]
+                except Exception:
+                    pass
+            key = (t.name, getattr(out, "_sig", None))
+            f = self.cache.get(key)
+            if f is None:
+                assert isinstance(t.type, FieldType)
+                try:
+                    dom = {d: (out.domain[d].start, out.domain[d].stop) for d in t.type.dims}
+                    f = empty(dom, t.type.dtype, device=out.device)
+                except Exception:
+                    result.append(None)  # the output is not a field: the runner reports that first
+                    continue
+                if key[1] is not None:
+                    self.cache = {k: v for k, v in self.cache.items() if k[0] != t.name}
+                    self.cache[key] = f
+            result.append(f)
+        return result
 
 
 def program(definition: Callable[..., Any] | None = None, *, backend: Backend | None = None,
@@ -96,7 +155,8 @@ def program(definition: Callable[..., Any] | None = None, *, backend: Backend | 
 
 
 class FieldOperator:
-    """A field operator: call it from a program or field operator, or directly with ``out=``."""
+    """A field operator: call it from a program or field operator, or directly, with ``out=`` or
+    without (then it returns new fields over the domain where the result is defined)."""
 
     def __init__(self, fn: Callable[..., Any], backend: Backend | None, scan: tuple[Any, ...] | None = None,
                  parsed: tuple[ir.FieldOperator, SourceFunction] | None = None) -> None:
@@ -118,13 +178,79 @@ class FieldOperator:
     def __call__(self, *args: Any, out: Any = None, domain: Any = None,
                  offset_provider: Mapping[str, Any] | None = None) -> Any:
         if out is None:
-            raise StencilTypeError(
-                f"{self.__name__}() called outside a program needs out=",
-                hint=f"{self.__name__}(..., out=result_field, offset_provider={{...}})")
+            out = self._allocate_result(args, domain, offset_provider)
+            self(*args, out=out, domain=domain, offset_provider=offset_provider)
+            return out
         prog = self._program_for(args, out, domain)
         dom_args = _domain_args(domain)
         prog(*args, out, *dom_args, offset_provider=offset_provider)
         return None
+
+    def _result_type(self, arg_types: tuple[TypeSpec, ...]) -> TypeSpec:
+        scan = self.__stencilkit_scan__
+        if scan is None:
+            return self.definition.body.type
+        params = self.definition.params[1:]
+        try:
+            call = scan_call(self.definition, scan, [ir.Ref(p.name, t) for p, t in zip(params, arg_types)])
+        except TypingError as err:
+            raise StencilTypeError(f"{self.__name__}(): {err.message}", hint=err.hint) from None
+        return call.type
+
+    def _allocate_result(self, args: tuple[Any, ...], domain: Any, offset_provider: Mapping[str, Any] | None) -> Any:
+        """New fields for the result of a call without ``out=``: over ``domain`` if given, else
+        over the largest domain where every read stays inside the arguments, on their device."""
+        arg_types = tuple(_type_of_value(a) for a in args)
+        rtype = self._result_type(arg_types)
+        leaves = _leaves(rtype)
+        if not leaves or not all(isinstance(t, FieldType) for t in leaves):
+            raise StencilTypeError(f"{self.__name__}() returns {rtype}: call it with out= or from another operator")
+        dims = leaves[0].dims  # type: ignore[union-attr]
+        fields = [a for a in _leaves_of(args) if hasattr(a, "domain") and hasattr(a, "device")]
+        tables = {k: v for k, v in (offset_provider or {}).items() if hasattr(v, "domain") and hasattr(v, "device")}
+        devices = [f.device for f in fields] or [t.device for t in tables.values()]
+        if not devices:
+            raise StencilTypeError(f"{self.__name__}() without out= needs at least one field argument")
+        if domain is not None:
+            from .core.domain import domain as make_domain
+
+            d = make_domain(domain)
+            ranges = {dim: (r.start, r.stop) for dim, r in zip(d.dims, d.ranges)}
+        else:
+            ranges = self._inferred_domain(args, arg_types, rtype, dims, tables, offset_provider)
+        from .fields import empty
+
+        def alloc(t: TypeSpec) -> Any:
+            if isinstance(t, TupleType):
+                return tuple(alloc(s) for s in t.types)
+            assert isinstance(t, FieldType)
+            return empty({d: ranges[d] for d in t.dims}, t.dtype, device=devices[0])
+
+        return alloc(rtype)
+
+    def _inferred_domain(self, args: tuple[Any, ...], arg_types: tuple[TypeSpec, ...], rtype: TypeSpec,
+                         dims: tuple[Dimension, ...], tables: dict[str, Any],
+                         offset_provider: Mapping[str, Any] | None) -> dict[Dimension, tuple[int, int]]:
+        from .backends.binding import table_infos
+        from .ir.extents import output_domain
+        from .ir.lower import lower_program
+
+        prog = self._direct_program(arg_types, rtype, ())
+        sprog = lower_program(prog, table_infos(offset_provider, prog))
+        values = flatten_args(prog.params[:len(args)], args, {}, self.__name__)
+        flat = flat_params(prog.params[:len(args)])
+        have = {p.name: {d: v.domain[d] for d in v.domain.dims} for p, v in zip(flat, values)
+                if isinstance(p.type, FieldType) and hasattr(v, "domain")}
+        have.update({t: {d: v.domain[d] for d in v.domain.dims} for t, v in tables.items()})
+        dims_of = {p.name: p.type.dims for p in sprog.params if isinstance(p.type, FieldType)}
+        dims_of.update({t: tuple(v.domain.dims) for t, v in tables.items()})
+        found = output_domain(sprog.kernels, dims, have, dims_of)
+        missing = [d for d in dims if d not in found]
+        if missing:
+            raise StencilTypeError(
+                f"{self.__name__}(): cannot tell the result's range along {', '.join(map(str, missing))}"
+                " from the arguments", hint="pass out= (or domain=)")
+        return {d: (found[d].start, found[d].stop) for d in dims}
 
     def _program_for(self, args: tuple[Any, ...], out: Any, domain: Any) -> Program:
         out_type = _type_of_value(out)
@@ -143,20 +269,13 @@ class FieldOperator:
             raise StencilTypeError(f"{self.__name__}() takes {len(params)} arguments, got {len(arg_types)}")
         out_p = ir.Param("__out", out_type)
         dom_params = [ir.Param(f"__dom_{d.value}_{e}", ScalarType("int64")) for d in dom_dims for e in ("lo", "hi")]
-        out_ref = ir.Ref("__out", out_type)
-        outs_expr: ir.Expr = out_ref
-        if isinstance(out_type, TupleType):
-            outs_expr = ir.MakeTuple(tuple(ir.TupleGet(out_ref, i, t) for i, t in enumerate(out_type.types)), out_type)
-        from .frontend.parse import _flatten_refs
-
-        outs = _flatten_refs(outs_expr) or ()
-        outs = tuple(ir.Ref(f"__out__{i}", o.type) if isinstance(out_type, TupleType) else o for i, o in enumerate(outs))
+        outs = tuple(ir.Ref(p.name, p.type) for p in flat_params((out_p,)))
         domain = tuple(ir.DomainRange(d, ir.Ref(f"__dom_{d.value}_lo", ScalarType("int64")),
                                       ir.Ref(f"__dom_{d.value}_hi", ScalarType("int64"))) for d in dom_dims)
         user_params = tuple(ir.Param(p.name, t) for p, t in zip(params, arg_types))
         args = [ir.Ref(p.name, p.type) for p in user_params]
-        apply = build_apply(self, args, outs, domain, self._src, self._src.tree, _NoBuilder(self))  # type: ignore[arg-type]
-        return ir.Program(self.__name__, (*user_params, out_p, *dom_params), (apply,))
+        stmts, temps = build_apply(self, args, outs, domain, self._src, self._src.tree, _NoBuilder(self))  # type: ignore[arg-type]
+        return ir.Program(self.__name__, (*user_params, out_p, *dom_params), tuple(stmts), tuple(temps))
 
 
 class _NoBuilder:
@@ -169,6 +288,14 @@ class _NoBuilder:
         if arg.type != p.type:
             raise StencilTypeError(f"{callee}(): argument '{p.name}' must be {p.type}, got {arg.type}")
         return arg
+
+
+def _leaves(t: TypeSpec) -> list[TypeSpec]:
+    return [x for s in t.types for x in _leaves(s)] if isinstance(t, TupleType) else [t]
+
+
+def _leaves_of(v: Any) -> list[Any]:
+    return [x for s in v for x in _leaves_of(s)] if isinstance(v, tuple | list) else [v]
 
 
 def _type_of_value(v: Any) -> TypeSpec:

@@ -170,7 +170,7 @@ def kernel_domain(k: ir.Kernel, fields: Mapping[str, Any], scalars: Mapping[str,
 
 
 def check_kernel_bounds(k: ir.Kernel, dom: tuple[UnitRange, ...], fields: Mapping[str, Any],
-                        tables: Mapping[str, Any]) -> None:
+                        tables: Mapping[str, Any], scalars: Mapping[str, Any] | None = None) -> None:
     """Refuse writes outside an output and reads outside an input, before anything runs."""
     where = dict(zip(k.dims, dom))
     if any(len(r) == 0 for r in dom):
@@ -185,7 +185,8 @@ def check_kernel_bounds(k: ir.Kernel, dom: tuple[UnitRange, ...], fields: Mappin
                     f" is {f.domain[d]}", hint="shrink domain= or allocate a larger output field")
     dims_of = {n: tuple(f.domain.dims) for n, f in fields.items() if hasattr(f, "domain")}
     dims_of.update({n: tuple(t.domain.dims) for n, t in tables.items() if hasattr(t, "domain")})
-    for name, ext in read_extents(k, dims_of).items():
+    # reads guarded by concat_where conditions count only where their condition selects them
+    for name, ext in read_extents(k, dims_of, where, scalars).items():
         f = fields.get(name, tables.get(name))
         if f is None or not hasattr(f, "domain"):
             continue

@@ -45,7 +45,7 @@ template <class T> SK_FN T sk_floordiv(T a, T b) {
   else { T q = a / b; return (q * b != a && ((a < T(0)) != (b < T(0)))) ? q - 1 : q; }
 }
 template <class T> SK_FN T sk_mod(T a, T b) {
-  if constexpr (sk_is_float<T>::value) { return fmod(a, b); }
+  if constexpr (sk_is_float<T>::value) { T r = fmod(a, b); return (r != T(0) && ((r < T(0)) != (b < T(0)))) ? r + b : r; }
   else { T r = a % b; return (r != 0 && ((r < T(0)) != (b < T(0)))) ? r + b : r; }
 }
 template <class T> SK_FN T sk_min(T a, T b) { return b < a ? b : a; }
@@ -164,7 +164,10 @@ class ExprEmitter:
         return self.target.binary[e.op].format(self.emit(e.left), self.emit(e.right), t=t)
 
     def _UnaryOp(self, e: ir.UnaryOp) -> str:
-        return self.target.unary[e.op].format(self.emit(e.operand))
+        op = e.op
+        if op == "~" and getattr(e.type, "dtype", None) == "bool":
+            op = "not"  # C's ~ on a bool promotes to int: ~true == -2, which is true again
+        return self.target.unary[op].format(self.emit(e.operand))
 
     def _IfElse(self, e: ir.IfElse) -> str:
         return f"({self.emit(e.cond)} ? {self.emit(e.true)} : {self.emit(e.false)})"
@@ -172,13 +175,18 @@ class ExprEmitter:
     def _Call(self, e: ir.Call) -> str:
         t = ctype(e.type.dtype)  # type: ignore[union-attr]
         args = [self.emit(a) for a in e.args]
-        if e.fn == "where":
+        if e.fn in ("where", "concat_where"):
+            # C's ?: evaluates only the chosen branch: a concat_where branch is read only where
+            # its condition selects it.
             return f"({args[0]} ? ({t})({args[1]}) : ({t})({args[2]}))"
         if e.fn == "astype":
             return f"(({t})({args[0]}))"
         if e.fn == "broadcast":
             return args[0]
         return "(" + self.target.calls[e.fn].format(*args) + ")"
+
+    def _IndexValue(self, e: ir.IndexValue) -> str:
+        return f"((int64_t){self.index(e.index)})"
 
     def _Valid(self, e: ir.Valid) -> str:
         table = self.layout.field(e.table)

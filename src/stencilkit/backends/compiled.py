@@ -187,7 +187,7 @@ class CompiledRunner:
         domains = []
         for k in sprog.kernels:
             dom = kernel_domain(k, fields, scalars)
-            check_kernel_bounds(k, dom, fields, tables)
+            check_kernel_bounds(k, dom, fields, tables, scalars)
             domains.append(dom)
         loaded = self.target.compile(sprog, layout, spec)
         buf = np.zeros(layout.size, dtype=np.int64)

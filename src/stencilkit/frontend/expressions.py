@@ -9,12 +9,13 @@ from typing import Any
 import numpy as np
 
 from ..core.dims import CartesianOffset, Dimension, DimensionKind, FieldOffset, FieldOffsetElement
-from ..core.dtypes import dtype_name, is_bool, is_float
+from ..core.dtypes import dtype_name, is_bool, is_float, is_integral
 from ..core.types import FieldType, ScalarType, TupleType, canonical_dims
 from ..ir import nodes as ir
 from ..ir.ops import BINARY_OPS, MATH_BUILTINS, REDUCTIONS, UNARY_OPS
-from ..ir.visit import substitute
+from ..ir.visit import substitute, walk
 from .builtins import Builtin
+from .scans import scan_call
 from .source import SourceFunction
 from .typing_rules import (
     TypingError,
@@ -27,6 +28,14 @@ from .typing_rules import (
 )
 
 _PY_TO_BUILTIN = {py_builtins.abs: "abs", py_builtins.min: "minimum", py_builtins.max: "maximum"}
+
+
+#: The dtype of an index along a dimension (``K`` in ``K == 0``); the loops count in int64.
+INDEX_DTYPE = "int64"
+
+
+def _is_pair(node: ast.expr) -> bool:
+    return isinstance(node, ast.Tuple) and len(node.elts) == 2
 
 
 def literal(value: Any) -> ir.Literal:
@@ -108,6 +117,14 @@ class ExprBuilder:
         return ir.MakeTuple(elems, TupleType(tuple(e.type for e in elems)))
 
     def _Subscript(self, node: ast.Subscript) -> ir.Expr:
+        if isinstance(node.value, ast.Name | ast.Attribute) and not (
+                isinstance(node.value, ast.Name) and node.value.id in self.symbols):
+            value = self.resolve(node.value)
+            if isinstance(value, tuple | list) and isinstance(node.slice, ast.Constant) and isinstance(node.slice.value, int):
+                try:
+                    return self._constant_value(node, value[node.slice.value])  # a global constant tuple
+                except (IndexError, TypeError):
+                    raise self.error(node, f"'{ast.unparse(node)}' is not a valid index") from None
         base = self.build(node.value)
         if not isinstance(base.type, TupleType):
             raise self.error(node, "only tuples can be indexed", hint="to shift a field write a(I + 1)")
@@ -143,9 +160,30 @@ class ExprBuilder:
         if len(node.ops) != 1:
             raise self.error(node, "chained comparisons are not supported", hint="write (a < b) & (b < c)")
         op = BINARY_OPS[type(node.ops[0]).__name__]
-        left, right = self.build(node.left), self.build(node.comparators[0])
+        left, right = self._compared(node.left), self._compared(node.comparators[0])
+        if isinstance(left, ir.DimIndex) or isinstance(right, ir.DimIndex):
+            left, right = self._index_operand(node, left), self._index_operand(node, right)
         left, right, t = self.wrap(node, binop_type, op, left, right)
         return ir.BinOp(op, left, right, t)
+
+    def _compared(self, node: ast.expr) -> ir.Expr:
+        """An operand of a comparison; a dimension stands for the index along it (``K == 0``)."""
+        if isinstance(node, ast.Name | ast.Attribute) and not (isinstance(node, ast.Name) and node.id in self.symbols):
+            value = self.resolve(node)
+            if isinstance(value, Dimension):
+                return ir.DimIndex(value, FieldType((value,), INDEX_DTYPE))
+        return self.build(node)
+
+    def _index_operand(self, node: ast.AST, e: ir.Expr) -> ir.Expr:
+        """Compare indices as int64: integer scalars of other widths are converted."""
+        if isinstance(e, ir.DimIndex) or (isinstance(e, ir.Literal) and e.weak):
+            return e
+        if not (isinstance(e.type, ScalarType) and is_integral(e.type.dtype)):
+            raise self.error(node, f"an index can be compared only with integer scalars, not {e.type}",
+                             hint="e.g. concat_where(K == 0, a, b) or concat_where(I < n - 1, a, b)")
+        if isinstance(e, ir.Literal):
+            return ir.Literal(int(e.value), ScalarType(INDEX_DTYPE))
+        return e if e.type.dtype == INDEX_DTYPE else ir.Call("astype", (e,), ScalarType(INDEX_DTYPE))
 
     def _UnaryOp(self, node: ast.UnaryOp) -> ir.Expr:
         op = UNARY_OPS[type(node.op).__name__]
@@ -260,11 +298,11 @@ class ExprBuilder:
 
     def _inline(self, node: ast.Call, op: Any) -> ir.Expr:
         fop: ir.FieldOperator = op.__stencilkit_operator__
-        if getattr(op, "__stencilkit_scan__", None) is not None:
-            raise self.error(node, f"scan operator {fop.name} can be called only as the whole"
-                             " result of a field operator or from a program")
+        scan = getattr(op, "__stencilkit_scan__", None)
         if node.keywords:
             raise self.error(node, f"{fop.name}() takes positional arguments only inside a field operator")
+        if scan is not None:
+            return self.wrap(node, scan_call, fop, scan, [self.build(a) for a in node.args])  # type: ignore[no-any-return]
         if len(node.args) != len(fop.params):
             raise self.error(node, f"{fop.name}() takes {len(fop.params)} arguments, got {len(node.args)}")
         mapping: dict[str, ir.Node] = {}
@@ -316,23 +354,22 @@ class ExprBuilder:
         mask, t, f = self._args(node, 3, "where")
         if self.wrap(node, dtype_of, mask.type) != "bool":
             raise self.error(node.args[0], f"the mask of where() must be boolean, got {mask.type}")
+        return self._select(node, "where", mask, t, f)
+
+    def _select(self, node: ast.Call, fn: str, mask: ir.Expr, t: ir.Expr, f: ir.Expr) -> ir.Expr:
+        """``where``/``concat_where`` of values or (nested) tuples, element by element."""
         if isinstance(t.type, TupleType) or isinstance(f.type, TupleType):
-            return self._where_tuple(node, mask, t, f)
+            if not (isinstance(t.type, TupleType) and isinstance(f.type, TupleType)) or len(t.type.types) != len(f.type.types):
+                raise self.error(node, f"{fn}() on tuples needs two tuples of the same length")
+            elems = []
+            for i in range(len(t.type.types)):
+                ti = t.elems[i] if isinstance(t, ir.MakeTuple) else ir.TupleGet(t, i, t.type.types[i])
+                fi = f.elems[i] if isinstance(f, ir.MakeTuple) else ir.TupleGet(f, i, f.type.types[i])
+                elems.append(self._select(node, fn, mask, ti, fi))
+            return ir.MakeTuple(tuple(elems), TupleType(tuple(e.type for e in elems)))
         t, f, dtype = self.wrap(node, unify_operands, t, f)
         dims = canonical_dims(tuple(dict.fromkeys((*dims_of(mask.type), *dims_of(t.type), *dims_of(f.type)))))
-        return ir.Call("where", (mask, t, f), make_type(dims, dtype))
-
-    def _where_tuple(self, node: ast.Call, mask: ir.Expr, t: ir.Expr, f: ir.Expr) -> ir.Expr:
-        if not (isinstance(t.type, TupleType) and isinstance(f.type, TupleType)) or len(t.type.types) != len(f.type.types):
-            raise self.error(node, "where() on tuples needs two tuples of the same length")
-        elems = []
-        for i in range(len(t.type.types)):
-            ti = t.elems[i] if isinstance(t, ir.MakeTuple) else ir.TupleGet(t, i, t.type.types[i])
-            fi = f.elems[i] if isinstance(f, ir.MakeTuple) else ir.TupleGet(f, i, f.type.types[i])
-            a, b, dtype = self.wrap(node, unify_operands, ti, fi)
-            dims = canonical_dims(tuple(dict.fromkeys((*dims_of(mask.type), *dims_of(a.type), *dims_of(b.type)))))
-            elems.append(ir.Call("where", (mask, a, b), make_type(dims, dtype)))
-        return ir.MakeTuple(tuple(elems), TupleType(tuple(e.type for e in elems)))
+        return ir.Call(fn, (mask, t, f), make_type(dims, dtype))
 
     def _builtin_astype(self, node: ast.Call) -> ir.Expr:
         if len(node.args) != 2 or node.keywords:
@@ -363,6 +400,32 @@ class ExprBuilder:
         return ir.Call("broadcast", (value,), FieldType(canonical_dims(dims), dtype))
 
     def _builtin_concat_where(self, node: ast.Call) -> ir.Expr:
-        raise self.error(node, "concat_where() is not supported yet by stencilkit",
-                         hint="use where() with a mask field for now")
+        if node.keywords or len(node.args) < 2:
+            raise self.error(node, "concat_where() takes a condition on indices and two values,"
+                             " e.g. concat_where(K == 0, a, b)")
+        if len(node.args) == 3 and not _is_pair(node.args[0]):
+            mask, t, f = (self.build(a) for a in node.args)
+            self._check_index_condition(node.args[0], mask)
+            return self._select(node, "concat_where", mask, t, f)
+        # concat_where((cond1, value1), (cond2, value2), ..., default)
+        *pairs, last = node.args
+        if not pairs or not all(_is_pair(p) for p in pairs):
+            raise self.error(node, "concat_where() takes (condition, value) pairs followed by a default value")
+        result = self.build(last)
+        for p in reversed(pairs):
+            cond_node, value_node = p.elts  # type: ignore[attr-defined]
+            mask = self.build(cond_node)
+            self._check_index_condition(cond_node, mask)
+            result = self._select(node, "concat_where", mask, self.build(value_node), result)
+        return result
+
+    def _check_index_condition(self, node: ast.expr, mask: ir.Expr) -> None:
+        ok = dims_of(mask.type) and isinstance(mask.type, FieldType) and mask.type.dtype == "bool"
+        for x in walk(mask):
+            if (isinstance(x, ir.Ref) and isinstance(x.type, FieldType)) or isinstance(x, ir.Shift | ir.Reduce | ir.ScanCall):
+                ok = False
+        if not ok:
+            raise self.error(node, f"the condition of concat_where() must compare dimensions with integers,"
+                             f" got '{ast.unparse(node)}'",
+                             hint="e.g. K == 0, (I < 2) | (I >= n - 2); for a boolean field use where()")
 

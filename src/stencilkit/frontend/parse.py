@@ -14,7 +14,9 @@ from ..ir import nodes as ir
 from ..ir.visit import substitute
 from .annotations import type_from_annotation
 from .expressions import ExprBuilder
+from .scans import flatten_value, scan_call, statements
 from .source import SourceFunction, parse_function
+from .typing_rules import TypingError
 
 
 def parse_params(src: SourceFunction, read_return: bool = True) -> tuple[tuple[ir.Param, ...], TypeSpec | None]:
@@ -66,8 +68,11 @@ def _body_expr(src: SourceFunction, builder: ExprBuilder, body: list[ast.stmt]) 
                 raise src.type_error(stmt.test, "an if statement needs a scalar boolean condition",
                                      hint="for fields use where(mask, a, b)")
             rest = body[i + 1:]
-            t = _body_expr(src, ExprBuilder(src, dict(builder.symbols)), stmt.body + rest)
-            f = _body_expr(src, ExprBuilder(src, dict(builder.symbols)), (stmt.orelse or []) + rest)
+            # a branch that returns ends there; one that does not continues with the rest
+            t_body = stmt.body + ([] if _returns(stmt.body) else rest)
+            f_body = (stmt.orelse or []) + ([] if _returns(stmt.orelse) else rest)
+            t = _body_expr(src, ExprBuilder(src, dict(builder.symbols)), t_body)
+            f = _body_expr(src, ExprBuilder(src, dict(builder.symbols)), f_body)
             if t.type != f.type:
                 raise src.type_error(stmt, f"the branches return different types: {t.type} and {f.type}")
             return ir.IfElse(cond, t, f, t.type)
@@ -78,6 +83,16 @@ def _body_expr(src: SourceFunction, builder: ExprBuilder, body: list[ast.stmt]) 
         raise src.type_error(stmt, f"'{ast.unparse(stmt).splitlines()[0]}': this statement is not part of the DSL",
                              hint="field operators hold assignments, if/else on scalars, and return")
     raise src.type_error(body[-1] if body else src.tree, "missing return statement")
+
+
+def _returns(body: list[ast.stmt]) -> bool:
+    """Whether ``body`` returns on every path."""
+    if not body:
+        return False
+    last = body[-1]
+    if isinstance(last, ast.Return):
+        return True
+    return isinstance(last, ast.If) and _returns(last.body) and _returns(last.orelse)
 
 
 def _bind(src: SourceFunction, builder: ExprBuilder, target: ast.expr, value: ir.Expr) -> None:
@@ -129,16 +144,19 @@ class ProgramParser:
 
     def parse(self) -> ir.Program:
         stmts: list[ir.Apply | ir.ScanApply] = []
+        temps: list[ir.Param] = []
         for stmt in self.src.tree.body:
             if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant):
                 continue
             if not (isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call)):
                 raise self.src.type_error(stmt, "a program body holds only calls of field operators with out=",
                                           hint="e.g. lap(a, out=b, domain={I: (1, n - 1)})")
-            stmts.append(self.statement(stmt.value))
-        return ir.Program(self.src.tree.name, self.params, tuple(stmts))
+            new, new_temps = self.statement(stmt.value, f"__tmp{len(stmts)}_")
+            stmts.extend(new)
+            temps.extend(new_temps)
+        return ir.Program(self.src.tree.name, self.params, tuple(stmts), tuple(temps))
 
-    def statement(self, call: ast.Call) -> ir.Apply | ir.ScanApply:
+    def statement(self, call: ast.Call, prefix: str) -> tuple[list[ir.Apply | ir.ScanApply], list[ir.Param]]:
         op = self.builder.resolve(call.func)
         fop: ir.FieldOperator | None = getattr(op, "__stencilkit_operator__", None)
         if fop is None:
@@ -153,7 +171,7 @@ class ProgramParser:
         args = [self.builder.build(a) for a in call.args]
         outs = self.outputs(kw["out"])
         domain = self.domain(kw["domain"]) if "domain" in kw else ()
-        return build_apply(op, args, outs, domain, self.src, call, self.builder)
+        return build_apply(op, args, outs, domain, self.src, call, self.builder, prefix)
 
     def outputs(self, node: ast.expr) -> tuple[ir.Ref, ...]:
         value = self.builder.build(node)
@@ -196,8 +214,7 @@ class ProgramParser:
 
 
 def _flatten_refs(e: ir.Expr) -> tuple[ir.Ref, ...] | None:
-    if isinstance(e, ir.Ref):
-        return (e,)
+    """The flattened parameters (``y``, ``y__0``...) that ``out=`` names, or None."""
     if isinstance(e, ir.MakeTuple):
         out: list[ir.Ref] = []
         for x in e.elems:
@@ -206,37 +223,49 @@ def _flatten_refs(e: ir.Expr) -> tuple[ir.Ref, ...] | None:
                 return None
             out.extend(sub)
         return tuple(out)
-    return None
-
-
-def _flatten_value(e: ir.Expr) -> tuple[ir.Expr, ...]:
+    name = _flat_name(e)
+    if name is None:
+        return None
     if isinstance(e.type, TupleType):
-        elems = e.elems if isinstance(e, ir.MakeTuple) else tuple(
-            ir.TupleGet(e, i, t) for i, t in enumerate(e.type.types))
-        return tuple(x for el in elems for x in _flatten_value(el))
-    return (e,)
+        return _flatten_refs(ir.MakeTuple(tuple(ir.Ref(f"{name}__{i}", t) for i, t in enumerate(e.type.types)),
+                                          e.type))
+    return (ir.Ref(name, e.type),)
+
+
+def _flat_name(e: ir.Expr) -> str | None:
+    if isinstance(e, ir.Ref):
+        return e.name
+    if isinstance(e, ir.TupleGet):
+        base = _flat_name(e.expr)
+        return None if base is None else f"{base}__{e.index}"
+    return None
 
 
 def build_apply(
     op: Any, args: list[ir.Expr], outs: tuple[ir.Ref, ...], domain: tuple[ir.DomainRange, ...],
-    src: SourceFunction, node: ast.AST, builder: ExprBuilder,
-) -> ir.Apply | ir.ScanApply:
-    """The statement that evaluates ``op(*args)`` into ``outs``."""
+    src: SourceFunction, node: ast.AST, builder: ExprBuilder, prefix: str = "__tmp",
+) -> tuple[list[ir.Apply | ir.ScanApply], list[ir.Param]]:
+    """The statements that evaluate ``op(*args)`` into ``outs``, and the temporaries they write
+    (named ``prefix0``, ``prefix1``...)."""
     fop: ir.FieldOperator = op.__stencilkit_operator__
     scan = getattr(op, "__stencilkit_scan__", None)
     params = fop.params[1:] if scan is not None else fop.params
     if len(args) != len(params):
         raise src.type_error(node, f"{fop.name}() takes {len(params)} arguments, got {len(args)}")
-    if scan is not None:
-        return _build_scan(op, fop, scan, args, outs, domain, src, node)
-    mapping = {p.name: builder.check_arg(node, a, p, fop.name) for p, a in zip(params, args)}
-    expr = substitute(fop.body, dict(mapping))
-    values = _flatten_value(expr)
-    if len(values) != len(outs):
-        raise src.type_error(node, f"{fop.name} returns {len(values)} value(s) but out= names {len(outs)} field(s)")
-    for v, o in zip(values, outs):
-        _check_out(src, node, v.type, o)
-    return ir.Apply(expr, outs, domain, fop.name, str(src.loc(node)))
+    try:
+        if scan is not None:
+            expr: ir.Expr = scan_call(fop, scan, args)
+        else:
+            mapping = {p.name: builder.check_arg(node, a, p, fop.name) for p, a in zip(params, args)}
+            expr = substitute(fop.body, dict(mapping))
+        values = flatten_value(expr)
+        if len(values) != len(outs):
+            raise src.type_error(node, f"{fop.name} returns {len(values)} value(s) but out= names {len(outs)} field(s)")
+        for v, o in zip(values, outs):
+            _check_out(src, node, v.type, o)
+        return statements(expr, outs, domain, fop.name, str(src.loc(node)), prefix)
+    except TypingError as err:
+        raise src.type_error(node, err.message, err.hint) from None
 
 
 def _check_out(src: SourceFunction, node: ast.AST, vt: TypeSpec, o: ir.Ref) -> None:
@@ -254,27 +283,3 @@ def _check_out(src: SourceFunction, node: ast.AST, vt: TypeSpec, o: ir.Ref) -> N
         raise src.type_error(node, f"result over [{', '.join(map(str, vdims))}] does not cover all dimensions"
                              f" of '{o.name}' [{', '.join(map(str, ot.dims))}]",
                              hint="use broadcast(value, (dims...)) to extend it")
-
-
-def _build_scan(op: Any, fop: ir.FieldOperator, scan: Any, args: list[ir.Expr], outs: tuple[ir.Ref, ...],
-                domain: tuple[ir.DomainRange, ...], src: SourceFunction, node: ast.AST) -> ir.ScanApply:
-    axis, forward, init = scan
-    carry = fop.params[0]
-    mapping: dict[str, ir.Node] = {}
-    for p, a in zip(fop.params[1:], args):
-        at = a.type
-        if isinstance(a, ir.Literal) and a.weak and isinstance(p.type, ScalarType):
-            a = ir.Literal(a.value, p.type)
-        elif isinstance(at, FieldType):
-            if at.dtype != getattr(p.type, "dtype", None):
-                raise src.type_error(node, f"argument '{p.name}' of {fop.name} must have dtype {p.type}, got {at}")
-            if axis not in at.dims:
-                raise src.type_error(node, f"argument '{p.name}' of scan {fop.name} must have the scan axis {axis}")
-        elif at != p.type:
-            raise src.type_error(node, f"argument '{p.name}' of {fop.name} must be {p.type}, got {at}")
-        mapping[p.name] = a
-    step = substitute(fop.body, mapping)
-    n_values = len(_flatten_value(ir.Ref(carry.name, carry.type)))
-    if n_values != len(outs):
-        raise src.type_error(node, f"{fop.name} returns {n_values} value(s) but out= names {len(outs)} field(s)")
-    return ir.ScanApply(axis, forward, carry.name, init, step, outs, domain, fop.name, str(src.loc(node)))

@@ -1,12 +1,26 @@
-"""Read extents: how far from the output point each field is read, per dimension."""
+"""Read extents: how far from the output point each field is read, per dimension.
+
+A read inside a ``concat_where`` branch happens only where the branch's condition selects it.
+Given the kernel's concrete domain (and the scalars the conditions use), such a read is
+counted only over the part of the domain its guard selects: ``concat_where(K == 0, a, a(K - 1))``
+over ``K: [0, n)`` reads ``a`` over ``[0, n - 1)``, not ``[-1, n - 1)``. Extents stay relative
+to the domain, so a caller checks ``[start + lo, stop + hi)`` either way.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 from ..core.dims import Dimension
+from ..core.domain import UnitRange
 from . import nodes as n
-from .visit import walk
+from .visit import children
+
+Intervals = list[tuple[int, int]]  # sorted, disjoint, half-open
+#: Per dimension, where a guard lets a read happen; a dimension not listed is unrestricted.
+Region = dict[Dimension, Intervals]
 
 
 @dataclass
@@ -18,28 +32,161 @@ class FieldExtent:
     indirect: dict[Dimension, set[str]] = field(default_factory=dict)
 
 
-def _note_index(ext: FieldExtent, d: Dimension, idx: n.Index) -> None:
-    if isinstance(idx, n.Pos):
-        lo, hi = ext.offsets.get(d, (idx.offset, idx.offset))
-        ext.offsets[d] = (min(lo, idx.offset), max(hi, idx.offset))
-    elif isinstance(idx, n.Lookup):
-        ext.indirect.setdefault(d, set()).add(idx.table)
+def _widen(ext: FieldExtent, d: Dimension, lo: int, hi: int) -> None:
+    old = ext.offsets.get(d)
+    ext.offsets[d] = (lo, hi) if old is None else (min(old[0], lo), max(old[1], hi))
 
 
-def read_extents(kernel: n.Kernel, dims_of: dict[str, tuple[Dimension, ...]]) -> dict[str, FieldExtent]:
+class _Extents:
+    def __init__(self, dims_of: Mapping[str, tuple[Dimension, ...]], domain: Mapping[Dimension, UnitRange] | None,
+                 scalars: Mapping[str, Any]) -> None:
+        self.dims_of = dims_of
+        self.domain = domain
+        self.scalars = scalars
+        self.result: dict[str, FieldExtent] = {}
+
+    def note(self, ext: FieldExtent, d: Dimension, idx: n.Index, guard: Region) -> None:
+        if isinstance(idx, n.Pos):
+            if self.domain is not None and idx.dim in guard and idx.dim in self.domain:
+                ivs, r = guard[idx.dim], self.domain[idx.dim]
+                # read over [first + offset, last + offset]: relative to the whole domain
+                _widen(ext, d, ivs[0][0] + idx.offset - r.start, ivs[-1][1] + idx.offset - r.stop)
+            else:
+                _widen(ext, d, idx.offset, idx.offset)
+        elif isinstance(idx, n.Lookup):
+            ext.indirect.setdefault(d, set()).add(idx.table)
+
+    def visit(self, e: n.Node, guard: Region) -> None:
+        if any(not ivs for ivs in guard.values()):
+            return  # the guard selects no point: nothing here is read
+        if isinstance(e, n.Access):
+            ext = self.result.setdefault(e.field, FieldExtent())
+            for d, idx in zip(self.dims_of[e.field], e.index):
+                self.note(ext, d, idx, guard)
+        if isinstance(e, n.Lookup | n.Valid):
+            ext = self.result.setdefault(e.table, FieldExtent())
+            self.note(ext, self.dims_of[e.table][0], e.source, guard)
+        if isinstance(e, n.Call) and e.fn == "concat_where" and self.domain is not None:
+            cond, t, f = e.args
+            self.visit(cond, guard)
+            self.visit(t, _intersect(guard, self.region(cond, False)))
+            self.visit(f, _intersect(guard, self.region(cond, True)))
+            return
+        for c in children(e):
+            self.visit(c, guard)
+
+    # ------------------------------------------------------------ conditions -> regions
+    def region(self, cond: n.Node, negate: bool) -> Region:
+        """Where ``cond`` (or its negation) holds, within the domain; conservative (a superset)."""
+        if isinstance(cond, n.UnaryOp) and cond.op in ("~", "not"):
+            return self.region(cond.operand, not negate)
+        if isinstance(cond, n.BinOp) and cond.op in ("&", "and", "|", "or"):
+            conj = (cond.op in ("&", "and")) != negate
+            a, b = self.region(cond.left, negate), self.region(cond.right, negate)
+            return _intersect(a, b) if conj else _union(a, b)
+        if isinstance(cond, n.BinOp) and cond.op in _FLIP:
+            op, idx, other = cond.op, cond.left, cond.right
+            if isinstance(other, n.IndexValue):
+                op, idx, other = _MIRROR[op], other, idx
+            value = self.integer(other)
+            if not (isinstance(idx, n.IndexValue) and isinstance(idx.index, n.Pos)) or value is None:
+                return {}
+            pos = idx.index
+            if negate:
+                op = _FLIP[op]
+            ivs = _compare(op, value - pos.offset)
+            if self.domain is not None and pos.dim in self.domain:
+                r = self.domain[pos.dim]
+                ivs = _clip(ivs, r.start, r.stop)
+            return {pos.dim: ivs}
+        return {}
+
+    def integer(self, e: n.Node) -> int | None:
+        if isinstance(e, n.Literal) and not isinstance(e.value, bool) and isinstance(e.value, int):
+            return e.value
+        if isinstance(e, n.Ref) and e.name in self.scalars:
+            return int(self.scalars[e.name])
+        if isinstance(e, n.Call) and e.fn == "astype":
+            return self.integer(e.args[0])
+        if isinstance(e, n.UnaryOp) and e.op == "-":
+            v = self.integer(e.operand)
+            return None if v is None else -v
+        if isinstance(e, n.BinOp) and e.op in ("+", "-", "*"):
+            a, b = self.integer(e.left), self.integer(e.right)
+            if a is None or b is None:
+                return None
+            return a + b if e.op == "+" else a - b if e.op == "-" else a * b
+        return None
+
+
+_FLIP = {"<": ">=", ">=": "<", ">": "<=", "<=": ">", "==": "!=", "!=": "=="}
+_MIRROR = {"<": ">", ">": "<", "<=": ">=", ">=": "<=", "==": "==", "!=": "!="}
+_INF = 1 << 62
+
+
+def _compare(op: str, v: int) -> Intervals:
+    """Indices ``i`` with ``i op v``."""
+    return {"<": [(-_INF, v)], "<=": [(-_INF, v + 1)], ">": [(v + 1, _INF)], ">=": [(v, _INF)],
+            "==": [(v, v + 1)], "!=": [(-_INF, v), (v + 1, _INF)]}[op]
+
+
+def _clip(ivs: Intervals, lo: int, hi: int) -> Intervals:
+    out = [(max(a, lo), min(b, hi)) for a, b in ivs]
+    return [(a, b) for a, b in out if a < b]
+
+
+def _intersect(a: Region, b: Region) -> Region:
+    out = dict(a)
+    for d, ivs in b.items():
+        if d not in out:
+            out[d] = ivs
+            continue
+        out[d] = sorted((max(x0, y0), min(x1, y1)) for x0, x1 in out[d] for y0, y1 in ivs if max(x0, y0) < min(x1, y1))
+    return out
+
+
+def _union(a: Region, b: Region) -> Region:
+    """A superset of the union: dimensions restricted on one side only become unrestricted."""
+    out: Region = {}
+    for d in a.keys() & b.keys():
+        merged: Intervals = []
+        for lo, hi in sorted(a[d] + b[d]):
+            if merged and lo <= merged[-1][1]:
+                merged[-1] = (merged[-1][0], max(merged[-1][1], hi))
+            else:
+                merged.append((lo, hi))
+        out[d] = merged
+    return out
+
+
+def read_extents(kernel: n.Kernel, dims_of: Mapping[str, tuple[Dimension, ...]],
+                 domain: Mapping[Dimension, UnitRange] | None = None,
+                 scalars: Mapping[str, Any] | None = None) -> dict[str, FieldExtent]:
     """Extents of every field and neighbour table read by ``kernel``.
 
     ``dims_of`` maps field and table names to their dimensions; tables are indexed by
-    (row dimension, local dimension)."""
-    result: dict[str, FieldExtent] = {}
+    (row dimension, local dimension). With the kernel's concrete ``domain`` (and the values of
+    the ``scalars`` its conditions use), reads guarded by ``concat_where`` conditions count only
+    where they happen; without it, every read counts over the whole domain."""
+    ex = _Extents(dims_of, domain, scalars or {})
     for value in kernel.values:
-        for x in walk(value):
-            if isinstance(x, n.Access):
-                ext = result.setdefault(x.field, FieldExtent())
-                for d, idx in zip(dims_of[x.field], x.index):
-                    _note_index(ext, d, idx)
-            if isinstance(x, n.Lookup | n.Valid):
-                ext = result.setdefault(x.table, FieldExtent())
-                rows = dims_of[x.table][0]
-                _note_index(ext, rows, x.source)
+        ex.visit(value, {})
+    return ex.result
+
+
+def output_domain(kernels: tuple[n.Kernel, ...], dims: tuple[Dimension, ...],
+                  have: Mapping[str, Mapping[Dimension, UnitRange]],
+                  dims_of: Mapping[str, tuple[Dimension, ...]]) -> dict[Dimension, UnitRange]:
+    """The largest domain over ``dims`` on which every read of the fields and tables in ``have``
+    (name -> its ranges) stays inside them; dimensions no read constrains are left out."""
+    result: dict[Dimension, UnitRange] = {}
+    for k in kernels:
+        for name, ext in read_extents(k, dims_of).items():
+            if name not in have:
+                continue
+            for d, (lo, hi) in ext.offsets.items():
+                if d in dims and d in have[name]:
+                    r = have[name][d]
+                    cand = UnitRange(r.start - lo, r.stop - hi)
+                    result[d] = result[d] & cand if d in result else cand
     return result

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..core.dims import Dimension
-from ..core.errors import StencilTypeError, StencilValueError
+from ..core.errors import InternalError, StencilTypeError, StencilValueError
 from ..core.types import FieldType, ScalarType, TupleType, TypeSpec
 from . import nodes as n
 from .visit import map_children
@@ -71,6 +71,12 @@ class _Lowerer:
             return self.reduce(e, pos)
         if isinstance(e, n.Call) and e.fn == "broadcast":
             return self.lower(e.args[0], pos)
+        if isinstance(e, n.DimIndex):
+            if e.dim not in pos:
+                raise StencilTypeError(f"the index along {e.dim} is used where {e.dim} is not defined")
+            return n.IndexValue(pos[e.dim], ScalarType("int64"))
+        if isinstance(e, n.ScanCall):
+            raise InternalError("a scan call reached lowering; the frontend makes it a statement")
         if isinstance(e, n.MakeTuple):
             raise StencilTypeError("a tuple cannot be used as a single value here")
         return map_children(e, lambda c: self.lower(c, pos))  # type: ignore[arg-type]
@@ -166,7 +172,7 @@ def lower_program(prog: n.Program, tables: dict[str, TableInfo]) -> n.StencilPro
     kernels = []
     for i, stmt in enumerate(prog.body):
         kernels.append(lower_statement(stmt, tables, stmt.label or f"statement{i}"))
-    return n.StencilProgram(prog.name, flat_params(prog.params), tuple(kernels))
+    return n.StencilProgram(prog.name, flat_params(prog.params + prog.temps), tuple(kernels))
 
 
 def _flatten(e: n.Expr) -> tuple[n.Expr, ...]:

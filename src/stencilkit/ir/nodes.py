@@ -112,6 +112,29 @@ class Reduce(Node):
 
 
 @dataclass(frozen=True, slots=True, repr=False)
+class DimIndex(Node):
+    """The index along ``dim`` at each point (``K`` in ``concat_where(K == 0, a, b)``): an integer
+    field over ``dim``."""
+
+    dim: Dimension
+    type: TypeSpec
+
+
+@dataclass(frozen=True, slots=True, repr=False)
+class ScanCall(Node):
+    """A scan operator applied inside a field operator: the columns it produces. ``step`` computes
+    the next carry from ``Ref(carry_name)`` and the column values, as in ``ScanApply``."""
+
+    axis: Dimension
+    forward: bool
+    carry_name: str
+    init: Expr
+    step: Expr
+    type: TypeSpec
+    label: str = ""
+
+
+@dataclass(frozen=True, slots=True, repr=False)
 class MakeTuple(Node):
     elems: tuple[Expr, ...]
     type: TupleType
@@ -158,6 +181,14 @@ Index = Pos | ConstIndex | LocalIndex | Lookup
 
 
 @dataclass(frozen=True, slots=True, repr=False)
+class IndexValue(Node):
+    """The value of an index (``DimIndex`` after lowering), as an int64 scalar."""
+
+    index: Index
+    type: ScalarType
+
+
+@dataclass(frozen=True, slots=True, repr=False)
 class Access(Node):
     """Read of ``field`` at one index per field dimension."""
 
@@ -191,7 +222,7 @@ class LocalReduce(Node):
 
 Expr = (
     Literal | Ref | BinOp | UnaryOp | Call | IfElse | Shift | Reduce | MakeTuple | TupleGet
-    | Access | Valid | LocalReduce
+    | DimIndex | ScanCall | Access | Valid | LocalReduce | IndexValue
 )
 
 
@@ -250,9 +281,13 @@ class ScanApply(Node):
 
 @dataclass(frozen=True, slots=True, repr=False)
 class Program(Node):
+    """``temps`` are fields the program writes and reads but the caller never sees (the columns
+    a scan passes to another scan inside one field operator); the runner allocates them."""
+
     name: str
     params: tuple[Param, ...]
     body: tuple[Apply | ScanApply, ...]
+    temps: tuple[Param, ...] = ()
 
 
 def field_dims(t: TypeSpec) -> tuple[Dimension, ...]:

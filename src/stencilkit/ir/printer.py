@@ -42,6 +42,10 @@ _RULES: dict[type, Callable[[Any], str]] = {
     n.NeighborShift: lambda x: x.offset if x.index is None else f"{x.offset}[{x.index}]",
     n.Shift: lambda x: f"{to_text(x.expr)}({to_text(x.by)})",
     n.Reduce: lambda x: f"{x.op}_over[{x.axis}]({to_text(x.expr)})",
+    n.DimIndex: lambda x: f"index({x.dim})",
+    n.IndexValue: lambda x: f"index({_idx(x.index)})",
+    n.ScanCall: lambda x: f"scan[{x.axis}, {'forward' if x.forward else 'backward'}]"
+    f"({x.carry_name} = {to_text(x.init)}; {to_text(x.step)})",
     n.MakeTuple: lambda x: "(" + ", ".join(map(to_text, x.elems)) + ",)",
     n.TupleGet: lambda x: f"{to_text(x.expr)}[{x.index}]",
     n.Pos: _pos,
@@ -71,6 +75,7 @@ _RULES: dict[type, Callable[[Any], str]] = {
     n.StencilProgram: lambda x: f"stencil_program {x.name}({', '.join(map(to_text, x.params))}) {{\n"
     + "".join(f"  {to_text(k)}\n" for k in x.kernels) + "}",
     n.Program: lambda x: f"program {x.name}({', '.join(map(to_text, x.params))}) {{\n"
+    + "".join(f"  temp {to_text(t)}\n" for t in x.temps)
     + "".join(f"  {to_text(s)}\n" for s in x.body)
     + "}",
 }

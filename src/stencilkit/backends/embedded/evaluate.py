@@ -24,7 +24,7 @@ _BINARY: dict[str, Callable[[ModuleType, Any, Any], Any]] = {
     "*": lambda xp, a, b: a * b,
     "/": lambda xp, a, b: a / b,
     "//": lambda xp, a, b: xp.floor_divide(a, b),
-    "%": lambda xp, a, b: xp.remainder(a, b) if not _is_float(a) else xp.fmod(a, b),
+    "%": lambda xp, a, b: xp.remainder(a, b),  # Python's: the remainder has the divisor's sign
     "**": lambda xp, a, b: xp.power(a, b),
     "&": lambda xp, a, b: a & b,
     "|": lambda xp, a, b: a | b,
@@ -46,10 +46,6 @@ _UNARY: dict[str, Callable[[ModuleType, Any], Any]] = {
 }
 _CALLS: dict[str, str] = {"abs": "absolute", "arcsin": "arcsin", "arccos": "arccos", "arctan": "arctan"}
 _REDUCE_IDENTITY = {"sum": lambda dt: dt.type(0), "max": lambda dt: _lowest(dt), "min": lambda dt: _highest(dt)}
-
-
-def _is_float(a: Any) -> bool:
-    return bool(np.dtype(getattr(a, "dtype", type(a))).kind == "f")
 
 
 # The identities of max/min over no neighbours: the lowest/highest finite value, as in the
@@ -74,6 +70,9 @@ class KernelEvaluator:
         self.fields = fields
         self.scalars = dict(scalars)
         self.tables = tables
+        # > 0 inside a concat_where branch: reads there may fall outside a field where the branch
+        # is not selected, so they are clamped into the field (the values are discarded).
+        self.guarded = 0
 
     # --------------------------------------------------------------- index arrays
     def _axis_shape(self, d: Dimension, size: int) -> tuple[int, ...]:
@@ -92,6 +91,8 @@ class KernelEvaluator:
         if isinstance(idx, ir.Lookup):
             table = self.tables[idx.table]
             rows = self.index_array(idx.source) - table.domain.ranges[0].start
+            if self.guarded:
+                rows = xp.clip(rows, 0, table.ndarray.shape[0] - 1)
             cols = self.index_array(idx.neighbor)
             values = table.ndarray[rows, cols]
             if table.skip_value is not None:
@@ -120,9 +121,11 @@ class KernelEvaluator:
         origin = {d: r.start for d, r in zip(fdims, f.domain.ranges)}
         if all(isinstance(i, ir.Pos) for i in e.index):
             slices = []
-            for d, i in zip(fdims, e.index):
+            for a, (d, i) in enumerate(zip(fdims, e.index)):
                 r = self.ranges[d]
                 start = r.start + i.offset - origin[d]  # type: ignore[union-attr]
+                if self.guarded and not 0 <= start <= start + len(r) <= arr.shape[a]:
+                    return self._clamped_read(e)
                 slices.append(slice(start, start + len(r)))
             view = arr[tuple(slices)]
             # Reorder to the evaluation axes and add size-1 axes for missing dimensions.
@@ -130,8 +133,20 @@ class KernelEvaluator:
             view = view.transpose(order)
             present = [fdims[a] for a in order]
             return view.reshape(tuple(len(self.ranges[a]) if a in present else 1 for a in self.axes))
+        if self.guarded:
+            return self._clamped_read(e)
         index = tuple(self.index_array(i) - origin[d] for d, i in zip(fdims, e.index))
         return arr[index]
+
+    def _clamped_read(self, e: ir.Access) -> Any:
+        f = self.fields[e.field]
+        arr = f.ndarray
+        index = tuple(self.xp.clip(self.index_array(i) - r.start, 0, max(n - 1, 0))
+                      for i, r, n in zip(e.index, f.domain.ranges, arr.shape))
+        return arr[index]
+
+    def _IndexValue(self, e: ir.IndexValue) -> Any:
+        return self.xp.asarray(self.index_array(e.index), dtype=np.int64)
 
     def _BinOp(self, e: ir.BinOp) -> Any:
         return _BINARY[e.op](self.xp, self.eval(e.left), self.eval(e.right))
@@ -144,8 +159,16 @@ class KernelEvaluator:
 
     def _Call(self, e: ir.Call) -> Any:
         xp = self.xp
-        args = [self.eval(a) for a in e.args]
         dtype = np.dtype(e.type.dtype)  # type: ignore[union-attr]
+        if e.fn == "concat_where":
+            mask = self.eval(e.args[0])
+            self.guarded += 1
+            try:
+                t, f = self.eval(e.args[1]), self.eval(e.args[2])
+            finally:
+                self.guarded -= 1
+            return xp.asarray(xp.where(mask, t, f)).astype(dtype, copy=False)
+        args = [self.eval(a) for a in e.args]
         if e.fn == "where":
             return xp.where(args[0], args[1], args[2]).astype(dtype, copy=False)
         if e.fn == "astype":

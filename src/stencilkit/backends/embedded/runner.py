@@ -62,7 +62,7 @@ class EmbeddedRunner:
         plan = []
         for k in sprog.kernels:
             dom = kernel_domain(k, fields, scalars)
-            check_kernel_bounds(k, dom, fields, tables)
+            check_kernel_bounds(k, dom, fields, tables, scalars)
             plan.append((k, dom))
         for k, dom in plan:
             run_kernel(xp, k, dom, fields, scalars, tables)
