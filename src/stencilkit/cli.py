@@ -1,4 +1,4 @@
-"""The ``stencilkit`` command: ``info``, ``demo``, ``cache info|clear``.
+"""The ``stencilkit`` command: ``info``, ``demo``, ``cache info|clear``, ``bench``.
 
 One function per subcommand: ``_add_<name>(subparsers)`` declares it and sets ``func``, a
 function from the parsed arguments to the exit code. A new subcommand is one more ``_add_*``
@@ -196,9 +196,33 @@ def _add_demo(sub: Any) -> None:
     p.set_defaults(func=_demo)
 
 
+# --- bench ---------------------------------------------------------------------------------------
+
+
+def _bench(args: argparse.Namespace) -> int:
+    from .bench import run
+
+    return run(args)
+
+
+def _add_bench(sub: Any) -> None:
+    from .bench import add_arguments  # standard library only: cheap to import
+
+    p = sub.add_parser(
+        "bench",
+        help="benchmark against hand-written kernels and the embedded backend",
+        description="GPU (--gpu) or CPU (--cpu) benchmarks, side by side in one run: copy "
+        "bandwidth, 7-point Laplacian, tridiagonal scan, neighbour sums, per-call overhead, "
+        "compile time. Every variant is checked before it is timed. Prints one table; "
+        "exit status 1 if a check or section failed, 2 if --gpu finds no usable GPU.",
+    )
+    add_arguments(p)
+    p.set_defaults(func=_bench)
+
+
 # --- entry point ---------------------------------------------------------------------------------
 
-SUBCOMMANDS: tuple[Callable[[Any], None], ...] = (_add_info, _add_demo, _add_cache)
+SUBCOMMANDS: tuple[Callable[[Any], None], ...] = (_add_info, _add_demo, _add_cache, _add_bench)
 
 
 def build_parser() -> argparse.ArgumentParser:

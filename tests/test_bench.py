@@ -1,0 +1,157 @@
+"""``stencilkit bench``: the CPU quick path, the hand-written CUDA baselines (NVRTC and a CPU
+emulation of their launches), the benchmark mesh, and on a GPU the GPU quick path."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from stencilkit import bench
+
+SRC = Path(__file__).parents[1] / "src"
+
+
+def _run_bench(tmp_path: Path, *args: str, timeout: float) -> tuple[subprocess.CompletedProcess[str], dict]:
+    out = tmp_path / "bench.json"
+    env = dict(os.environ)
+    env["PYTHONPATH"] = str(SRC) + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+    env["STENCILKIT_CACHE_DIR"] = str(tmp_path / "cache")
+    env.setdefault("OMP_NUM_THREADS", "1")  # this checks the path; oversubscribed OpenMP spins slowly
+    p = subprocess.run([sys.executable, "-m", "stencilkit.cli", "bench", *args, "--json", str(out)],
+                       env=env, capture_output=True, text=True, timeout=timeout, check=False)
+    doc = json.loads(out.read_text()) if out.exists() else {}
+    return p, doc
+
+
+def test_cli_bench_cpu_quick(tmp_path: Path) -> None:
+    p, doc = _run_bench(tmp_path, "--cpu", "--quick", timeout=120)
+    assert p.returncode == 0, p.stdout[-4000:] + p.stderr[-4000:]
+    assert "---- stencilkit CPU benchmarks" in p.stdout
+    assert "checks:" in p.stdout and "sections failed: none" in p.stdout
+    assert doc["ok"] and not doc["failures"]
+    assert set(bench.SECTIONS_CPU) <= set(doc["results"])
+    assert doc["results"]["scan"]["bytes"] == 9 * 8 * 32 * 32 * 16
+    names = [row["what"] for row in doc["table"]]
+    for op in ("scan", "e2c", "c2e", "v2e"):
+        assert f"{op} stencilkit gtx.cpu" in names and f"{op} embedded NumPy" in names
+
+
+def test_cuda_sources_emulated_on_cpu(tmp_path: Path) -> None:
+    """The hand-written CUDA kernels and the launch arguments the suite computes for them, run
+    on the CPU through the C++ emulation and checked like every variant (also NVRTC-compiled)."""
+    p, doc = _run_bench(tmp_path, "--cpu", "--quick", "--check-cuda-sources", "--skip-compile",
+                        "--only", "scan,e2c,c2e,v2e", timeout=180)
+    assert p.returncode == 0, p.stdout[-4000:] + p.stderr[-4000:]
+    names = [row["what"] for row in doc["table"]]
+    assert sum(n.startswith(("scan hand CUDA", "e2c hand CUDA", "c2e hand CUDA", "v2e hand CUDA"))
+               for n in names) == 2 + 3 * 2
+    checked = [c["what"] for c in doc["checks"] if "hand CUDA" in c["what"]]
+    assert checked and all(c["ok"] for c in doc["checks"])
+
+
+def _has_nvrtc() -> bool:
+    try:
+        from cuda.bindings import nvrtc  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+@pytest.mark.skipif(not _has_nvrtc(), reason="cuda-bindings (NVRTC) not installed")
+@pytest.mark.parametrize("name", sorted(bench.CUDA_SOURCES))
+def test_cuda_sources_compile_with_nvrtc(name: str) -> None:
+    source, kernels = bench.CUDA_SOURCES[name]
+    assert all(f"void {k}(" in source for k in kernels)
+    assert bench.nvrtc_compile(source, "90", name) is None
+
+
+def _gpu_like(a: np.ndarray, pad: int = 3) -> np.ndarray:
+    """A copy of ``a`` with the GPU layout: first axis unit-stride, padded rows."""
+    buf = np.full((a.shape[0] + pad, *a.shape[1:]), np.nan, order="F")
+    buf[: a.shape[0]] = a
+    view = buf[: a.shape[0]]
+    assert view.strides[0] == 8 and view.strides[1] == 8 * (a.shape[0] + pad)
+    return view
+
+
+def test_scan_kernels_on_gpu_layout(tmp_path: Path) -> None:
+    rng = np.random.default_rng(0)
+    ni, nj, nk = 5, 3, 9
+    a, c = rng.uniform(-1, 0, (2, ni, nj, nk))
+    b, d = 4 + rng.random((ni, nj, nk)), rng.standard_normal((ni, nj, nk))
+    a[..., 0], c[..., -1] = 0, 0
+    cp_ref, dp_ref, x_ref = bench._thomas_reference(a, b, c, d)
+    ins = [_gpu_like(v) for v in (a, b, c, d)]
+    outs = [_gpu_like(np.full((ni, nj, nk), np.nan), pad=1) for _ in range(5)]
+    si = [np.int64(s // 8) for s in ins[0].strides]
+    so = [np.int64(s // 8) for s in outs[0].strides]
+    dims = (np.int32(ni), np.int32(nj), np.int32(nk))
+    blk = (4, 1, 1)  # two blocks over I = 5: threads past ni must not write
+    fwd = bench.EmulatedKernel(bench.SCAN_SRC, "tridiag_forward", tmp_path)
+    bwd = bench.EmulatedKernel(bench.SCAN_SRC, "tridiag_backward", tmp_path)
+    fused = bench.EmulatedKernel(bench.SCAN_SRC, "tridiag_fused", tmp_path)
+    fwd((2, nj, 1), blk, (*ins, outs[0], outs[1], *dims, *si, *so))
+    bwd((2, nj, 1), blk, (outs[0], outs[1], outs[2], *dims, *so, *so))
+    fused((2, nj, 1), blk, (*ins, outs[3], outs[4], *dims, *si, *so))
+    for got, want in ((outs[0], cp_ref), (outs[1], dp_ref), (outs[2], x_ref), (outs[3], cp_ref), (outs[4], x_ref)):
+        np.testing.assert_allclose(got, want, rtol=1e-13, atol=1e-14)
+    m = np.diag(b[1, 2]) + np.diag(a[1, 2, 1:], -1) + np.diag(c[1, 2, :-1], 1)
+    np.testing.assert_allclose(m @ x_ref[1, 2], d[1, 2], atol=1e-12)
+
+
+@pytest.mark.parametrize("op", ["e2c", "c2e", "v2e"])
+def test_mesh_kernels_on_gpu_layout(tmp_path: Path, op: str) -> None:
+    rng = np.random.default_rng(1)
+    mesh = bench.periodic_triangular_mesh(4, 3)
+    nk = 5
+    table = {"e2c": mesh.e2c, "c2e": mesh.c2e, "v2e": mesh.v2e}[op]
+    n_out, nb = table.shape
+    n_src = mesh.n_cells if op == "e2c" else mesh.n_edges
+    src = rng.standard_normal((n_src, nk))
+    w = rng.standard_normal((n_out, nb))
+    if op == "e2c":
+        want = src[table[:, 1]] - src[table[:, 0]]
+    else:
+        want = np.einsum("hn,hnk->hk", w, src[table])
+    tab = np.zeros((n_out + 5, nb), dtype=np.int32, order="F")[:n_out]  # Edge unit-stride, padded
+    tab[...] = table
+    s_src, w_g = _gpu_like(src), _gpu_like(w)
+    kernel = bench.NB_OPS[op]["kernel"]
+    for variant in ("ek", "kloop"):
+        out = _gpu_like(np.full((n_out, nk), np.nan), pad=2)
+        k = bench.EmulatedKernel(bench.MESH_SRC, f"{kernel}_{variant}", tmp_path)
+        st = lambda x: [np.int64(s // x.itemsize) for s in x.strides]  # noqa: E731
+        head = (s_src, tab, out) if op == "e2c" else (s_src, tab, w_g, out)
+        wst = [] if op == "e2c" else st(w_g)
+        grid = (-(-n_out // 8), nk if variant == "ek" else 1, 1)
+        k(grid, (8, 1, 1), (*head, np.int32(n_out), np.int32(nk), *st(s_src), *st(tab), *wst, *st(out)))
+        np.testing.assert_allclose(out, want, rtol=1e-14, atol=1e-14)
+
+
+@pytest.mark.parametrize("nx, ny", [(3, 3), (4, 7), (16, 8)])
+def test_benchmark_mesh_tables_are_consistent(nx: int, ny: int) -> None:
+    m = bench.periodic_triangular_mesh(nx, ny)
+    assert (m.n_cells, m.n_edges, m.n_vertices) == (2 * nx * ny, 3 * nx * ny, nx * ny)
+    assert bench.mesh_problems(m) == []
+    broken = bench.periodic_triangular_mesh(nx, ny)
+    broken.c2e[0, 0] = broken.c2e[0, 1]
+    assert bench.mesh_problems(broken)
+    used, why = bench.build_mesh(nx, ny)
+    assert bench.mesh_problems(used) == [], why
+
+
+@pytest.mark.gpu
+def test_cli_bench_gpu_quick(tmp_path: Path) -> None:
+    p, doc = _run_bench(tmp_path, "--gpu", "--quick", "--skip-compile", timeout=100)
+    assert p.returncode == 0, p.stdout[-6000:] + p.stderr[-6000:]
+    assert doc["ok"] and not doc["failures"]
+    for section in ("copy", "laplacian", "scan", "mesh", "e2c", "c2e", "v2e", "overhead"):
+        assert section in doc["results"], section
+    names = [row["what"] for row in doc["table"]]
+    assert "scan hand CUDA two kernels" in names and "scan hand CUDA fused" in names
