@@ -414,7 +414,7 @@ def nvrtc_compile(source: str, arch: str = "90", name: str = "bench") -> str | N
     try:
         (err,) = nvrtc.nvrtcCompileProgram(prog, len(opts), opts)
         _, size = nvrtc.nvrtcGetProgramLogSize(prog)
-        log = b" " * size
+        log = bytearray(size)  # never b" " * size: for size 1 that is CPython's shared b" "
         nvrtc.nvrtcGetProgramLog(prog, log)
         text = str(log.decode(errors="replace")).strip("\x00 \n")
         if int(err) != 0:

@@ -92,18 +92,21 @@ def compile_cubin(source: str, arch: str, out_dir: Path, name: str, compiler: Cu
         (err,) = nvrtc.nvrtcCompileProgram(prog, len(opts), opts)
         if int(err) != 0:
             _, size = nvrtc.nvrtcGetProgramLogSize(prog)
-            log = b" " * size
+            # Writable buffers must be fresh objects: b" " * 1 is CPython's shared one-byte
+            # object, and NVRTC writing into it would corrupt every b" " in the process.
+            log = bytearray(size)
             nvrtc.nvrtcGetProgramLog(prog, log)
             raise BuildError("the CUDA build (NVRTC) of a stencilkit program failed",
-                             ["nvrtc", *(o.decode() for o in opts)], log.decode(errors="replace"), _keep(source, name))
+                             ["nvrtc", *(o.decode() for o in opts)], log.decode(errors="replace").rstrip("\x00"),
+                             _keep(source, name))
         err, size = nvrtc.nvrtcGetCUBINSize(prog)
         _check_nvrtc(err, "nvrtcGetCUBINSize")
-        data = b" " * size
+        data = bytearray(size)
         (err,) = nvrtc.nvrtcGetCUBIN(prog, data)
         _check_nvrtc(err, "nvrtcGetCUBIN")
     finally:
         nvrtc.nvrtcDestroyProgram(prog)
-    cubin.write_bytes(data)
+    cubin.write_bytes(bytes(data))
     return cubin
 
 
