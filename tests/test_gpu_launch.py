@@ -135,3 +135,32 @@ def test_block_choice_is_kept_beside_the_binary(rng) -> None:
     _check((97, 71, 61), rng)
     again = next(iter(run_lap7._runner.plans.values())).extra["launches"][0]
     assert again.block == launch.block and again.name == launch.name
+
+
+@gtx.field_operator
+def mix2d(a: Field[Dims[I, K], float64], w: Field[Dims[I], float64]) -> Field[Dims[I, K], float64]:
+    return w * a(I + 1) - a(K - 1)
+
+
+@gtx.program(backend=gtx.gpu)
+def run_mix2d(a: Field[Dims[I, K], float64], w: Field[Dims[I], float64], out: Field[Dims[I, K], float64]):
+    mix2d(a, w, out=out, domain={I: (0, 44), K: (1, 23)})
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("chunk", [1, 4, 8, 16])
+def test_two_dimensional_chunks_along_the_levels(monkeypatch, rng, chunk) -> None:
+    from stencilkit.backends.cuda import backend as cuda_backend
+    from stencilkit.backends.cuda.codegen import Variant
+
+    monkeypatch.setattr(cuda_backend, "worth_searching", lambda k, ext: True)
+    monkeypatch.setattr(cuda_backend, "choose_blocks", lambda k, ext, launchers, *rest: (Variant(chunk), (32, 2, 1)))
+    run_mix2d._runner.plans.clear()
+    ad, wd = rng.standard_normal((45, 23)), rng.standard_normal(45)
+    out = gtx.full({I: 45, K: 23}, np.nan, allocator=gtx.gpu)
+    run_mix2d(gtx.as_field([I, K], ad, allocator=gtx.gpu), gtx.as_field([I], wd, allocator=gtx.gpu), out,
+              offset_provider={})
+    result = out.asnumpy()
+    np.testing.assert_allclose(result[:44, 1:], wd[:44, None] * ad[1:, 1:] - ad[:44, :-1], rtol=1e-14)
+    assert np.isnan(result[44]).all() and np.isnan(result[:, 0]).all()
+    run_mix2d._runner.plans.clear()

@@ -90,7 +90,10 @@ def grid_for(extents: list[int], block: tuple[int, int, int], chunk: int = 1) ->
     x = extents[0] if extents else 1
     y = extents[1] if len(extents) > 1 else 1
     z = math.prod(extents[2:]) if len(extents) > 2 else 1
-    z = -(-z // chunk)
+    if len(extents) == 2:  # chunks run along the last grid dimension
+        y = -(-y // chunk)
+    else:
+        z = -(-z // chunk)
     return (max(1, -(-x // block[0])), max(1, -(-y // block[1])), max(1, -(-z // block[2])))
 
 

@@ -50,8 +50,10 @@ X_ALIGN_BYTES = 128
 
 
 def chunk_variants(k: ir.Kernel, layout: ArgLayout) -> tuple[Variant, ...]:
-    """The variants a kernel is compiled in; the block search picks one on first use."""
-    if k.scan is not None or len(grid_dims(k, layout)) != 3:
+    """The variants a kernel is compiled in; the block search picks one on first use. Chunks run
+    along the last grid dimension (z of three, y of two: e.g. the levels of a [Cell, K] field,
+    where the neighbour indices and weights read at a cell serve every level of the chunk)."""
+    if k.scan is not None or len(grid_dims(k, layout)) not in (2, 3):
         return (PLAIN,)
     return (PLAIN, Variant(4), Variant(8), Variant(16))
 
@@ -82,7 +84,10 @@ def _kernel(prog: ir.StencilProgram, k: ir.Kernel, ki: int, layout: ArgLayout, w
     gdims = grid_dims(k, layout)
     axes = ["x", "y"]
     align = x_align(k, layout)
+    cdim = gdims[-1] if chunk > 1 else None  # the dimension threads walk in chunks
     for j, d in enumerate(gdims[:2]):
+        if d == cdim:
+            continue
         ax = axes[j]
         start = f"{d.value}_lo{ki}"
         if j == 0 and align > 1:
@@ -92,10 +97,10 @@ def _kernel(prog: ir.StencilProgram, k: ir.Kernel, ki: int, layout: ArgLayout, w
     if align > 1 and gdims:
         lines.append(f"  if (i_{gdims[0].value} < {gdims[0].value}_lo{ki}) return;")
     emit = ExprEmitter(CUDA_TARGET, layout, {d.value: f"i_{d.value}" for d in k.dims})
-    if chunk > 1:
-        z = gdims[2].value
-        lines.append(f"  const int64_t z0 = {z}_lo{ki} + (int64_t)(blockIdx.z * blockDim.z + threadIdx.z) * {chunk};")
-        for d in gdims[:2]:
+    if cdim is not None:
+        z, cax = cdim.value, "xyz"[len(gdims) - 1]
+        lines.append(f"  const int64_t z0 = {z}_lo{ki} + (int64_t)(blockIdx.{cax} * blockDim.{cax} + threadIdx.{cax}) * {chunk};")
+        for d in gdims[:-1]:
             lines.append(f"  if (i_{d.value} >= {d.value}_hi{ki}) return;")
         lines.append(f"  if (z0 + {chunk} <= {z}_hi{ki}) {{")
         lines.append("    #pragma unroll")
