@@ -114,3 +114,16 @@ def test_program_may_be_annotated_to_return_none(rng) -> None:
     out = gtx.as_field([I, J, K], rng.standard_normal((24, 18, 6)))
     run(gtx.as_field([I, J, K], data), out, offset_provider={})
     np.testing.assert_allclose(out.asnumpy()[1:-1, 1:-1], numpy_lap(data), rtol=1e-13, atol=1e-13)
+
+
+@pytest.mark.parametrize("backend", [gtx.cpu], ids=["cpu"])
+def test_output_passed_as_an_input_too_is_refused(backend, rng) -> None:
+    prog = make_program(backend)
+    a = gtx.as_field([I, J, K], rng.standard_normal((24, 18, 6)))
+    out = gtx.as_field([I, J, K], rng.standard_normal((24, 18, 6)))
+    prog(a, out, offset_provider={})  # the plan for this signature now exists
+    before = a.asnumpy().copy()
+    for _ in range(2):  # refused on the fast path too
+        with pytest.raises(ValueError, match="argument 'a' is the same field as output 'out'"):
+            prog(a, a, offset_provider={})
+    np.testing.assert_array_equal(a.asnumpy(), before)

@@ -23,6 +23,10 @@ _SCALARS = (int, float, bool, np.generic)
 _LAZY = frozenset({"_sig", "_ptr", "_device"})
 
 
+#: The interned field signatures (see ``Field._sig``); they are few: one per layout in use.
+_SIGNATURES: dict[tuple[Any, ...], tuple[Any, ...]] = {}
+
+
 class Field:
     """Values on a domain: ``.domain`` names and indexes the axes of the buffer ``.ndarray``.
 
@@ -101,6 +105,9 @@ class Field:
                 int(dev.device_type),
                 dev.device_id,
             )
+            # One object per distinct signature: callers may key caches on id(field._sig),
+            # which hashes far faster than the nested tuple.
+            value = _SIGNATURES.setdefault(value, value)
         setattr(self, name, value)
         return value
 
