@@ -11,10 +11,11 @@ from ..core.dims import Dimension
 from ..core.dtypes import is_integral
 from ..core.types import FieldType, ScalarType, TupleType, TypeSpec
 from ..ir import nodes as ir
+from ..ir.tuples import flat_name, flatten_value
 from ..ir.visit import substitute
 from .annotations import type_from_annotation
 from .expressions import ExprBuilder
-from .scans import flatten_value, scan_call, statements
+from .scans import scan_call, statements
 from .source import SourceFunction, parse_function
 from .typing_rules import TypingError
 
@@ -223,22 +224,13 @@ def _flatten_refs(e: ir.Expr) -> tuple[ir.Ref, ...] | None:
                 return None
             out.extend(sub)
         return tuple(out)
-    name = _flat_name(e)
+    name = flat_name(e)
     if name is None:
         return None
     if isinstance(e.type, TupleType):
         return _flatten_refs(ir.MakeTuple(tuple(ir.Ref(f"{name}__{i}", t) for i, t in enumerate(e.type.types)),
                                           e.type))
     return (ir.Ref(name, e.type),)
-
-
-def _flat_name(e: ir.Expr) -> str | None:
-    if isinstance(e, ir.Ref):
-        return e.name
-    if isinstance(e, ir.TupleGet):
-        base = _flat_name(e.expr)
-        return None if base is None else f"{base}__{e.index}"
-    return None
 
 
 def build_apply(

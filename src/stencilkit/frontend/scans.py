@@ -63,15 +63,6 @@ def scan_call(fop: ir.FieldOperator, scan: tuple[Any, ...], args: list[ir.Expr])
     return ir.ScanCall(axis, forward, name, init, step, _column_type(carry.type, column_dims), fop.name)
 
 
-def flatten_value(e: ir.Expr) -> tuple[ir.Expr, ...]:
-    """The scalar-or-field elements of a (possibly nested) tuple value."""
-    if isinstance(e.type, TupleType):
-        elems = e.elems if isinstance(e, ir.MakeTuple) else tuple(
-            ir.TupleGet(e, i, t) for i, t in enumerate(e.type.types))
-        return tuple(x for el in elems for x in flatten_value(el))
-    return (e,)
-
-
 class _Hoister:
     """Moves every scan out of an expression into a statement writing temporaries."""
 

@@ -13,6 +13,7 @@ from ..core.dims import Dimension
 from ..core.errors import InternalError, StencilTypeError, StencilValueError
 from ..core.types import FieldType, ScalarType, TupleType, TypeSpec
 from . import nodes as n
+from .tuples import flat_name, flatten_value
 from .visit import map_children
 
 
@@ -37,16 +38,6 @@ def _flat_param(name: str, t: TypeSpec) -> list[n.Param]:
     return [n.Param(name, t)]
 
 
-def _flat_name(e: n.Expr) -> str | None:
-    """``a`` for Ref(a), ``a__1`` for Ref(a)[1]."""
-    if isinstance(e, n.Ref):
-        return e.name
-    if isinstance(e, n.TupleGet):
-        base = _flat_name(e.expr)
-        return None if base is None else f"{base}__{e.index}"
-    return None
-
-
 Position = dict[Dimension, n.Index]
 
 
@@ -62,7 +53,7 @@ class _Lowerer:
             inner = self.simplify_tuple(e)
             if inner is not e:
                 return self.lower(inner, pos)
-        name = _flat_name(e)
+        name = flat_name(e)
         if name is not None:
             return self.ref(name, e.type, pos)
         if isinstance(e, n.Shift):
@@ -175,14 +166,6 @@ def lower_program(prog: n.Program, tables: dict[str, TableInfo]) -> n.StencilPro
     return n.StencilProgram(prog.name, flat_params(prog.params + prog.temps), tuple(kernels))
 
 
-def _flatten(e: n.Expr) -> tuple[n.Expr, ...]:
-    if isinstance(e.type, TupleType):
-        elems = e.elems if isinstance(e, n.MakeTuple) else tuple(
-            n.TupleGet(e, i, t) for i, t in enumerate(e.type.types))
-        return tuple(x for el in elems for x in _flatten(el))
-    return (e,)
-
-
 def lower_statement(stmt: n.Apply | n.ScanApply, tables: dict[str, TableInfo], name: str) -> n.Kernel:
     out_types = [o.type for o in stmt.outs]
     dims = out_types[0].dims  # type: ignore[union-attr]
@@ -193,18 +176,18 @@ def lower_statement(stmt: n.Apply | n.ScanApply, tables: dict[str, TableInfo], n
     outs = tuple(o.name for o in stmt.outs)
     if isinstance(stmt, n.Apply):
         lw = _Lowerer(tables, {}, stmt.expr)
-        values = tuple(lw.lower(v, pos) for v in _flatten(stmt.expr))
+        values = tuple(lw.lower(v, pos) for v in flatten_value(stmt.expr))
         kernel = n.Kernel(name, dims, outs, values, stmt.domain, None, stmt.where)
     else:
-        carry_vals = _flatten(n.Ref(stmt.carry_name, _carry_type(stmt)))
+        carry_vals = flatten_value(n.Ref(stmt.carry_name, _carry_type(stmt)))
         carry_names = {}
         for i, c in enumerate(carry_vals):
-            cname = _flat_name(c)
+            cname = flat_name(c)
             assert cname is not None
             carry_names[cname] = f"{stmt.carry_name}__c{i}" if len(carry_vals) > 1 else f"{stmt.carry_name}__c"
         lw = _Lowerer(tables, carry_names, stmt.step)
-        values = tuple(lw.lower(v, pos) for v in _flatten(stmt.step))
-        inits = _flatten(stmt.init)
+        values = tuple(lw.lower(v, pos) for v in flatten_value(stmt.step))
+        inits = flatten_value(stmt.init)
         scan = n.Scan(stmt.axis, stmt.forward, tuple(carry_names.values()), inits)
         kernel = n.Kernel(name, dims, outs, values, stmt.domain, scan, stmt.where)
     _check_no_shifted_self_read(kernel)
