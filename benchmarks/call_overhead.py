@@ -1,0 +1,74 @@
+"""The Python part of a compiled program call, without the launch: 2 and 25 fields.
+
+The compiled function is replaced by a no-op after the first call, so what is timed is exactly
+stencilkit's per-call work (argument signature, plan lookup, argument block, aliasing check).
+
+    PYTHONPATH=src python benchmarks/call_overhead.py
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+import stencilkit as gtx
+
+
+def _program(n_inputs: int) -> object:
+    args = ", ".join(f"a{i}: Field[Dims[I], float64]" for i in range(n_inputs))
+    names = ", ".join(f"a{i}" for i in range(n_inputs))
+    source = "\n".join([
+        "import stencilkit as gtx",
+        "from stencilkit import Dims, Field, float64",
+        "I = gtx.Dimension('I')",
+        "@gtx.field_operator",
+        f"def total({args}) -> Field[Dims[I], float64]:",
+        f"    return {' + '.join(f'a{i}' for i in range(n_inputs))}",
+        "@gtx.program(backend=gtx.cpu)",
+        f"def run({args}, out: Field[Dims[I], float64]):",
+        f"    total({names}, out=out)",
+    ])
+    path = Path(tempfile.mkdtemp()) / f"overhead_{n_inputs}.py"
+    path.write_text(source)
+    spec = importlib.util.spec_from_file_location(path.stem, path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+class _NoLaunch:
+    def launch(self, plan: object, buf: object) -> None:
+        pass
+
+
+def measure(n_fields: int, calls: int = 50000) -> float:
+    module = _program(n_fields - 1)
+    run = module.run  # type: ignore[attr-defined]
+    fields = [gtx.as_field([module.I], np.random.default_rng(i).standard_normal(8))  # type: ignore[attr-defined]
+              for i in range(n_fields)]
+    run(*fields, offset_provider={})
+    for plan in run._runner.plans.values():
+        plan.loaded = _NoLaunch()
+    best = float("inf")
+    for _ in range(3):
+        t0 = time.perf_counter()
+        for _ in range(calls):
+            run(*fields, offset_provider={})
+        best = min(best, (time.perf_counter() - t0) / calls * 1e6)
+    return best
+
+
+def main() -> int:
+    for n in (2, 25):
+        print(f"Python part of a call, {n:2d} fields: {measure(n):6.2f} us (best of 3 x 50000 calls)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
