@@ -127,13 +127,15 @@ def test_chunked_variants_are_built_separately(compiler: str) -> None:
     out = gtx.as_field([I, J, K], _fortran((8, 6, 3)))
     runner = CompiledRunner(run_lap.definition, flat_params(run_lap.definition.params), CudaTarget(arch="90"))
     sprog, layout, *_ = runner.prepare([a, out], {}, check_device=False)
-    _, plain_key, plain = runner.target.build(sprog, layout)
-    _, var_key, variants = runner.target.build(sprog, layout, variants=True)
+    plain_source, plain_key, plain = runner.target.build(sprog, layout)
+    var_source, var_key, variants = runner.target.build(sprog, layout, variants=True)
     assert plain_key != var_key
     assert b"sk_run_lap_k0_z8" not in (plain.path / "program.cubin").read_bytes()
     cubin = (variants.path / "program.cubin").read_bytes()
-    for name in (b"sk_run_lap_k0", b"sk_run_lap_k0_z4", b"sk_run_lap_k0_z8", b"sk_run_lap_k0_z16"):
+    for name in (b"sk_run_lap_k0", b"sk_run_lap_k0_z4", b"sk_run_lap_k0_z8", b"sk_run_lap_k0_z16",
+                 b"sk_run_lap_k0s", b"sk_run_lap_k0_z8s"):
         assert name in cubin
+    assert "__stcs(&out_b[" in var_source and "__stcs" not in plain_source
 
 
 def test_nvrtc_leaves_shared_byte_objects_alone(compiler: str, tmp_path) -> None:

@@ -52,14 +52,16 @@ def test_tuned_launch_is_correct_on_a_large_uneven_domain(rng) -> None:
 
 
 @pytest.mark.gpu
+@pytest.mark.parametrize("streaming", [False, True], ids=["stores", "streaming-stores"])
 @pytest.mark.parametrize("chunk", [1, 4, 8, 16])
 @pytest.mark.parametrize("block", [(32, 4, 1), (128, 1, 1), (32, 16, 1)])
-def test_every_variant_and_block_is_correct(monkeypatch, rng, chunk, block) -> None:
+def test_every_variant_and_block_is_correct(monkeypatch, rng, chunk, block, streaming) -> None:
     from stencilkit.backends.cuda import backend as cuda_backend
     from stencilkit.backends.cuda.codegen import Variant
 
     monkeypatch.setattr(cuda_backend, "worth_searching", lambda k, ext: True)  # load every variant
-    monkeypatch.setattr(cuda_backend, "choose_blocks", lambda k, ext, launchers, *rest: (Variant(chunk), block))
+    monkeypatch.setattr(cuda_backend, "choose_blocks",
+                        lambda k, ext, launchers, *rest: (Variant(chunk, streaming), block))
     run_lap7._runner.plans.clear()  # new plans, configured with the forced choice
     _check((37, 29, 21), rng)
     # a domain that starts off a cache line along I, in a field whose origin is not 0

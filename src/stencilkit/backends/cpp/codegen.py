@@ -60,7 +60,10 @@ def _kernel(k: ir.Kernel, ki: int, layout: ArgLayout) -> list[str]:
     return lines
 
 
-def _stores(k: ir.Kernel, emit: ExprEmitter, layout: ArgLayout, pad: str) -> list[str]:
+def _stores(k: ir.Kernel, emit: ExprEmitter, layout: ArgLayout, pad: str,
+            store: str = "{ref} = {val};") -> list[str]:
+    """Compute every output value of ``k`` at the current point, then store them (``store``
+    formats one store; the CUDA backend may use cache-streaming stores)."""
     lines = []
     out_index = tuple(ir.Pos(d) for d in k.dims)
     values = []
@@ -71,7 +74,8 @@ def _stores(k: ir.Kernel, emit: ExprEmitter, layout: ArgLayout, pad: str) -> lis
     for o, val in zip(k.outs, values):
         f = layout.field(o)
         idx = tuple(out_index[k.dims.index(d)] for d in f.dims)
-        lines.append(f"{pad}{emit.element(f, idx)} = {val};")
+        fmt = store if f.dtype != "bool" else "{ref} = {val};"
+        lines.append(pad + fmt.format(ref=emit.element(f, idx), val=val))
     return lines
 
 

@@ -36,10 +36,15 @@ class Variant:
     compiler keeps the overlapping loads of the unrolled loop), so fewer cache requests."""
 
     chunk: int = 1
+    streaming: bool = False  # outputs written with cache-streaming stores (keep inputs in L2)
 
     @property
     def suffix(self) -> str:
-        return "" if self.chunk == 1 else f"_z{self.chunk}"
+        return ("" if self.chunk == 1 else f"_z{self.chunk}") + ("s" if self.streaming else "")
+
+    @property
+    def store(self) -> str:
+        return "__stcs(&{ref}, {val});" if self.streaming else "{ref} = {val};"
 
 
 PLAIN = Variant()
@@ -55,7 +60,7 @@ def chunk_variants(k: ir.Kernel, layout: ArgLayout) -> tuple[Variant, ...]:
     where the neighbour indices and weights read at a cell serve every level of the chunk)."""
     if k.scan is not None or len(grid_dims(k, layout)) not in (2, 3):
         return (PLAIN,)
-    return (PLAIN, Variant(4), Variant(8), Variant(16))
+    return tuple(Variant(c, s) for s in (False, True) for c in (1, 4, 8, 16))
 
 
 def kernel_name(prog: ir.StencilProgram, ki: int, variant: Variant = PLAIN) -> str:
@@ -106,11 +111,11 @@ def _kernel(prog: ir.StencilProgram, k: ir.Kernel, ki: int, layout: ArgLayout, w
         lines.append("    #pragma unroll")
         lines.append(f"    for (int c = 0; c < {chunk}; ++c) {{")
         lines.append(f"      const int64_t i_{z} = z0 + c;")
-        lines += _stores(k, emit, layout, "      ")
+        lines += _stores(k, emit, layout, "      ", variant.store)
         lines.append("    }")
         lines.append("  } else {")
         lines.append(f"    for (int64_t i_{z} = z0; i_{z} < {z}_hi{ki}; ++i_{z}) {{")
-        lines += _stores(k, emit, layout, "      ")
+        lines += _stores(k, emit, layout, "      ", variant.store)
         lines.append("    }")
         lines.append("  }")
         lines.append("}")
@@ -127,7 +132,7 @@ def _kernel(prog: ir.StencilProgram, k: ir.Kernel, ki: int, layout: ArgLayout, w
     for d in gdims:
         lines.append(f"  if (i_{d.value} >= {d.value}_hi{ki}) return;")
     if k.scan is None:
-        lines += _stores(k, emit, layout, "  ")
+        lines += _stores(k, emit, layout, "  ", variant.store)
     else:
         lines += _scan_body(k, ki, emit, layout, "  ")
     lines.append("}")

@@ -43,7 +43,8 @@ def _load(cache_dir: Path | None, name: str) -> tuple[Variant, tuple[int, int, i
         return None
     try:
         entry = json.loads((cache_dir / TUNING_FILE).read_text())[name]
-        return Variant(int(entry["chunk"])), (int(entry["block"][0]), int(entry["block"][1]), int(entry["block"][2]))
+        variant = Variant(int(entry["chunk"]), bool(entry.get("streaming", False)))
+        return variant, (int(entry["block"][0]), int(entry["block"][1]), int(entry["block"][2]))
     except (OSError, ValueError, KeyError, TypeError, IndexError):
         return None
 
@@ -55,7 +56,7 @@ def _store(cache_dir: Path | None, name: str, choice: tuple[Variant, tuple[int, 
     try:
         path = cache_dir / TUNING_FILE
         data = json.loads(path.read_text()) if path.exists() else {}
-        data[name] = {"chunk": choice[0].chunk, "block": list(choice[1])}
+        data[name] = {"chunk": choice[0].chunk, "streaming": choice[0].streaming, "block": list(choice[1])}
         fd, tmp = tempfile.mkstemp(dir=cache_dir, prefix=".tuning-")
         with os.fdopen(fd, "w") as f:
             json.dump(data, f, indent=1)
@@ -92,12 +93,12 @@ def choose_blocks(k: ir.Kernel, extents: list[int], launchers: dict[Variant, Any
             grid = grid_for(extents, block, variant.chunk)
             launcher.launch(grid, block, stream)  # warm-up
             start.record(s)
-            for _ in range(3):
+            for _ in range(5):
                 launcher.launch(grid, block, stream)
             end.record(s)
             end.synchronize()
-            timings.append((cp.cuda.get_elapsed_time(start, end), variant.chunk, block))
-    _, chunk, block = min(timings)
-    _CHOSEN[key] = (Variant(chunk), block)
+            timings.append((cp.cuda.get_elapsed_time(start, end), variant.chunk, variant.streaming, block))
+    _, chunk, streaming, block = min(timings)
+    _CHOSEN[key] = (Variant(chunk, streaming), block)
     _store(cache_dir, disk_name, _CHOSEN[key])
     return _CHOSEN[key]
