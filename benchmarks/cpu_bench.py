@@ -2,7 +2,7 @@
 
     PYTHONPATH=src python benchmarks/cpu_bench.py [--json out.json] [--quick] [--check-cuda-sources]
 
-A thin wrapper: the suite lives in ``src/stencilkit/bench.py`` so that the installed command
+A thin wrapper: the suite lives in ``src/stencilkit/bench/`` so that the installed command
 ``stencilkit bench --cpu`` runs the same code. This script adds ``--cpu --verbose`` to the
 options given; ``--help`` lists them all. Exit status: 0 all sections ran and all checks
 passed, 1 otherwise.

@@ -2,7 +2,7 @@
 
     PYTHONPATH=src python benchmarks/gpu_bench.py [--json out.json] [--quick] [--only scan,e2c]
 
-A thin wrapper: the suite lives in ``src/stencilkit/bench.py`` so that the installed command
+A thin wrapper: the suite lives in ``src/stencilkit/bench/`` so that the installed command
 ``stencilkit bench --gpu`` runs the same code. This script adds ``--gpu --verbose`` (every
 check and row printed as it runs) to the options given; ``--help`` lists them all.
 Exit status: 0 all sections ran and all checks passed, 1 otherwise, 2 no usable GPU/CuPy.
