@@ -547,3 +547,13 @@ def test_repr_and_properties(rng: np.random.Generator) -> None:
     f = as_field([I, K], rng.random((2, 3)))
     assert repr(f) == "Field({I: 0:2, K: 0:3}, float64, CPU:0)"
     assert f.dims == (I, K) and f.device == Device(DeviceType.CPU, 0)
+
+
+def test_signature_keys_are_equal_exactly_for_equal_signatures(rng) -> None:
+    X, Y = Dimension("X"), Dimension("Y")
+    a = as_field([X, Y], rng.standard_normal((4, 5)))
+    b = as_field([X, Y], rng.standard_normal((4, 5)))
+    c = as_field([X, Y], rng.standard_normal((5, 4)))
+    d = as_field([X, Y], np.asfortranarray(rng.standard_normal((4, 5))))
+    assert a._sig == b._sig and a._key == b._key
+    assert c._key != a._key and d._key != a._key and c._key != d._key

@@ -98,13 +98,13 @@ class CompiledRunner:
         self.lowered: dict[Any, ir.StencilProgram] = {}
 
     def signature(self, args: list[Any], offset_provider: Mapping[str, Any] | None) -> Any:
-        # Field signatures are interned (one object per distinct signature, kept alive by the
-        # intern table), so their ids identify them and hash much faster than the tuples.
-        key: list[Any] = [id(args[i]._sig) for i in self.field_idx]
+        # ``_key`` is a small integer per distinct field signature: it hashes much faster than
+        # the signature tuples (and needs no call: id() is unexpectedly slow on some Pythons).
+        key: list[Any] = [args[i]._key for i in self.field_idx]
         for i in self.domain_scalar_idx:
             key.append((type(args[i]), args[i]))  # 8.0 must not reuse the plan checked for 8
         for t in self.table_names:
-            key.append(offset_provider[t]._sig)  # type: ignore[index]
+            key.append(offset_provider[t]._key)  # type: ignore[index]
         return tuple(key)
 
     def __call__(self, args: list[Any], offset_provider: Mapping[str, Any] | None) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import operator
 from collections.abc import Callable, Mapping, Sequence
 from types import ModuleType
@@ -20,11 +21,12 @@ from ..storage.namespaces import array_namespace, device_of
 from .broadcast import absolute_index, result_domain, view_on
 
 _SCALARS = (int, float, bool, np.generic)
-_LAZY = frozenset({"_sig", "_ptr", "_device"})
+_LAZY = frozenset({"_sig", "_key", "_ptr", "_device"})
 
 
-#: The interned field signatures (see ``Field._sig``); they are few: one per layout in use.
-_SIGNATURES: dict[tuple[Any, ...], tuple[Any, ...]] = {}
+#: A small integer per distinct field signature (see ``Field._key``): one per layout in use.
+_SIGNATURES: dict[tuple[Any, ...], int] = {}
+_TOKENS = itertools.count()
 
 
 class Field:
@@ -42,12 +44,13 @@ class Field:
     :class:`~stencilkit.core.types.FieldType`.
     """
 
-    __slots__ = ("_device", "_domain", "_ndarray", "_ptr", "_sig", "xp")
+    __slots__ = ("_device", "_domain", "_key", "_ndarray", "_ptr", "_sig", "xp")
 
     _domain: Domain
     _ndarray: Any
     xp: ModuleType
     _sig: tuple[Any, ...]
+    _key: int  # equal for fields with equal ``_sig``: a cheap cache key for compiled calls
     _ptr: int
     _device: Device
 
@@ -93,6 +96,9 @@ class Field:
             value: Any = device_of(buf)
         elif name == "_ptr":
             value = int(buf.__array_interface__["data"][0]) if self.xp is np else int(buf.data.ptr)
+        elif name == "_key":
+            # next() on a counter is atomic: threads never give two signatures one key
+            value = _SIGNATURES.setdefault(self._sig, next(_TOKENS))
         else:
             itemsize = buf.dtype.itemsize
             dev = self.device
@@ -105,9 +111,6 @@ class Field:
                 int(dev.device_type),
                 dev.device_id,
             )
-            # One object per distinct signature: callers may key caches on id(field._sig),
-            # which hashes far faster than the nested tuple.
-            value = _SIGNATURES.setdefault(value, value)
         setattr(self, name, value)
         return value
 
