@@ -1,0 +1,61 @@
+"""Users can stop at any stage and look: program IR, stencil IR, generated source, the cache."""
+
+from __future__ import annotations
+
+import numpy as np
+
+import stencilkit as gtx
+from stencilkit import Dims, Field, float64
+from stencilkit.backends.compiled import CompiledRunner
+from stencilkit.backends.cuda import CudaTarget
+from stencilkit.ir.lower import flat_params
+
+I, J = gtx.Dimension("I"), gtx.Dimension("J")
+
+
+@gtx.field_operator
+def smooth(a: Field[Dims[I, J], float64]) -> Field[Dims[I, J], float64]:
+    return 0.5 * a + 0.25 * (a(I + 1) + a(I - 1))
+
+
+def _program(backend: object) -> gtx.Program:
+    @gtx.program(backend=backend)
+    def run(a: Field[Dims[I, J], float64], out: Field[Dims[I, J], float64]):
+        smooth(a, out=out, domain={I: (1, 7), J: (0, 5)})
+
+    return run
+
+
+def test_cpu_program_shows_every_stage_and_the_cache_keeps_them(rng) -> None:
+    run = _program(gtx.cpu)
+    a = gtx.as_field([I, J], rng.standard_normal((8, 5)))
+    out = gtx.as_field([I, J], rng.standard_normal((8, 5)))
+    stages = run.inspect(a, out, offset_provider={})
+    assert stages["ir"] == run.ir_text and "smooth" in stages["ir"]
+    assert "kernel smooth over [I, J]" in stages["stencil_ir"]
+    assert "a[I+1, J]" in stages["stencil_ir"] and "a[I-1, J]" in stages["stencil_ir"]
+    assert 'extern "C" int sk_program' in stages["source"] and "#pragma omp" in stages["source"]
+    plan = next(iter(run._runner.plans.values()))
+    entry = plan.loaded.path
+    assert (entry / "program.cpp").read_text() == stages["source"]
+    assert (entry / "program.ir").read_text() == stages["stencil_ir"]
+    # inspecting built the program ahead of time: the call needs no build and gives the result
+    run(a, out, offset_provider={})
+    expected = 0.5 * a.asnumpy()[1:7] + 0.25 * (a.asnumpy()[2:8] + a.asnumpy()[0:6])
+    np.testing.assert_allclose(out.asnumpy()[1:7], expected, rtol=1e-14)
+
+
+def test_embedded_program_shows_its_ir() -> None:
+    stages = _program(None).inspect(
+        gtx.as_field([I, J], np.ones((8, 5)) * 3.0), gtx.as_field([I, J], np.ones((8, 5))), offset_provider={})
+    assert set(stages) == {"ir"} and "program run(" in stages["ir"]
+
+
+def test_cuda_source_is_inspectable_without_a_gpu(rng) -> None:
+    run = _program(gtx.gpu)
+    runner = CompiledRunner(run.definition, flat_params(run.definition.params), CudaTarget(arch="90"))
+    a = gtx.as_field([I, J], np.asfortranarray(rng.standard_normal((8, 5))))
+    out = gtx.as_field([I, J], np.asfortranarray(rng.standard_normal((8, 5))))
+    sprog, layout, *_ = runner.prepare([a, out], {}, check_device=False)
+    source = runner.target.generate(sprog, layout)
+    assert 'extern "C" __global__ void sk_run_k0(const SkArgs args)' in source
