@@ -1,7 +1,10 @@
-"""The Python part of a compiled program call, without the launch: 2 and 25 fields.
+"""Per-call costs of stencilkit programs on tiny fields.
 
-The compiled function is replaced by a no-op after the first call, so what is timed is exactly
-stencilkit's per-call work (argument signature, plan lookup, argument block, aliasing check).
+* compiled (cpu) programs with 2 and 25 fields, the compiled function replaced by a no-op after
+  the first call: exactly stencilkit's per-call work (argument signature, plan lookup, argument
+  block, aliasing check);
+* the embedded backend running a copy program on 8x8 fields, whole call (GT4Py's embedded
+  backend: about 118 us for a copy program).
 
     PYTHONPATH=src python benchmarks/call_overhead.py
 """
@@ -19,7 +22,7 @@ import numpy as np
 import stencilkit as gtx
 
 
-def _program(n_inputs: int) -> object:
+def _program(n_inputs: int, backend: str = "gtx.cpu") -> object:
     args = ", ".join(f"a{i}: Field[Dims[I], float64]" for i in range(n_inputs))
     names = ", ".join(f"a{i}" for i in range(n_inputs))
     source = "\n".join([
@@ -29,11 +32,11 @@ def _program(n_inputs: int) -> object:
         "@gtx.field_operator",
         f"def total({args}) -> Field[Dims[I], float64]:",
         f"    return {' + '.join(f'a{i}' for i in range(n_inputs))}",
-        "@gtx.program(backend=gtx.cpu)",
+        f"@gtx.program(backend={backend})",
         f"def run({args}, out: Field[Dims[I], float64]):",
         f"    total({names}, out=out)",
     ])
-    path = Path(tempfile.mkdtemp()) / f"overhead_{n_inputs}.py"
+    path = Path(tempfile.mkdtemp()) / f"overhead_{n_inputs}_{backend.replace('.', '_')}.py"
     path.write_text(source)
     spec = importlib.util.spec_from_file_location(path.stem, path)
     assert spec is not None and spec.loader is not None
@@ -64,9 +67,27 @@ def measure(n_fields: int, calls: int = 50000) -> float:
     return best
 
 
+def measure_embedded_copy(calls: int = 5000) -> float:
+    module = _program(1, backend="None")  # total(a0) = a0: a copy program
+    run = module.run  # type: ignore[attr-defined]
+    dims = [module.I]  # type: ignore[attr-defined]
+    src = gtx.as_field(dims, np.random.default_rng(0).standard_normal(64))
+    dst = gtx.as_field(dims, np.zeros(64) + 1.0)
+    run(src, dst, offset_provider={})
+    assert np.array_equal(dst.asnumpy(), src.asnumpy())
+    best = float("inf")
+    for _ in range(3):
+        t0 = time.perf_counter()
+        for _ in range(calls):
+            run(src, dst, offset_provider={})
+        best = min(best, (time.perf_counter() - t0) / calls * 1e6)
+    return best
+
+
 def main() -> int:
     for n in (2, 25):
-        print(f"Python part of a call, {n:2d} fields: {measure(n):6.2f} us (best of 3 x 50000 calls)")
+        print(f"Python part of a compiled call, {n:2d} fields: {measure(n):6.2f} us (best of 3 x 50000 calls)")
+    print(f"embedded copy program, 64 points:       {measure_embedded_copy():6.2f} us (best of 3 x 5000 calls)")
     return 0
 
 

@@ -222,3 +222,26 @@ def test_read_extents_count_guarded_reads_where_selected() -> None:
     # with n = 12, the a(K + 2) branch is never selected
     assert read_extents(kernel, dims_of, dom, {"n": 12})["a"].offsets[K] == (0, -1)
     assert isinstance(kernel.values[0], ir.Call)
+
+
+def test_cached_bounds_check_follows_the_condition_scalar(case, rng) -> None:
+    """Regression: a compiled plan was reused when only a scalar in a concat_where condition
+    changed, so a read the first value kept inside the field could leave it with the second."""
+    @gtx.field_operator
+    def up(a: IK, top: int32) -> IK:
+        return concat_where(K < top, a(K + 1), a)
+
+    @gtx.program(backend=case.backend)
+    def run(a: IK, top: int32, out: IK):
+        up(a, top, out=out)
+
+    ad = rng.standard_normal((N, NK))
+    out = case.field([I, K], rng.standard_normal((N, NK)))
+    run(case.field([I, K], ad), NK - 1, out, offset_provider={})  # K + 1 <= NK - 1: inside
+    expected = ad.copy()
+    expected[:, : NK - 1] = ad[:, 1:]
+    np.testing.assert_allclose(out.asnumpy(), expected, rtol=1e-15)
+    sentinel = out.asnumpy().copy()
+    with pytest.raises(gtx.StencilValueError, match="reads field 'a' along K"):
+        run(case.field([I, K], ad), NK, out, offset_provider={})  # K = NK - 1 would read K = NK
+    np.testing.assert_array_equal(out.asnumpy(), sentinel)

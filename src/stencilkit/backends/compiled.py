@@ -20,6 +20,7 @@ from ..core.dims import Dimension
 from ..core.errors import StencilTypeError, StencilValueError
 from ..core.types import FieldType, ScalarType
 from ..ir import nodes as ir
+from ..ir.extents import bound_scalars
 from ..ir.fuse import fuse_kernels
 from ..ir.lower import TableInfo, lower_program
 from ..ir.visit import walk
@@ -90,8 +91,7 @@ class CompiledRunner:
         self.plans: dict[Any, Plan] = {}
         self.field_idx = tuple(i for i, p in enumerate(flat) if isinstance(p.type, FieldType))
         self.scalar_idx = tuple(i for i, p in enumerate(flat) if isinstance(p.type, ScalarType))
-        used = {x.name for s in program.body for r in s.domain for b in (r.start, r.stop)
-                for x in walk(b) if isinstance(x, ir.Ref)}
+        used = bound_scalars(program)
         self.domain_scalar_idx = tuple(i for i in self.scalar_idx if flat[i].name in used)
         self.table_names = tuple(sorted({x.by.offset for s in program.body for x in walk(s)
                                          if isinstance(x, ir.Shift) and isinstance(x.by, ir.NeighborShift)}))

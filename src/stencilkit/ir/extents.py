@@ -15,8 +15,9 @@ from typing import Any
 
 from ..core.dims import Dimension
 from ..core.domain import UnitRange
+from ..core.types import ScalarType
 from . import nodes as n
-from .visit import children
+from .visit import children, walk
 
 Intervals = list[tuple[int, int]]  # sorted, disjoint, half-open
 #: Per dimension, where a guard lets a read happen; a dimension not listed is unrestricted.
@@ -190,3 +191,17 @@ def output_domain(kernels: tuple[n.Kernel, ...], dims: tuple[Dimension, ...],
                     cand = UnitRange(r.start - lo, r.stop - hi)
                     result[d] = result[d] & cand if d in result else cand
     return result
+
+
+def bound_scalars(prog: n.Program) -> set[str]:
+    """Names of the scalar parameters that decide which points are read or written: those in
+    domain bounds and those compared with an index (``concat_where(K < n, ...)``). A cached
+    bounds check is valid only while these keep their values."""
+    names: set[str] = set()
+    for stmt in prog.body:
+        for r in stmt.domain:
+            names.update(x.name for b in (r.start, r.stop) for x in walk(b) if isinstance(x, n.Ref))
+        for x in walk(stmt):
+            if isinstance(x, n.BinOp) and any(isinstance(y, n.DimIndex) for y in walk(x)):
+                names.update(y.name for y in walk(x) if isinstance(y, n.Ref) and isinstance(y.type, ScalarType))
+    return names
