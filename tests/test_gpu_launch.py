@@ -53,7 +53,7 @@ def test_tuned_launch_is_correct_on_a_large_uneven_domain(rng) -> None:
 
 @pytest.mark.gpu
 @pytest.mark.parametrize("streaming", [False, True], ids=["stores", "streaming-stores"])
-@pytest.mark.parametrize("chunk", [1, 4, 8, 16])
+@pytest.mark.parametrize("chunk", [1, 2, 4, 8, 16])
 @pytest.mark.parametrize("block", [(32, 4, 1), (128, 1, 1), (32, 16, 1)])
 def test_every_variant_and_block_is_correct(monkeypatch, rng, chunk, block, streaming) -> None:
     from stencilkit.backends.cuda import backend as cuda_backend

@@ -115,16 +115,9 @@ def finite(xp: Any, a: Any) -> bool:
 
 def launches(plan: Any) -> list[Any]:
     """The kernel launches the library configured for a plan (internals: may change)."""
-    extra = getattr(plan, "extra", None)
-    kls = extra.get("launches") if isinstance(extra, dict) else None
-    if kls is None:
-        kls = plan.loaded.launches[id(plan)]
-    return list(kls)
+    return list(plan.extra["launches"])
 
 
 def kernel_names(plan: Any, kls: list[Any]) -> list[str]:
-    try:
-        by_handle = {int(f): name for name, f in plan.loaded.module.functions.items()}
-        return [by_handle.get(int(kl.launcher.function), "?") for kl in kls]
-    except Exception:
-        return ["?"] * len(kls)
+    """The names of the launched kernels (their variant suffix says the chunking chosen)."""
+    return [getattr(kl, "name", "") or "?" for kl in kls]

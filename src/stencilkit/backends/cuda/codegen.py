@@ -60,7 +60,7 @@ def chunk_variants(k: ir.Kernel, layout: ArgLayout) -> tuple[Variant, ...]:
     where the neighbour indices and weights read at a cell serve every level of the chunk)."""
     if k.scan is not None or len(grid_dims(k, layout)) not in (2, 3):
         return (PLAIN,)
-    return tuple(Variant(c, s) for s in (False, True) for c in (1, 4, 8, 16))
+    return tuple(Variant(c, s) for s in (False, True) for c in (1, 2, 4, 8, 16))
 
 
 def kernel_name(prog: ir.StencilProgram, ki: int, variant: Variant = PLAIN) -> str:

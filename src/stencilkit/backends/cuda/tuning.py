@@ -15,7 +15,7 @@ from .codegen import PLAIN, Variant
 from .runtime import cupy
 
 _CANDIDATES_2D = [(32, 2, 1), (32, 4, 1), (32, 8, 1), (64, 4, 1), (64, 2, 1), (128, 2, 1), (128, 1, 1),
-                  (256, 1, 1), (64, 8, 1), (32, 16, 1), (32, 4, 2)]
+                  (256, 1, 1), (64, 8, 1), (32, 16, 1), (32, 4, 2), (128, 4, 1), (256, 2, 1), (16, 16, 1)]
 _CANDIDATES_1D = [(64, 1, 1), (128, 1, 1), (256, 1, 1), (512, 1, 1)]
 _CHOSEN: dict[tuple[str, tuple[int, ...]], tuple[Variant, tuple[int, int, int]]] = {}
 
