@@ -52,3 +52,38 @@ def test_failed_build_shows_command_stderr_and_kept_source(tmp_path, fresh_disco
     with open(err.source_path) as f:
         assert "syntax error" in f.read()
     assert err.source_path in str(err) and "compiler output:" in str(err)
+
+
+@pytest.mark.skipif(shutil.which("g++") is None, reason="g++ not installed")
+def test_detection_is_remembered_for_new_processes(fresh_discovery, tmp_path) -> None:
+    """A new process with its programs built must not start the compiler to compute the cache
+    key: the detection result is kept in the cache directory."""
+    import subprocess as sp
+
+    fresh_discovery.setenv("STENCILKIT_CACHE_DIR", str(tmp_path / "cache"))
+    fresh_discovery.setenv("CXX", "g++")
+    reset_config()
+    first = cxx.find_cxx()
+    assert list((tmp_path / "cache" / "toolchain").glob("cxx-*.json"))
+    cxx.find_cxx.cache_clear()
+
+    def no_compiler(*args, **kwargs):
+        raise AssertionError(f"the compiler was started: {args}")
+
+    fresh_discovery.setattr(sp, "run", no_compiler)
+    again = cxx.find_cxx()
+    assert again == first
+    fresh_discovery.setenv("STENCILKIT_CXXFLAGS", "-g")  # flags from the environment still apply
+    reset_config()
+    cxx.find_cxx.cache_clear()
+    assert cxx.find_cxx().flags == (*first.flags, "-g")
+
+
+def test_a_broken_detection_record_is_ignored(fresh_discovery, tmp_path) -> None:
+    fresh_discovery.setenv("STENCILKIT_CACHE_DIR", str(tmp_path / "cache"))
+    reset_config()
+    first = cxx.find_cxx()
+    for record in (tmp_path / "cache" / "toolchain").glob("cxx-*.json"):
+        record.write_text("{not json")
+    cxx.find_cxx.cache_clear()
+    assert cxx.find_cxx() == first

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import hashlib
+import json
+import os
 import platform
 import shutil
 import subprocess
@@ -42,22 +45,65 @@ _CANDIDATES = ("g++", "clang++", "c++")
 
 @cache
 def find_cxx() -> CxxCompiler:
-    """The C++ compiler: ``$CXX``, then g++, clang++, c++; flags and OpenMP detected."""
+    """The C++ compiler: ``$CXX``, then g++, clang++, c++; flags and OpenMP detected.
+
+    Detection runs the compiler twice (about 40 ms); its result is kept in the cache directory,
+    keyed by the compiler binary's path, size and modification time, so that a new process
+    with its programs already built reaches its first result without starting a compiler."""
     cfg = config()
     candidates = [cfg.cxx] if cfg.cxx else list(_CANDIDATES)
     for name in candidates:
         path = shutil.which(name) if name else None
         if path is None:
             continue
+        record = _record_path(path)
+        known = _read_record(record, path)
+        if known is not None:
+            return CxxCompiler(path, known.version, known.flags + cfg.cxxflags, known.openmp)
         version = subprocess.run([path, "--version"], capture_output=True, text=True, check=False).stdout.splitlines()
         base = ("-std=c++17", "-O3", "-march=native", "-fPIC", "-shared", "-fno-math-errno")
         openmp = _probe(path, (*base, "-fopenmp"))
         flags = (*base, "-fopenmp") if openmp else base
-        return CxxCompiler(path, version[0] if version else "unknown", flags + cfg.cxxflags, openmp)
+        found = CxxCompiler(path, version[0] if version else "unknown", flags, openmp)
+        _write_record(record, found)
+        return CxxCompiler(path, found.version, flags + cfg.cxxflags, openmp)
     wanted = f"$CXX={cfg.cxx}" if cfg.cxx else "g++, clang++ or c++"
     raise BackendUnavailableError(
         f"no C++ compiler found (looked for {wanted}) for the cpu backend",
         hint="install one (Debian/Ubuntu: apt-get install g++; conda: conda install gxx) or set CXX")
+
+
+def _record_path(path: str) -> Path | None:
+    try:
+        st = os.stat(path)  # follows links: the real compiler binary
+    except OSError:
+        return None
+    ident = f"{os.path.realpath(path)}|{st.st_size}|{st.st_mtime_ns}|{platform.machine()}"
+    return config().cache_dir / "toolchain" / f"cxx-{hashlib.sha256(ident.encode()).hexdigest()[:24]}.json"
+
+
+def _read_record(record: Path | None, path: str) -> CxxCompiler | None:
+    if record is None:
+        return None
+    try:
+        data = json.loads(record.read_text())
+        return CxxCompiler(path, str(data["version"]), tuple(str(f) for f in data["flags"]), bool(data["openmp"]))
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
+def _write_record(record: Path | None, found: CxxCompiler) -> None:
+    """Written atomically; a cache directory that cannot be written only costs the detection."""
+    if record is None:
+        return
+    try:
+        record.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=record.parent, prefix=".cxx-")
+        with os.fdopen(fd, "w") as f:
+            json.dump({"version": found.version, "flags": list(found.flags), "openmp": found.openmp}, f)
+        os.replace(tmp, record)
+    except OSError:
+        pass
 
 
 def _probe(path: str, flags: tuple[str, ...]) -> bool:
