@@ -144,3 +144,25 @@ def test_integer_programs(case, rng, dtype) -> None:
     out = case.field([I, J], rng.integers(0, 5, SHAPE).astype(dtype))
     run(case.field([I, J], a), case.field([I, J], b), out, offset_provider={})
     np.testing.assert_array_equal(out.asnumpy(), np.where(a > b, a - b, (b * 3) // 2) + np.maximum(a, 0))
+
+
+def test_tuple_outputs_with_their_own_domains(case, rng) -> None:
+    X = gtx.Dimension("X")
+
+    @gtx.field_operator
+    def pair(a: Field[Dims[X], float64]) -> tuple[Field[Dims[X], float64], Field[Dims[X], float64]]:
+        return a(X + 1) - a, 2.0 * a
+
+    @gtx.program(backend=case.backend)
+    def run(a: Field[Dims[X], float64], d: Field[Dims[X], float64], s: Field[Dims[X], float64]):
+        pair(a, out=(d, s), domain=({X: (0, 9)}, {X: (3, 10)}))
+
+    ad = rng.standard_normal(10)
+    dd, sd = rng.standard_normal(10), rng.standard_normal(10)
+    d, s = case.field([X], dd), case.field([X], sd)
+    run(case.field([X], ad), d, s, offset_provider={})
+    exp_d, exp_s = dd.copy(), sd.copy()
+    exp_d[:9] = ad[1:] - ad[:9]
+    exp_s[3:] = 2.0 * ad[3:]
+    np.testing.assert_allclose(d.asnumpy(), exp_d, rtol=1e-15)
+    np.testing.assert_allclose(s.asnumpy(), exp_s, rtol=1e-15)

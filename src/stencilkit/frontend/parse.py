@@ -171,8 +171,36 @@ class ProgramParser:
             raise self.src.type_error(call, f"the call of {fop.name} needs out=", hint=f"{fop.name}(..., out=result)")
         args = [self.builder.build(a) for a in call.args]
         outs = self.outputs(kw["out"])
+        per_output = self.domains_per_output(kw["domain"], len(outs)) if "domain" in kw else None
+        if per_output is not None:
+            return self.split_by_domain(op, args, outs, per_output, call, prefix)
         domain = self.domain(kw["domain"]) if "domain" in kw else ()
         return build_apply(op, args, outs, domain, self.src, call, self.builder, prefix)
+
+    def domains_per_output(self, node: ast.expr, n_outs: int) -> list[tuple[ir.DomainRange, ...]] | None:
+        """``domain=(d0, d1, ...)`` with differing domains for a tuple ``out=``: one per output."""
+        if not isinstance(node, ast.Tuple):
+            return None
+        doms = [self.domain(e) for e in node.elts]
+        if all(d == doms[0] for d in doms):
+            return None
+        if len(doms) != n_outs:
+            raise self.src.type_error(node, f"domain= gives {len(doms)} domains for {n_outs} outputs",
+                                      hint="give one domain per output field, or a single domain for all")
+        return doms
+
+    def split_by_domain(self, op: Any, args: list[ir.Expr], outs: tuple[ir.Ref, ...],
+                        doms: list[tuple[ir.DomainRange, ...]], call: ast.Call,
+                        prefix: str) -> tuple[list[ir.Apply | ir.ScanApply], list[ir.Param]]:
+        """One statement per output, each over its own domain (the values are recomputed)."""
+        stmts, temps = build_apply(op, args, outs, doms[0], self.src, call, self.builder, prefix)
+        *before, last = stmts
+        if not isinstance(last, ir.Apply):
+            raise self.src.type_error(call, "the outputs of a scan must share one domain",
+                                      hint="split the scan's outputs into separate calls")
+        values = flatten_value(last.expr)
+        split = [ir.Apply(v, (o,), d, last.label, last.where) for v, o, d in zip(values, outs, doms)]
+        return [*before, *split], temps
 
     def outputs(self, node: ast.expr) -> tuple[ir.Ref, ...]:
         value = self.builder.build(node)
@@ -185,11 +213,8 @@ class ProgramParser:
         return refs
 
     def domain(self, node: ast.expr) -> tuple[ir.DomainRange, ...]:
-        if isinstance(node, ast.Tuple):
-            doms = [self.domain(e) for e in node.elts]
-            if any(d != doms[0] for d in doms):
-                raise self.src.type_error(node, "tuple outputs with different domains are not supported yet")
-            return doms[0]
+        if isinstance(node, ast.Tuple):  # equal domains (differing ones: domains_per_output)
+            return self.domain(node.elts[0])
         if not isinstance(node, ast.Dict):
             raise self.src.type_error(node, "domain= must be a dict {Dim: (start, stop)}")
         ranges = []
