@@ -167,3 +167,18 @@ def test_two_dimensional_chunks_along_the_levels(monkeypatch, rng, chunk) -> Non
     np.testing.assert_allclose(result[:44, 1:], wd[:44, None] * ad[1:, 1:] - ad[:44, :-1], rtol=1e-13, atol=1e-14)
     assert np.isnan(result[44]).all() and np.isnan(result[:, 0]).all()
     run_mix2d._runner.plans.clear()
+
+
+def test_fields_on_another_gpu_are_refused_before_launch() -> None:
+    """No illegal-address crash: memory of GPU 1 is never handed to kernels on GPU 0."""
+    from stencilkit.backends.compiled import CompiledRunner
+    from stencilkit.backends.cuda import CudaTarget
+    from stencilkit.core.device import DeviceType
+    from stencilkit.ir.lower import flat_params
+
+    class OnGpu1:  # stands for a field on GPU 1: only its signature is read
+        _sig = (("I", "J", "K"), "float64", (4, 4, 4), (1, 4, 16), (0, 0, 0), int(DeviceType.CUDA), 1)
+
+    runner = CompiledRunner(run_lap7.definition, flat_params(run_lap7.definition.params), CudaTarget())
+    with pytest.raises(ValueError, match="argument 'a' lives on GPU 1, but the gpu backend runs programs on GPU 0"):
+        runner._check_device("argument 'a'", OnGpu1())

@@ -230,6 +230,15 @@ class CompiledRunner:
                 f"{self.program.name}(): {what} lives on the {where}, but backend '{self.target.name}'"
                 f" runs on the {'GPU' if want == DeviceType.CUDA else 'host'}",
                 hint="allocate with allocator=<the backend> or move it with field.to(...)")
+        device_id = getattr(self.target, "device_id", 0)
+        if dev == DeviceType.CUDA and value._sig[6] != device_id:
+            # Launching on one GPU with another GPU's memory is an illegal address, not an error
+            # message: refuse before anything runs.
+            raise StencilValueError(
+                f"{self.program.name}(): {what} lives on GPU {value._sig[6]}, but the gpu backend runs"
+                f" programs on GPU {device_id}",
+                hint="run one process per GPU (CUDA_VISIBLE_DEVICES) or move the field with"
+                f" field.to(gtx.Device(gtx.DeviceType.CUDA, {device_id}))")
 
     def _lower(self, infos: dict[str, TableInfo]) -> ir.StencilProgram:
         key = tuple(sorted(infos.items()))
