@@ -138,3 +138,22 @@ def test_read_through_a_missing_neighbour_is_refused(case, rng) -> None:
     np.testing.assert_array_equal(out.asnumpy(), od)  # nothing ran
     run(case.field([Cell, K], cd), out, 8, offset_provider={"E2C": table})  # the edges after 7 are fine
     np.testing.assert_allclose(out.asnumpy()[8:], (cd[e2c[:, 1]] - cd[e2c[:, 0]])[8:], rtol=1e-14)
+
+
+def test_sparse_output_over_a_local_dimension(case, rng) -> None:
+    """A field over [Cell, C2EDim, K] written from the neighbours' values."""
+    _, c2e = _tables(rng)
+    full = np.where(c2e >= 0, c2e, 0).astype(np.int32)  # no missing neighbours here
+
+    @gtx.field_operator
+    def gather(e: Field[Dims[Edge, K], float64]) -> Field[Dims[Cell, C2EDim, K], float64]:
+        return 2.0 * e(C2E)
+
+    @gtx.program(backend=case.backend)
+    def run(e: Field[Dims[Edge, K], float64], out: Field[Dims[Cell, C2EDim, K], float64]):
+        gather(e, out=out)
+
+    ed = rng.standard_normal((N_EDGES, N_LEVELS))
+    out = case.field([Cell, C2EDim, K], rng.standard_normal((N_CELLS, 4, N_LEVELS)))
+    run(case.field([Edge, K], ed), out, offset_provider={"C2E": case.connectivity([Cell, C2EDim], Edge, full)})
+    np.testing.assert_allclose(out.asnumpy(), 2.0 * ed[full], rtol=1e-15)
