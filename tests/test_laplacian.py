@@ -127,3 +127,33 @@ def test_output_passed_as_an_input_too_is_refused(backend, rng) -> None:
         with pytest.raises(ValueError, match="argument 'a' is the same field as output 'out'"):
             prog(a, a, offset_provider={})
     np.testing.assert_array_equal(a.asnumpy(), before)
+
+
+def test_fields_stored_in_another_dimension_order(case, rng) -> None:
+    """A field made as [J, I] passed for a Field[Dims[I, J], ...] parameter (and as output):
+    read and written through its own strides, bounds checked along the right dimensions."""
+    @gtx.field_operator
+    def skew(a: Field[Dims[I, J], float64]) -> Field[Dims[I, J], float64]:
+        return a(I + 1) - a(J - 1)
+
+    @gtx.program(backend=case.backend)
+    def run(a: Field[Dims[I, J], float64], out: Field[Dims[I, J], float64]):
+        skew(a, out=out, domain={I: (0, 5), J: (1, 5)})
+
+    ad = rng.standard_normal((6, 5))
+    expected_inner = ad[1:6, 1:5] - ad[0:5, 0:4]
+    od = rng.standard_normal((6, 5))
+    out = case.field([I, J], od)
+    run(case.field([J, I], ad.T.copy()), out, offset_provider={})
+    exp = od.copy()
+    exp[0:5, 1:5] = expected_inner
+    np.testing.assert_allclose(out.asnumpy(), exp, rtol=1e-15)
+    out_t = case.field([J, I], od.T.copy())
+    run(case.field([I, J], ad), out_t, offset_provider={})
+    np.testing.assert_allclose(out_t.asnumpy().T, exp, rtol=1e-15)
+    with pytest.raises(ValueError, match=r"reads field .a. along I over 0:7 \(offsets \+0\.\.\+1"):
+        @gtx.program(backend=case.backend)
+        def too_far(a: Field[Dims[I, J], float64], out: Field[Dims[I, J], float64]):
+            skew(a, out=out, domain={I: (0, 6), J: (1, 5)})
+
+        too_far(case.field([J, I], ad.T.copy()), out, offset_provider={})

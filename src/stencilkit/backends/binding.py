@@ -72,6 +72,21 @@ def wrap_arrays(params: tuple[ir.Param, ...], args: list[Any]) -> list[Any]:
     return out
 
 
+def as_declared(field: Any, dims: tuple[Dimension, ...]) -> Any:
+    """``field`` with its axes in the order of the parameter's declared dimensions: the IR indexes
+    fields in that order. A field stored in another order (``as_field([J, I], ...)`` for a
+    ``Field[Dims[I, J], ...]`` parameter) becomes a transposed view of the same memory."""
+    own = tuple(field.domain.dims)
+    if own == dims:
+        return field
+    from ..core.domain import Domain
+    from ..fields import Field
+
+    perm = [own.index(d) for d in dims]
+    domain = Domain(dims, tuple(field.domain.ranges[a] for a in perm))
+    return Field(domain, field.ndarray.transpose(perm))
+
+
 def check_scalar(name: str, t: ScalarType, v: Any, program: str) -> Any:
     """``v`` as a NumPy scalar of ``t``; refuses values that would change meaning."""
     dtype = np.dtype(t.dtype)

@@ -26,6 +26,7 @@ from ..ir.lower import TableInfo, lower_program
 from ..ir.visit import walk
 from .abi import ArgLayout, Specialization, arg_layout
 from .binding import (
+    as_declared,
     check_field,
     check_kernel_bounds,
     check_scalar,
@@ -172,7 +173,7 @@ class CompiledRunner:
                 check_field(p.name, p.type, args[i], name)
                 if check_device:
                     self._check_device(f"argument '{p.name}'", args[i])
-                fields[p.name] = args[i]
+                fields[p.name] = as_declared(args[i], p.type.dims)
             elif isinstance(p.type, ScalarType):
                 scalars[p.name] = args[i] = check_scalar(p.name, p.type, args[i], name)
         provider = dict(offset_provider or {})

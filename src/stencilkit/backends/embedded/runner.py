@@ -12,6 +12,7 @@ from ...ir.extents import bound_scalars
 from ...ir.lower import lower_program
 from ...ir.visit import walk
 from ..binding import (
+    as_declared,
     check_field,
     check_kernel_bounds,
     check_scalar,
@@ -68,7 +69,7 @@ class EmbeddedRunner:
         scalars: dict[str, Any] = {}
         for p, a in zip(self.flat, args):
             if isinstance(p.type, FieldType):
-                fields[p.name] = a
+                fields[p.name] = as_declared(a, p.type.dims)
             elif isinstance(p.type, ScalarType):
                 scalars[p.name] = check_scalar(p.name, p.type, a, self.program.name)
         tables = {t: provider[t] for t in self.table_names}
@@ -84,7 +85,7 @@ class EmbeddedRunner:
         for p, a in zip(self.flat, args):
             if isinstance(p.type, FieldType):
                 check_field(p.name, p.type, a, name)
-                fields[p.name] = a
+                fields[p.name] = as_declared(a, p.type.dims)
             elif isinstance(p.type, ScalarType):
                 scalars[p.name] = check_scalar(p.name, p.type, a, name)
         provider = dict(offset_provider)
