@@ -7,7 +7,8 @@ strides, origins, devices, and the scalar values used in domain bounds), so back
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -19,6 +20,7 @@ from ..core.types import FieldType, ScalarType, TupleType, TypeSpec
 from ..ir import nodes as ir
 from ..ir.extents import read_extents
 from ..ir.lower import TableInfo
+from ..ir.visit import walk
 
 
 def flatten_args(params: tuple[ir.Param, ...], args: Sequence[Any], kwargs: Mapping[str, Any],
@@ -268,3 +270,59 @@ def _check_no_missing_neighbours(k: ir.Kernel, where: Mapping[Dimension, UnitRan
                     f" {len(rows)} points of the domain along {x.source.dim}, the first at {first}",
                     hint="restrict domain= to points that have this neighbour, or use a reduction"
                     " (neighbor_sum, max_over, min_over), which skips missing neighbours")
+
+
+# ------------------------------------------------------------------------- one binding for every runner
+def used_tables(program: ir.Program) -> tuple[str, ...]:
+    """The names of the neighbour tables ``program`` shifts through, sorted."""
+    return tuple(sorted({x.by.offset for s in program.body for x in walk(s)
+                         if isinstance(x, ir.Shift) and isinstance(x.by, ir.NeighborShift)}))
+
+
+@dataclass(frozen=True, slots=True)
+class Bound:
+    """Checked arguments by parameter name: fields (viewed in their declared dimension order),
+    scalars (as NumPy scalars of their type), the neighbour tables used and their descriptions."""
+
+    fields: dict[str, Any]
+    scalars: dict[str, Any]
+    tables: dict[str, Any]
+    infos: dict[str, TableInfo]
+
+
+def bind(program: ir.Program, flat: tuple[ir.Param, ...], tables_used: tuple[str, ...], args: Sequence[Any],
+         offset_provider: Mapping[str, Any] | None,
+         check_device: Callable[[str, Any], None] | None = None) -> Bound:
+    """Check every argument of a call (and, with ``check_device``, where it lives)."""
+    name = program.name
+    fields: dict[str, Any] = {}
+    scalars: dict[str, Any] = {}
+    for p, a in zip(flat, args):
+        if isinstance(p.type, FieldType):
+            check_field(p.name, p.type, a, name)
+            if check_device is not None:
+                check_device(f"argument '{p.name}'", a)
+            fields[p.name] = as_declared(a, p.type.dims)
+        elif isinstance(p.type, ScalarType):
+            scalars[p.name] = check_scalar(p.name, p.type, a, name)
+    provider = dict(offset_provider or {})
+    tables: dict[str, Any] = {}
+    for t in tables_used:
+        if t not in provider:
+            raise StencilValueError(f"{name}(): offset_provider has no entry for '{t}'",
+                                    hint=f"pass offset_provider={{'{t}': connectivity}}")
+        tables[t] = provider[t]
+        if check_device is not None:
+            check_device(f"offset_provider['{t}']", tables[t])
+    infos = {k: v for k, v in table_infos(provider, program).items() if k in tables}
+    return Bound(fields, scalars, tables, infos)
+
+
+def checked_domains(sprog: ir.StencilProgram, bound: Bound) -> list[tuple[ir.Kernel, tuple[UnitRange, ...]]]:
+    """Each kernel with its concrete domain, after refusing writes and reads out of bounds."""
+    result = []
+    for k in sprog.kernels:
+        dom = kernel_domain(k, bound.fields, bound.scalars)
+        check_kernel_bounds(k, dom, bound.fields, bound.tables, bound.scalars)
+        result.append((k, dom))
+    return result

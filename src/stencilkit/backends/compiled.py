@@ -23,17 +23,8 @@ from ..ir import nodes as ir
 from ..ir.extents import bound_scalars
 from ..ir.fuse import fuse_kernels
 from ..ir.lower import TableInfo, lower_program
-from ..ir.visit import walk
 from .abi import ArgLayout, Specialization, arg_layout
-from .binding import (
-    as_declared,
-    check_field,
-    check_kernel_bounds,
-    check_scalar,
-    kernel_domain,
-    table_infos,
-    wrap_arrays,
-)
+from .binding import Bound, bind, checked_domains, used_tables, wrap_arrays
 
 
 class Loaded(Protocol):
@@ -94,8 +85,7 @@ class CompiledRunner:
         self.scalar_idx = tuple(i for i, p in enumerate(flat) if isinstance(p.type, ScalarType))
         used = bound_scalars(program)
         self.domain_scalar_idx = tuple(i for i in self.scalar_idx if flat[i].name in used)
-        self.table_names = tuple(sorted({x.by.offset for s in program.body for x in walk(s)
-                                         if isinstance(x, ir.Shift) and isinstance(x.by, ir.NeighborShift)}))
+        self.table_names = used_tables(program)
         self.lowered: dict[Any, ir.StencilProgram] = {}
 
     def signature(self, args: list[Any], offset_provider: Mapping[str, Any] | None) -> Any:
@@ -163,41 +153,19 @@ class CompiledRunner:
         return self.plans[key]
 
     def prepare(self, args: list[Any], offset_provider: Mapping[str, Any] | None,
-                check_device: bool = True) -> tuple[ir.StencilProgram, ArgLayout, Specialization, dict[str, Any], dict[str, Any], dict[str, Any]]:
+                check_device: bool = True) -> tuple[ir.StencilProgram, ArgLayout, Specialization, Bound]:
         """Check the arguments and lower: everything before code generation."""
-        name = self.program.name
-        scalars: dict[str, Any] = {}
-        fields: dict[str, Any] = {}
-        for i, p in enumerate(self.flat):
-            if isinstance(p.type, FieldType):
-                check_field(p.name, p.type, args[i], name)
-                if check_device:
-                    self._check_device(f"argument '{p.name}'", args[i])
-                fields[p.name] = as_declared(args[i], p.type.dims)
-            elif isinstance(p.type, ScalarType):
-                scalars[p.name] = args[i] = check_scalar(p.name, p.type, args[i], name)
-        provider = dict(offset_provider or {})
-        tables: dict[str, Any] = {}
-        for t in self.table_names:
-            if t not in provider:
-                raise StencilValueError(f"{name}(): offset_provider has no entry for '{t}'",
-                                        hint=f"pass offset_provider={{'{t}': connectivity}}")
-            tables[t] = provider[t]
-            if check_device:
-                self._check_device(f"offset_provider['{t}']", tables[t])
-        infos = {k: v for k, v in table_infos(provider, self.program).items() if k in tables}
-        sprog = self._lower(infos)
-        spec = self._specialize(fields, tables)
+        bound = bind(self.program, self.flat, self.table_names, args, offset_provider,
+                     self._check_device if check_device else None)
+        sprog = self._lower(bound.infos)
+        spec = self._specialize(bound.fields, bound.tables)
         layout = arg_layout(sprog, spec, self.table_names)
-        return sprog, layout, spec, fields, scalars, tables
+        return sprog, layout, spec, bound
 
     def make_plan(self, args: list[Any], offset_provider: Mapping[str, Any] | None) -> Plan:
-        sprog, layout, spec, fields, scalars, tables = self.prepare(args, offset_provider)
-        domains = []
-        for k in sprog.kernels:
-            dom = kernel_domain(k, fields, scalars)
-            check_kernel_bounds(k, dom, fields, tables, scalars)
-            domains.append(dom)
+        sprog, layout, spec, bound = self.prepare(args, offset_provider)
+        fields, tables = bound.fields, bound.tables
+        domains = [dom for _, dom in checked_domains(sprog, bound)]
         loaded = self.target.compile(sprog, layout, spec)
         buf = np.zeros(layout.size, dtype=np.int64)
         for f in layout.fields:

@@ -5,21 +5,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from ...core.errors import StencilTypeError, StencilValueError
+from ...core.errors import StencilTypeError
 from ...core.types import FieldType, ScalarType
 from ...ir import nodes as ir
 from ...ir.extents import bound_scalars
 from ...ir.lower import lower_program
-from ...ir.visit import walk
-from ..binding import (
-    as_declared,
-    check_field,
-    check_kernel_bounds,
-    check_scalar,
-    kernel_domain,
-    table_infos,
-    wrap_arrays,
-)
+from ..binding import as_declared, bind, check_scalar, checked_domains, used_tables, wrap_arrays
 from .evaluate import run_kernel
 
 #: Checked plans kept per runner; beyond this (e.g. a loop counter used in domain bounds) the
@@ -37,8 +28,7 @@ class EmbeddedRunner:
         self.program = program
         self.flat = flat
         self.lowered: dict[Any, ir.StencilProgram] = {}
-        self.table_names = tuple(sorted({x.by.offset for s in program.body for x in walk(s)
-                                         if isinstance(x, ir.Shift) and isinstance(x.by, ir.NeighborShift)}))
+        self.table_names = used_tables(program)
         bound = bound_scalars(program)
         self.field_idx = tuple(i for i, p in enumerate(flat) if isinstance(p.type, FieldType))
         self.bound_idx = tuple(i for i, p in enumerate(flat) if isinstance(p.type, ScalarType) and p.name in bound)
@@ -79,35 +69,14 @@ class EmbeddedRunner:
     def _plan(self, args: list[Any], offset_provider: Mapping[str, Any]) -> tuple[Any, list[tuple[ir.Kernel, Any]]]:
         """Check everything about these arguments; return the array namespace and the kernels
         with their concrete domains."""
-        name = self.program.name
-        fields: dict[str, Any] = {}
-        scalars: dict[str, Any] = {}
-        for p, a in zip(self.flat, args):
-            if isinstance(p.type, FieldType):
-                check_field(p.name, p.type, a, name)
-                fields[p.name] = as_declared(a, p.type.dims)
-            elif isinstance(p.type, ScalarType):
-                scalars[p.name] = check_scalar(p.name, p.type, a, name)
-        provider = dict(offset_provider)
-        tables = {}
-        for t in self.table_names:
-            if t not in provider:
-                raise StencilValueError(f"{name}(): offset_provider has no entry for '{t}'",
-                                        hint=f"pass offset_provider={{'{t}': connectivity}}")
-            tables[t] = provider[t]
-        infos = {k: v for k, v in table_infos(provider, self.program).items() if k in tables}
-        key = tuple(sorted(infos.items()))
+        bound = bind(self.program, self.flat, self.table_names, args, offset_provider)
+        key = tuple(sorted(bound.infos.items()))
         sprog = self.lowered.get(key)
         if sprog is None:
-            sprog = self.lowered[key] = lower_program(self.program, infos)
-        xps = {f.xp for f in fields.values()} | {t.xp for t in tables.values()}
+            sprog = self.lowered[key] = lower_program(self.program, bound.infos)
+        xps = {f.xp for f in bound.fields.values()} | {t.xp for t in bound.tables.values()}
         if len(xps) > 1:
-            raise StencilTypeError(f"{name}(): fields live on different devices (host and GPU)",
+            raise StencilTypeError(f"{self.program.name}(): fields live on different devices (host and GPU)",
                                    hint="move them to one device with field.to(...) first")
         xp = xps.pop() if xps else __import__("numpy")
-        kernels = []
-        for k in sprog.kernels:
-            dom = kernel_domain(k, fields, scalars)
-            check_kernel_bounds(k, dom, fields, tables, scalars)
-            kernels.append((k, dom))
-        return xp, kernels
+        return xp, checked_domains(sprog, bound)
