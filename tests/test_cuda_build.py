@@ -152,3 +152,58 @@ def test_nvrtc_leaves_shared_byte_objects_alone(compiler: str, tmp_path) -> None
     # compare byte values: a corrupted shared object would also corrupt a b" " literal
     assert b" "[0] == 0x20
     assert (b" " * 1)[0] == 0x20
+
+
+def _planned_spec(prog: gtx.Program, args: list[object], monkeypatch: pytest.MonkeyPatch) -> object:
+    """The Specialization ``make_plan`` hands the gpu target for ``args`` (host arrays stand in
+    for GPU ones: nothing is compiled or launched)."""
+    runner = CompiledRunner(prog.definition, flat_params(prog.definition.params), CudaTarget(arch="90"))
+    seen = []
+    monkeypatch.setattr(runner, "_check_device", lambda what, value: None)
+    monkeypatch.setattr(runner.target, "compile", lambda sprog, layout, spec: seen.append(spec))
+    runner.make_plan(list(args), {})
+    return seen[0]
+
+
+def test_index_width_follows_the_call(compiler: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """32-bit index arithmetic where every index fits, 64-bit otherwise; both compile."""
+    a = gtx.as_field([I, J, K], _fortran((8, 6, 3)))
+    out = gtx.as_field([I, J, K], _fortran((8, 6, 3)))
+    assert _planned_spec(run_lap, [a, out], monkeypatch).narrow_index is True  # type: ignore[attr-defined]
+    # a field whose domain starts near 2**31: its indices no longer fit 32 bits
+    far = 2**31 - 4
+    dom = gtx.domain({I: (far, far + 8), J: (0, 6), K: (0, 3)})
+    a_far, out_far = gtx.as_field(dom, _fortran((8, 6, 3))), gtx.as_field(dom, _fortran((8, 6, 3)))
+
+    @gtx.program
+    def run_far(a: Field[Dims[I, J, K], float64], out: Field[Dims[I, J, K], float64]):
+        lap(a, out=out, domain={I: (far + 1, far + 7), J: (1, 5), K: (0, 3)})
+
+    assert _planned_spec(run_far, [a_far, out_far], monkeypatch).narrow_index is False  # type: ignore[attr-defined]
+
+    runner = CompiledRunner(run_lap.definition, flat_params(run_lap.definition.params), CudaTarget(arch="90"))
+    sprog, layout, *_ = runner.prepare([a, out], {}, check_device=False)
+    narrow_src, narrow_key, narrow = runner.target.build(sprog, layout, narrow_index=True)
+    wide_src, wide_key, wide = runner.target.build(sprog, layout)
+    assert "typedef int32_t sk_idx;" in narrow_src and "typedef int64_t sk_idx;" in wide_src
+    assert narrow_key != wide_key
+    for entry in (narrow, wide):
+        assert (entry.path / "program.cubin").read_bytes()[:4] == b"\x7fELF"
+
+
+def test_fits_narrow_index_bounds() -> None:
+    from stencilkit.backends.abi import NARROW_INDEX_LIMIT, fits_narrow_index
+
+    def sig(shape: tuple[int, ...], strides: tuple[int, ...], origin: tuple[int, ...]) -> tuple[object, ...]:
+        return (("I", "K"), "float64", shape, strides, origin)
+
+    small = sig((512, 512), (1, 512), (0, 0))
+    assert fits_narrow_index([small], [[range(1, 511), range(1, 511)]])
+    # 2**31 elements reachable through the K stride
+    assert not fits_narrow_index([small, sig((1024, 2**21), (1, 1024), (0, 0))], [])
+    # negative strides and origins count by magnitude
+    assert not fits_narrow_index([sig((2, 2), (1, -(2**31)), (0, 0))], [])
+    assert not fits_narrow_index([sig((4, 4), (1, 4), (-(2**31), 0))], [])
+    # a domain bound at the limit (threads index up to it)
+    assert not fits_narrow_index([small], [[range(0, NARROW_INDEX_LIMIT)]])
+    assert fits_narrow_index([small], [[range(0, NARROW_INDEX_LIMIT - 1)]])

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pytest
 
 import stencilkit as gtx
 from stencilkit import Dims, Field, float64
+from stencilkit.meshes import E2C, Cell, Edge, periodic_triangular_mesh, reorder_for_locality
 
 I, J = gtx.Dimension("I"), gtx.Dimension("J")
 K = gtx.Dimension("K", kind=gtx.DimensionKind.VERTICAL)
@@ -182,3 +185,67 @@ def test_fields_on_another_gpu_are_refused_before_launch() -> None:
     runner = CompiledRunner(run_lap7.definition, flat_params(run_lap7.definition.params), CudaTarget())
     with pytest.raises(ValueError, match="argument 'a' lives on GPU 1, but the gpu backend runs programs on GPU 0"):
         runner._check_device("argument 'a'", OnGpu1())
+
+
+FAR = 2**31 - 8  # a domain starting here has indices past 32 bits
+
+
+@gtx.program(backend=gtx.gpu)
+def run_far(a: Field[Dims[I, J, K], float64], out: Field[Dims[I, J, K], float64]):
+    lap7(a, out=out, domain={I: (FAR + 1, FAR + 39), J: (1, 8), K: (1, 19)})
+
+
+@pytest.mark.gpu
+def test_index_width_on_the_gpu(rng) -> None:
+    """Small calls run 32-bit index arithmetic; a field whose indices pass 2**31 runs 64-bit,
+    with the same result."""
+    _check((37, 29, 21), rng)
+    assert all("typedef int32_t sk_idx;" in p.loaded.source for p in run_lap7._runner.plans.values())
+    data = rng.standard_normal((40, 9, 20))
+    dom = gtx.domain({I: (FAR, FAR + 40), J: (0, 9), K: (0, 20)})
+    a = gtx.as_field(dom, data, allocator=gtx.gpu)
+    out = gtx.as_field(dom, np.full((40, 9, 20), np.nan), allocator=gtx.gpu)
+    run_far(a, out, offset_provider={})
+    (plan,) = run_far._runner.plans.values()
+    assert "typedef int64_t sk_idx;" in plan.loaded.source
+    result = out.asnumpy()
+    np.testing.assert_allclose(result[1:-1, 1:-1, 1:-1], _reference(data), rtol=1e-13, atol=1e-12)
+    inner = np.zeros(result.shape, bool)
+    inner[1:-1, 1:-1, 1:-1] = True
+    assert np.isnan(result[~inner]).all()
+
+
+Kz = gtx.Dimension("Kz", kind=gtx.DimensionKind.VERTICAL)
+
+
+@gtx.field_operator
+def e2c_diff(c: Field[Dims[Cell, Kz], float64]) -> Field[Dims[Edge, Kz], float64]:
+    return c(E2C[1]) - c(E2C[0])
+
+
+@gtx.program(backend=gtx.gpu)
+def run_e2c_diff(c: Field[Dims[Cell, Kz], float64], out: Field[Dims[Edge, Kz], float64]):
+    e2c_diff(c, out=out)
+
+
+@pytest.mark.gpu
+def test_block_choice_is_kept_per_table_numbering(rng) -> None:
+    """The same gather over two numberings of one mesh, each run by its own program object (as a
+    new process would): each numbering gets its own block search (a gather's speed depends on the
+    numbering) and its own entry beside the shared binary; both give the NumPy result. (Within
+    one program object, the choice is made at a signature's first launch and kept.)"""
+    plain = periodic_triangular_mesh(64, 64)  # 12288 edges x 32 levels: large enough to search
+    nk = 32
+    paths = set()
+    for mesh in (plain, reorder_for_locality(plain)):
+        data = rng.standard_normal((mesh.n_cells, nk))
+        c = gtx.as_field([Cell, Kz], data, allocator=gtx.gpu)
+        out = gtx.full({Edge: mesh.n_edges, Kz: nk}, np.nan, allocator=gtx.gpu)
+        provider = mesh.offset_provider(allocator=gtx.gpu)
+        prog = run_e2c_diff.with_backend(gtx.gpu)
+        prog(c, out, offset_provider=provider)
+        np.testing.assert_array_equal(out.asnumpy(), data[mesh.e2c[:, 1]] - data[mesh.e2c[:, 0]])
+        paths.update(p.loaded.path for p in prog._runner.plans.values())
+    (path,) = paths  # one binary for both numberings
+    names = list(json.loads((path / "tuning.json").read_text()))
+    assert len(names) == 2 and names[0].split("|")[-1] != names[1].split("|")[-1], names

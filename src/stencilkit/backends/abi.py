@@ -8,7 +8,9 @@ addresses and scalar values on each call.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import Any
 
 from ..core.dims import Dimension
 from ..core.types import FieldType, ScalarType
@@ -56,6 +58,7 @@ class Specialization:
 
     field_dims: tuple[tuple[str, tuple[Dimension, ...], int | None, tuple[int, ...]], ...]
     table_dtypes: tuple[tuple[str, str], ...] = ()
+    narrow_index: bool = False  # every index of the call fits 32-bit arithmetic (fits_narrow_index)
 
     def of(self, name: str) -> tuple[tuple[Dimension, ...], int | None, tuple[int, ...]]:
         for n, dims, unit, order in self.field_dims:
@@ -88,3 +91,24 @@ def arg_layout(prog: ir.StencilProgram, spec: Specialization, tables: tuple[str,
         bounds.append(tuple(range(slot, slot + 2 * len(k.dims))))
         slot += 2 * len(k.dims)
     return ArgLayout(tuple(fields), tuple(scalars), tuple(bounds), slot)
+
+
+#: Bound on index values for 32-bit index arithmetic, with room below 2**31 for the threads that
+#: run past a domain's end before they return and for a row start rounded down to a cache line.
+NARROW_INDEX_LIMIT = 2**31 - 2**24
+
+
+def fits_narrow_index(sigs: Iterable[tuple[Any, ...]], domains: Iterable[Iterable[Any]]) -> bool:
+    """Whether 32-bit index arithmetic is exact for a call: every element offset a kernel can
+    form, ``sum(i_d * stride_d)`` with ``i_d`` inside the field's domain (reads outside it are
+    refused before launch), and every domain bound stay below ``NARROW_INDEX_LIMIT``.
+
+    ``sigs``: field signatures (``Field._sig``: dims, dtype, shape, strides in elements, origin,
+    ...), tables included; ``domains``: each kernel's ranges."""
+    for sig in sigs:
+        shape, strides, origin = sig[2], sig[3], sig[4]
+        span = sum(max(abs(o), abs(o + n)) * abs(s) for n, s, o in zip(shape, strides, origin))
+        if span >= NARROW_INDEX_LIMIT:
+            return False
+    return all(abs(r.start) < NARROW_INDEX_LIMIT and abs(r.stop) < NARROW_INDEX_LIMIT
+               for dom in domains for r in dom)

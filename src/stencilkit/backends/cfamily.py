@@ -15,6 +15,13 @@ from ..core.errors import InternalError
 from ..ir import nodes as ir
 from .abi import ArgLayout, FieldSlots
 
+
+def index_typedef(narrow: bool) -> str:
+    """The C type of index arithmetic (``sk_idx``): 32-bit where every index of the call fits
+    (cheaper address arithmetic on a GPU), else 64-bit. The argument block stays 64-bit."""
+    return f"typedef {'int32_t' if narrow else 'int64_t'} sk_idx;"
+
+
 PRELUDE = r"""
 #if defined(__CUDACC_RTC__)
 typedef signed char int8_t; typedef short int16_t; typedef int int32_t; typedef long long int64_t;
@@ -134,7 +141,7 @@ class ExprEmitter:
         if isinstance(idx, ir.LocalIndex):
             return self.local_var[idx.dim.value]
         if isinstance(idx, ir.Lookup):
-            return f"((int64_t){self.element(self.layout.field(idx.table), (idx.source, idx.neighbor))})"
+            return f"((sk_idx){self.element(self.layout.field(idx.table), (idx.source, idx.neighbor))})"
         raise InternalError(f"unknown index {idx!r}")
 
     def element(self, f: FieldSlots, index: tuple[ir.Index, ...]) -> str:
@@ -218,7 +225,7 @@ def unpack_args(layout: ArgLayout, written: set[str], const_qual: str = "const")
         qual = "" if f.name in written else f"{const_qual} "
         for axis, s in enumerate(f.strides):
             if axis != f.unit_dim:
-                lines.append(f"const int64_t {f.name}_s{axis} = a[{s}];")
+                lines.append(f"const sk_idx {f.name}_s{axis} = a[{s}];")
         offset = " + ".join(
             [f"a[{o}] * " + ("1" if axis == f.unit_dim else f"{f.name}_s{axis}") for axis, o in enumerate(f.origins)])
         lines.append(f"{qual}{t}* __restrict__ {f.name}_b = reinterpret_cast<{qual}{t}*>(a[{f.ptr}]) - ({offset});")

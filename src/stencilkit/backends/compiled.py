@@ -9,6 +9,7 @@ the block and launch: a few microseconds of Python.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
@@ -23,7 +24,7 @@ from ..ir import nodes as ir
 from ..ir.extents import bound_scalars
 from ..ir.fuse import fuse_kernels
 from ..ir.lower import TableInfo, lower_program
-from .abi import ArgLayout, Specialization, arg_layout
+from .abi import ArgLayout, Specialization, arg_layout, fits_narrow_index
 from .binding import Bound, bind, checked_domains, used_tables, wrap_arrays
 
 
@@ -166,6 +167,8 @@ class CompiledRunner:
         sprog, layout, spec, bound = self.prepare(args, offset_provider)
         fields, tables = bound.fields, bound.tables
         domains = [dom for _, dom in checked_domains(sprog, bound)]
+        sigs = [f._sig for f in (*fields.values(), *tables.values())]
+        spec = dataclasses.replace(spec, narrow_index=fits_narrow_index(sigs, domains))
         loaded = self.target.compile(sprog, layout, spec)
         buf = np.zeros(layout.size, dtype=np.int64)
         for f in layout.fields:
@@ -187,7 +190,7 @@ class CompiledRunner:
             tuple((index[s.name], s.slot, "f" if s.dtype.startswith("float") else "i") for s in layout.scalars),
             tuple((f.name, f.ptr) for f in layout.fields if f.is_table),
             _alias_pairs(args, self.flat, written),
-            {},
+            {"table_sigs": {name: t._sig for name, t in tables.items()}},
         )
 
     def _check_device(self, what: str, value: Any) -> None:

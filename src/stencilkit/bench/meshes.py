@@ -90,15 +90,20 @@ def mesh_problems(m: Mesh) -> list[str]:
     return bad
 
 
-def _library_mesh(nx: int, ny: int) -> tuple[Mesh | None, str]:
-    """The mesh of ``stencilkit.meshes.periodic_triangular_mesh`` where that exists and gives
-    consistent tables of the expected sizes; otherwise (None, why)."""
+def _library_mesh(nx: int, ny: int, locality: bool = False) -> tuple[Mesh | None, str]:
+    """The mesh of ``stencilkit.meshes.periodic_triangular_mesh`` (``locality``: renumbered by
+    ``reorder_for_locality``) where that exists and gives consistent tables of the expected
+    sizes; otherwise (None, why)."""
     import numpy as np
 
     try:
         mod = importlib.import_module("stencilkit.meshes")
         fn = mod.periodic_triangular_mesh
         got = fn(nx, ny)
+        source = "stencilkit.meshes.periodic_triangular_mesh"
+        if locality:
+            got = mod.reorder_for_locality(got)
+            source = f"stencilkit.meshes.reorder_for_locality({source})"
         tables = {}
         for key in ("e2c", "c2e", "v2e"):
             t = None
@@ -113,8 +118,7 @@ def _library_mesh(nx: int, ny: int) -> tuple[Mesh | None, str]:
             elif hasattr(t, "ndarray"):
                 t = t.ndarray
             tables[key] = np.ascontiguousarray(np.asarray(t).astype(np.int32))
-        m = Mesh(nx, ny, tables["e2c"], tables["c2e"], tables["v2e"],
-                 "stencilkit.meshes.periodic_triangular_mesh")
+        m = Mesh(nx, ny, tables["e2c"], tables["c2e"], tables["v2e"], source)
     except Exception as err:
         return None, f"stencilkit.meshes not usable: {type(err).__name__}: {err}"
     problems = mesh_problems(m)
@@ -123,9 +127,10 @@ def _library_mesh(nx: int, ny: int) -> tuple[Mesh | None, str]:
     return m, "ok"
 
 
-def build_mesh(nx: int, ny: int) -> tuple[Mesh, str]:
-    """The library's mesh generator if it exists and passes the checks, else our own."""
-    m, why = _library_mesh(nx, ny)
+def build_mesh(nx: int, ny: int, locality: bool = False) -> tuple[Mesh, str]:
+    """The library's mesh generator if it exists and passes the checks, else our own.
+    ``locality``: numbered along a space-filling curve, as ICON numbers its grids."""
+    m, why = _library_mesh(nx, ny, locality)
     if m is not None:
         return m, why
     return periodic_triangular_mesh(nx, ny), why

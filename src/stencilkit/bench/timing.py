@@ -44,15 +44,32 @@ def host_time(fn: Callable[[], Any], reps: int, warmup: int,
 
 
 def per_call_us(fn: Callable[[], Any], n_calls: int, sync: Callable[[], Any] | None = None,
-                rounds: int = 3, warmup: int = 200) -> dict[str, Any]:
+                rounds: int = 3, warmup: int = 200, batch: int | None = None) -> dict[str, Any]:
     """Mean wall time per call of ``fn`` over ``n_calls`` back-to-back calls (no sync inside the
     loop), in microseconds; ``rounds`` rounds, the median round is the result. ``loop_us`` stops
-    the clock when the loop ends; ``total_us`` after the final ``sync`` (device drained)."""
+    the clock when the loop ends; ``total_us`` after the final ``sync`` (device drained).
+
+    ``batch``: the calls run in batches of this many, the device drained (untimed) between
+    batches, so that the GPU's launch queue never fills: ``loop_us`` is then the host's cost of
+    a call, not the rate at which the GPU retires tiny kernels."""
     for _ in range(warmup):
         fn()
     if sync:
         sync()
     loops, totals = [], []
+    if batch:
+        for _ in range(rounds):
+            spent = 0.0
+            for _ in range(max(1, n_calls // batch)):
+                t0 = time.perf_counter()
+                for _ in range(batch):
+                    fn()
+                spent += time.perf_counter() - t0
+                if sync:
+                    sync()
+            loops.append(spent / (max(1, n_calls // batch) * batch) * 1e6)
+        return {"loop_us": statistics.median(loops), "total_us": None, "loop_us_rounds": loops,
+                "n_calls": n_calls, "batch": batch}
     for _ in range(rounds):
         t0 = time.perf_counter()
         for _ in range(n_calls):

@@ -17,7 +17,7 @@ from ..abi import ArgLayout, Specialization
 from ..compiled import Plan
 from .codegen import PLAIN, chunk_variants, generate_cuda, grid_dims, kernel_name, x_align
 from .runtime import Launcher, Module, cupy, device_arch, device_name
-from .tuning import choose_blocks, worth_searching
+from .tuning import choose_blocks, table_fingerprint, worth_searching
 
 #: True while a CUDA graph is being captured (see graphs.py): no tuning or first launches then.
 CAPTURING = False
@@ -74,13 +74,19 @@ class LoadedCuda:
                 origin = int(buf[out.origins[out.unit_dim]])  # type: ignore[index]
                 extents[0] += (lo - origin) % align
             variants = chunk_variants(k, self.layout)
-            if len(variants) > 1 and worth_searching(k, extents):
+            search = len(variants) > 1 and worth_searching(k, extents)
+            if search:
                 module = self.variant_module()
             else:
                 module, variants = self.module, (PLAIN,)
             launchers = {v: Launcher(module.functions[kernel_name(self.sprog, ki, v)], buf) for v in variants}
+            tables = ""
+            if search:
+                sigs = plan.extra.get("table_sigs", {})
+                tables = table_fingerprint(buf, [(f.ptr, sigs[f.name]) for f in self.layout.fields
+                                                 if f.is_table and f.name in sigs])
             variant, blocks = choose_blocks(k, extents, launchers, stream, self.path,
-                                            device_name(self.module.device_id))
+                                            device_name(self.module.device_id), tables)
             result.append(KernelLaunch(launchers[variant], grid_for(extents, blocks, variant.chunk), blocks,
                                        kernel_name(self.sprog, ki, variant)))
         return result
@@ -106,15 +112,17 @@ class CudaTarget:
         self.arch = arch  # None: the device's own compute capability
         self._loaded: dict[str, LoadedCuda] = {}
 
-    def generate(self, sprog: ir.StencilProgram, layout: ArgLayout, variants: bool = False) -> str:
-        return generate_cuda(sprog, layout, variants)
+    def generate(self, sprog: ir.StencilProgram, layout: ArgLayout, variants: bool = False,
+                 narrow_index: bool = False) -> str:
+        return generate_cuda(sprog, layout, variants, narrow_index)
 
-    def build(self, sprog: ir.StencilProgram, layout: ArgLayout,
-              variants: bool = False) -> tuple[str, str, CacheEntry]:
+    def build(self, sprog: ir.StencilProgram, layout: ArgLayout, variants: bool = False,
+              narrow_index: bool = False) -> tuple[str, str, CacheEntry]:
         """Generate and compile (through the cache); no GPU needed when ``arch`` is given.
         ``variants``: also the z-chunked kernels (several times slower to compile, so built only
-        when a block search on a large domain needs them)."""
-        source = self.generate(sprog, layout, variants)
+        when a block search on a large domain needs them). ``narrow_index``: 32-bit index
+        arithmetic, for calls whose indices all fit (``Specialization.narrow_index``)."""
+        source = self.generate(sprog, layout, variants, narrow_index)
         arch = self.arch or device_arch(self.device_id)
         compiler = find_cuda_compiler()
         key = cache_key([("ir", str(sprog)), ("source", source), *compiler.key_parts(arch)])
@@ -130,14 +138,14 @@ class CudaTarget:
             from .graphs import refuse_unconfigured_launch
 
             refuse_unconfigured_launch(sprog.name)
-        source, key, entry = self.build(sprog, layout)
+        source, key, entry = self.build(sprog, layout, narrow_index=spec.narrow_index)
         if key in self._loaded:
             return self._loaded[key]
         names = [kernel_name(sprog, i) for i in range(len(sprog.kernels))]
         module = Module((entry.path / "program.cubin").read_bytes(), names, self.device_id)
 
         def build_variants() -> Module:
-            _, _, ventry = self.build(sprog, layout, variants=True)
+            _, _, ventry = self.build(sprog, layout, variants=True, narrow_index=spec.narrow_index)
             vnames = [kernel_name(sprog, i, v) for i, k in enumerate(sprog.kernels) for v in chunk_variants(k, layout)]
             return Module((ventry.path / "program.cubin").read_bytes(), vnames, self.device_id)
 

@@ -3,11 +3,14 @@ in this process and, beside the kernel's binary, in the build cache (so a new pr
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import tempfile
 from pathlib import Path
 from typing import Any
+
+import numpy as np
 
 from ...ir import nodes as ir
 from ...ir.visit import walk
@@ -17,7 +20,7 @@ from .runtime import cupy
 _CANDIDATES_2D = [(32, 2, 1), (32, 4, 1), (32, 8, 1), (64, 4, 1), (64, 2, 1), (128, 2, 1), (128, 1, 1),
                   (256, 1, 1), (64, 8, 1), (32, 16, 1), (32, 4, 2), (128, 4, 1), (256, 2, 1), (16, 16, 1)]
 _CANDIDATES_1D = [(64, 1, 1), (128, 1, 1), (256, 1, 1), (512, 1, 1)]
-_CHOSEN: dict[tuple[str, tuple[int, ...]], tuple[Variant, tuple[int, int, int]]] = {}
+_CHOSEN: dict[tuple[str, tuple[int, ...], str], tuple[Variant, tuple[int, int, int]]] = {}
 
 
 def _idempotent(k: ir.Kernel) -> bool:
@@ -65,14 +68,36 @@ def _store(cache_dir: Path | None, name: str, choice: tuple[Variant, tuple[int, 
         pass  # a read-only cache only costs a new search next time
 
 
+def table_fingerprint(buf: Any, slots: list[tuple[int, tuple[Any, ...]]]) -> str:
+    """A short digest of the first rows of each neighbour table (``slots``: the table's pointer
+    slot in ``buf`` and its field signature). How a gather performs depends on the table's
+    numbering, so block choices are kept per numbering, not only per size."""
+    if not slots:
+        return ""
+    cp = cupy()
+    digest = hashlib.sha256()
+    for ptr_slot, sig in slots:
+        shape, strides, dtype = tuple(sig[2]), tuple(sig[3]), np.dtype(sig[1])
+        if 0 in shape:
+            continue
+        span = (sum((n - 1) * abs(s) for n, s in zip(shape, strides)) + 1) * dtype.itemsize
+        mem = cp.cuda.UnownedMemory(int(buf[ptr_slot]), span, None)
+        view = cp.ndarray(shape, dtype, cp.cuda.MemoryPointer(mem, 0),
+                          strides=tuple(s * dtype.itemsize for s in strides))
+        digest.update(cp.asnumpy(view[tuple(slice(0, 256) for _ in shape)]).tobytes())
+    return digest.hexdigest()[:16]
+
+
 def choose_blocks(k: ir.Kernel, extents: list[int], launchers: dict[Variant, Any],
-                  stream: int, cache_dir: Path | None = None, device: str = "") -> tuple[Variant, tuple[int, int, int]]:
+                  stream: int, cache_dir: Path | None = None, device: str = "",
+                  tables: str = "") -> tuple[Variant, tuple[int, int, int]]:
     """(z-chunk, block shape) for kernel ``k`` over ``extents``: timed on first use when the
-    kernel is large and safe to re-run, else a default that is good for most stencils."""
-    key = (str(k), tuple(extents))
+    kernel is large and safe to re-run, else a default that is good for most stencils.
+    ``tables``: ``table_fingerprint`` of the neighbour tables the kernel reads."""
+    key = (str(k), tuple(extents), tables)
     if key in _CHOSEN:
         return _CHOSEN[key]
-    disk_name = f"{k.name}|{'x'.join(map(str, extents))}|{device}"
+    disk_name = f"{k.name}|{'x'.join(map(str, extents))}|{device}" + (f"|{tables}" if tables else "")
     stored = _load(cache_dir, disk_name)
     if stored is not None and stored[0] in launchers:
         _CHOSEN[key] = stored
