@@ -437,9 +437,83 @@ def explore_codegen(out: dict[str, Any]) -> None:
     out["codegen"] = rows
 
 
+def explore_scan(out: dict[str, Any]) -> None:
+    """The two generated scan kernels of the tridiagonal solve, as generated and with the level
+    loop unrolled (loads of later levels do not depend on the carry, so they can be issued early)."""
+    from pathlib import Path
+
+    import stencilkit as gtx
+    from stencilkit.backends.cuda.backend import grid_for
+    from stencilkit.backends.cuda.codegen import generate_cuda, grid_dims, kernel_name, x_align
+    from stencilkit.backends.cuda.runtime import Launcher, Module, device_arch
+    from stencilkit.backends.cuda.tuning import _CANDIDATES_2D
+    from stencilkit.bench.programs import import_programs
+    from stencilkit.toolchain.cuda import compile_cubin, find_cuda_compiler
+
+    print("=== generated scan kernels (tridiagonal 512x512x128)", flush=True)
+    P = import_programs(tempfile.mkdtemp())
+    ni, nj, nk = 512, 512, 128
+    arrs = [cp.asfortranarray(cp.random.uniform(0.1, 1.0, (ni, nj, nk))) for _ in range(4)]
+    arrs[1] += 3.0  # diagonally dominant
+    outs = [cp.full((ni, nj, nk), cp.nan, order="F") for _ in range(3)]
+    fields = [gtx.as_field([P.I, P.J, P.K], x) for x in (*arrs, *outs)]
+    prog = P.tridiag.with_backend(gtx.gpu)
+    prog(*fields, offset_provider={})
+    cp.cuda.runtime.deviceSynchronize()
+    want = [o.copy() for o in outs]
+    copy_gbs = 2 * 8 * ni * nj * nk / copy_ms(8 * ni * nj * nk) / 1e6
+    nbytes = 9 * 8 * ni * nj * nk
+    (plan,) = prog._runner.plans.values()
+    loaded = plan.loaded
+    sprog, layout, buf = loaded.sprog, loaded.layout, plan.buf
+    base = generate_cuda(sprog, layout, variants=False, narrow_index="typedef int32_t sk_idx;" in loaded.source)
+    extents_of = []
+    for ki, k in enumerate(sprog.kernels):
+        sizes = dict(zip(k.dims, (len(r) for r in plan.domains[ki])))
+        gd = grid_dims(k, layout)
+        ext = [sizes[d] for d in gd]
+        if x_align(k, layout) > 1:
+            f = layout.field(k.outs[0])
+            ext[0] += (plan.domains[ki][k.dims.index(gd[0])].start - int(buf[f.origins[f.unit_dim]])) % x_align(k, layout)
+        extents_of.append(ext)
+    names = [kernel_name(sprog, ki) for ki in range(len(sprog.kernels))]
+    rows: list[dict[str, Any]] = []
+    row(rows, "library as called (tuned)", event_time(lambda: prog(*fields, offset_provider={}), 10), nbytes, copy_gbs,
+        " + ".join(f"{kl.name} {kl.block}" for kl in plan.extra["launches"]))
+
+    def unrolled(n: int) -> Any:
+        return lambda src: src.replace("  for (sk_idx i_K", f"  #pragma unroll {n}\n  for (sk_idx i_K")
+
+    for label, edit in {"as generated": lambda src: src, "unroll 2": unrolled(2), "unroll 4": unrolled(4),
+                        "unroll 8": unrolled(8)}.items():
+        d = Path(tempfile.mkdtemp())
+        compile_cubin(edit(base), device_arch(0), d, "program", find_cuda_compiler())
+        mod = Module((d / "program.cubin").read_bytes(), names, 0)
+        total, picks = 0.0, []
+        launchers = []
+        for ki, name in enumerate(names):
+            launcher = Launcher(mod.functions[name], buf)
+            timed = []
+            for b in _CANDIDATES_2D:
+                g = grid_for(extents_of[ki], b)
+                timed.append((event_time(lambda launcher=launcher, g=g, b=b: launcher.launch(g, b, 0), 10), b))
+            best = min(timed)
+            total += best[0]
+            picks.append(best[1])
+            launchers.append((launcher, grid_for(extents_of[ki], best[1]), best[1]))
+        for o in outs:
+            o.fill(cp.nan)
+        for launcher, g, b in launchers:
+            launcher.launch(g, b, 0)
+        cp.cuda.runtime.deviceSynchronize()
+        ok = all(bool(cp.array_equal(o, w)) for o, w in zip(outs, want))
+        row(rows, f"{label}{'' if ok else ' WRONG RESULT'}", total, nbytes, copy_gbs, f"blocks {picks}")
+    out["scan"] = rows
+
+
 def main() -> int:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--only", choices=("lap", "e2c", "codegen"))
+    ap.add_argument("--only", choices=("lap", "e2c", "codegen", "scan"))
     ap.add_argument("--json")
     ap.add_argument("--n", type=int, default=512)
     args = ap.parse_args()
@@ -448,7 +522,7 @@ def main() -> int:
     print("device:", dev, flush=True)
     failed = False
     for name, fn in (("lap", lambda: explore_lap(args.n, out)), ("e2c", lambda: explore_e2c(80, out)),
-                     ("codegen", lambda: explore_codegen(out))):
+                     ("codegen", lambda: explore_codegen(out)), ("scan", lambda: explore_scan(out))):
         if args.only in (None, name):
             try:
                 fn()

@@ -207,3 +207,23 @@ def test_fits_narrow_index_bounds() -> None:
     # a domain bound at the limit (threads index up to it)
     assert not fits_narrow_index([small], [[range(0, NARROW_INDEX_LIMIT)]])
     assert fits_narrow_index([small], [[range(0, NARROW_INDEX_LIMIT - 1)]])
+
+
+@gtx.scan_operator(axis=K, forward=True, init=0.0)
+def running_sum(acc: float, x: float) -> float:
+    return acc + x
+
+
+@gtx.program
+def run_running_sum(a: Field[Dims[I, J, K], float64], out: Field[Dims[I, J, K], float64]):
+    running_sum(a, out=out)
+
+
+def test_scan_compiles_with_its_level_loop_unrolled(compiler: str) -> None:
+    from stencilkit.backends.cuda.codegen import SCAN_UNROLL
+
+    a = gtx.as_field([I, J, K], _fortran((8, 6, 5)))
+    out = gtx.as_field([I, J, K], _fortran((8, 6, 5)))
+    source, entry = _build(run_running_sum, [a, out])
+    assert f"#pragma unroll {SCAN_UNROLL}\n  for (sk_idx i_K = K_lo0; i_K < K_hi0; ++i_K)" in source
+    assert b"sk_run_running_sum_k0" in (entry.path / "program.cubin").read_bytes()  # type: ignore[attr-defined]

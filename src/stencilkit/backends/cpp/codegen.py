@@ -79,13 +79,18 @@ def _stores(k: ir.Kernel, emit: ExprEmitter, layout: ArgLayout, pad: str,
     return lines
 
 
-def _scan_body(k: ir.Kernel, ki: int, emit: ExprEmitter, layout: ArgLayout, pad: str) -> list[str]:
+def _scan_body(k: ir.Kernel, ki: int, emit: ExprEmitter, layout: ArgLayout, pad: str,
+               unroll: int = 1) -> list[str]:
+    """The loop over the scan axis; ``unroll`` > 1 asks the compiler to unroll it (the loads of
+    later levels do not depend on the carry, so an unrolled loop issues them early)."""
     scan = k.scan
     assert scan is not None
     ax = scan.axis.value
     lines = []
     for c, init, o in zip(scan.carries, scan.inits, k.outs):
         lines.append(f"{pad}{ctype(layout.field(o).dtype)} {c}_v = {emit.emit(init)};")
+    if unroll > 1:
+        lines.append(f"{pad}#pragma unroll {unroll}")
     if scan.forward:
         lines.append(f"{pad}for (sk_idx i_{ax} = {ax}_lo{ki}; i_{ax} < {ax}_hi{ki}; ++i_{ax}) {{")
     else:
