@@ -481,20 +481,38 @@ def explore_scan(out: dict[str, Any]) -> None:
     row(rows, "library as called (tuned)", event_time(lambda: prog(*fields, offset_provider={}), 10), nbytes, copy_gbs,
         " + ".join(f"{kl.name} {kl.block}" for kl in plan.extra["launches"]))
 
-    def unrolled(n: int) -> Any:
-        return lambda src: src.replace("  for (sk_idx i_K", f"  #pragma unroll {n}\n  for (sk_idx i_K")
+    from cuda.bindings import driver as drv
 
-    for label, edit in {"as generated": lambda src: src, "unroll 2": unrolled(2), "unroll 4": unrolled(4),
-                        "unroll 8": unrolled(8)}.items():
+    def edited(unroll: int, bounds: str = "") -> Any:
+        def edit(src: str) -> str:
+            src = src.replace("  #pragma unroll 2\n  for (sk_idx i_K", "  for (sk_idx i_K")
+            if unroll > 1:
+                src = src.replace("  for (sk_idx i_K", f"  #pragma unroll {unroll}\n  for (sk_idx i_K")
+            if bounds:
+                src = src.replace('extern "C" __global__ void', f'extern "C" __global__ void __launch_bounds__({bounds})')
+            return src
+        return edit
+
+    edits = {"not unrolled": (edited(1), 1024), "unroll 2 (as generated)": (edited(2), 1024),
+             "unroll 4": (edited(4), 1024),
+             "not unrolled, launch_bounds(256, 8)": (edited(1, "256, 8"), 256),
+             "unroll 2, launch_bounds(256, 8)": (edited(2, "256, 8"), 256),
+             "unroll 4, launch_bounds(256, 8)": (edited(4, "256, 8"), 256),
+             "unroll 2, launch_bounds(128, 12)": (edited(2, "128, 12"), 128)}
+    for label, (edit, max_threads) in edits.items():
         d = Path(tempfile.mkdtemp())
         compile_cubin(edit(base), device_arch(0), d, "program", find_cuda_compiler())
         mod = Module((d / "program.cubin").read_bytes(), names, 0)
-        total, picks = 0.0, []
+        total, picks, regs = 0.0, [], []
         launchers = []
         for ki, name in enumerate(names):
             launcher = Launcher(mod.functions[name], buf)
+            regs.append(int(drv.cuFuncGetAttribute(drv.CUfunction_attribute.CU_FUNC_ATTRIBUTE_NUM_REGS,
+                                                   launcher.function)[1]))
             timed = []
             for b in _CANDIDATES_2D:
+                if b[0] * b[1] * b[2] > max_threads:
+                    continue
                 g = grid_for(extents_of[ki], b)
                 timed.append((event_time(lambda launcher=launcher, g=g, b=b: launcher.launch(g, b, 0), 10), b))
             best = min(timed)
@@ -507,7 +525,7 @@ def explore_scan(out: dict[str, Any]) -> None:
             launcher.launch(g, b, 0)
         cp.cuda.runtime.deviceSynchronize()
         ok = all(bool(cp.array_equal(o, w)) for o, w in zip(outs, want))
-        row(rows, f"{label}{'' if ok else ' WRONG RESULT'}", total, nbytes, copy_gbs, f"blocks {picks}")
+        row(rows, f"{label}{'' if ok else ' WRONG RESULT'}", total, nbytes, copy_gbs, f"blocks {picks} regs {regs}")
     out["scan"] = rows
 
 

@@ -172,8 +172,9 @@ def test_two_dimensional_chunks_along_the_levels(monkeypatch, rng, chunk) -> Non
     run_mix2d._runner.plans.clear()
 
 
-def test_fields_on_another_gpu_are_refused_before_launch() -> None:
-    """No illegal-address crash: memory of GPU 1 is never handed to kernels on GPU 0."""
+def test_fields_on_another_gpu_are_refused_before_launch(monkeypatch) -> None:
+    """No illegal-address crash: memory of GPU 1 is never handed to kernels while GPU 0 is the
+    current device (a program runs on the current device, as a CuPy kernel does)."""
     from stencilkit.backends.compiled import CompiledRunner
     from stencilkit.backends.cuda import CudaTarget
     from stencilkit.core.device import DeviceType
@@ -183,8 +184,12 @@ def test_fields_on_another_gpu_are_refused_before_launch() -> None:
         _sig = (("I", "J", "K"), "float64", (4, 4, 4), (1, 4, 16), (0, 0, 0), int(DeviceType.CUDA), 1)
 
     runner = CompiledRunner(run_lap7.definition, flat_params(run_lap7.definition.params), CudaTarget())
-    with pytest.raises(ValueError, match="argument 'a' lives on GPU 1, but the gpu backend runs programs on GPU 0"):
+    monkeypatch.setattr(runner.target, "current_device", lambda: 0)
+    with pytest.raises(ValueError, match=r"argument 'a' lives on GPU 1, but the current CUDA device is GPU 0") as info:
         runner._check_device("argument 'a'", OnGpu1())
+    assert "cupy.cuda.Device(1)" in str(info.value)
+    monkeypatch.setattr(runner.target, "current_device", lambda: 1)
+    runner._check_device("argument 'a'", OnGpu1())  # GPU 1 current: accepted
 
 
 FAR = 2**31 - 8  # a domain starting here has indices past 32 bits
@@ -249,3 +254,41 @@ def test_block_choice_is_kept_per_table_numbering(rng) -> None:
     (path,) = paths  # one binary for both numberings
     names = list(json.loads((path / "tuning.json").read_text()))
     assert len(names) == 2 and names[0].split("|")[-1] != names[1].split("|")[-1], names
+
+
+def _two_gpus() -> bool:
+    try:
+        import cupy as cp
+
+        return int(cp.cuda.runtime.getDeviceCount()) >= 2
+    except Exception:
+        return False
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not _two_gpus(), reason="needs two GPUs")
+def test_programs_run_on_the_current_device(rng) -> None:
+    """Fields on GPU 1, called with GPU 1 current: the program is loaded and run there (also a
+    program first used on GPU 0); the wrong current device is refused before launch."""
+    import cupy as cp
+
+    from stencilkit.core.errors import StencilValueError
+
+    _check((37, 29, 21), rng)  # on GPU 0 first: the same program object then runs on GPU 1
+    data = rng.standard_normal((37, 29, 21))
+    with cp.cuda.Device(1):
+        a = gtx.as_field([I, J, K], data, allocator=gtx.gpu)
+        out = gtx.full({I: 37, J: 29, K: 21}, np.nan, allocator=gtx.gpu)
+        assert out.ndarray.device.id == 1
+        run_lap7(a, out, 37, 29, 21, offset_provider={})
+        result = out.asnumpy()
+    np.testing.assert_allclose(result[1:-1, 1:-1, 1:-1], _reference(data), rtol=1e-13, atol=1e-12)
+    assert np.isnan(result[0]).all() and np.isnan(result[-1]).all()
+    devices = {p.loaded.module.device_id for p in run_lap7._runner.plans.values()}
+    assert devices == {0, 1}
+    # GPU 1's fields while GPU 0 is current: refused, through the cached plan as well
+    with cp.cuda.Device(0), pytest.raises(StencilValueError, match="current CUDA device is GPU 0"):
+        run_lap7(a, out, 37, 29, 21, offset_provider={})
+    b = gtx.as_field([I, J, K], data, allocator=gtx.gpu)  # GPU 0
+    with cp.cuda.Device(1), pytest.raises(StencilValueError, match="lives on GPU 0, but the current CUDA device is GPU 1"):
+        run_lap7(b, out, 37, 29, 21, offset_provider={})

@@ -59,6 +59,7 @@ class Specialization:
     field_dims: tuple[tuple[str, tuple[Dimension, ...], int | None, tuple[int, ...]], ...]
     table_dtypes: tuple[tuple[str, str], ...] = ()
     narrow_index: bool = False  # every index of the call fits 32-bit arithmetic (fits_narrow_index)
+    device_id: int = 0  # the GPU holding the call's fields (the code is loaded there)
 
     def of(self, name: str) -> tuple[tuple[Dimension, ...], int | None, tuple[int, ...]]:
         for n, dims, unit, order in self.field_dims:

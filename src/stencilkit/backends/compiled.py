@@ -168,7 +168,8 @@ class CompiledRunner:
         fields, tables = bound.fields, bound.tables
         domains = [dom for _, dom in checked_domains(sprog, bound)]
         sigs = [f._sig for f in (*fields.values(), *tables.values())]
-        spec = dataclasses.replace(spec, narrow_index=fits_narrow_index(sigs, domains))
+        gpu = next((s[6] for s in sigs if s[5] == DeviceType.CUDA), 0)  # all on one GPU: _check_device
+        spec = dataclasses.replace(spec, narrow_index=fits_narrow_index(sigs, domains), device_id=gpu)
         loaded = self.target.compile(sprog, layout, spec)
         buf = np.zeros(layout.size, dtype=np.int64)
         for f in layout.fields:
@@ -202,15 +203,16 @@ class CompiledRunner:
                 f"{self.program.name}(): {what} lives on the {where}, but backend '{self.target.name}'"
                 f" runs on the {'GPU' if want == DeviceType.CUDA else 'host'}",
                 hint="allocate with allocator=<the backend> or move it with field.to(...)")
-        device_id = getattr(self.target, "device_id", 0)
-        if dev == DeviceType.CUDA and value._sig[6] != device_id:
-            # Launching on one GPU with another GPU's memory is an illegal address, not an error
-            # message: refuse before anything runs.
+        current = getattr(self.target, "current_device", None)
+        if dev == DeviceType.CUDA and current is not None and value._sig[6] != current():
+            # Like a CuPy kernel, a program runs on the current CUDA device; handing it another
+            # GPU's memory would be an illegal address, not an error message: refuse before anything runs.
+            here, there = current(), value._sig[6]
             raise StencilValueError(
-                f"{self.program.name}(): {what} lives on GPU {value._sig[6]}, but the gpu backend runs"
-                f" programs on GPU {device_id}",
-                hint="run one process per GPU (CUDA_VISIBLE_DEVICES) or move the field with"
-                f" field.to(gtx.Device(gtx.DeviceType.CUDA, {device_id}))")
+                f"{self.program.name}(): {what} lives on GPU {there}, but the current CUDA device is"
+                f" GPU {here}; the gpu backend runs a program on the current device, as CuPy does",
+                hint=f"call it under `with cupy.cuda.Device({there}):` (or after cupy.cuda.Device({there}).use()),"
+                f" or move the field with field.to(gtx.Device(gtx.DeviceType.CUDA, {here}))")
 
     def _lower(self, infos: dict[str, TableInfo]) -> ir.StencilProgram:
         key = tuple(sorted(infos.items()))
