@@ -143,6 +143,7 @@ def gpu_laplacian_section(R: Runner, dev: Dev, P: Any, opts: Options, state: dic
     if "stencilkit_launch" in res:
         sl = res["stencilkit_launch"][0]
         notes["stencilkit gtx.gpu"] += f"; {sl['kernel']} block {tuple(sl['block'])}"
+    notes["stencilkit gtx.gpu"] += f"; first call {res['stencilkit_first_call_s'] * 1e3:.0f} ms (build, variants, search)"
     time_variants(R, dev, "lap", variants, nb, state.get("copy_gbs"), notes, res)
     if "stencilkit gtx.gpu" in res and "plain CUDA (thread/point)" in res:
         res["stencilkit_vs_plain"] = res["plain CUDA (thread/point)"]["ms"]["median"] / res["stencilkit gtx.gpu"]["ms"]["median"]

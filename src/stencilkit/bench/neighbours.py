@@ -239,7 +239,8 @@ def nb_section(op: str, R: Runner, dev: Dev, P: Any, opts: Options, state: dict[
         slow = name.startswith(("embedded", "hand NumPy")) or "emulation" in name
         variants[name] = (fn, adaptive_reps(firsts[name], opts.emb_reps) if slow else opts.reps)
         nb[name] = nbytes
-    notes = {dev.compiled_name: f"target >= {DESIGN['neighbour_sum_fraction_of_copy']:.2f} (locality-numbered mesh)",
+    notes = {dev.compiled_name: f"target >= {DESIGN['neighbour_sum_fraction_of_copy']:.2f} (locality-numbered mesh);"
+                                f" first call {firsts[dev.compiled_name] * 1e3:.0f} ms",
              fam_name: "same tables, numbered by edge family"}
     R.row(f"{op}: {spec['what']}, {n_out} x {nk}", "", gb(nbytes), "",
           "bytes: out once + input field once + int32 table" + (" + fp64 weights" if w is not None else "") + " once")
