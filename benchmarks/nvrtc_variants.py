@@ -1,17 +1,14 @@
 """NVRTC time of the 7-point Laplacian's CUDA module, with and without the z-chunked variants
-that the block search uses, and of those variants built as the gpu backend builds them (one
-program each, on parallel threads). No GPU needed: the code is built for sm_90.
+that the block search uses (no GPU needed: the code is built for sm_90).
 
     PYTHONPATH=src python benchmarks/nvrtc_variants.py
 """
 
 from __future__ import annotations
 
-import os
 import sys
 import tempfile
 import time
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import numpy as np
@@ -20,7 +17,7 @@ import stencilkit as gtx
 from stencilkit import Dims, Field, float64
 from stencilkit.backends.compiled import CompiledRunner
 from stencilkit.backends.cuda import CudaTarget
-from stencilkit.backends.cuda.codegen import generate_cuda, search_variants
+from stencilkit.backends.cuda.codegen import generate_cuda
 from stencilkit.ir.lower import flat_params
 from stencilkit.toolchain.cuda import compile_cubin, find_cuda_compiler
 
@@ -54,17 +51,6 @@ def main() -> int:
             best = min(best, time.perf_counter() - t0)
         kernels = source.count("__global__")
         print(f"NVRTC, {'with' if variants else 'without'} variants ({kernels} kernels): {best * 1e3:6.1f} ms")
-    # what the gpu backend does: one program per search variant, compiled on parallel threads
-    wanted = search_variants(sprog, layout)
-    sources = [generate_cuda(sprog, layout, only=v) for v in wanted]
-    workers = max(1, min(len(wanted), os.cpu_count() or 1))
-    best = float("inf")
-    for _ in range(3):
-        t0 = time.perf_counter()
-        with ThreadPoolExecutor(max_workers=workers) as pool:
-            list(pool.map(lambda src: compile_cubin(src, "90", Path(tempfile.mkdtemp()), "lap", compiler), sources))
-        best = min(best, time.perf_counter() - t0)
-    print(f"NVRTC, the {len(wanted)} variants as separate programs on {workers} threads: {best * 1e3:6.1f} ms")
     return 0
 
 

@@ -227,27 +227,3 @@ def test_scan_compiles_with_its_level_loop_unrolled(compiler: str) -> None:
     source, entry = _build(run_running_sum, [a, out])
     assert f"#pragma unroll {SCAN_UNROLL}\n  for (sk_idx i_K = K_lo0; i_K < K_hi0; ++i_K)" in source
     assert b"sk_run_running_sum_k0" in (entry.path / "program.cubin").read_bytes()  # type: ignore[attr-defined]
-
-
-def test_each_search_variant_builds_as_its_own_program(compiler: str) -> None:
-    """The backend compiles the search variants one program each (on parallel threads): each
-    holds exactly its variant's kernels; scans have none."""
-    from stencilkit.backends.cuda.codegen import PLAIN, search_variants
-
-    a = gtx.as_field([I, J, K], _fortran((8, 6, 3)))
-    out = gtx.as_field([I, J, K], _fortran((8, 6, 3)))
-    runner = CompiledRunner(run_lap.definition, flat_params(run_lap.definition.params), CudaTarget(arch="90"))
-    sprog, layout, *_ = runner.prepare([a, out], {}, check_device=False)
-    wanted = search_variants(sprog, layout)
-    assert PLAIN not in wanted and len(wanted) == 9
-    keys = set()
-    for v in wanted:
-        source, key, entry = runner.target.build(sprog, layout, only=v)
-        keys.add(key)
-        assert source.count("__global__") == 1 and f"sk_run_lap_k0{v.suffix}(" in source
-        assert f"sk_run_lap_k0{v.suffix}".encode() in (entry.path / "program.cubin").read_bytes()
-    assert len(keys) == len(wanted)
-    scan_runner = CompiledRunner(run_running_sum.definition, flat_params(run_running_sum.definition.params),
-                                 CudaTarget(arch="90"))
-    sprog, layout, *_ = scan_runner.prepare([a, out], {}, check_device=False)
-    assert search_variants(sprog, layout) == []

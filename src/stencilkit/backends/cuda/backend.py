@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import math
-import os
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -18,29 +16,12 @@ from ...toolchain.cache import CacheEntry, cache_key, get_or_build
 from ...toolchain.cuda import compile_cubin, find_cuda_compiler
 from ..abi import ArgLayout, Specialization
 from ..compiled import Plan
-from .codegen import (
-    PLAIN,
-    Variant,
-    chunk_variants,
-    generate_cuda,
-    grid_dims,
-    kernel_name,
-    search_variants,
-    x_align,
-)
+from .codegen import PLAIN, chunk_variants, generate_cuda, grid_dims, kernel_name, x_align
 from .runtime import Launcher, Module, cupy, device_arch, device_name
 from .tuning import choose_blocks, table_fingerprint, worth_searching
 
 #: True while a CUDA graph is being captured (see graphs.py): no tuning or first launches then.
 CAPTURING = False
-
-
-@dataclass
-class Functions:
-    """Kernels by name from several loaded modules (kept alive here)."""
-
-    functions: dict[str, Any]
-    modules: list[Module]
 
 
 @dataclass
@@ -60,9 +41,9 @@ class LoadedCuda:
     layout: ArgLayout
     built: bool
     path: Path | None = None
-    build_variants: Any = None  # () -> Functions of every variant: compiled only when a search needs it
+    build_variants: Any = None  # () -> Module with every variant: compiled only when a search needs it
     cupy: Any = field(default_factory=cupy)
-    _variants: Functions | None = None
+    _variants: Module | None = None
     get_device: Any = field(init=False, repr=False)  # cudaGetDevice: checked on every call (~0.1 us)
 
     def __post_init__(self) -> None:
@@ -76,7 +57,7 @@ class LoadedCuda:
             f" device is GPU {here}; the gpu backend runs a program on the current device, as CuPy does",
             hint=f"call it under `with cupy.cuda.Device({there}):` (or after cupy.cuda.Device({there}).use())")
 
-    def variant_module(self) -> Functions:
+    def variant_module(self) -> Module:
         if self._variants is None:
             self._variants = self.build_variants()
         return self._variants
@@ -110,10 +91,10 @@ class LoadedCuda:
             variants = chunk_variants(k, self.layout)
             search = len(variants) > 1 and worth_searching(k, extents)
             if search:
-                functions = self.variant_module().functions
+                module = self.variant_module()
             else:
-                functions, variants = self.module.functions, (PLAIN,)
-            launchers = {v: Launcher(functions[kernel_name(self.sprog, ki, v)], buf) for v in variants}
+                module, variants = self.module, (PLAIN,)
+            launchers = {v: Launcher(module.functions[kernel_name(self.sprog, ki, v)], buf) for v in variants}
             tables = ""
             if search:
                 sigs = plan.extra.get("table_sigs", {})
@@ -154,19 +135,17 @@ class CudaTarget:
         return int(cupy().cuda.runtime.getDevice())
 
     def generate(self, sprog: ir.StencilProgram, layout: ArgLayout, variants: bool = False,
-                 narrow_index: bool = False, only: Variant | None = None) -> str:
-        return generate_cuda(sprog, layout, variants, narrow_index, only)
+                 narrow_index: bool = False) -> str:
+        return generate_cuda(sprog, layout, variants, narrow_index)
 
     def build(self, sprog: ir.StencilProgram, layout: ArgLayout, variants: bool = False,
-              narrow_index: bool = False, device_id: int | None = None,
-              only: Variant | None = None) -> tuple[str, str, CacheEntry]:
+              narrow_index: bool = False, device_id: int | None = None) -> tuple[str, str, CacheEntry]:
         """Generate and compile (through the cache); no GPU needed when ``arch`` is given.
         ``variants``: also the z-chunked kernels (several times slower to compile, so built only
         when a block search on a large domain needs them). ``narrow_index``: 32-bit index
         arithmetic, for calls whose indices all fit (``Specialization.narrow_index``).
-        ``device_id``: the GPU whose architecture to build for (default ``self.device_id``).
-        ``only``: just this variant of each kernel (see ``compile``: variants build in parallel)."""
-        source = self.generate(sprog, layout, variants, narrow_index, only)
+        ``device_id``: the GPU whose architecture to build for (default ``self.device_id``)."""
+        source = self.generate(sprog, layout, variants, narrow_index)
         arch = self.arch or device_arch(self.device_id if device_id is None else device_id)
         compiler = find_cuda_compiler()
         key = cache_key([("ir", str(sprog)), ("source", source), *compiler.key_parts(arch)])
@@ -189,23 +168,10 @@ class CudaTarget:
         names = [kernel_name(sprog, i) for i in range(len(sprog.kernels))]
         module = Module((entry.path / "program.cubin").read_bytes(), names, device)
 
-        def build_variants() -> Functions:
-            """Every search variant, one NVRTC program each, compiled on parallel threads (NVRTC
-            releases the GIL), loaded beside the plain kernels of ``module``."""
-            wanted = search_variants(sprog, layout)
-
-            def build_one(v: Variant) -> CacheEntry:
-                return self.build(sprog, layout, narrow_index=spec.narrow_index, device_id=device, only=v)[2]
-
-            with ThreadPoolExecutor(max_workers=max(1, min(len(wanted), os.cpu_count() or 1))) as pool:
-                entries = list(pool.map(build_one, wanted))
-            loaded_set = Functions(dict(module.functions), [module])
-            for v, ventry in zip(wanted, entries):
-                vnames = [kernel_name(sprog, i, v) for i, k in enumerate(sprog.kernels) if v in chunk_variants(k, layout)]
-                vmod = Module((ventry.path / "program.cubin").read_bytes(), vnames, device)
-                loaded_set.functions.update(vmod.functions)
-                loaded_set.modules.append(vmod)
-            return loaded_set
+        def build_variants() -> Module:
+            _, _, ventry = self.build(sprog, layout, variants=True, narrow_index=spec.narrow_index, device_id=device)
+            vnames = [kernel_name(sprog, i, v) for i, k in enumerate(sprog.kernels) for v in chunk_variants(k, layout)]
+            return Module((ventry.path / "program.cubin").read_bytes(), vnames, device)
 
         loaded = LoadedCuda(source, module, names, sprog, layout, entry.built, entry.path, build_variants)
         self._loaded[key, device] = loaded
