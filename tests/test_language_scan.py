@@ -6,16 +6,16 @@ import pytest
 
 import stencilkit as gtx
 from stencilkit import Dims, Field, float64
+from test_scan import (  # the same scan operators, tested there alone
+    cumsum,
+    thomas_backward,
+    thomas_forward,
+)
 
 I = gtx.Dimension("I")
 K = gtx.Dimension("K", kind=gtx.DimensionKind.VERTICAL)
 IK = Field[Dims[I, K], float64]
 N, NK = 6, 11
-
-
-@gtx.scan_operator(axis=K, forward=True, init=0.0)
-def cumsum(carry: float, x: float) -> float:
-    return carry + x
 
 
 @gtx.scan_operator(axis=K, forward=False, init=1.0)
@@ -27,18 +27,6 @@ def backward_product(carry: float, x: float, s: float) -> float:
 def sum_and_max(state: tuple[float, float], x: float) -> tuple[float, float]:
     total, top = state
     return total + x, gtx.maximum(top, x)
-
-
-@gtx.scan_operator(axis=K, forward=True, init=(0.0, 0.0))
-def thomas_forward(state: tuple[float, float], a: float, b: float, c: float, d: float) -> tuple[float, float]:
-    cp_prev, dp_prev = state
-    denom = b - a * cp_prev
-    return c / denom, (d - a * dp_prev) / denom
-
-
-@gtx.scan_operator(axis=K, forward=False, init=0.0)
-def thomas_backward(x_next: float, cp: float, dp: float) -> float:
-    return dp - cp * x_next
 
 
 @gtx.field_operator
