@@ -78,3 +78,85 @@ def test_torch_cuda_tensors_on_gpu(rng) -> None:
     _program(gtx.gpu)(ta, tb, tout, offset_provider={})
     torch.cuda.synchronize()
     np.testing.assert_allclose(tout.cpu().numpy(), expected, rtol=1e-14)
+
+
+@pytest.mark.parametrize("backend", [None, gtx.cpu], ids=["embedded", "cpu"])
+@pytest.mark.parametrize("kind", ["negative strides", "read-only"])
+def test_outputs_that_cannot_be_written_in_place_are_refused(backend, kind, rng) -> None:
+    """Regression: such an output was copied, the program wrote the copy and the caller's array
+    kept its old values, without a word."""
+    a, b = rng.standard_normal((8, 5)), rng.standard_normal((8, 5))
+    base = rng.standard_normal((8, 5))
+    before = base.copy()
+    if kind == "negative strides":
+        out = base[::-1]
+        why = r"its strides \(-40, 8\) are not positive"
+    else:
+        out = base
+        out.flags.writeable = False
+        why = "it is read-only"
+    with pytest.raises(ValueError, match=rf"argument 'out' is written by the program, but the array given for it cannot be written in place: {why}"):
+        _program(backend)(a, b, out, offset_provider={})
+    np.testing.assert_array_equal(base, before)
+
+
+@pytest.mark.parametrize("backend", [None, gtx.cpu], ids=["embedded", "cpu"])
+def test_read_only_inputs_are_read_in_place(backend, rng) -> None:
+    from stencilkit.backends.binding import wrap_arrays
+
+    a, b, out = (rng.standard_normal((8, 5)) for _ in range(3))
+    expected = _expected(a, b, out)
+    a.flags.writeable = False
+    prog = _program(backend)
+    (wrapped,) = wrap_arrays((prog._runner.flat[0],), [a])
+    assert np.shares_memory(wrapped.ndarray, a)  # no copy of the input
+    prog(a, b, out, offset_provider={})
+    np.testing.assert_allclose(out, expected, rtol=1e-14)
+
+
+X = gtx.Dimension("X")
+
+
+def test_tuple_outputs_are_named_as_written() -> None:
+    @gtx.field_operator
+    def pair(a: Field[Dims[X], float64]) -> tuple[Field[Dims[X], float64], Field[Dims[X], float64]]:
+        return a, 2.0 * a
+
+    @gtx.program(backend=gtx.cpu)
+    def run(a: Field[Dims[X], float64], out: tuple[Field[Dims[X], float64], Field[Dims[X], float64]]):
+        pair(a, out=out)
+
+    frozen = np.zeros(5)
+    frozen.flags.writeable = False
+    with pytest.raises(ValueError, match=r"argument 'out\[1\]' is written by the program"):
+        run(np.ones(5), (np.zeros(5), frozen), offset_provider={})
+
+
+def test_jax_cpu_arrays_are_read_in_place(rng) -> None:
+    jax = pytest.importorskip("jax")
+    jnp = pytest.importorskip("jax.numpy")
+    from stencilkit.backends.binding import wrap_arrays
+
+    jax.config.update("jax_enable_x64", True)
+    a, b = jnp.asarray(rng.standard_normal((8, 5))), jnp.asarray(rng.standard_normal((8, 5)))
+    out = rng.standard_normal((8, 5))
+    expected = _expected(np.asarray(a), np.asarray(b), out)
+    prog = _program(gtx.cpu)
+    (wrapped,) = wrap_arrays((prog._runner.flat[0],), [a])
+    assert wrapped.ndarray.ctypes.data == a.unsafe_buffer_pointer()  # JAX's own buffer, not a copy
+    prog(a, b, out, offset_provider={})
+    np.testing.assert_allclose(out, expected, rtol=1e-14)
+    with pytest.raises(ValueError, match=r"argument 'out' is written by the program.*read-only"):
+        prog(a, b, jnp.asarray(out), offset_provider={})  # JAX arrays are immutable
+
+
+@pytest.mark.gpu
+def test_cupy_output_with_negative_strides_is_refused(rng) -> None:
+    import cupy as cp
+
+    a, b = cp.asarray(rng.standard_normal((8, 5))), cp.asarray(rng.standard_normal((8, 5)))
+    base = cp.asarray(rng.standard_normal((8, 5)))
+    before = base.copy()
+    with pytest.raises(ValueError, match=r"argument 'out' is written by the program.*strides"):
+        _program(gtx.gpu)(a, b, base[::-1], offset_provider={})
+    assert bool((base == before).all())

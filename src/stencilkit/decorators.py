@@ -120,7 +120,7 @@ class _Temporaries:
             out = flat[i]
             if not hasattr(out, "domain"):
                 try:  # a raw array given for the output: the runner wraps it the same way
-                    out = wrap_arrays((self.flat[i],), [out])[0]
+                    out = wrap_arrays((self.flat[i],), [out], frozenset({self.flat[i].name}))[0]
                 except Exception:
                     pass
             key = (t.name, getattr(out, "_sig", None))

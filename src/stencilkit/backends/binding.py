@@ -54,11 +54,13 @@ def _flatten_value(name: str, t: TypeSpec, v: Any, out: list[Any], program: str)
     out.append(v)
 
 
-def wrap_arrays(params: tuple[ir.Param, ...], args: list[Any]) -> list[Any]:
+def wrap_arrays(params: tuple[ir.Param, ...], args: list[Any], written: frozenset[str] = frozenset()) -> list[Any]:
     """``args`` with raw arrays (NumPy, CuPy, PyTorch, JAX: anything speaking DLPack or an array
     interface) given for field parameters wrapped as fields over the parameter's dimensions,
-    starting at index 0 — without a copy where the array's device and dtype already fit."""
-    from ..fields import as_field
+    starting at index 0, sharing the arrays' memory (read-only inputs included). An array given
+    for a ``written`` parameter that could only be used through a copy is refused: the results
+    would be lost in the copy."""
+    from ..fields.constructors import wrap_argument
 
     out = list(args)
     for i, (p, a) in enumerate(zip(params, args)):
@@ -70,8 +72,19 @@ def wrap_arrays(params: tuple[ir.Param, ...], args: list[Any]) -> list[Any]:
                     f"argument '{p.name}' is an array of shape {tuple(a.shape)}, but the parameter is a"
                     f" field over [{', '.join(map(str, p.type.dims))}]",
                     hint="pass an array with one axis per dimension, in that order")
-            out[i] = as_field(list(p.type.dims), a)
+            out[i] = wrap_argument(p.type.dims, a, p.name in written, _shown(p.name))
     return out
+
+
+def _shown(flat_name: str) -> str:
+    """A flattened parameter's name as the user wrote it: ``out__1`` -> ``out[1]``."""
+    base, *index = flat_name.split("__")
+    return base + "".join(f"[{i}]" for i in index) if all(i.isdigit() for i in index) else flat_name
+
+
+def written_params(program: ir.Program) -> frozenset[str]:
+    """Names of the (flattened) parameters a program writes: the ``out=`` of its calls."""
+    return frozenset(o.name for stmt in program.body for o in stmt.outs)
 
 
 def as_declared(field: Any, dims: tuple[Dimension, ...]) -> Any:

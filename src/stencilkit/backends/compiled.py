@@ -25,7 +25,7 @@ from ..ir.extents import bound_scalars
 from ..ir.fuse import fuse_kernels
 from ..ir.lower import TableInfo, lower_program
 from .abi import ArgLayout, Specialization, arg_layout, fits_narrow_index
-from .binding import Bound, bind, checked_domains, used_tables, wrap_arrays
+from .binding import Bound, bind, checked_domains, used_tables, wrap_arrays, written_params
 
 
 class Loaded(Protocol):
@@ -87,6 +87,7 @@ class CompiledRunner:
         used = bound_scalars(program)
         self.domain_scalar_idx = tuple(i for i in self.scalar_idx if flat[i].name in used)
         self.table_names = used_tables(program)
+        self.written = written_params(program)
         self.lowered: dict[Any, ir.StencilProgram] = {}
 
     def signature(self, args: list[Any], offset_provider: Mapping[str, Any] | None) -> Any:
@@ -104,7 +105,7 @@ class CompiledRunner:
             key = self.signature(args, offset_provider)
             plan = self.plans.get(key)
         except AttributeError:  # raw arrays instead of fields: wrap them, then look again
-            args = wrap_arrays(self.flat, args)
+            args = wrap_arrays(self.flat, args, self.written)
             try:
                 key = self.signature(args, offset_provider)
                 plan = self.plans.get(key)
@@ -144,7 +145,7 @@ class CompiledRunner:
     # ------------------------------------------------------------------ slow path
     def plan_for(self, args: list[Any], offset_provider: Mapping[str, Any] | None) -> Plan:
         """The plan for these arguments, built if needed (ahead-of-time compilation)."""
-        args = wrap_arrays(self.flat, list(args))
+        args = wrap_arrays(self.flat, list(args), self.written)
         try:
             key = self.signature(args, offset_provider)
         except (AttributeError, KeyError, TypeError):

@@ -23,7 +23,7 @@ from ..core.errors import StencilTypeError, StencilValueError
 from ..storage.namespaces import array_namespace
 from .connectivity import Connectivity
 from .field import Field
-from .placement import buffer_index, fill_from, fits, ingest, new_buffer, resolve_target
+from .placement import buffer_index, fill_from, fits, ingest, new_buffer, resolve_target, why_copied
 
 __all__ = ["as_connectivity", "as_field", "empty", "full", "ones", "resolve_target", "zeros"]
 
@@ -216,6 +216,27 @@ def as_field(
     buf = new_buffer(dom, dt, target, custom, aligned)
     fill_from(buf, source)
     return Field._wrap(dom, buf, array_namespace(buf))
+
+
+def wrap_argument(dims: Sequence[Dimension], data: Any, written: bool, name: str) -> Field:
+    """A raw array passed for a program's field parameter, as a field over ``dims`` from index 0,
+    always sharing the array's memory: an input may be read-only (a JAX array), an output must
+    be writable in place. Whatever would need a copy is refused for an output (the results
+    would land in the copy) and copied for an input."""
+    source = ingest(data)
+    dom = _domain_for(list(dims), tuple(source.shape), None)
+    device = _device_of(source)
+    why = why_copied(source, source.dtype, device, writable=written)
+    if not why:
+        return Field._wrap(dom, source, array_namespace(source))
+    if written:
+        raise StencilValueError(
+            f"argument '{name}' is written by the program, but the array given for it cannot be"
+            f" written in place: {why}",
+            hint="pass a writable array with positive strides (e.g. numpy/cupy.ascontiguousarray)"
+            " and copy the result back, or allocate the output with gtx.empty(...)",
+        )
+    return as_field(list(dims), source)
 
 
 def _device_of(array: Any) -> Any:

@@ -136,23 +136,32 @@ def ingest(data: Any) -> Any:
     return array
 
 
-def fits(array: Any, dtype: np.dtype[Any], device: Device) -> bool:
-    """Whether ``array`` can back a field on ``device`` as it is (zero copy)."""
-    if array.dtype != dtype or device_of(array) != device:
-        return False
+def fits(array: Any, dtype: np.dtype[Any], device: Device, writable: bool = True) -> bool:
+    """Whether ``array`` can back a field on ``device`` as it is (zero copy). ``writable=False``:
+    a field that is only read (a program's input) may sit on read-only memory."""
+    return not why_copied(array, dtype, device, writable)
+
+
+def why_copied(array: Any, dtype: np.dtype[Any], device: Device, writable: bool = True) -> str:
+    """Why ``array`` cannot back such a field as it is ('' if it can), in the user's terms."""
+    if array.dtype != dtype:
+        return f"its dtype is {array.dtype}, not {dtype}"
+    if device_of(array) != device:
+        return f"it lives on {device_of(array)}, not {device}"
     if isinstance(array, np.ndarray):
-        if not (array.flags.writeable and array.flags.aligned):
-            return False
+        if writable and not array.flags.writeable:
+            return "it is read-only"
+        if not array.flags.aligned:
+            return "its elements are not aligned"
         address = int(array.__array_interface__["data"][0])
     else:
         address = int(array.data.ptr)
     itemsize = dtype.itemsize
     if address % itemsize:
-        return False
-    return all(
-        n <= 1 or (s > 0 and s % itemsize == 0)
-        for s, n in zip(array.strides, array.shape, strict=True)
-    )
+        return "its address is not a multiple of the element size"
+    if not all(n <= 1 or (s > 0 and s % itemsize == 0) for s, n in zip(array.strides, array.shape, strict=True)):
+        return f"its strides {tuple(array.strides)} are not positive multiples of the element size"
+    return ""
 
 
 def buffer_index(domain: Domain, aligned_index: Any) -> tuple[int, ...] | None:

@@ -10,7 +10,15 @@ from ...core.types import FieldType, ScalarType
 from ...ir import nodes as ir
 from ...ir.extents import bound_scalars
 from ...ir.lower import lower_program
-from ..binding import as_declared, bind, check_scalar, checked_domains, used_tables, wrap_arrays
+from ..binding import (
+    as_declared,
+    bind,
+    check_scalar,
+    checked_domains,
+    used_tables,
+    wrap_arrays,
+    written_params,
+)
 from .evaluate import run_kernel
 
 #: Checked plans kept per runner; beyond this (e.g. a loop counter used in domain bounds) the
@@ -29,6 +37,7 @@ class EmbeddedRunner:
         self.flat = flat
         self.lowered: dict[Any, ir.StencilProgram] = {}
         self.table_names = used_tables(program)
+        self.written = written_params(program)
         bound = bound_scalars(program)
         self.field_idx = tuple(i for i, p in enumerate(flat) if isinstance(p.type, FieldType))
         self.bound_idx = tuple(i for i, p in enumerate(flat) if isinstance(p.type, ScalarType) and p.name in bound)
@@ -48,7 +57,7 @@ class EmbeddedRunner:
         except (AttributeError, KeyError, TypeError):
             key, cached = None, None
         if cached is None:
-            args = wrap_arrays(self.flat, args)
+            args = wrap_arrays(self.flat, args, self.written)
             cached = self._plan(args, provider)
             if key is not None:
                 if len(self.plans) >= MAX_PLANS:
