@@ -197,37 +197,35 @@ def nb_section(op: str, R: Runner, dev: Dev, P: Any, opts: Options, state: dict[
     # ---- checks: NumPy on a sample of rows, variants against each other
     rng = np.random.default_rng(19)
     sample = np.unique(np.concatenate([[0, n_out - 1], rng.integers(0, n_out, 500)]))
-    nbrs = tab_host[sample].astype(np.int64)  # [S, nb]
-    rows = dev.to_host(src_a[xp.asarray(nbrs.ravel())]).reshape(len(sample), nbn, nk)
-    if w is None:
-        ref = rows[:, 1] - rows[:, 0]
-    else:
-        ref = np.einsum("hn,hnk->hk", st["w_host"][spec["weights"]][sample], rows)
+    def sample_reference(table: Any) -> Any:
+        """NumPy's result on the sampled rows, through ``table`` (host, [rows, nb])."""
+        nbrs = table[sample].astype(np.int64)  # [S, nb]
+        rows = dev.to_host(src_a[xp.asarray(nbrs.ravel())]).reshape(len(sample), nbn, nk)
+        if w is None:
+            return rows[:, 1] - rows[:, 0]
+        return np.einsum("hn,hnk->hk", st["w_host"][spec["weights"]][sample], rows)
+
+    ref = sample_reference(tab_host)
+    ref_family = None if fam is None else sample_reference(fam["host_tables"][spec["table"]])
     xs = xp.asarray(sample)
     base = next(iter(outs))
     tol = 1e-11
 
+    def check_against_numpy(name: str, o: Any, want: Any, when: str) -> None:
+        R.check(f"{op} {name}: every point written [{when}]", finite(xp, o))
+        err = float(np.max(np.abs(dev.to_host(o[xs]) - want)))
+        R.check(f"{op} {name} vs NumPy on {len(sample)} rows [{when}]", err <= tol, f"max abs err {err:.1e}")
+
     def check_outputs(when: str) -> None:
         for name, o in outs.items():
-            R.check(f"{op} {name}: every point written [{when}]", finite(xp, o))
-            err = float(np.max(np.abs(dev.to_host(o[xs]) - ref)))
-            R.check(f"{op} {name} vs NumPy on {len(sample)} rows [{when}]", err <= tol, f"max abs err {err:.1e}")
+            check_against_numpy(name, o, ref, when)
             if name != base:
                 dd = maxdiff(xp, o, outs[base])
                 R.check(f"{op} {name} vs {base} [{when}]", dd <= tol, f"max abs diff {dd:.1e}")
 
     def check_family(when: str) -> None:
-        if fam is None:
-            return
-        tab = fam["host_tables"][spec["table"]]
-        nb = tab[sample].astype(np.int64)
-        rows_f = dev.to_host(src_a[xp.asarray(nb.ravel())]).reshape(len(sample), nbn, nk)
-        ref_f = rows_f[:, 1] - rows_f[:, 0] if w is None else \
-            np.einsum("hn,hnk->hk", st["w_host"][spec["weights"]][sample], rows_f)
-        o = fam_out.ndarray
-        R.check(f"{op} {fam_name}: every point written [{when}]", finite(xp, o))
-        err = float(np.max(np.abs(dev.to_host(o[xs]) - ref_f)))
-        R.check(f"{op} {fam_name} vs NumPy on {len(sample)} rows [{when}]", err <= tol, f"max abs err {err:.1e}")
+        if ref_family is not None:
+            check_against_numpy(fam_name, fam_out.ndarray, ref_family, when)
 
     check_outputs("first run")
     check_family("first run")
