@@ -111,7 +111,7 @@ def test_a_new_table_of_the_same_shape_is_checked_again(case, rng, bad) -> None:
     table = good.copy()
     table[4, 0] = 10_000_000 if bad == "out_of_range" else -1
     before = out.asnumpy().copy()
-    with pytest.raises(ValueError, match="neighbour table 'E2C' holds (indices|negative indices but no skip_value)"):
+    with pytest.raises(ValueError, match=r"neighbour table 'E2C' holds (indices|negative indices but no skip_value)"):
         prog(case.field([Cell], cd), out,
              offset_provider={"E2C": case.connectivity([Edge, E2CDim], Cell, table, skip_value=None)})
     np.testing.assert_array_equal(out.asnumpy(), before)

@@ -18,6 +18,7 @@ from ...core.domain import UnitRange
 from ...core.errors import InternalError
 from ...ir import nodes as ir
 
+
 def _quietly(fn: Callable[[Any, Any], Any], a: Any, b: Any) -> Any:
     """``//`` and ``%`` without NumPy's warnings: an integer division by zero gives 0 and
     INT_MIN // -1 wraps, on every backend (docs/semantics.md)."""
