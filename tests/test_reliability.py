@@ -31,7 +31,7 @@ def test_tuple_output_that_is_also_read_passes_the_old_value(case, rng) -> None:
         _passthrough(a, b, o12, out=(o12, x, y))
 
     a, b, o = (rng.standard_normal(N) for _ in range(3))
-    o_before = o.copy()
+    o_before = o.copy()  # as_field may share o's memory
     fo, fx, fy = case.field([I], o), case.field([I], rng.standard_normal(N)), case.field([I], rng.standard_normal(N))
     prog(case.field([I], a), case.field([I], b), fo, fx, fy, offset_provider={})
     np.testing.assert_array_equal(fy.asnumpy(), o_before)  # the old o12, as embedded and gt4py give
@@ -243,3 +243,25 @@ def test_a_table_with_the_wrong_codomain_is_refused(case, rng) -> None:
     with pytest.raises(ValueError, match=r"offset_provider\['E2C'\] maps to Edge, but the offset E2C reads fields over Cell"):
         prog(case.field([Cell], rng.standard_normal(8)), case.field([Edge], rng.standard_normal(N)),
              offset_provider={"E2C": table})
+
+
+# ---------------------------------------------------------------- 7. domain= leaving out a dimension
+FIJ = Field[Dims[I, J], float64]
+
+
+@gtx.field_operator
+def _double(a: FIJ) -> FIJ:
+    return 2.0 * a
+
+
+def test_a_dimension_left_out_of_domain_spans_the_whole_output(case, rng) -> None:
+    @gtx.program(backend=case.backend)
+    def prog(a: FIJ, out: FIJ):
+        _double(a, out=out, domain={I: (1, 4)})
+
+    a, o = rng.standard_normal((6, 5)), rng.standard_normal((6, 5))
+    expected = o.copy()
+    out = case.field([I, J], o)
+    prog(case.field([I, J], a), out, offset_provider={})
+    expected[1:4, :] = 2.0 * a[1:4, :]
+    np.testing.assert_array_equal(out.asnumpy(), expected)

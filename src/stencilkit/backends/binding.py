@@ -202,15 +202,13 @@ def kernel_domain(k: ir.Kernel, fields: Mapping[str, Any], scalars: Mapping[str,
     if not k.domain:
         return tuple(out.domain[d] for d in k.dims)
     given = {r.dim: UnitRange(_eval_bound(r.start, scalars), _eval_bound(r.stop, scalars)) for r in k.domain}
-    missing = [d for d in k.dims if d not in given]
     extra = [d for d in given if d not in k.dims]
-    if missing or extra:
+    if extra:
         raise StencilValueError(
-            f"{_where(k)}domain= must give a range for each dimension of the output"
-            f" [{', '.join(map(str, k.dims))}]"
-            + (f"; missing {', '.join(map(str, missing))}" if missing else "")
-            + (f"; not an output dimension: {', '.join(map(str, extra))}" if extra else ""))
-    return tuple(given[d] for d in k.dims)
+            f"{_where(k)}domain= names {', '.join(map(str, extra))}, which the output"
+            f" [{', '.join(map(str, k.dims))}] does not have")
+    # a dimension left out of domain= spans the output's whole range along it, as in gt4py
+    return tuple(given[d] if d in given else out.domain[d] for d in k.dims)
 
 
 def check_kernel_bounds(k: ir.Kernel, dom: tuple[UnitRange, ...], fields: Mapping[str, Any],
