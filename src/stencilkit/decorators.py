@@ -128,7 +128,7 @@ class _Temporaries:
             if f is None:
                 assert isinstance(t.type, FieldType)
                 try:
-                    dom = {d: (out.domain[d].start, out.domain[d].stop) for d in t.type.dims}
+                    dom = {d: (out.domain.range_of(d).start, out.domain.range_of(d).stop) for d in t.type.dims}
                     f = empty(dom, t.type.dtype, device=out.device)
                 except Exception:
                     result.append(None)  # the output is not a field: the runner reports that first
@@ -239,9 +239,9 @@ class FieldOperator:
         sprog = lower_program(prog, table_infos(offset_provider, prog))
         values = flatten_args(prog.params[:len(args)], args, {}, self.__name__)
         flat = flat_params(prog.params[:len(args)])
-        have = {p.name: {d: v.domain[d] for d in v.domain.dims} for p, v in zip(flat, values)
+        have = {p.name: dict(v.domain.items()) for p, v in zip(flat, values)
                 if isinstance(p.type, FieldType) and hasattr(v, "domain")}
-        have.update({t: {d: v.domain[d] for d in v.domain.dims} for t, v in tables.items()})
+        have.update({t: dict(v.domain.items()) for t, v in tables.items()})
         dims_of = {p.name: p.type.dims for p in sprog.params if isinstance(p.type, FieldType)}
         dims_of.update({t: tuple(v.domain.dims) for t, v in tables.items()})
         found = output_domain(sprog.kernels, dims, have, dims_of)

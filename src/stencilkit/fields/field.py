@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import itertools
 import operator
+import types
+import typing
 from collections.abc import Callable, Mapping, Sequence
 from types import ModuleType
 from typing import Any
@@ -11,12 +13,11 @@ from typing import Any
 import numpy as np
 
 from ..core.device import Device, DeviceType
-from ..core.dims import Dimension
+from ..core.dims import Dimension, Dims, dims_of_annotation
 from ..core.domain import Domain
 from ..core.domain import domain as make_domain
 from ..core.dtypes import dtype_name
 from ..core.errors import StencilTypeError, StencilValueError
-from ..core.types import FieldType
 from ..storage.namespaces import array_namespace, device_of
 from .broadcast import absolute_index, result_domain, view_on
 
@@ -41,8 +42,11 @@ class Field:
     6.0
 
     As an annotation, ``Field[Dims[I, J], float64]`` (or ``Field[[I, J], float64]``) is a
-    :class:`~stencilkit.core.types.FieldType`.
+    typing generic alias: ``Field[Dims[I, K], T]`` with a ``TypeVar`` ``T`` can be
+    subscripted later (``IKField[float64]``).
     """
+
+    __stencilkit_field_annotation__ = True
 
     __slots__ = ("_device", "_domain", "_key", "_ndarray", "_ptr", "_sig", "xp")
 
@@ -149,25 +153,31 @@ class Field:
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self._domain}, {self.dtype.name}, {self.device})"
 
-    def __class_getitem__(cls, item: Any) -> FieldType:
+    def __class_getitem__(cls, item: Any) -> Any:
+        """``Field[Dims[I, J], float64]``: a typing generic alias, as in gt4py.next, so type
+        variables substitute later (``Field[Dims[I, K], T][float64]``) and ``| None`` works.
+        The frontend turns it into a :class:`~stencilkit.core.types.FieldType`."""
         if not isinstance(item, tuple) or len(item) != 2:
             raise StencilTypeError(
                 f"Field[{item!r}] is not a field type",
                 hint="write Field[Dims[I, J], float64] or Field[[I, J], float64]",
             )
         dims, dtype = item
-        dims = tuple(dims) if isinstance(dims, list | tuple) else (dims,)
-        for d in dims:
-            if not isinstance(d, Dimension):
+        generic = typing.get_origin(dims) is Dims or isinstance(dims, typing.TypeVar)  # type: ignore[comparison-overlap]
+        for d in () if generic else dims_of_annotation(dims):
+            if not isinstance(d, Dimension | typing.TypeVar):
                 raise StencilTypeError(
                     f"Field[...] dimensions must be Dimension objects, got {d!r}",
                     hint="write Field[Dims[I, J], float64]",
                 )
-        try:
-            name = dtype_name(dtype)
-        except TypeError as err:
-            raise StencilTypeError(str(err), hint="e.g. Field[Dims[I], float64]") from None
-        return FieldType(dims, name)
+        if not generic:
+            dims = Dims[dims_of_annotation(dims)]  # type: ignore[misc]
+        if not isinstance(dtype, typing.TypeVar):
+            try:
+                dtype = np.dtype(dtype_name(dtype)).type
+            except TypeError as err:
+                raise StencilTypeError(str(err), hint="e.g. Field[Dims[I], float64]") from None
+        return types.GenericAlias(cls, (dims, dtype))
 
     # -- interchange -------------------------------------------------------------------------
     def asnumpy(self) -> np.ndarray[Any, Any]:
@@ -250,7 +260,7 @@ class Field:
         if isinstance(value, Field):
             self._check_device(value)
             if not set(value.dims) <= set(dom.dims) or any(
-                dom[d] not in r for d, r in value.domain.items()
+                dom.range_of(d) not in r for d, r in value.domain.items()
             ):
                 raise StencilValueError(
                     f"cannot assign a field on {value.domain} to the region {dom}",

@@ -182,7 +182,7 @@ def buffer_index(domain: Domain, aligned_index: Any) -> tuple[int, ...] | None:
         )
     index = [0] * domain.ndim
     for dim, i in pairs:
-        if dim not in domain.dims or int(i) not in domain[dim]:
+        if dim not in domain.dims or int(i) not in domain.range_of(dim):
             raise StencilValueError(
                 f"aligned_index {dim}={i} is outside the domain {domain}",
                 hint="align an index inside the domain, e.g. the first point computed",

@@ -10,6 +10,7 @@ import numpy as np
 
 from ..core.dims import CartesianOffset, Dimension, FieldOffset, FieldOffsetElement
 from ..core.dtypes import dtype_name, is_bool, is_integral
+from ..core.errors import UndefinedNameError
 from ..core.types import FieldType, ScalarType, TupleType, canonical_dims
 from ..ir import nodes as ir
 from ..ir.ops import BINARY_OPS, UNARY_OPS
@@ -62,7 +63,7 @@ class ExprBuilder(BuiltinCalls):
         if isinstance(node, ast.Name):
             if node.id in self.src.names:
                 return self.src.names[node.id]
-            raise self.error(node, f"name '{node.id}' is not defined")
+            raise UndefinedNameError(f"Undeclared symbol '{node.id}'.", self.src.loc(node))
         if isinstance(node, ast.Attribute):
             base = self.resolve(node.value)
             try:
