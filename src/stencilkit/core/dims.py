@@ -170,7 +170,11 @@ def dims_of_annotation(dims: Any) -> tuple[Any, ...]:
     import typing
 
     if typing.get_origin(dims) is Dims:
-        return tuple(typing.get_args(dims))
-    if isinstance(dims, list | tuple):
-        return tuple(dims)
-    return (dims,)
+        items: tuple[Any, ...] = typing.get_args(dims)
+    elif isinstance(dims, list | tuple):
+        items = tuple(dims)
+    else:
+        return (dims,)
+    # a type variable substituted by Dims[X, Y] (or a tuple of dimensions) stands for those
+    return tuple(d for item in items for d in (
+        dims_of_annotation(item) if typing.get_origin(item) is Dims or isinstance(item, list | tuple) else (item,)))
