@@ -13,8 +13,8 @@ from typing import Any
 import numpy as np
 
 from ..core.device import Device, DeviceType
-from ..core.dims import Dimension, Dims, dims_of_annotation
-from ..core.domain import Domain
+from ..core.dims import Dimension, Dims, NamedIndex, dims_of_annotation
+from ..core.domain import Domain, NamedRange
 from ..core.domain import domain as make_domain
 from ..core.dtypes import dtype_name
 from ..core.errors import StencilTypeError, StencilValueError
@@ -22,6 +22,14 @@ from ..storage.namespaces import array_namespace, device_of
 from .broadcast import absolute_index, result_domain, view_on
 
 _SCALARS = (int, float, bool, np.generic)
+
+
+def _is_relative(key: Any) -> bool:
+    """``f[1:]``, ``f[3]``, ``f[1:-1, ...]``: slices, integers and ``...`` address buffer positions."""
+    def one(k: Any) -> bool:
+        return k is Ellipsis or isinstance(k, slice) or (isinstance(k, int | np.integer) and not isinstance(k, bool))
+
+    return one(key) or (isinstance(key, tuple) and all(one(k) for k in key))
 _LAZY = frozenset({"_sig", "_key", "_ptr", "_device"})
 
 
@@ -127,6 +135,19 @@ class Field:
     def dims(self) -> tuple[Dimension, ...]:
         dims: tuple[Dimension, ...] = self._domain.dims
         return dims
+
+    @property
+    def __gt_domain__(self) -> Domain:
+        return self._domain
+
+    @property
+    def __gt_dims__(self) -> tuple[Dimension, ...]:
+        return self.dims
+
+    @property
+    def __gt_origin__(self) -> tuple[int, ...]:
+        """The buffer position of index 0 along each dimension (gt4py's ``__gt_origin__``)."""
+        return tuple(-r.start for r in self._domain.ranges)
 
     @property
     def ndarray(self) -> Any:
@@ -236,20 +257,50 @@ class Field:
 
     # -- selection ---------------------------------------------------------------------------
     def _selection(self, key: Any) -> tuple[tuple[slice | int, ...], Domain]:
+        """Absolute selections (a Domain, ``{I: (1, 5)}``, ``X(5)``, NamedRanges) or relative
+        ones (``f[1:]``, ``f[3]``, ``f[1:-1, :]``, ``...``) -> buffer index and result domain."""
         if isinstance(key, Domain):
             key = dict(key.items())
+        elif isinstance(key, NamedIndex | NamedRange):
+            key = self._absolute((key,))
+        elif _is_relative(key):
+            key = self._relative(key if isinstance(key, tuple) else (key,))
+        elif isinstance(key, tuple) and key and all(isinstance(k, NamedIndex | NamedRange) for k in key):
+            key = self._absolute(key)
         elif isinstance(key, Sequence) and all(
             isinstance(p, tuple) and len(p) == 2 and isinstance(p[0], Dimension) for p in key
         ):
             key = dict(key)
-        elif key is Ellipsis:
-            key = {}
         if not isinstance(key, Mapping):
             raise StencilTypeError(
                 f"cannot index a field with {key!r}",
-                hint="select by absolute domain indices: f[{I: (1, 5)}], f[{K: 0}] or f[domain]",
+                hint="relative positions f[1:, 2], absolute indices f[I(3)], f[{I: (1, 5)}] or f[domain]",
             )
         return absolute_index(self._domain, dict(key))
+
+    def _absolute(self, keys: tuple[Any, ...]) -> dict[Dimension, Any]:
+        return {k.dim: (k.value if isinstance(k, NamedIndex) else k.unit_range) for k in keys}
+
+    def _relative(self, keys: tuple[Any, ...]) -> dict[Dimension, Any]:
+        """Relative positions along the dimensions in order (as NumPy indexes the buffer)."""
+        if sum(k is Ellipsis for k in keys) > 1:
+            raise StencilTypeError("a field index can hold one '...' only")
+        if Ellipsis in keys:
+            i = keys.index(Ellipsis)
+            keys = keys[:i] + (slice(None),) * (self.ndim - len(keys) + 1) + keys[i + 1:]
+        if len(keys) > self.ndim:
+            raise StencilValueError(f"{len(keys)} indices for a field over {self.ndim} dimension(s) {self._domain}")
+        result: dict[Dimension, Any] = {}
+        for dim, rng, k in zip(self._domain.dims, self._domain.ranges, keys):
+            if isinstance(k, slice):
+                if k.step not in (None, 1):
+                    raise StencilValueError("fields can only be sliced with step 1")
+                result[dim] = rng[k]
+            else:
+                if not -len(rng) <= int(k) < len(rng):
+                    raise StencilValueError(f"index {int(k)} is out of range for {dim}: {rng} (relative positions)")
+                result[dim] = rng[int(k)]
+        return result
 
     def __getitem__(self, key: Any) -> Field:
         index, dom = self._selection(key)

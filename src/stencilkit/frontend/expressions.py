@@ -10,7 +10,7 @@ import numpy as np
 
 from ..core.dims import CartesianOffset, Dimension, FieldOffset, FieldOffsetElement
 from ..core.dtypes import dtype_name, is_bool, is_integral
-from ..core.errors import UndefinedNameError
+from ..core.errors import UndefinedNameError, UnsupportedSyntaxError
 from ..core.types import FieldType, ScalarType, TupleType, canonical_dims
 from ..ir import nodes as ir
 from ..ir.ops import BINARY_OPS, UNARY_OPS
@@ -82,7 +82,8 @@ class ExprBuilder(BuiltinCalls):
     def build(self, node: ast.expr) -> ir.Expr:
         method = getattr(self, f"_{type(node).__name__}", None)
         if method is None:
-            raise self.error(node, f"'{ast.unparse(node)}': this Python construct is not part of the DSL")
+            raise UnsupportedSyntaxError(f"'{ast.unparse(node)}': this Python construct is not part of the DSL",
+                                         self.src.loc(node))
         return method(node)  # type: ignore[no-any-return]
 
     def _Constant(self, node: ast.Constant) -> ir.Expr:

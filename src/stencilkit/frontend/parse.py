@@ -9,7 +9,7 @@ from typing import Any
 
 from ..core.dims import Dimension
 from ..core.dtypes import is_integral
-from ..core.errors import BadAnnotationError, MissingAnnotationError
+from ..core.errors import BadAnnotationError, MissingAnnotationError, UnsupportedSyntaxError
 from ..core.types import FieldType, ScalarType, TupleType, TypeSpec
 from ..ir import nodes as ir
 from ..ir.tuples import flat_name, flatten_value
@@ -84,8 +84,8 @@ def _body_expr(src: SourceFunction, builder: ExprBuilder, body: list[ast.stmt]) 
             continue  # docstring
         if isinstance(stmt, ast.Pass):
             continue
-        raise src.type_error(stmt, f"'{ast.unparse(stmt).splitlines()[0]}': this statement is not part of the DSL",
-                             hint="field operators hold assignments, if/else on scalars, and return")
+        raise UnsupportedSyntaxError(f"'{ast.unparse(stmt).splitlines()[0]}': this statement is not part of the DSL",
+                                     src.loc(stmt), hint="field operators hold assignments, if/else on scalars, and return")
     raise src.type_error(body[-1] if body else src.tree, "missing return statement")
 
 
