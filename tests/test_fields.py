@@ -449,7 +449,8 @@ def test_slicing_by_absolute_indices(rng: np.random.Generator) -> None:
         ({I: (0, 11)}, StencilValueError, "outside the field's domain"),
         ({K: 4}, StencilValueError, "outside the field's domain"),
         ({J: (0, 1)}, StencilValueError, "cannot select along"),
-        (3, StencilTypeError, "absolute domain indices"),
+        ("a", StencilTypeError, "cannot index a field"),
+        (10, StencilValueError, "out of range"),
     ],
 )
 def test_slicing_errors(key: Any, error: type, match: str) -> None:
