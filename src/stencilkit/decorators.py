@@ -77,7 +77,7 @@ class Program:
         self.__wrapped__ = fn
         self.__name__ = definition.name if definition is not None else getattr(fn, "__name__", "program")
         self.__doc__ = getattr(fn, "__doc__", None)
-        self._runner: Any = None
+        self._run: Any = None  # the backend's runner, made on first use
 
     @property
     def definition(self) -> ir.Program:
@@ -92,7 +92,13 @@ class Program:
         self._simple = not any(isinstance(p.type, TupleType) for p in definition.params) and not definition.temps
         self._nparams = len(definition.params)
         self._temps = _Temporaries(definition) if definition.temps else None
-        self._runner = _runner(definition, self.backend)
+        self._run = _runner(definition, self.backend)
+
+    @property
+    def _runner(self) -> Any:
+        if self._run is None:
+            self._prepare()
+        return self._run
 
     def __repr__(self) -> str:
         return f"<stencilkit program {self.__name__} on {self.backend or 'embedded'}>"
@@ -114,16 +120,17 @@ class Program:
         return ProgramWithBoundArgs(self, kwargs)
 
     def __call__(self, *args: Any, offset_provider: Mapping[str, Any] | None = None, **kwargs: Any) -> None:
-        if self._runner is None:
-            self._prepare()
+        run = self._run
+        if run is None:
+            run = self._runner
         if self._simple and not kwargs and len(args) == self._nparams:
-            self._runner(list(args), offset_provider)  # the common case, kept short
+            run(list(args), offset_provider)  # the common case, kept short
             return
-        self._runner(self._flat(args, kwargs), offset_provider)
+        run(self._flat(args, kwargs), offset_provider)
 
     def _flat(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> list[Any]:
         """The runner's arguments: flattened, with the temporaries appended."""
-        if self._runner is None:
+        if self._run is None:
             self._prepare()
         flat = flatten_args(self.definition.params, args, kwargs, self.definition.name)
         if self._temps is not None:
