@@ -15,7 +15,7 @@ import numpy as np
 
 from ..core.dims import Dimension, FieldOffset
 from ..core.domain import UnitRange
-from ..core.errors import StencilTypeError, StencilValueError
+from ..core.errors import ArgumentTypeError, StencilTypeError, StencilValueError
 from ..core.types import FieldType, ScalarType, TupleType, TypeSpec
 from ..ir import nodes as ir
 from ..ir.extents import read_extents
@@ -135,16 +135,24 @@ def check_field(name: str, t: FieldType, v: Any, program: str) -> None:
     if dims != t.dims:
         if set(dims) == set(t.dims):
             return _check_dtype(name, t, v, program)  # a permuted layout is fine: strides say where
-        raise StencilTypeError(
-            f"{program}(): argument '{name}' has dimensions [{', '.join(map(str, dims))}],"
-            f" expected [{', '.join(map(str, t.dims))}]")
+        raise _argument_type_error(program, name, t, v, f"argument '{name}' has dimensions"
+                                   f" [{', '.join(map(str, dims))}], expected [{', '.join(map(str, t.dims))}]")
     _check_dtype(name, t, v, program)
 
 
 def _check_dtype(name: str, t: FieldType, v: Any, program: str) -> None:
     if v.dtype.name != t.dtype:
-        raise StencilTypeError(f"{program}(): argument '{name}' has dtype {v.dtype.name}, expected {t.dtype}",
-                               hint=f"convert with gtx.as_field(..., dtype={t.dtype})")
+        raise _argument_type_error(program, name, t, v, f"argument '{name}' has dtype {v.dtype.name},"
+                                   f" expected {t.dtype}; convert with gtx.as_field(..., dtype={t.dtype})")
+
+
+def _argument_type_error(program: str, name: str, t: FieldType, v: Any, detail: str) -> ArgumentTypeError:
+    """gt4py.next's error for a wrong argument type: the problem lines are a ``ValueError`` cause."""
+    got = f"Field[[{', '.join(d.value for d in v.domain.dims)}], {v.dtype.name}]"
+    line = f"  - Expected argument '{name}' to be of type '{t}', got '{got}'."
+    err = ArgumentTypeError(f"Invalid argument types in call to '{program}'.\n{line}", hint=detail)
+    err.__cause__ = ValueError(line)
+    return err
 
 
 # ------------------------------------------------------------------------- offset providers
@@ -200,7 +208,7 @@ def kernel_domain(k: ir.Kernel, fields: Mapping[str, Any], scalars: Mapping[str,
     """The concrete index ranges of ``k``, in the order of ``k.dims``."""
     out = fields[k.outs[0]]
     if not k.domain:
-        return tuple(out.domain[d] for d in k.dims)
+        return tuple(out.domain.range_of(d) for d in k.dims)
     given = {r.dim: UnitRange(_eval_bound(r.start, scalars), _eval_bound(r.stop, scalars)) for r in k.domain}
     extra = [d for d in given if d not in k.dims]
     if extra:
@@ -221,10 +229,10 @@ def check_kernel_bounds(k: ir.Kernel, dom: tuple[UnitRange, ...], fields: Mappin
     for name in k.outs:
         f = fields[name]
         for d, r in where.items():
-            if r not in f.domain[d]:
+            if r not in f.domain.range_of(d):
                 raise StencilValueError(
                     f"{_where(k)}the domain {d}: {r} lies outside the output '{name}', whose {d} range"
-                    f" is {f.domain[d]}", hint="shrink domain= or allocate a larger output field")
+                    f" is {f.domain.range_of(d)}", hint="shrink domain= or allocate a larger output field")
     dims_of = {n: tuple(f.domain.dims) for n, f in fields.items() if hasattr(f, "domain")}
     dims_of.update({n: tuple(t.domain.dims) for n, t in tables.items() if hasattr(t, "domain")})
     # reads guarded by concat_where conditions count only where their condition selects them
@@ -236,7 +244,7 @@ def check_kernel_bounds(k: ir.Kernel, dom: tuple[UnitRange, ...], fields: Mappin
             if d not in where:
                 continue
             need = UnitRange(where[d].start + lo, where[d].stop + hi)
-            have = f.domain[d]
+            have = f.domain.range_of(d)
             if need not in have:
                 what = "neighbour table" if name in tables else "field"
                 raise StencilValueError(
@@ -255,7 +263,7 @@ def _check_table_targets(tname: str, table: Any, fname: str, f: Any, d: Dimensio
     data = table.asnumpy()
     skip = table.skip_value
     valid = data[data != skip] if skip is not None else data
-    rng = f.domain[d]
+    rng = f.domain.range_of(d)
     if valid.size and (valid.min() < rng.start or valid.max() >= rng.stop):
         raise StencilValueError(
             f"neighbour table '{tname}' holds indices {valid.min()}..{valid.max()}, but '{fname}' is"

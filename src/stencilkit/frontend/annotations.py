@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 
 from ..core.dtypes import dtype_name
-from ..core.types import FieldType, ScalarType, TupleType, TypeSpec
+from ..core.types import FieldType, ScalarType, TupleType, TypeSpec, field_type_of
 
 _PYTHON_SCALARS = {builtins.float: "float64", builtins.int: "int32", builtins.bool: "bool"}
 
@@ -23,6 +23,8 @@ def type_from_annotation(annotation: Any) -> TypeSpec:
     if isinstance(annotation, type) and issubclass(annotation, np.generic):
         return ScalarType(dtype_name(annotation))
     origin = typing.get_origin(annotation)
+    if getattr(origin, "__stencilkit_field_annotation__", False):  # Field[Dims[...], dtype]
+        return field_type_of(typing.get_args(annotation))
     if origin is tuple:
         args = typing.get_args(annotation)
         if len(args) == 2 and args[1] is Ellipsis:

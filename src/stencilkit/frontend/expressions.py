@@ -10,6 +10,7 @@ import numpy as np
 
 from ..core.dims import CartesianOffset, Dimension, FieldOffset, FieldOffsetElement
 from ..core.dtypes import dtype_name, is_bool, is_integral
+from ..core.errors import UndefinedNameError, UnsupportedSyntaxError
 from ..core.types import FieldType, ScalarType, TupleType, canonical_dims
 from ..ir import nodes as ir
 from ..ir.ops import BINARY_OPS, UNARY_OPS
@@ -62,7 +63,7 @@ class ExprBuilder(BuiltinCalls):
         if isinstance(node, ast.Name):
             if node.id in self.src.names:
                 return self.src.names[node.id]
-            raise self.error(node, f"name '{node.id}' is not defined")
+            raise UndefinedNameError(f"Undeclared symbol '{node.id}'.", self.src.loc(node))
         if isinstance(node, ast.Attribute):
             base = self.resolve(node.value)
             try:
@@ -81,7 +82,8 @@ class ExprBuilder(BuiltinCalls):
     def build(self, node: ast.expr) -> ir.Expr:
         method = getattr(self, f"_{type(node).__name__}", None)
         if method is None:
-            raise self.error(node, f"'{ast.unparse(node)}': this Python construct is not part of the DSL")
+            raise UnsupportedSyntaxError(f"'{ast.unparse(node)}': this Python construct is not part of the DSL",
+                                         self.src.loc(node))
         return method(node)  # type: ignore[no-any-return]
 
     def _Constant(self, node: ast.Constant) -> ir.Expr:

@@ -9,6 +9,7 @@ from typing import Any
 
 from ..core.dims import Dimension
 from ..core.dtypes import is_integral
+from ..core.errors import BadAnnotationError, MissingAnnotationError, UnsupportedSyntaxError
 from ..core.types import FieldType, ScalarType, TupleType, TypeSpec
 from ..ir import nodes as ir
 from ..ir.tuples import flat_name, flatten_value
@@ -28,12 +29,14 @@ def parse_params(src: SourceFunction, read_return: bool = True) -> tuple[tuple[i
     params = []
     for arg in src.tree.args.args:
         if arg.arg not in hints:
-            raise src.type_error(arg, f"parameter '{arg.arg}' has no type annotation",
-                                 hint="annotate it, e.g. a: Field[Dims[I, J], float64] or x: float64")
+            raise MissingAnnotationError(f"Parameter '{arg.arg}' is missing type annotations.", src.loc(arg),
+                                         hint="annotate it, e.g. a: Field[Dims[I, J], float64] or x: float64")
         try:
             params.append(ir.Param(arg.arg, type_from_annotation(hints[arg.arg])))
         except TypeError as err:
-            raise src.type_error(arg.annotation or arg, f"parameter '{arg.arg}': {err}") from None
+            raise BadAnnotationError(f"Invalid type annotation for parameter '{arg.arg}':"
+                                     f" '{ast.unparse(arg.annotation) if arg.annotation else ''}'.",
+                                     src.loc(arg.annotation or arg), hint=str(err)) from None
     a = src.tree.args
     if a.vararg or a.kwarg or a.kwonlyargs or a.posonlyargs:
         raise src.type_error(src.tree, "stencil functions take plain positional parameters only")
@@ -81,8 +84,8 @@ def _body_expr(src: SourceFunction, builder: ExprBuilder, body: list[ast.stmt]) 
             continue  # docstring
         if isinstance(stmt, ast.Pass):
             continue
-        raise src.type_error(stmt, f"'{ast.unparse(stmt).splitlines()[0]}': this statement is not part of the DSL",
-                             hint="field operators hold assignments, if/else on scalars, and return")
+        raise UnsupportedSyntaxError(f"'{ast.unparse(stmt).splitlines()[0]}': this statement is not part of the DSL",
+                                     src.loc(stmt), hint="field operators hold assignments, if/else on scalars, and return")
     raise src.type_error(body[-1] if body else src.tree, "missing return statement")
 
 
