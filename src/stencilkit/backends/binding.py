@@ -16,6 +16,7 @@ import numpy as np
 from ..core.dims import Dimension, FieldOffset
 from ..core.domain import UnitRange
 from ..core.errors import StencilTypeError, StencilValueError
+from ..core.staggered import flip_staggered
 from ..core.types import FieldType, ScalarType, TupleType, TypeSpec
 from ..ir import nodes as ir
 from ..ir.extents import read_extents
@@ -221,15 +222,16 @@ def check_kernel_bounds(k: ir.Kernel, dom: tuple[UnitRange, ...], fields: Mappin
         if f is None or not hasattr(f, "domain"):
             continue
         for d, (lo, hi) in ext.offsets.items():
-            if d not in where:
+            dd = d if d in where else flip_staggered(d)  # a staggered read: indexed by the base's loop
+            if dd not in where:
                 continue
-            need = UnitRange(where[d].start + lo, where[d].stop + hi)
+            need = UnitRange(where[dd].start + lo, where[dd].stop + hi)
             have = f.domain[d]
             if need not in have:
                 what = "neighbour table" if name in tables else "field"
                 raise StencilValueError(
                     f"{_where(k)}reads {what} '{name}' along {d} over {need} (offsets {lo:+d}..{hi:+d}"
-                    f" around the domain {where[d]}), but '{name}' is defined only on {have}",
+                    f" around the domain {where[dd]}), but '{name}' is defined only on {have}",
                     hint=f"shrink domain= along {d}, or give '{name}' a halo of"
                     f" {max(0, have.start - need.start)} below and {max(0, need.stop - have.stop)} above")
         for d, table_names in ext.indirect.items():

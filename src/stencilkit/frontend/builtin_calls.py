@@ -14,11 +14,22 @@ from ..core.types import FieldType, ScalarType, TupleType, canonical_dims
 from ..ir import nodes as ir
 from ..ir.ops import MATH_BUILTINS, REDUCTIONS
 from ..ir.visit import walk
-from .typing_rules import dims_of, dtype_of, make_type, unify_operands
+from .typing_rules import dims_of, dtype_of, make_type, unary_type, unify_operands
 
 
 def _is_pair(node: ast.expr) -> bool:
     return isinstance(node, ast.Tuple) and len(node.elts) == 2
+
+
+def _astype(value: ir.Expr, dtype: str) -> ir.Expr:
+    """``astype`` of a value, or of every element of a (nested) tuple."""
+    if isinstance(value.type, TupleType):
+        elems = tuple(_astype(value.elems[i] if isinstance(value, ir.MakeTuple) else ir.TupleGet(value, i, t), dtype)
+                      for i, t in enumerate(value.type.types))
+        return ir.MakeTuple(elems, TupleType(tuple(e.type for e in elems)))
+    if isinstance(value, ir.Literal):
+        return ir.Literal(np.dtype(dtype).type(value.value).item(), ScalarType(dtype))
+    return ir.Call("astype", (value,), make_type(dims_of(value.type), dtype))
 
 
 class BuiltinCalls:
@@ -40,6 +51,9 @@ class BuiltinCalls:
         raise NotImplementedError
 
     def _builtin(self, node: ast.Call, name: str) -> ir.Expr:
+        if name == "neg":  # neg(x) is -x
+            (arg,) = self._args(node, 1, name)
+            return ir.UnaryOp("-", arg, self.wrap(node, unary_type, "-", arg))
         if name in MATH_BUILTINS:
             spec = MATH_BUILTINS[name]
             args = self._args(node, spec.arity, name)
@@ -100,9 +114,10 @@ class BuiltinCalls:
             dtype = dtype_name(dtype_obj)
         except TypeError:
             raise self.error(node.args[1], f"'{ast.unparse(node.args[1])}' is not a dtype") from None
-        if isinstance(value, ir.Literal):
-            return ir.Literal(np.dtype(dtype).type(value.value).item(), ScalarType(dtype))
-        return ir.Call("astype", (value,), make_type(dims_of(value.type), dtype))
+        return _astype(value, dtype)
+
+    def _builtin_as_offset(self, node: ast.Call) -> ir.Expr:
+        raise self.error(node, "as_offset() makes an offset: use it inside a shift, e.g. a(as_offset(Koff, k))")
 
     def _builtin_broadcast(self, node: ast.Call) -> ir.Expr:
         if len(node.args) != 2 or node.keywords or not isinstance(node.args[1], ast.Tuple | ast.List):

@@ -101,6 +101,9 @@ def _bind(src: SourceFunction, builder: ExprBuilder, target: ast.expr, value: ir
         builder.symbols[target.id] = value
         return
     if isinstance(target, ast.Tuple | ast.List):
+        if any(isinstance(t, ast.Starred) for t in target.elts):
+            _bind_starred(src, builder, target, value)
+            return
         if not isinstance(value.type, TupleType) or len(value.type.types) != len(target.elts):
             raise src.type_error(target, f"cannot unpack {value.type} into {len(target.elts)} names")
         for i, t in enumerate(target.elts):
@@ -108,6 +111,22 @@ def _bind(src: SourceFunction, builder: ExprBuilder, target: ast.expr, value: ir
             _bind(src, builder, t, elem)
         return
     raise src.type_error(target, "only names and tuples of names can be assigned")
+
+
+def _bind_starred(src: SourceFunction, builder: ExprBuilder, target: ast.Tuple | ast.List, value: ir.Expr) -> None:
+    """``first, *mid, last = t``: the starred name gets a tuple of the middle elements."""
+    star = [i for i, t in enumerate(target.elts) if isinstance(t, ast.Starred)]
+    after = len(target.elts) - star[0] - 1
+    if len(star) > 1 or not isinstance(value.type, TupleType) or len(value.type.types) < len(target.elts) - 1:
+        raise src.type_error(target, f"cannot unpack {value.type} into {ast.unparse(target)}")
+    n = len(value.type.types)
+    elems = [value.elems[i] if isinstance(value, ir.MakeTuple) else ir.TupleGet(value, i, value.type.types[i])
+             for i in range(n)]
+    mid = elems[star[0]:n - after]
+    groups: list[ir.Expr] = [*elems[:star[0]], ir.MakeTuple(tuple(mid), TupleType(tuple(e.type for e in mid))),
+                             *elems[n - after:]]
+    for t, elem in zip(target.elts, groups):
+        _bind(src, builder, t.value if isinstance(t, ast.Starred) else t, elem)
 
 
 def parse_field_operator(fn: Callable[..., Any]) -> tuple[ir.FieldOperator, SourceFunction]:
@@ -128,6 +147,8 @@ def _compatible(actual: TypeSpec, declared: TypeSpec) -> bool:
         return True
     if isinstance(actual, FieldType) and isinstance(declared, FieldType):
         return set(actual.dims) == set(declared.dims) and actual.dtype == declared.dtype
+    if isinstance(actual, ScalarType) and isinstance(declared, FieldType) and not declared.dims:
+        return actual.dtype == declared.dtype  # a 0-d field is a scalar inside an operator
     if isinstance(actual, TupleType) and isinstance(declared, TupleType):
         return len(actual.types) == len(declared.types) and all(
             _compatible(a, d) for a, d in zip(actual.types, declared.types))

@@ -19,6 +19,7 @@ from ..binding import (
     wrap_arrays,
     written_params,
 )
+from ..dynamic_reads import check_dynamic_reads, has_dynamic_reads_kernel
 from .evaluate import run_kernel
 
 #: Checked plans kept per runner; beyond this (e.g. a loop counter used in domain bounds) the
@@ -72,6 +73,8 @@ class EmbeddedRunner:
             elif isinstance(p.type, ScalarType):
                 scalars[p.name] = check_scalar(p.name, p.type, a, self.program.name)
         tables = {t: provider[t] for t in self.table_names}
+        if any(has_dynamic_reads_kernel(k) for k, _ in kernels):  # as_offset: check before any write
+            check_dynamic_reads(kernels, fields, scalars, tables, xp)
         for k, dom in kernels:
             run_kernel(xp, k, dom, fields, scalars, tables)
 
