@@ -14,6 +14,7 @@ from .backends import Backend, embedded_runner
 from .backends.binding import flatten_args, wrap_arrays
 from .core.dims import Dimension
 from .core.errors import StencilTypeError
+from .core.named_collections import collection_values
 from .core.types import FieldType, ScalarType, TupleType, TypeSpec
 from .frontend.parse import ProgramParser, build_apply, parse_field_operator
 from .frontend.scans import scan_call
@@ -295,10 +296,12 @@ def _leaves(t: TypeSpec) -> list[TypeSpec]:
 
 
 def _leaves_of(v: Any) -> list[Any]:
+    v = collection_values(v)
     return [x for s in v for x in _leaves_of(s)] if isinstance(v, tuple | list) else [v]
 
 
 def _type_of_value(v: Any) -> TypeSpec:
+    v = collection_values(v)
     if isinstance(v, tuple | list):
         return TupleType(tuple(_type_of_value(x) for x in v))
     if hasattr(v, "domain") and hasattr(v, "dtype"):
@@ -350,6 +353,7 @@ def scan_operator(definition: Callable[..., Any] | None = None, *, axis: Dimensi
     from .frontend.expressions import literal
 
     def init_expr(v: Any, t: TypeSpec) -> ir.Expr:
+        v = collection_values(v)
         if isinstance(t, TupleType):
             if not isinstance(v, tuple) or len(v) != len(t.types):
                 raise StencilTypeError(f"init= of a scan with carry {t} must be a tuple of {len(t.types)}")

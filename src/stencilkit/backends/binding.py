@@ -16,6 +16,7 @@ import numpy as np
 from ..core.dims import Dimension, FieldOffset
 from ..core.domain import UnitRange
 from ..core.errors import StencilTypeError, StencilValueError
+from ..core.named_collections import collection_values
 from ..core.staggered import flip_staggered
 from ..core.types import FieldType, ScalarType, TupleType, TypeSpec
 from ..ir import nodes as ir
@@ -47,6 +48,7 @@ def flatten_args(params: tuple[ir.Param, ...], args: Sequence[Any], kwargs: Mapp
 
 def _flatten_value(name: str, t: TypeSpec, v: Any, out: list[Any], program: str) -> None:
     if isinstance(t, TupleType):
+        v = collection_values(v)  # a dataclass instance: its elements
         if not isinstance(v, tuple | list) or len(v) != len(t.types):
             raise StencilTypeError(f"{program}(): argument '{name}' must be a tuple of {len(t.types)}")
         for i, (s, x) in enumerate(zip(t.types, v)):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 import builtins as py_builtins
+import dataclasses
 import math
 from typing import Any
 
@@ -11,11 +12,13 @@ import numpy as np
 
 from ..core.dims import CartesianOffset, Dimension, DimensionKind, FieldOffset, FieldOffsetElement
 from ..core.dtypes import dtype_name, is_bool, is_integral
+from ..core.named_collections import NamedCollectionType, is_collection_class
 from ..core.staggered import flip_staggered, is_staggered
-from ..core.types import FieldType, ScalarType, TupleType, canonical_dims, promote_dims
+from ..core.types import FieldType, ScalarType, TupleType, TypeSpec, canonical_dims, promote_dims
 from ..ir import nodes as ir
 from ..ir.ops import BINARY_OPS, UNARY_OPS
 from ..ir.visit import substitute
+from .annotations import collection_type as _collection_type
 from .builtin_calls import BuiltinCalls
 from .builtins import Builtin
 from .scans import scan_call
@@ -46,6 +49,24 @@ def literal(value: Any) -> ir.Literal:
     if isinstance(value, float):
         return ir.Literal(value, ScalarType("float64"), weak=True)
     raise TypeError(f"{value!r} cannot be used as a constant")
+
+
+def with_names(t: TypeSpec, like: TypeSpec) -> TypeSpec:
+    """``t`` with the collection names of the structurally equal type ``like`` (recursively)."""
+    if not (isinstance(t, TupleType) and isinstance(like, TupleType) and len(t.types) == len(like.types)):
+        return t
+    types = tuple(with_names(a, b) for a, b in zip(t.types, like.types))
+    if isinstance(like, NamedCollectionType):
+        return NamedCollectionType(types, like.names, like.cls)
+    return TupleType(types)
+
+
+def _fits(actual: TypeSpec, declared: TypeSpec) -> bool:
+    if isinstance(actual, FieldType) and isinstance(declared, FieldType):
+        return set(actual.dims) == set(declared.dims) and actual.dtype == declared.dtype
+    if isinstance(actual, TupleType) and isinstance(declared, TupleType):
+        return len(actual.types) == len(declared.types) and all(map(_fits, actual.types, declared.types))
+    return actual == declared
 
 
 class ExprBuilder(BuiltinCalls):
@@ -99,7 +120,40 @@ class ExprBuilder(BuiltinCalls):
         return self._constant_value(node, value)
 
     def _Attribute(self, node: ast.Attribute) -> ir.Expr:
+        if self._is_local(node.value):
+            return self._member(node, self.build(node.value))
         return self._constant_value(node, self.resolve(node))
+
+    def _is_local(self, node: ast.expr) -> bool:
+        """Whether ``node`` is a value of this function (``w``, ``w.u``, ``f(x).total``) rather
+        than a global name or attribute chain (``gtx.float64``)."""
+        while isinstance(node, ast.Attribute):
+            node = node.value
+        return not isinstance(node, ast.Name) or node.id in self.symbols
+
+    def _member(self, node: ast.Attribute, base: ir.Expr) -> ir.Expr:
+        """``w.u``: an element of a named collection."""
+        t = base.type
+        if not isinstance(t, NamedCollectionType):
+            raise self.error(node, f"'{ast.unparse(node.value)}' is a {t}, which has no attribute '{node.attr}'")
+        if node.attr not in t.names:
+            raise self.error(node, f"{t} has no element '{node.attr}'")
+        i = t.names.index(node.attr)
+        return base.elems[i] if isinstance(base, ir.MakeTuple) else ir.TupleGet(base, i, t.types[i])
+
+    def _construct(self, node: ast.Call, cls: type) -> ir.Expr:
+        """``Polar(angle=a, speed=s)``: a named collection value."""
+        declared = self.wrap(node, _collection_type, cls)
+        arg_nodes = self.call_arguments(node, cls.__name__, list(declared.names))
+        elems = []
+        for name, t, a in zip(declared.names, declared.types, arg_nodes):
+            e = self.build(a)
+            if isinstance(e, ir.Literal) and e.weak and isinstance(t, ScalarType):
+                e = ir.Literal(np.dtype(t.dtype).type(e.value).item(), t)
+            if not _fits(e.type, t):
+                raise self.error(a, f"element '{name}' of {cls.__name__} must be {t}, got {e.type}")
+            elems.append(e)
+        return ir.MakeTuple(tuple(elems), NamedCollectionType(tuple(e.type for e in elems), declared.names, cls))
 
     def _constant_value(self, node: ast.expr, value: Any) -> ir.Expr:
         if isinstance(value, bool | int | float | np.generic):
@@ -115,8 +169,7 @@ class ExprBuilder(BuiltinCalls):
         return ir.MakeTuple(elems, TupleType(tuple(e.type for e in elems)))
 
     def _Subscript(self, node: ast.Subscript) -> ir.Expr:
-        if isinstance(node.value, ast.Name | ast.Attribute) and not (
-                isinstance(node.value, ast.Name) and node.value.id in self.symbols):
+        if isinstance(node.value, ast.Name | ast.Attribute) and not self._is_local(node.value):
             value = self.resolve(node.value)
             if isinstance(value, tuple | list) and isinstance(node.slice, ast.Constant) and isinstance(node.slice.value, int):
                 try:
@@ -197,7 +250,7 @@ class ExprBuilder(BuiltinCalls):
 
     def _compared(self, node: ast.expr) -> ir.Expr:
         """An operand of a comparison; a dimension stands for the index along it (``K == 0``)."""
-        if isinstance(node, ast.Name | ast.Attribute) and not (isinstance(node, ast.Name) and node.id in self.symbols):
+        if isinstance(node, ast.Name | ast.Attribute) and not self._is_local(node):
             value = self.resolve(node)
             if isinstance(value, Dimension):
                 return ir.DimIndex(value, FieldType((value,), INDEX_DTYPE))
@@ -240,10 +293,12 @@ class ExprBuilder(BuiltinCalls):
     # ------------------------------------------------------------------ calls
     def _Call(self, node: ast.Call) -> ir.Expr:
         func = node.func
-        if (isinstance(func, ast.Name) and func.id in self.symbols) or not isinstance(func, ast.Name | ast.Attribute):
+        if self._is_local(func):
             target = self.build(func)
             return self._shift(node, target)
         value = self.resolve(func)
+        if is_collection_class(value):
+            return self._construct(node, value)
         if isinstance(value, Builtin):
             return self._builtin(node, value.name)
         if value in _PY_TO_BUILTIN:
@@ -415,7 +470,8 @@ class ExprBuilder(BuiltinCalls):
         params = fop.params[1:] if scan is not None else fop.params
         arg_nodes = self.call_arguments(node, fop.name, [p.name for p in params])
         if scan is not None:
-            return self.wrap(node, scan_call, fop, scan, [self.build(a) for a in arg_nodes])  # type: ignore[no-any-return]
+            call = self.wrap(node, scan_call, fop, scan, [self.build(a) for a in arg_nodes])
+            return dataclasses.replace(call, type=with_names(call.type, fop.params[0].type))  # type: ignore[no-any-return]
         mapping: dict[str, ir.Node] = {}
         for p, a in zip(params, arg_nodes):
             arg = self.build(a)

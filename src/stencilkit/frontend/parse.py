@@ -9,12 +9,13 @@ from typing import Any
 
 from ..core.dims import Dimension
 from ..core.dtypes import is_integral
+from ..core.named_collections import NamedCollectionType
 from ..core.types import FieldType, ScalarType, TupleType, TypeSpec
 from ..ir import nodes as ir
 from ..ir.tuples import flat_name, flatten_value
 from ..ir.visit import substitute
 from .annotations import type_from_annotation
-from .expressions import ExprBuilder
+from .expressions import ExprBuilder, with_names
 from .scans import scan_call, statements
 from .source import SourceFunction, parse_function
 from .typing_rules import TypingError
@@ -139,7 +140,20 @@ def parse_field_operator(fn: Callable[..., Any]) -> tuple[ir.FieldOperator, Sour
                              f"{src.tree.name} is annotated to return {ret} but returns {body.type}")
     if isinstance(body, ir.Literal) and body.weak:
         body = ir.Literal(body.value, body.type)
+    if ret is not None and isinstance(body.type, TupleType) and _has_names(ret) and not _has_names(body.type):
+        body = _named_result(body, with_names(body.type, ret))  # -> Polar: callers may write .speed
     return ir.FieldOperator(src.tree.name, params, body), src
+
+
+def _has_names(t: TypeSpec) -> bool:
+    return isinstance(t, NamedCollectionType) or (isinstance(t, TupleType) and any(map(_has_names, t.types)))
+
+
+def _named_result(body: ir.Expr, t: TypeSpec) -> ir.Expr:
+    assert isinstance(t, TupleType)
+    elems = body.elems if isinstance(body, ir.MakeTuple) else tuple(
+        ir.TupleGet(body, i, s) for i, s in enumerate(t.types))
+    return ir.MakeTuple(tuple(_named_result(e, s) if isinstance(s, TupleType) else e for e, s in zip(elems, t.types)), t)
 
 
 def _compatible(actual: TypeSpec, declared: TypeSpec) -> bool:
