@@ -260,3 +260,22 @@ def test_zero_dimensional_fields_on_every_backend(case, rng) -> None:
     out = case.field([], np.array(0, dtype=np.int32))
     run(a, out, offset_provider={})
     assert int(out.asnumpy()) == int(a.asnumpy()) + 3
+
+
+def test_python_scalar_for_a_zero_dimensional_field(case, rng) -> None:
+    a = rng.standard_normal((NX, NZ))
+    if case.on_gpu:
+        pytest.skip("a Python scalar becomes a host 0-d field; the gpu backend wants device fields")
+
+    @gtx.program(backend=case.backend)
+    def run(s: Field[Dims[()], float64], a: F, out: F):
+        scale(s, a, out=out)
+
+    out = case.field([X, Z], rng.standard_normal((NX, NZ)))
+    run(1.5, case.field([X, Z], a), out, offset_provider={})
+    np.testing.assert_allclose(out.asnumpy(), 1.5 * a, rtol=1e-14)
+    with pytest.raises(gtx.StencilTypeError, match="argument 's'"):
+        run(3, case.field([X, Z], a), out, offset_provider={})  # int32 is not float64: no conversion
+    out2 = case.field([X, Z], rng.standard_normal((NX, NZ)))
+    scale.with_backend(case.backend)(2.0, case.field([X, Z], a), out=out2, offset_provider={})
+    np.testing.assert_allclose(out2.asnumpy(), 2.0 * a, rtol=1e-14)

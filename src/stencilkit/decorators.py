@@ -286,6 +286,8 @@ class _NoBuilder:
         self.op = op
 
     def check_arg(self, node: Any, arg: ir.Expr, p: ir.Param, callee: str) -> ir.Expr:
+        if isinstance(p.type, FieldType) and not p.type.dims and arg.type == ScalarType(p.type.dtype):
+            return arg  # a scalar for a 0-d field
         if arg.type != p.type:
             raise StencilTypeError(f"{callee}(): argument '{p.name}' must be {p.type}, got {arg.type}")
         return arg

@@ -67,6 +67,9 @@ def wrap_arrays(params: tuple[ir.Param, ...], args: list[Any], written: frozense
 
     out = list(args)
     for i, (p, a) in enumerate(zip(params, args)):
+        if isinstance(p.type, FieldType) and not p.type.dims and type(a) in _PY_SCALAR_DTYPES \
+                and _PY_SCALAR_DTYPES[type(a)] == p.type.dtype:
+            a = np.asarray(a, dtype=p.type.dtype)  # a scalar for a 0-d field (gt4py: exactly its dtype)
         if isinstance(p.type, FieldType) and not hasattr(a, "_sig") and (
             hasattr(a, "__dlpack__") or hasattr(a, "__cuda_array_interface__") or hasattr(a, "__array_interface__")
         ):
@@ -77,6 +80,9 @@ def wrap_arrays(params: tuple[ir.Param, ...], args: list[Any], written: frozense
                     hint="pass an array with one axis per dimension, in that order")
             out[i] = wrap_argument(p.type.dims, a, p.name in written, _shown(p.name))
     return out
+
+
+_PY_SCALAR_DTYPES = {float: "float64", int: "int32", bool: "bool"}
 
 
 def _shown(flat_name: str) -> str:
