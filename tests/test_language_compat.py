@@ -279,3 +279,22 @@ def test_python_scalar_for_a_zero_dimensional_field(case, rng) -> None:
     out2 = case.field([X, Z], rng.standard_normal((NX, NZ)))
     scale.with_backend(case.backend)(2.0, case.field([X, Z], a), out=out2, offset_provider={})
     np.testing.assert_allclose(out2.asnumpy(), 2.0 * a, rtol=1e-14)
+
+
+def test_negative_literal_offsets(case, rng) -> None:
+    a = rng.standard_normal((9, 8))
+    od = rng.standard_normal((9, 8))
+
+    @gtx.field_operator
+    def back(a: FXY) -> FXY:
+        return a(X + (-1), Y - -1)
+
+    @gtx.program(backend=case.backend)
+    def run(a: FXY, out: FXY):
+        back(a, out=out, domain={X: (1, 9), Y: (0, 7)})
+
+    out = case.field([X, Y], od)
+    run(case.field([X, Y], a), out, offset_provider={})
+    expected = od.copy()
+    expected[1:9, 0:7] = a[0:8, 1:8]
+    np.testing.assert_allclose(out.asnumpy(), expected, rtol=1e-14)

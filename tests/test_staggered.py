@@ -119,3 +119,10 @@ def test_invalid_offsets() -> None:
         @gtx.field_operator
         def wrong_field(c: FX) -> FX:
             return c(X + 0.5)
+
+
+def test_a_dimension_and_its_staggered_counterpart_do_not_combine() -> None:
+    with pytest.raises(gtx.StencilTypeError, match="staggered counterpart must not appear together"):
+        @gtx.field_operator
+        def mixed(c: FX, f: FXH) -> FX:
+            return c + f

@@ -421,14 +421,14 @@ class ExprBuilder(BuiltinCalls):
             return None
         if not isinstance(dim, Dimension):
             return None
-        right = node.right
+        right, sign = node.right, 1
+        if isinstance(node.right, ast.UnaryOp) and isinstance(node.right.op, ast.USub | ast.UAdd):  # I + (-1)
+            right, sign = node.right.operand, -1 if isinstance(node.right.op, ast.USub) else 1
         if not (isinstance(right, ast.Constant) and isinstance(right.value, int | float)
                 and not isinstance(right.value, bool)):
             raise self.error(node, "Cartesian offsets are only supported with a literal right-hand side,"
                              f" got '{ast.unparse(node)}'", hint="write e.g. I + 1 or I - 0.5")
-        if isinstance(right.value, int):
-            return None
-        offset = right.value if isinstance(node.op, ast.Add) else -right.value
+        offset = sign * (right.value if isinstance(node.op, ast.Add) else -right.value)
         whole = math.floor(offset)
         if offset == whole:
             return ir.CartesianShift(dim, int(whole))
