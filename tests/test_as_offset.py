@@ -138,3 +138,35 @@ def test_decoration_errors() -> None:
         @gtx.field_operator
         def wrong_dims(g: FXZ, idx: IX) -> FXZ:
             return g(as_offset(Zoff, idx))
+
+
+@gtx.field_operator
+def offsets_of(idx: IX) -> IX:
+    return idx + int32(0)
+
+
+def test_offsets_written_by_the_same_call(case, rng) -> None:
+    """Embedded checks each kernel's reads before its writes; compiled code, which runs all
+    kernels in one launch, refuses offsets it cannot check before the call."""
+    g = rng.standard_normal(NX)
+    idx = rng.integers(0, NX, NX).astype(np.int32) - np.arange(NX, dtype=np.int32)
+    od = rng.standard_normal(NX)
+
+    @gtx.program(backend=case.backend)
+    def run(g: FX, idx: IX, tmp: IX, out: FX):
+        offsets_of(idx, out=tmp)
+        gather_x(g, tmp, out=out)
+
+    out, tmp = case.field([X], od), case.field([X], np.zeros(NX, dtype=np.int32))
+    if case.backend is not None:
+        with pytest.raises(gtx.StencilValueError, match="depends on 'tmp', which this program call writes"):
+            run(case.field([X], g), case.field([X], idx), tmp, out, offset_provider={})
+        return
+    run(case.field([X], g), case.field([X], idx), tmp, out, offset_provider={})
+    np.testing.assert_array_equal(out.asnumpy(), g[np.arange(NX) + idx])
+    bad = idx.copy()
+    bad[3] = NX
+    out = case.field([X], od)
+    with pytest.raises(gtx.StencilValueError, match="as_offset reads field 'g'"):
+        run(case.field([X], g), case.field([X], bad), tmp, out, offset_provider={})
+    np.testing.assert_array_equal(out.asnumpy(), od)

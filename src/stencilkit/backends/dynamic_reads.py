@@ -13,6 +13,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ..core.domain import UnitRange
+from ..core.errors import StencilValueError
 from ..core.types import FieldType, ScalarType
 from ..ir import nodes as ir
 from ..ir.visit import children, walk
@@ -20,8 +21,37 @@ from .binding import as_declared
 
 
 def has_dynamic_reads(sprog: ir.StencilProgram) -> bool:
-    """Whether any kernel of ``sprog`` reads at a data-dependent position."""
+    """Whether any kernel of ``sprog`` reads at a data-dependent position. For compiled code,
+    whose kernels all run in one launch, such reads must be checkable before the call: a read
+    whose position depends on a field the same call writes is refused."""
+    stale = stale_dynamic_read(sprog.kernels)
+    if stale is not None:
+        k, name = stale
+        raise StencilValueError(
+            f"{k.where + ': ' if k.where else ''}in {k.name}(): an as_offset read depends on '{name}', which this"
+            " program call writes; compiled backends check such reads before the call, so the offsets must be"
+            " known then", hint="compute the offsets (or the field read) in a separate program call")
     return any(has_dynamic_reads_kernel(k) for k in sprog.kernels)
+
+
+def stale_dynamic_read(kernels: Sequence[ir.Kernel]) -> tuple[ir.Kernel, str] | None:
+    """A kernel whose dynamic reads involve a field written by it or an earlier kernel, and that
+    field's name (a check before the call would see the old values); None if there is none."""
+    written: set[str] = set()
+    for k in kernels:
+        written.update(k.outs)
+        for v in k.values:
+            for x in walk(v):
+                if isinstance(x, ir.Access) and any(isinstance(y, ir.DynIndex) for y in walk(x)):
+                    for y in walk(x):
+                        if isinstance(y, ir.Access) and y.field in written:
+                            return k, y.field
+    return None
+
+
+def uses_as_offset(program: ir.Program) -> bool:
+    """Whether ``program`` shifts by ``as_offset`` anywhere (decided once per program)."""
+    return any(isinstance(x, ir.Shift) and isinstance(x.by, ir.DynamicShift) for s in program.body for x in walk(s))
 
 
 def has_dynamic_reads_kernel(k: ir.Kernel) -> bool:
