@@ -221,3 +221,11 @@ def test_backward_scan_with_a_dataclass_carry(case, rng) -> None:
     rev = x[:, ::-1]
     expected = (np.maximum.accumulate(rev, axis=1) - np.minimum.accumulate(rev, axis=1))[:, ::-1]
     np.testing.assert_allclose(out.asnumpy(), expected, rtol=1e-14)
+
+
+def test_direct_call_without_out_returns_an_instance(rng) -> None:
+    u, v = _data(rng, 2)
+    result = to_polar(Wind(gtx.as_field([X, Z], u), gtx.as_field([X, Z], v)), offset_provider={})
+    assert isinstance(result, Polar)
+    np.testing.assert_allclose(result.speed.asnumpy(), np.sqrt(u * u + v * v), rtol=1e-14)
+    np.testing.assert_allclose(result.angle.asnumpy(), v - u, rtol=1e-14)

@@ -14,7 +14,7 @@ from .backends import Backend, embedded_runner
 from .backends.binding import flatten_args, wrap_arrays
 from .core.dims import Dimension
 from .core.errors import StencilTypeError
-from .core.named_collections import collection_values
+from .core.named_collections import NamedCollectionType, collection_values
 from .core.types import FieldType, ScalarType, TupleType, TypeSpec
 from .frontend.parse import ProgramParser, build_apply, parse_field_operator
 from .frontend.scans import scan_call
@@ -222,6 +222,8 @@ class FieldOperator:
         from .fields import empty
 
         def alloc(t: TypeSpec) -> Any:
+            if isinstance(t, NamedCollectionType) and t.cls is not None:
+                return t.cls(*(alloc(s) for s in t.types))  # an instance of the user's class
             if isinstance(t, TupleType):
                 return tuple(alloc(s) for s in t.types)
             assert isinstance(t, FieldType)
