@@ -14,6 +14,8 @@ from .backends import Backend, embedded_runner
 from .backends.binding import flatten_args, wrap_arrays
 from .core.dims import Dimension
 from .core.errors import MissingOutError, StencilTypeError
+from .core.errors import StencilTypeError
+from .core.named_collections import NamedCollectionType, collection_values
 from .core.types import FieldType, ScalarType, TupleType, TypeSpec
 from .frontend.parse import ProgramParser, build_apply, parse_field_operator
 from .frontend.scans import scan_call
@@ -419,6 +421,8 @@ class FieldOperator:
         from .fields import empty
 
         def alloc(t: TypeSpec) -> Any:
+            if isinstance(t, NamedCollectionType) and t.cls is not None:
+                return t.cls(*(alloc(s) for s in t.types))  # an instance of the user's class
             if isinstance(t, TupleType):
                 return tuple(alloc(s) for s in t.types)
             assert isinstance(t, FieldType)
@@ -483,6 +487,8 @@ class _NoBuilder:
         self.op = op
 
     def check_arg(self, node: Any, arg: ir.Expr, p: ir.Param, callee: str) -> ir.Expr:
+        if isinstance(p.type, FieldType) and not p.type.dims and arg.type == ScalarType(p.type.dtype):
+            return arg  # a scalar for a 0-d field
         if arg.type != p.type:
             raise StencilTypeError(f"{callee}(): argument '{p.name}' must be {p.type}, got {arg.type}")
         return arg
@@ -493,10 +499,12 @@ def _leaves(t: TypeSpec) -> list[TypeSpec]:
 
 
 def _leaves_of(v: Any) -> list[Any]:
+    v = collection_values(v)
     return [x for s in v for x in _leaves_of(s)] if isinstance(v, tuple | list) else [v]
 
 
 def _type_of_value(v: Any) -> TypeSpec:
+    v = collection_values(v)
     if isinstance(v, tuple | list):
         return TupleType(tuple(_type_of_value(x) for x in v))
     if hasattr(v, "domain") and hasattr(v, "dtype"):
@@ -554,6 +562,7 @@ def scan_operator(definition: Callable[..., Any] | None = None, *, axis: Dimensi
     from .frontend.expressions import literal
 
     def init_expr(v: Any, t: TypeSpec) -> ir.Expr:
+        v = collection_values(v)
         if isinstance(t, TupleType):
             if not isinstance(v, tuple) or len(v) != len(t.types):
                 raise StencilTypeError(f"init= of a scan with carry {t} must be a tuple of {len(t.types)}")

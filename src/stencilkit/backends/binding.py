@@ -16,6 +16,8 @@ import numpy as np
 from ..core.dims import Dimension, FieldOffset
 from ..core.domain import UnitRange
 from ..core.errors import ArgumentTypeError, StencilTypeError, StencilValueError
+from ..core.named_collections import collection_values
+from ..core.staggered import flip_staggered
 from ..core.types import FieldType, ScalarType, TupleType, TypeSpec
 from ..ir import nodes as ir
 from ..ir.extents import read_extents
@@ -46,6 +48,7 @@ def flatten_args(params: tuple[ir.Param, ...], args: Sequence[Any], kwargs: Mapp
 
 def _flatten_value(name: str, t: TypeSpec, v: Any, out: list[Any], program: str) -> None:
     if isinstance(t, TupleType):
+        v = collection_values(v)  # a dataclass instance: its elements
         if not isinstance(v, tuple | list) or len(v) != len(t.types):
             raise StencilTypeError(f"{program}(): argument '{name}' must be a tuple of {len(t.types)}")
         for i, (s, x) in enumerate(zip(t.types, v)):
@@ -64,6 +67,9 @@ def wrap_arrays(params: tuple[ir.Param, ...], args: list[Any], written: frozense
 
     out = list(args)
     for i, (p, a) in enumerate(zip(params, args)):
+        if isinstance(p.type, FieldType) and not p.type.dims and type(a) in _PY_SCALAR_DTYPES \
+                and _PY_SCALAR_DTYPES[type(a)] == p.type.dtype:
+            a = np.asarray(a, dtype=p.type.dtype)  # a scalar for a 0-d field (gt4py: exactly its dtype)
         if isinstance(p.type, FieldType) and not hasattr(a, "_sig") and (
             hasattr(a, "__dlpack__") or hasattr(a, "__cuda_array_interface__") or hasattr(a, "__array_interface__")
         ):
@@ -74,6 +80,9 @@ def wrap_arrays(params: tuple[ir.Param, ...], args: list[Any], written: frozense
                     hint="pass an array with one axis per dimension, in that order")
             out[i] = wrap_argument(p.type.dims, a, p.name in written, _shown(p.name))
     return out
+
+
+_PY_SCALAR_DTYPES = {float: "float64", int: "int32", bool: "bool"}
 
 
 def _shown(flat_name: str) -> str:
@@ -216,7 +225,7 @@ def kernel_domain(k: ir.Kernel, fields: Mapping[str, Any], scalars: Mapping[str,
             f"{_where(k)}domain= names {', '.join(map(str, extra))}, which the output"
             f" [{', '.join(map(str, k.dims))}] does not have")
     # a dimension left out of domain= spans the output's whole range along it, as in gt4py
-    return tuple(given[d] if d in given else out.domain[d] for d in k.dims)
+    return tuple(given[d] if d in given else out.domain.range_of(d) for d in k.dims)
 
 
 def check_kernel_bounds(k: ir.Kernel, dom: tuple[UnitRange, ...], fields: Mapping[str, Any],
@@ -241,15 +250,16 @@ def check_kernel_bounds(k: ir.Kernel, dom: tuple[UnitRange, ...], fields: Mappin
         if f is None or not hasattr(f, "domain"):
             continue
         for d, (lo, hi) in ext.offsets.items():
-            if d not in where:
+            dd = d if d in where else flip_staggered(d)  # a staggered read: indexed by the base's loop
+            if dd not in where:
                 continue
-            need = UnitRange(where[d].start + lo, where[d].stop + hi)
+            need = UnitRange(where[dd].start + lo, where[dd].stop + hi)
             have = f.domain.range_of(d)
             if need not in have:
                 what = "neighbour table" if name in tables else "field"
                 raise StencilValueError(
                     f"{_where(k)}reads {what} '{name}' along {d} over {need} (offsets {lo:+d}..{hi:+d}"
-                    f" around the domain {where[d]}), but '{name}' is defined only on {have}",
+                    f" around the domain {where[dd]}), but '{name}' is defined only on {have}",
                     hint=f"shrink domain= along {d}, or give '{name}' a halo of"
                     f" {max(0, have.start - need.start)} below and {max(0, need.stop - have.stop)} above")
         for d, table_names in ext.indirect.items():

@@ -26,6 +26,7 @@ from ..ir.fuse import fuse_kernels
 from ..ir.lower import TableInfo, lower_program
 from .abi import ArgLayout, Specialization, arg_layout, fits_narrow_index
 from .binding import Bound, bind, checked_domains, used_tables, wrap_arrays, written_params
+from .dynamic_reads import check_call, has_dynamic_reads
 
 
 class Loaded(Protocol):
@@ -133,6 +134,8 @@ class CompiledRunner:
                 ints[slot] = int(value)
         for name, slot in plan.table_slots:
             ints[slot] = offset_provider[name]._ptr  # type: ignore[index]
+        if plan.extra["dynamic"]:  # as_offset: the read positions are data, checked on every call
+            check_call(plan.sprog, plan.domains, self.flat, args, {t: offset_provider[t] for t in self.table_names})  # type: ignore[index]
         plan.loaded.launch(plan, plan.buf)
 
     def _check_aliasing(self, plan: Plan, args: list[Any]) -> None:
@@ -202,7 +205,7 @@ class CompiledRunner:
             tuple((index[s.name], s.slot, "f" if s.dtype.startswith("float") else "i") for s in layout.scalars),
             tuple((f.name, f.ptr) for f in layout.fields if f.is_table),
             _alias_pairs(args, self.flat, written),
-            {"table_sigs": {name: t._sig for name, t in tables.items()}},
+            {"table_sigs": {name: t._sig for name, t in tables.items()}, "dynamic": has_dynamic_reads(sprog)},
         )
 
     def _check_device(self, what: str, value: Any) -> None:

@@ -10,12 +10,13 @@ from typing import Any
 from ..core.dims import Dimension
 from ..core.dtypes import is_integral
 from ..core.errors import BadAnnotationError, MissingAnnotationError, UnsupportedSyntaxError
+from ..core.named_collections import NamedCollectionType
 from ..core.types import FieldType, ScalarType, TupleType, TypeSpec
 from ..ir import nodes as ir
 from ..ir.tuples import flat_name, flatten_value
 from ..ir.visit import substitute
 from .annotations import type_from_annotation
-from .expressions import ExprBuilder
+from .expressions import ExprBuilder, with_names
 from .scans import scan_call, statements
 from .source import SourceFunction, parse_function
 from .typing_rules import TypingError
@@ -104,6 +105,9 @@ def _bind(src: SourceFunction, builder: ExprBuilder, target: ast.expr, value: ir
         builder.symbols[target.id] = value
         return
     if isinstance(target, ast.Tuple | ast.List):
+        if any(isinstance(t, ast.Starred) for t in target.elts):
+            _bind_starred(src, builder, target, value)
+            return
         if not isinstance(value.type, TupleType) or len(value.type.types) != len(target.elts):
             raise src.type_error(target, f"cannot unpack {value.type} into {len(target.elts)} names")
         for i, t in enumerate(target.elts):
@@ -111,6 +115,22 @@ def _bind(src: SourceFunction, builder: ExprBuilder, target: ast.expr, value: ir
             _bind(src, builder, t, elem)
         return
     raise src.type_error(target, "only names and tuples of names can be assigned")
+
+
+def _bind_starred(src: SourceFunction, builder: ExprBuilder, target: ast.Tuple | ast.List, value: ir.Expr) -> None:
+    """``first, *mid, last = t``: the starred name gets a tuple of the middle elements."""
+    star = [i for i, t in enumerate(target.elts) if isinstance(t, ast.Starred)]
+    after = len(target.elts) - star[0] - 1
+    if len(star) > 1 or not isinstance(value.type, TupleType) or len(value.type.types) < len(target.elts) - 1:
+        raise src.type_error(target, f"cannot unpack {value.type} into {ast.unparse(target)}")
+    n = len(value.type.types)
+    elems = [value.elems[i] if isinstance(value, ir.MakeTuple) else ir.TupleGet(value, i, value.type.types[i])
+             for i in range(n)]
+    mid = elems[star[0]:n - after]
+    groups: list[ir.Expr] = [*elems[:star[0]], ir.MakeTuple(tuple(mid), TupleType(tuple(e.type for e in mid))),
+                             *elems[n - after:]]
+    for t, elem in zip(target.elts, groups):
+        _bind(src, builder, t.value if isinstance(t, ast.Starred) else t, elem)
 
 
 def parse_field_operator(fn: Callable[..., Any]) -> tuple[ir.FieldOperator, SourceFunction]:
@@ -123,7 +143,20 @@ def parse_field_operator(fn: Callable[..., Any]) -> tuple[ir.FieldOperator, Sour
                              f"{src.tree.name} is annotated to return {ret} but returns {body.type}")
     if isinstance(body, ir.Literal) and body.weak:
         body = ir.Literal(body.value, body.type)
+    if ret is not None and isinstance(body.type, TupleType) and _has_names(ret) and not _has_names(body.type):
+        body = _named_result(body, with_names(body.type, ret))  # -> Polar: callers may write .speed
     return ir.FieldOperator(src.tree.name, params, body), src
+
+
+def _has_names(t: TypeSpec) -> bool:
+    return isinstance(t, NamedCollectionType) or (isinstance(t, TupleType) and any(map(_has_names, t.types)))
+
+
+def _named_result(body: ir.Expr, t: TypeSpec) -> ir.Expr:
+    assert isinstance(t, TupleType)
+    elems = body.elems if isinstance(body, ir.MakeTuple) else tuple(
+        ir.TupleGet(body, i, s) for i, s in enumerate(t.types))
+    return ir.MakeTuple(tuple(_named_result(e, s) if isinstance(s, TupleType) else e for e, s in zip(elems, t.types)), t)
 
 
 def _compatible(actual: TypeSpec, declared: TypeSpec) -> bool:
@@ -131,6 +164,8 @@ def _compatible(actual: TypeSpec, declared: TypeSpec) -> bool:
         return True
     if isinstance(actual, FieldType) and isinstance(declared, FieldType):
         return set(actual.dims) == set(declared.dims) and actual.dtype == declared.dtype
+    if isinstance(actual, ScalarType) and isinstance(declared, FieldType) and not declared.dims:
+        return actual.dtype == declared.dtype  # a 0-d field is a scalar inside an operator
     if isinstance(actual, TupleType) and isinstance(declared, TupleType):
         return len(actual.types) == len(declared.types) and all(
             _compatible(a, d) for a, d in zip(actual.types, declared.types))

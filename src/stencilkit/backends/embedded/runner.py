@@ -19,6 +19,7 @@ from ..binding import (
     wrap_arrays,
     written_params,
 )
+from ..dynamic_reads import check_dynamic_reads, stale_dynamic_read, uses_as_offset
 from .evaluate import run_kernel
 
 #: Checked plans kept per runner; beyond this (e.g. a loop counter used in domain bounds) the
@@ -42,6 +43,7 @@ class EmbeddedRunner:
         self.field_idx = tuple(i for i, p in enumerate(flat) if isinstance(p.type, FieldType))
         self.bound_idx = tuple(i for i, p in enumerate(flat) if isinstance(p.type, ScalarType) and p.name in bound)
         self.plans: dict[Any, tuple[Any, list[tuple[ir.Kernel, Any]]]] = {}
+        self.dynamic = uses_as_offset(program)
 
     def _key(self, args: list[Any], provider: Mapping[str, Any]) -> Any:
         key: list[Any] = [args[i]._key for i in self.field_idx]
@@ -72,6 +74,9 @@ class EmbeddedRunner:
             elif isinstance(p.type, ScalarType):
                 scalars[p.name] = check_scalar(p.name, p.type, a, self.program.name)
         tables = {t: provider[t] for t in self.table_names}
+        if self.dynamic and stale_dynamic_read([k for k, _ in kernels]) is None:
+            # as_offset: check before any write (else each kernel checks its reads before its own writes)
+            check_dynamic_reads(kernels, fields, scalars, tables, xp)
         for k, dom in kernels:
             run_kernel(xp, k, dom, fields, scalars, tables)
 
