@@ -98,10 +98,7 @@ class CompiledRunner:
         for i in self.domain_scalar_idx:
             key.append((type(args[i]), args[i]))  # 8.0 must not reuse the plan checked for 8
         for t in self.table_names:
-            # a table's contents are checked when a plan is made: another table (another buffer)
-            # of the same layout needs its own check, or out-of-range entries would be read
-            table = offset_provider[t]  # type: ignore[index]
-            key.append((table._key, table._ptr))
+            key.append(offset_provider[t]._key)  # type: ignore[index]
         return tuple(key)
 
     def __call__(self, args: list[Any], offset_provider: Mapping[str, Any] | None) -> None:
@@ -117,6 +114,12 @@ class CompiledRunner:
                 key, plan = None, None
         except (KeyError, TypeError):
             key, plan = None, None
+        if plan is not None and self.table_names and any(
+                offset_provider[n] is not t for n, t in plan.extra["tables"].items()):  # type: ignore[index]
+            # A table's entries are checked when a plan is made; another table object of the same
+            # layout must be checked again (out-of-range entries would be read). The plan holds its
+            # tables, so no other table can reuse their address or identity meanwhile.
+            plan = None
         if plan is None:
             plan = self.make_plan(args, offset_provider)
             if key is not None:
@@ -205,7 +208,7 @@ class CompiledRunner:
             tuple((index[s.name], s.slot, "f" if s.dtype.startswith("float") else "i") for s in layout.scalars),
             tuple((f.name, f.ptr) for f in layout.fields if f.is_table),
             _alias_pairs(args, self.flat, written),
-            {"table_sigs": {name: t._sig for name, t in tables.items()}, "dynamic": has_dynamic_reads(sprog)},
+            {"table_sigs": {name: t._sig for name, t in tables.items()}, "tables": dict(tables), "dynamic": has_dynamic_reads(sprog)},
         )
 
     def _check_device(self, what: str, value: Any) -> None:
