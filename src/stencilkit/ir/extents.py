@@ -19,6 +19,10 @@ from ..core.types import ScalarType
 from . import nodes as n
 from .visit import children, walk
 
+#: The functions a sliced ``out=`` uses in domain bounds: ``__field_start(f, I)`` is where the
+#: field ``f`` starts along ``I`` (when the program is called), ``__field_stop`` where it stops.
+FIELD_START, FIELD_STOP = "__field_start", "__field_stop"
+
 Intervals = list[tuple[int, int]]  # sorted, disjoint, half-open
 #: Per dimension, where a guard lets a read happen; a dimension not listed is unrestricted.
 Region = dict[Dimension, Intervals]
