@@ -102,11 +102,17 @@ class _Temporaries:
         self.temps = definition.temps
         self.like: dict[str, int] = {}  # temporary -> flat index of the output it is shaped like
         body = definition.body
-        for t in reversed(definition.temps):  # the output of the first statement reading it
-            reader = next((s for s in body if any(isinstance(x, ir.Ref) and x.name == t.name for x in walk(s))
-                           and t.name not in {o.name for o in s.outs}), body[-1])
-            out = next((o.name for o in reader.outs if o.name not in temp_names), None)
-            self.like[t.name] = names.index(out) if out is not None else self.like[reader.outs[0].name]
+
+        def like(t: str) -> int:  # the output of the first statement reading it
+            if t not in self.like:
+                reader = next((s for s in body if t not in {o.name for o in s.outs}
+                               and any(isinstance(x, ir.Ref) and x.name == t for x in walk(s))), body[-1])
+                out = next((o.name for o in reader.outs if o.name not in temp_names), None)
+                self.like[t] = names.index(out) if out is not None else like(reader.outs[0].name)
+            return self.like[t]
+
+        for t in definition.temps:
+            like(t.name)
         self.cache: dict[tuple[str, Any], Any] = {}
 
     def fields(self, flat: list[Any]) -> list[Any]:
@@ -285,7 +291,8 @@ class FieldOperator:
                                    " output fields", hint="give one domain, or one per output field")
         user_params = tuple(ir.Param(p.name, t) for p, t in zip(params, arg_types))
         args = [ir.Ref(p.name, p.type) for p in user_params]
-        stmts, temps = build_apply(self, args, outs, domains, self._src, self._src.tree, _NoBuilder(self))  # type: ignore[arg-type]
+        stmts, temps = build_apply(self, args, outs, domains, self._src, self._src.tree, _NoBuilder(self),  # type: ignore[arg-type]
+                                   may_alias=True)
         return ir.Program(self.__name__, (*user_params, out_p, *dom_params), tuple(stmts), tuple(temps))
 
 

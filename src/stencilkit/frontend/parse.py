@@ -207,11 +207,12 @@ def order_arguments(names: list[str], args: list[Any], kwargs: dict[str, Any], c
 
 def build_apply(
     op: Any, args: list[ir.Expr], outs: tuple[ir.Ref, ...], domains: Sequence[tuple[ir.DomainRange, ...]],
-    src: SourceFunction, node: ast.AST, builder: ExprBuilder, prefix: str = "__tmp",
+    src: SourceFunction, node: ast.AST, builder: ExprBuilder, prefix: str = "__tmp", may_alias: bool = False,
 ) -> tuple[list[ir.Apply | ir.ScanApply], list[ir.Param]]:
     """The statements that evaluate ``op(*args)`` into ``outs``, each over its domain in
     ``domains`` (empty: its whole field), and the temporaries they write (named ``prefix0``,
-    ``prefix1``...). The operator is evaluated once, from the values before the statement."""
+    ``prefix1``...). The operator is evaluated once, from the values before the statement;
+    ``may_alias``: an output may also be passed as an argument (direct calls)."""
     fop: ir.FieldOperator = op.__stencilkit_operator__
     scan = getattr(op, "__stencilkit_scan__", None)
     params = fop.params[1:] if scan is not None else fop.params
@@ -232,7 +233,7 @@ def build_apply(
         dims = {frozenset(o.type.dims) for o in outs}  # type: ignore[union-attr]
         if len(dims) == 1 and all(d == domains[0] for d in domains):
             return statements(expr, outs, domains[0], fop.name, where, prefix)
-        return per_output_statements(expr, outs, domains, fop.name, where, prefix)
+        return per_output_statements(expr, outs, domains, fop.name, where, prefix, may_alias)
     except TypingError as err:
         raise src.type_error(node, err.message, err.hint) from None
 

@@ -158,12 +158,14 @@ def statements(expr: ir.Expr, outs: tuple[ir.Ref, ...], domain: tuple[ir.DomainR
 
 
 def per_output_statements(expr: ir.Expr, outs: tuple[ir.Ref, ...], domains: Sequence[tuple[ir.DomainRange, ...]],
-                          label: str, where: str, prefix: str) -> Statements:
+                          label: str, where: str, prefix: str, may_alias: bool = False) -> Statements:
     """``expr`` evaluated once from the inputs, each element written over its own domain.
 
     An element whose output another element reads is computed into a temporary and copied
     into place after every element is computed; a scan writes temporaries over the union of
-    the domains (it runs once), copied into each output over its own domain."""
+    the domains (it runs once), copied into each output over its own domain. With
+    ``may_alias`` (a direct call: an output may be an argument too) every element but the last
+    goes through a temporary."""
     h = _Hoister(outs, where, prefix)
     copies: list[ir.Apply | ir.ScanApply] = []
     if isinstance(expr, ir.ScanCall):
@@ -177,7 +179,7 @@ def per_output_statements(expr: ir.Expr, outs: tuple[ir.Ref, ...], domains: Sequ
     reads = [_read_names(v) for v in values]
     evals: list[ir.Apply | ir.ScanApply] = []
     for i, (v, o, d) in enumerate(zip(values, outs, domains)):
-        if any(o.name in r for j, r in enumerate(reads) if j != i):
+        if (may_alias and i < len(values) - 1) or any(o.name in r for j, r in enumerate(reads) if j != i):
             t = h.new_temp(o.type)  # type: ignore[arg-type]
             evals.append(ir.Apply(v, (t,), d, label, where))
             copies.append(ir.Apply(t, (o,), d, label, where))
