@@ -222,3 +222,47 @@ def test_shifted_scan_result_beyond_the_output_is_refused() -> None:
     out = gtx.as_field([X, Z], np.ones((2, 4)))
     with pytest.raises(gtx.StencilValueError, match="read along Z over"):
         ahead(x, out=out, offset_provider={})
+
+
+# ------------------------------------------------------------------ CUDA code generation (no GPU needed)
+def _cuda_build(prog: gtx.Program, args: list[object]) -> str:
+    from stencilkit.backends.compiled import CompiledRunner
+    from stencilkit.backends.cuda import CudaTarget
+    from stencilkit.ir.lower import flat_params
+
+    definition = prog.definition
+    runner = CompiledRunner(definition, flat_params(definition.params + definition.temps), CudaTarget(arch="90"))
+    sprog, layout, *_ = runner.prepare(prog._flat(tuple(args), {}), {}, check_device=False)
+    source, _, entry = runner.target.build(sprog, layout)
+    assert (entry.path / "program.cubin").read_bytes()[:4] == b"\x7fELF"  # type: ignore[attr-defined]
+    return source  # type: ignore[no-any-return]
+
+
+def _has_nvrtc() -> bool:
+    from stencilkit.toolchain import cuda as cuda_toolchain
+
+    try:
+        cuda_toolchain.find_cuda_compiler("nvrtc")
+        return True
+    except Exception:
+        return False
+
+
+@pytest.mark.skipif(not _has_nvrtc(), reason="NVRTC not installed")
+def test_per_output_domains_and_inferred_scan_domains_compile_for_cuda(monkeypatch) -> None:
+    monkeypatch.setenv("STENCILKIT_CUDA_COMPILER", "nvrtc")
+
+    @gtx.program
+    def per_output(a: FX, b: FX):
+        step(a, out=(a, b), domain=({X: (0, 4)}, {X: (0, 6)}))
+
+    @gtx.program
+    def solve(a: FXZ, b: FXZ, c: FXZ, d: FXZ, w: FXZ, n: int32, out: FXZ):
+        solve_w(a, b, c, d, w, n, out=out)
+
+    one = np.random.default_rng(1).random((3, 6))
+    source = _cuda_build(per_output, [gtx.as_field([X], one[0]), gtx.as_field([X], one[1])])
+    assert "__tmp0_0" in source
+    fields = [gtx.as_field([X, Z], one + i) for i in range(5)]
+    source = _cuda_build(solve, [*fields, int32(6), gtx.as_field([X, Z], one)])
+    assert source.count("for (") >= 2  # the two scans loop over levels in the kernel

@@ -209,25 +209,33 @@ class FieldOperator:
         leaves = _leaves(rtype)
         if not leaves or not all(isinstance(t, FieldType) for t in leaves):
             raise StencilTypeError(f"{self.__name__}() returns {rtype}: call it with out= or from another operator")
-        dims = leaves[0].dims  # type: ignore[union-attr]
+        dims = tuple(dict.fromkeys(d for t in leaves for d in t.dims))  # type: ignore[union-attr]
         fields = [a for a in _leaves_of(args) if hasattr(a, "domain") and hasattr(a, "device")]
         tables = {k: v for k, v in (offset_provider or {}).items() if hasattr(v, "domain") and hasattr(v, "device")}
         devices = [f.device for f in fields] or [t.device for t in tables.values()]
         if not devices:
             raise StencilTypeError(f"{self.__name__}() without out= needs at least one field argument")
-        if domain is not None:
+        if domain is not None:  # one domain, or one per element
             from .core.domain import domain as make_domain
 
-            d = make_domain(domain)
-            ranges = {dim: (r.start, r.stop) for dim, r in zip(d.dims, d.ranges)}
+            given = [make_domain(d) for d in _domain_leaves(domain)]
+            per_leaf = [{dim: (r.start, r.stop) for dim, r in zip(d.dims, d.ranges)} for d in given]
+            if len(per_leaf) == 1:
+                per_leaf *= len(leaves)
+            elif len(per_leaf) != len(leaves):
+                raise StencilTypeError(f"{self.__name__}(): domain= gives {len(per_leaf)} domains for"
+                                       f" {len(leaves)} results", hint="give one domain, or one per result")
         else:
-            ranges = self._inferred_domain(args, arg_types, rtype, dims, tables, offset_provider)
+            per_leaf = [self._inferred_domain(args, arg_types, rtype, dims, tables, offset_provider)] * len(leaves)
         from .fields import empty
+
+        todo = iter(per_leaf)
 
         def alloc(t: TypeSpec) -> Any:
             if isinstance(t, TupleType):
                 return tuple(alloc(s) for s in t.types)
             assert isinstance(t, FieldType)
+            ranges = next(todo)
             return empty({d: ranges[d] for d in t.dims}, t.dtype, device=devices[0])
 
         return alloc(rtype)
@@ -387,28 +395,73 @@ def scan_operator(definition: Callable[..., Any] | None = None, *, axis: Dimensi
     ... def cumsum(carry: float, x: float) -> float:
     ...     return carry + x
     """
-    from .frontend.expressions import literal
-
-    def init_expr(v: Any, t: TypeSpec) -> ir.Expr:
-        if isinstance(t, TupleType):
-            if not isinstance(v, tuple) or len(v) != len(t.types):
-                raise StencilTypeError(f"init= of a scan with carry {t} must be a tuple of {len(t.types)}")
-            elems = tuple(init_expr(x, s) for x, s in zip(v, t.types))
-            return ir.MakeTuple(elems, t)
-        lit = literal(v)
-        import numpy as np
-
-        if not isinstance(t, ScalarType):
-            raise StencilTypeError(f"the carry of a scan must be scalars or a tuple of scalars, not {t}")
-        return ir.Literal(np.dtype(t.dtype).type(lit.value).item(), t)
-
     def wrap(fn: Callable[..., Any]) -> FieldOperator:
         parsed = parse_field_operator(fn)
-        carry_t = parsed[0].params[0].type if parsed[0].params else None
-        if carry_t is None:
-            raise StencilTypeError(f"scan operator {fn.__name__} needs a carry parameter first")
-        if carry_t != parsed[0].body.type:
-            raise StencilTypeError(f"scan operator {fn.__name__} must return its carry type {carry_t}, returns {parsed[0].body.type}")
-        return FieldOperator(fn, backend, (axis, forward, init_expr(init, carry_t)), parsed)
+        fop, src = parsed
+        name = fop.name
+        if not fop.params:
+            raise src.type_error(src.tree, f"Scan operator '{name}' must have at least one argument (the carry).")
+        carry = fop.params[0]
+        ret = _return_annotation(fn)
+        if ret is not None and ret != carry.type:
+            raise src.type_error(src.tree.args.args[0], f"Argument '{carry.name}' to scan operator '{name}' must have"
+                                 f" same type as its return: expected '{ret}', got '{carry.type}'.")
+        if carry.type != fop.body.type:
+            raise src.type_error(src.tree, f"scan operator {name} must return its carry type {carry.type},"
+                                 f" returns {fop.body.type}")
+        if not _is_scalars(carry.type):
+            raise src.type_error(src.tree.args.args[0], f"the carry of a scan must be scalars or (nested) tuples"
+                                 f" of scalars, not {carry.type}")
+        init_t = _init_type(init)
+        if init_t != carry.type:
+            raise src.type_error(src.tree, f"Argument 'init' to scan operator '{name}' must have same type as"
+                                 f" '{carry.name}' argument: expected '{carry.type}', got '{init_t}'.")
+        return FieldOperator(fn, backend, (axis, forward, _init_expr(init, carry.type)), parsed)
 
     return wrap(definition) if definition is not None else wrap
+
+
+def _return_annotation(fn: Callable[..., Any]) -> TypeSpec | None:
+    import inspect
+
+    from .frontend.annotations import type_from_annotation
+
+    try:
+        hint = inspect.get_annotations(fn, eval_str=True).get("return")
+        return None if hint is None else type_from_annotation(hint)
+    except Exception:
+        return None  # parse_field_operator reported what is wrong with it
+
+
+def _is_scalars(t: TypeSpec) -> bool:
+    return isinstance(t, ScalarType) or (isinstance(t, TupleType) and all(_is_scalars(s) for s in t.types))
+
+
+def _init_type(v: Any) -> TypeSpec | str:
+    """The type of a scan's ``init=`` value as gt4py sees it: ``int`` is int32, ``float`` float64."""
+    import numpy as np
+
+    if isinstance(v, tuple):
+        types = [_init_type(x) for x in v]
+        if all(isinstance(t, TypeSpec) for t in types):
+            return TupleType(tuple(types))  # type: ignore[arg-type]
+        return f"tuple[{', '.join(map(str, types))}]"
+    if isinstance(v, np.generic):
+        return ScalarType(v.dtype.name)
+    if isinstance(v, bool):
+        return ScalarType("bool")
+    if isinstance(v, int):
+        return ScalarType("int32")
+    if isinstance(v, float):
+        return ScalarType("float64")
+    return type(v).__name__
+
+
+def _init_expr(v: Any, t: TypeSpec) -> ir.Expr:
+    if isinstance(t, TupleType):
+        elems = tuple(_init_expr(x, s) for x, s in zip(v, t.types))
+        return ir.MakeTuple(elems, t)
+    assert isinstance(t, ScalarType)
+    import numpy as np
+
+    return ir.Literal(np.dtype(t.dtype).type(v).item(), t)

@@ -65,8 +65,9 @@ def _promote(pt: TypeSpec, a: ir.Expr, dims: list[Any], pname: str, callee: str)
         elems = [a.elems[i] if isinstance(a, ir.MakeTuple) else ir.TupleGet(a, i, t)
                  for i, t in enumerate(at.types)]
         new = tuple(_promote(s, e, dims, f"{pname}[{i}]", callee) for i, (s, e) in enumerate(zip(pt.types, elems)))
-        if all(x is y for x, y in zip(new, elems)):
+        if isinstance(a, ir.MakeTuple) and all(x is y for x, y in zip(new, elems)):
             return a
+        # a tuple of elements, so that each element keeps its own type in the step
         return ir.MakeTuple(new, TupleType(tuple(x.type for x in new)))
     if isinstance(a, ir.Literal) and a.weak and isinstance(pt, ScalarType):
         return ir.Literal(np.dtype(pt.dtype).type(a.value).item(), pt)
