@@ -266,3 +266,20 @@ def test_per_output_domains_and_inferred_scan_domains_compile_for_cuda(monkeypat
     fields = [gtx.as_field([X, Z], one + i) for i in range(5)]
     source = _cuda_build(solve, [*fields, int32(6), gtx.as_field([X, Z], one)])
     assert source.count("for (") >= 2  # the two scans loop over levels in the kernel
+
+
+def test_scan_branch_start_computed_with_builtins_and_floor_division(case, rng) -> None:
+    from stencilkit import maximum
+
+    @gtx.field_operator
+    def from_level(x: FXZ, k: int32, n: int32) -> FXZ:
+        return concat_where((Z >= maximum(k, 1)) & (Z < n // 2 + 3), cumsum(x), broadcast(-1.0, (X, Z)))
+
+    xd = rng.standard_normal((2, 9))
+    out = case.field([X, Z], rng.standard_normal((2, 9)))
+    op = from_level.with_backend(case.backend)
+    for k, lo, hi in ((0, 1, 7), (3, 3, 7)):
+        op(case.field([X, Z], xd), int32(k), int32(8), out=out, offset_provider={})
+        expected = np.full((2, 9), -1.0)
+        expected[:, lo:hi] = np.cumsum(xd[:, lo:hi], axis=1)
+        np.testing.assert_allclose(out.asnumpy(), expected, rtol=1e-13)
