@@ -21,6 +21,7 @@ from ..ir import nodes as ir
 from ..ir.extents import FIELD_START, FIELD_STOP, read_extents
 from ..ir.lower import TableInfo, flat_params
 from ..ir.visit import walk
+from .inferred import check_temporary_domain, read_domain
 
 
 def flatten_args(params: tuple[ir.Param, ...], args: Sequence[Any], kwargs: Mapping[str, Any],
@@ -221,38 +222,6 @@ def kernel_domain(k: ir.Kernel, fields: Mapping[str, Any], scalars: Mapping[str,
     return tuple(given[d] for d in k.dims)
 
 
-def read_domain(k: ir.Kernel, later: Sequence[tuple[ir.Kernel, tuple[UnitRange, ...]]],
-                fields: Mapping[str, Any], tables: Mapping[str, Any],
-                scalars: Mapping[str, Any]) -> tuple[UnitRange, ...]:
-    """Where the kernels ``later`` (with their domains) read the outputs of ``k``: the domain of
-    a statement writing only temporaries (a scan inside an operator). Reads in a ``concat_where``
-    branch count where the branch is selected; shifted reads widen the range."""
-    dims_of = {n: tuple(f.domain.dims) for n, f in fields.items() if hasattr(f, "domain")}
-    dims_of.update({n: tuple(t.domain.dims) for n, t in tables.items() if hasattr(t, "domain")})
-    lo: dict[Dimension, int] = {}
-    hi: dict[Dimension, int] = {}
-    for k2, dom in later:
-        if any(len(r) == 0 for r in dom):
-            continue
-        where = dict(zip(k2.dims, dom))
-        extents = read_extents(k2, dims_of, where, scalars)
-        for name in k.outs:
-            ext = extents.get(name)
-            if ext is None:
-                continue
-            for d in k.dims:
-                if d in ext.indirect or d not in where:
-                    a, b = fields[name].domain[d].start, fields[name].domain[d].stop
-                elif d in ext.offsets:
-                    a, b = where[d].start + ext.offsets[d][0], where[d].stop + ext.offsets[d][1]
-                else:
-                    continue
-                lo[d], hi[d] = min(lo.get(d, a), a), max(hi.get(d, b), b)
-    if any(d not in lo for d in k.dims):
-        return tuple(UnitRange(0, 0) for _ in k.dims)  # never read
-    return tuple(UnitRange(lo[d], hi[d]) for d in k.dims)
-
-
 def check_kernel_bounds(k: ir.Kernel, dom: tuple[UnitRange, ...], fields: Mapping[str, Any],
                         tables: Mapping[str, Any], scalars: Mapping[str, Any] | None = None) -> None:
     """Refuse writes outside an output and reads outside an input, before anything runs."""
@@ -397,7 +366,7 @@ def checked_domains(sprog: ir.StencilProgram, bound: Bound) -> list[tuple[ir.Ker
         if not k.domain and bound.temps and all(o in bound.temps for o in k.outs):
             later = list(zip(kernels[i + 1:], reversed(doms)))
             dom = read_domain(k, later, bound.fields, bound.tables, bound.scalars)
-            _check_temporary_domain(k, dom, bound.fields)
+            check_temporary_domain(k, dom, bound.fields)
         else:
             dom = kernel_domain(k, bound.fields, bound.scalars)
         doms.append(dom)
@@ -405,16 +374,3 @@ def checked_domains(sprog: ir.StencilProgram, bound: Bound) -> list[tuple[ir.Ker
     for k, dom in zip(kernels, doms):
         check_kernel_bounds(k, dom, bound.fields, bound.tables, bound.scalars)
     return list(zip(kernels, doms))
-
-
-def _check_temporary_domain(k: ir.Kernel, dom: tuple[UnitRange, ...], fields: Mapping[str, Any]) -> None:
-    if any(len(r) == 0 for r in dom):
-        return
-    have = fields[k.outs[0]].domain
-    for d, r in zip(k.dims, dom):
-        if r not in have[d]:
-            raise StencilValueError(
-                f"{_where(k)}the result of {k.name} is read along {d} over {r} (shifted reads widen the"
-                f" range), beyond {have[d]}, the range of the output it is computed for",
-                hint="shrink domain= so that the shifted reads stay inside the output's domain, or"
-                " write the scan's result to a field in its own program statement")

@@ -3,8 +3,9 @@
 A field operator may return a scan (``return backward(cp, dp)``) and pass one scan's columns to
 another (``cp, dp = forward(a, b, c, d)``). Every scan becomes its own statement: the scans
 whose columns are only used inside the operator write caller-invisible temporaries (allocated by
-the runner over the domain of the operator's output), and the returned value is the last
-statement.
+the runner like the output of the statement that reads them) over the part of the domain where
+their columns are read, and the returned value is the last statement. A program statement with
+one domain per output evaluates the operator once, then writes each output over its domain.
 """
 
 from __future__ import annotations
