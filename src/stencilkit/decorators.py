@@ -16,7 +16,7 @@ from .core.dims import Dimension
 from .core.errors import StencilTypeError
 from .core.types import FieldType, ScalarType, TupleType, TypeSpec
 from .frontend.parse import ProgramParser, build_apply, parse_field_operator
-from .frontend.scans import scan_call
+from .frontend.scans import scan_call, scan_init
 from .frontend.source import SourceFunction
 from .frontend.typing_rules import TypingError
 from .ir import nodes as ir
@@ -397,71 +397,7 @@ def scan_operator(definition: Callable[..., Any] | None = None, *, axis: Dimensi
     """
     def wrap(fn: Callable[..., Any]) -> FieldOperator:
         parsed = parse_field_operator(fn)
-        fop, src = parsed
-        name = fop.name
-        if not fop.params:
-            raise src.type_error(src.tree, f"Scan operator '{name}' must have at least one argument (the carry).")
-        carry = fop.params[0]
-        ret = _return_annotation(fn)
-        if ret is not None and ret != carry.type:
-            raise src.type_error(src.tree.args.args[0], f"Argument '{carry.name}' to scan operator '{name}' must have"
-                                 f" same type as its return: expected '{ret}', got '{carry.type}'.")
-        if carry.type != fop.body.type:
-            raise src.type_error(src.tree, f"scan operator {name} must return its carry type {carry.type},"
-                                 f" returns {fop.body.type}")
-        if not _is_scalars(carry.type):
-            raise src.type_error(src.tree.args.args[0], f"the carry of a scan must be scalars or (nested) tuples"
-                                 f" of scalars, not {carry.type}")
-        init_t = _init_type(init)
-        if init_t != carry.type:
-            raise src.type_error(src.tree, f"Argument 'init' to scan operator '{name}' must have same type as"
-                                 f" '{carry.name}' argument: expected '{carry.type}', got '{init_t}'.")
-        return FieldOperator(fn, backend, (axis, forward, _init_expr(init, carry.type)), parsed)
+        return FieldOperator(fn, backend, (axis, forward, scan_init(fn, *parsed, init)), parsed)
 
     return wrap(definition) if definition is not None else wrap
 
-
-def _return_annotation(fn: Callable[..., Any]) -> TypeSpec | None:
-    import inspect
-
-    from .frontend.annotations import type_from_annotation
-
-    try:
-        hint = inspect.get_annotations(fn, eval_str=True).get("return")
-        return None if hint is None else type_from_annotation(hint)
-    except Exception:
-        return None  # parse_field_operator reported what is wrong with it
-
-
-def _is_scalars(t: TypeSpec) -> bool:
-    return isinstance(t, ScalarType) or (isinstance(t, TupleType) and all(_is_scalars(s) for s in t.types))
-
-
-def _init_type(v: Any) -> TypeSpec | str:
-    """The type of a scan's ``init=`` value as gt4py sees it: ``int`` is int32, ``float`` float64."""
-    import numpy as np
-
-    if isinstance(v, tuple):
-        types = [_init_type(x) for x in v]
-        if all(isinstance(t, TypeSpec) for t in types):
-            return TupleType(tuple(types))  # type: ignore[arg-type]
-        return f"tuple[{', '.join(map(str, types))}]"
-    if isinstance(v, np.generic):
-        return ScalarType(v.dtype.name)
-    if isinstance(v, bool):
-        return ScalarType("bool")
-    if isinstance(v, int):
-        return ScalarType("int32")
-    if isinstance(v, float):
-        return ScalarType("float64")
-    return type(v).__name__
-
-
-def _init_expr(v: Any, t: TypeSpec) -> ir.Expr:
-    if isinstance(t, TupleType):
-        elems = tuple(_init_expr(x, s) for x, s in zip(v, t.types))
-        return ir.MakeTuple(elems, t)
-    assert isinstance(t, ScalarType)
-    import numpy as np
-
-    return ir.Literal(np.dtype(t.dtype).type(v).item(), t)

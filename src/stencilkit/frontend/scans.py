@@ -10,7 +10,7 @@ one domain per output evaluates the operator once, then writes each output over 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -19,6 +19,7 @@ from ..core.types import FieldType, ScalarType, TupleType, TypeSpec, canonical_d
 from ..ir import nodes as ir
 from ..ir.tuples import flat_name, flatten_value
 from ..ir.visit import map_children, substitute, walk
+from .source import SourceFunction
 from .typing_rules import TypingError
 
 
@@ -207,3 +208,69 @@ def _flat_names(name: str, t: TypeSpec) -> list[ir.Param]:
     if isinstance(t, TupleType):
         return [q for i, s in enumerate(t.types) for q in _flat_names(f"{name}__{i}", s)]
     return [ir.Param(name, t)]
+
+
+# ---------------------------------------------------------------------- decoration-time checks
+def scan_init(fn: Any, fop: ir.FieldOperator, src: SourceFunction, init: Any) -> ir.Expr:
+    """``init=`` of the scan operator ``fop`` as IR, after gt4py's checks of the definition."""
+    name = fop.name
+    if not fop.params:
+        raise src.type_error(src.tree, f"Scan operator '{name}' must have at least one argument (the carry).")
+    carry = fop.params[0]
+    ret = _return_annotation(fn)
+    if ret is not None and ret != carry.type:
+        raise src.type_error(src.tree.args.args[0], f"Argument '{carry.name}' to scan operator '{name}' must have"
+                             f" same type as its return: expected '{ret}', got '{carry.type}'.")
+    if carry.type != fop.body.type:
+        raise src.type_error(src.tree, f"scan operator {name} must return its carry type {carry.type},"
+                             f" returns {fop.body.type}")
+    if not _is_scalars(carry.type):
+        raise src.type_error(src.tree.args.args[0], "the carry of a scan must be scalars or (nested) tuples"
+                             f" of scalars, not {carry.type}")
+    init_t = _init_type(init)
+    if init_t != carry.type:
+        raise src.type_error(src.tree, f"Argument 'init' to scan operator '{name}' must have same type as"
+                             f" '{carry.name}' argument: expected '{carry.type}', got '{init_t}'.")
+    return _init_expr(init, carry.type)
+
+
+def _return_annotation(fn: Callable[..., Any]) -> TypeSpec | None:
+    import inspect
+
+    from .annotations import type_from_annotation
+
+    try:
+        hint = inspect.get_annotations(fn, eval_str=True).get("return")
+        return None if hint is None else type_from_annotation(hint)
+    except Exception:
+        return None  # parse_field_operator reported what is wrong with it
+
+
+def _is_scalars(t: TypeSpec) -> bool:
+    return isinstance(t, ScalarType) or (isinstance(t, TupleType) and all(_is_scalars(s) for s in t.types))
+
+
+def _init_type(v: Any) -> TypeSpec | str:
+    """The type of a scan's ``init=`` value as gt4py sees it: ``int`` is int32, ``float`` float64."""
+    if isinstance(v, tuple):
+        types = [_init_type(x) for x in v]
+        if all(isinstance(t, TypeSpec) for t in types):
+            return TupleType(tuple(types))  # type: ignore[arg-type]
+        return f"tuple[{', '.join(map(str, types))}]"
+    if isinstance(v, np.generic):
+        return ScalarType(v.dtype.name)
+    if isinstance(v, bool):
+        return ScalarType("bool")
+    if isinstance(v, int):
+        return ScalarType("int32")
+    if isinstance(v, float):
+        return ScalarType("float64")
+    return type(v).__name__
+
+
+def _init_expr(v: Any, t: TypeSpec) -> ir.Expr:
+    if isinstance(t, TupleType):
+        elems = tuple(_init_expr(x, s) for x, s in zip(v, t.types))
+        return ir.MakeTuple(elems, t)
+    assert isinstance(t, ScalarType)
+    return ir.Literal(np.dtype(t.dtype).type(v).item(), t)
