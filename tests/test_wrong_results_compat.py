@@ -283,3 +283,17 @@ def test_scan_branch_start_computed_with_builtins_and_floor_division(case, rng) 
         expected = np.full((2, 9), -1.0)
         expected[:, lo:hi] = np.cumsum(xd[:, lo:hi], axis=1)
         np.testing.assert_allclose(out.asnumpy(), expected, rtol=1e-13)
+
+
+def test_no_warnings_from_levels_a_branch_does_not_select(case, rng) -> None:
+    """The scan's columns exist only where the branch reads them; the embedded backend computes
+    the unselected rest too (then discards it) and must not warn (warnings are errors here)."""
+    @gtx.field_operator
+    def inverse(x: FXZ) -> FXZ:
+        return concat_where(Z > 0, 1.0 / cumsum(x), broadcast(-1.0, (X, Z)))
+
+    xd = rng.random((2, 5)) + 0.5
+    out = case.field([X, Z], rng.standard_normal((2, 5)))
+    inverse.with_backend(case.backend)(case.field([X, Z], xd), out=out, offset_provider={})
+    expected = np.concatenate([np.full((2, 1), -1.0), 1.0 / np.cumsum(xd[:, 1:], axis=1)], axis=1)
+    np.testing.assert_allclose(out.asnumpy(), expected, rtol=1e-13)
