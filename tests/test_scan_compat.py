@@ -210,3 +210,27 @@ def test_scans_without_fields_and_with_tuple_parameters_compile_for_cuda(monkeyp
     xz = [gtx.as_field([X, Z], np.ones((3, 5))) for _ in range(3)]
     source = _cuda_build(prog, [*z, 0.5, xz[0], gtx.as_field([X], np.ones(3)), xz[1], xz[2]])
     assert "sk_prog" in source
+
+
+def test_unpacked_and_returned_scan_needs_no_temporaries(case, rng) -> None:
+    """``q, w = scan(...); return q, w`` (icon4py's forward sweep) is the scan itself, over the
+    statement's domain: init at its first level, no temporaries, keyword arguments."""
+    @gtx.field_operator
+    def forward(x: FXZ) -> tuple[FXZ, FXZ]:
+        g, s = geometric(x)
+        return g, s
+
+    @gtx.program(backend=case.backend)
+    def prog(x: FXZ, g: FXZ, s: FXZ, k0: int32, k1: int32):
+        forward(x=x, out=(g, s), domain={X: (0, 3), Z: (k0, k1)})
+
+    assert "temp" not in prog.ir_text
+    xd = rng.uniform(0.5, 1.5, (3, 7))
+    gd, sd = rng.standard_normal((2, 3, 7))
+    g, s = case.field([X, Z], gd.copy()), case.field([X, Z], sd.copy())
+    prog(case.field([X, Z], xd), g, s, int32(2), int32(6), offset_provider={})
+    eg, es = gd.copy(), sd.copy()
+    eg[:, 2:6] = np.cumprod(xd[:, 2:6], axis=1)
+    es[:, 2:6] = np.cumsum(eg[:, 2:6], axis=1)
+    np.testing.assert_allclose(g.asnumpy(), eg, rtol=1e-13)
+    np.testing.assert_allclose(s.asnumpy(), es, rtol=1e-13)

@@ -150,6 +150,7 @@ Statements = tuple[list[ir.Apply | ir.ScanApply], list[ir.Param]]
 def statements(expr: ir.Expr, outs: tuple[ir.Ref, ...], domain: tuple[ir.DomainRange, ...], label: str,
                where: str, prefix: str) -> Statements:
     """The statements that evaluate ``expr`` into ``outs`` over ``domain``, and the temporaries they need."""
+    expr = _as_scan(expr)
     h = _Hoister(outs, where, prefix)
     if isinstance(expr, ir.ScanCall):
         step = h.step(expr)
@@ -169,6 +170,7 @@ def per_output_statements(expr: ir.Expr, outs: tuple[ir.Ref, ...], domains: Sequ
     the domains (it runs once), copied into each output over its own domain. With
     ``may_alias`` (a direct call: an output may be an argument too) every element but the last
     goes through a temporary."""
+    expr = _as_scan(expr)
     h = _Hoister(outs, where, prefix)
     copies: list[ir.Apply | ir.ScanApply] = []
     if isinstance(expr, ir.ScanCall):
@@ -189,6 +191,17 @@ def per_output_statements(expr: ir.Expr, outs: tuple[ir.Ref, ...], domains: Sequ
         else:
             evals.append(ir.Apply(v, (o,), d, label, where))
     return [*h.stmts, *evals, *copies], h.temps
+
+
+def _as_scan(e: ir.Expr) -> ir.Expr:
+    """``q, w = scan(...); return q, w`` returns the scan itself: no temporaries and copy."""
+    if isinstance(e, ir.MakeTuple) and e.elems and all(isinstance(x, ir.TupleGet) for x in e.elems):
+        first = e.elems[0].expr  # type: ignore[union-attr]
+        if (isinstance(first, ir.ScanCall) and isinstance(first.type, TupleType)
+                and len(first.type.types) == len(e.elems)
+                and all(x.expr == first and x.index == i for i, x in enumerate(e.elems))):  # type: ignore[union-attr]
+            return first
+    return e
 
 
 def _read_names(e: ir.Expr) -> set[str]:
