@@ -14,15 +14,15 @@ from .backends import Backend, embedded_runner
 from .backends.binding import flatten_args, wrap_arrays
 from .core.dims import Dimension
 from .core.errors import MissingOutError, StencilTypeError
-from .core.errors import StencilTypeError
 from .core.named_collections import NamedCollectionType, collection_values
 from .core.types import FieldType, ScalarType, TupleType, TypeSpec
 from .frontend.parse import ProgramParser, build_apply, parse_field_operator
-from .frontend.scans import scan_call
+from .frontend.scans import scan_call, scan_init
 from .frontend.source import SourceFunction
 from .frontend.typing_rules import TypingError
 from .ir import nodes as ir
 from .ir.lower import flat_params
+from .ir.visit import walk
 
 
 def _runner(program: ir.Program, backend: Backend | None) -> Any:
@@ -227,19 +227,22 @@ class _Temporaries:
         temp_names = {t.name for t in definition.temps}
         self.temps = definition.temps
         self.like: dict[str, int] = {}  # temporary -> flat index of the output it is shaped like
-        pending: list[str] = []
-        for stmt in definition.body:
-            written = [o.name for o in stmt.outs]
-            if all(w in temp_names for w in written):
-                pending.extend(written)
-                continue
-            for t in pending:
-                self.like[t] = names.index(written[0])
-            pending = []
+        body = definition.body
+
+        def like(t: str) -> int:  # the output of the first statement reading it
+            if t not in self.like:
+                reader = next((s for s in body if t not in {o.name for o in s.outs}
+                               and any(isinstance(x, ir.Ref) and x.name == t for x in walk(s))), body[-1])
+                out = next((o.name for o in reader.outs if o.name not in temp_names), None)
+                self.like[t] = names.index(out) if out is not None else like(reader.outs[0].name)
+            return self.like[t]
+
+        for t in definition.temps:
+            like(t.name)
         self.cache: dict[tuple[str, Any], Any] = {}
 
     def fields(self, flat: list[Any]) -> list[Any]:
-        from .fields import empty
+        from .fields import zeros
 
         result: list[Any] = []
         for t in self.temps:
@@ -256,7 +259,7 @@ class _Temporaries:
                 assert isinstance(t.type, FieldType)
                 try:
                     dom = {d: (out.domain.range_of(d).start, out.domain.range_of(d).stop) for d in t.type.dims}
-                    f = empty(dom, t.type.dtype, device=out.device)
+                    f = zeros(dom, t.type.dtype, device=out.device)  # no garbage in unread parts
                 except Exception:
                     result.append(None)  # the output is not a field: the runner reports that first
                     continue
@@ -405,20 +408,27 @@ class FieldOperator:
         leaves = _leaves(rtype)
         if not leaves or not all(isinstance(t, FieldType) for t in leaves):
             raise StencilTypeError(f"{self.__name__}() returns {rtype}: call it with out= or from another operator")
-        dims = leaves[0].dims  # type: ignore[union-attr]
+        dims = tuple(dict.fromkeys(d for t in leaves for d in t.dims))  # type: ignore[union-attr]
         fields = [a for a in _leaves_of(args) if hasattr(a, "domain") and hasattr(a, "device")]
         tables = {k: v for k, v in (offset_provider or {}).items() if hasattr(v, "domain") and hasattr(v, "device")}
         devices = [f.device for f in fields] or [t.device for t in tables.values()]
         if not devices:
             raise StencilTypeError(f"{self.__name__}() without out= needs at least one field argument")
-        if domain is not None:
+        if domain is not None:  # one domain, or one per element
             from .core.domain import domain as make_domain
 
-            d = make_domain(domain)
-            ranges = {dim: (r.start, r.stop) for dim, r in zip(d.dims, d.ranges)}
+            given = [make_domain(d) for d in _domain_leaves(domain)]
+            per_leaf = [{dim: (r.start, r.stop) for dim, r in zip(d.dims, d.ranges)} for d in given]
+            if len(per_leaf) == 1:
+                per_leaf *= len(leaves)
+            elif len(per_leaf) != len(leaves):
+                raise StencilTypeError(f"{self.__name__}(): domain= gives {len(per_leaf)} domains for"
+                                       f" {len(leaves)} results", hint="give one domain, or one per result")
         else:
-            ranges = self._inferred_domain(args, arg_types, rtype, dims, tables, offset_provider)
+            per_leaf = [self._inferred_domain(args, arg_types, rtype, dims, tables, offset_provider)] * len(leaves)
         from .fields import empty
+
+        todo = iter(per_leaf)
 
         def alloc(t: TypeSpec) -> Any:
             if isinstance(t, NamedCollectionType) and t.cls is not None:
@@ -426,6 +436,7 @@ class FieldOperator:
             if isinstance(t, TupleType):
                 return tuple(alloc(s) for s in t.types)
             assert isinstance(t, FieldType)
+            ranges = next(todo)
             return empty({d: ranges[d] for d in t.dims}, t.dtype, device=devices[0])
 
         return alloc(rtype)
@@ -456,27 +467,41 @@ class FieldOperator:
 
     def _program_for(self, args: tuple[Any, ...], out: Any, domain: Any) -> Program:
         out_type = _type_of_value(out)
-        dom_dims = tuple(domain.dims if hasattr(domain, "dims") else domain) if domain is not None else ()
         arg_types = tuple(_type_of_value(a) for a in args)
-        key = (out_type, dom_dims, arg_types)
+        key = (out_type, _domain_key(domain), arg_types)
         prog = self._programs.get(key)
         if prog is None:
-            prog = Program(self._direct_program(arg_types, out_type, dom_dims), self.backend, self.__wrapped__)
+            prog = Program(self._direct_program(arg_types, out_type, key[1]), self.backend, self.__wrapped__)
             self._programs[key] = prog
         return prog
 
-    def _direct_program(self, arg_types: tuple[TypeSpec, ...], out_type: TypeSpec, dom_dims: tuple[Dimension, ...]) -> ir.Program:
+    def _direct_program(self, arg_types: tuple[TypeSpec, ...], out_type: TypeSpec,
+                        dom_key: tuple[tuple[Dimension, ...], ...]) -> ir.Program:
+        """The program behind a direct call; ``dom_key`` lists the dimensions of each domain given
+        (none; one for every output; or one per output), passed as ``__dom{i}_{dim}_lo/hi``."""
         params = self.definition.params[1:] if self.__stencilkit_scan__ else self.definition.params
         if len(arg_types) != len(params):
             raise StencilTypeError(f"{self.__name__}() takes {len(params)} arguments, got {len(arg_types)}")
         out_p = ir.Param("__out", out_type)
-        dom_params = [ir.Param(f"__dom_{d.value}_{e}", ScalarType("int64")) for d in dom_dims for e in ("lo", "hi")]
         outs = tuple(ir.Ref(p.name, p.type) for p in flat_params((out_p,)))
-        domain = tuple(ir.DomainRange(d, ir.Ref(f"__dom_{d.value}_lo", ScalarType("int64")),
-                                      ir.Ref(f"__dom_{d.value}_hi", ScalarType("int64"))) for d in dom_dims)
+        dom_params: list[ir.Param] = []
+        domains: list[tuple[ir.DomainRange, ...]] = []
+        for i, dims in enumerate(dom_key):
+            ranges = []
+            for d in dims:
+                lo, hi = (ir.Param(f"__dom{i}_{d.value}_{e}", ScalarType("int64")) for e in ("lo", "hi"))
+                dom_params += [lo, hi]
+                ranges.append(ir.DomainRange(d, ir.Ref(lo.name, lo.type), ir.Ref(hi.name, hi.type)))
+            domains.append(tuple(ranges))
+        if len(domains) <= 1:
+            domains = [domains[0] if domains else ()] * len(outs)
+        elif len(domains) != len(outs):
+            raise StencilTypeError(f"{self.__name__}(): domain= gives {len(domains)} domains for {len(outs)}"
+                                   " output fields", hint="give one domain, or one per output field")
         user_params = tuple(ir.Param(p.name, t) for p, t in zip(params, arg_types))
         args = [ir.Ref(p.name, p.type) for p in user_params]
-        stmts, temps = build_apply(self, args, outs, domain, self._src, self._src.tree, _NoBuilder(self))  # type: ignore[arg-type]
+        stmts, temps = build_apply(self, args, outs, domains, self._src, self._src.tree, _NoBuilder(self),  # type: ignore[arg-type]
+                                   may_alias=True)
         return ir.Program(self.__name__, (*user_params, out_p, *dom_params), tuple(stmts), tuple(temps))
 
 
@@ -522,13 +547,35 @@ def _type_of_value(v: Any) -> TypeSpec:
     raise StencilTypeError(f"cannot pass a {type(v).__name__} to a field operator")
 
 
-def _domain_args(domain: Any) -> list[int]:
+def _domain_leaves(domain: Any) -> list[Any]:
+    """The domains in ``domain=``: one, or a (nested) tuple of them, one per output field."""
+    from .core.domain import Domain
+
     if domain is None:
         return []
+    if isinstance(domain, Domain | Mapping):
+        return [domain]
+    if isinstance(domain, tuple | list) and all(isinstance(p, tuple) and len(p) == 2 and isinstance(p[0], Dimension)
+                                                for p in domain):
+        return [domain]  # (dim, range) pairs
+    if isinstance(domain, tuple | list):
+        return [x for d in domain for x in _domain_leaves(d)]
+    return [domain]
+
+
+def _domain_key(domain: Any) -> tuple[tuple[Dimension, ...], ...]:
     from .core.domain import domain as make_domain
 
-    d = make_domain(domain)
-    return [x for r in d.ranges for x in (r.start, r.stop)]
+    try:
+        return tuple(tuple(make_domain(d).dims) for d in _domain_leaves(domain))
+    except TypeError as err:
+        raise StencilTypeError(f"domain=: {err}") from None
+
+
+def _domain_args(domain: Any) -> list[int]:
+    from .core.domain import domain as make_domain
+
+    return [x for d in _domain_leaves(domain) for r in make_domain(d).ranges for x in (r.start, r.stop)]
 
 
 def field_operator(definition: Callable[..., Any] | None = None, *, backend: Any = _DEFAULT,
@@ -559,29 +606,15 @@ def scan_operator(definition: Callable[..., Any] | None = None, *, axis: Dimensi
     ... def cumsum(carry: float, x: float) -> float:
     ...     return carry + x
     """
-    from .frontend.expressions import literal
-
-    def init_expr(v: Any, t: TypeSpec) -> ir.Expr:
-        v = collection_values(v)
-        if isinstance(t, TupleType):
-            if not isinstance(v, tuple) or len(v) != len(t.types):
-                raise StencilTypeError(f"init= of a scan with carry {t} must be a tuple of {len(t.types)}")
-            elems = tuple(init_expr(x, s) for x, s in zip(v, t.types))
-            return ir.MakeTuple(elems, t)
-        lit = literal(v)
-        import numpy as np
-
-        if not isinstance(t, ScalarType):
-            raise StencilTypeError(f"the carry of a scan must be scalars or a tuple of scalars, not {t}")
-        return ir.Literal(np.dtype(t.dtype).type(lit.value).item(), t)
-
     def wrap(fn: Callable[..., Any]) -> FieldOperator:
         parsed = parse_field_operator(fn)
-        carry_t = parsed[0].params[0].type if parsed[0].params else None
-        if carry_t is None:
-            raise StencilTypeError(f"scan operator {fn.__name__} needs a carry parameter first")
-        if carry_t != parsed[0].body.type:
-            raise StencilTypeError(f"scan operator {fn.__name__} must return its carry type {carry_t}, returns {parsed[0].body.type}")
-        return FieldOperator(fn, _backend_arg(backend), (axis, forward, init_expr(init, carry_t)), parsed, grid_type)
+        scan = (axis, forward, scan_init(fn, *parsed, _plain_values(init)))
+        return FieldOperator(fn, _backend_arg(backend), scan, parsed, grid_type)
 
     return wrap(definition) if definition is not None else wrap
+
+
+def _plain_values(v: Any) -> Any:
+    """``init=`` with named-collection instances (dataclasses) turned into tuples, at any depth."""
+    v = collection_values(v)
+    return tuple(_plain_values(x) for x in v) if isinstance(v, tuple) else v

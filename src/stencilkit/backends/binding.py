@@ -20,9 +20,10 @@ from ..core.named_collections import collection_values
 from ..core.staggered import flip_staggered
 from ..core.types import FieldType, ScalarType, TupleType, TypeSpec
 from ..ir import nodes as ir
-from ..ir.extents import read_extents
-from ..ir.lower import TableInfo
+from ..ir.extents import FIELD_START, FIELD_STOP, read_extents
+from ..ir.lower import TableInfo, flat_params
 from ..ir.visit import walk
+from .inferred import check_temporary_domain, read_domain
 
 
 def flatten_args(params: tuple[ir.Param, ...], args: Sequence[Any], kwargs: Mapping[str, Any],
@@ -198,19 +199,40 @@ def check_provider(provider: Any, program: str) -> None:
 
 
 # ------------------------------------------------------------------------- domains and extents
-def _eval_bound(e: ir.Expr, scalars: Mapping[str, Any]) -> int:
+#: Builtins allowed in domain bounds, evaluated on integers.
+_BOUND_CALLS: dict[str, Callable[..., int]] = {
+    "minimum": min, "maximum": max, "abs": abs, "neg": lambda a: -a,
+    "floor": lambda a: a, "ceil": lambda a: a, "trunc": lambda a: a,
+    "power": lambda a, b: a ** b, "fmod": lambda a, b: int(np.fmod(a, b)),
+}
+_BOUND_OPS: dict[str, Callable[[int, int], int]] = {
+    "+": lambda a, b: a + b, "-": lambda a, b: a - b, "*": lambda a, b: a * b,
+    "//": lambda a, b: a // b if b else 0, "%": lambda a, b: a % b if b else 0, "**": lambda a, b: a ** b,
+}
+
+
+def _eval_bound(e: ir.Expr, scalars: Mapping[str, Any], fields: Mapping[str, Any] | None = None) -> int:
+    """A domain bound's value: integer arithmetic and builtins on literals and scalar
+    arguments, and the ends of fields (a sliced ``out=``)."""
     if isinstance(e, ir.Literal):
         return int(e.value)
     if isinstance(e, ir.Ref):
         return int(scalars[e.name])
-    if isinstance(e, ir.BinOp) and e.op in ("+", "-", "*", "//"):
-        a, b = _eval_bound(e.left, scalars), _eval_bound(e.right, scalars)
-        return {"+": a + b, "-": a - b, "*": a * b, "//": a // b if b else 0}[e.op]
-    if isinstance(e, ir.UnaryOp) and e.op == "-":
-        return -_eval_bound(e.operand, scalars)
+    if isinstance(e, ir.BinOp) and e.op in _BOUND_OPS:
+        return _BOUND_OPS[e.op](_eval_bound(e.left, scalars, fields), _eval_bound(e.right, scalars, fields))
+    if isinstance(e, ir.UnaryOp) and e.op in ("-", "+"):
+        v = _eval_bound(e.operand, scalars, fields)
+        return -v if e.op == "-" else v
+    if isinstance(e, ir.Call) and e.fn in (FIELD_START, FIELD_STOP) and fields is not None:
+        ref, dim = e.args
+        r = fields[ref.name].domain[dim.dim]  # type: ignore[union-attr]
+        return int(r.start if e.fn == FIELD_START else r.stop)
     if isinstance(e, ir.Call) and e.fn == "astype":
-        return _eval_bound(e.args[0], scalars)
-    raise StencilTypeError(f"domain bound {e} is not a simple integer expression of scalar arguments")
+        return _eval_bound(e.args[0], scalars, fields)
+    if isinstance(e, ir.Call) and e.fn in _BOUND_CALLS:
+        return int(_BOUND_CALLS[e.fn](*(_eval_bound(a, scalars, fields) for a in e.args)))
+    raise StencilTypeError(f"domain bound {e} is not a simple integer expression of scalar arguments",
+                           hint="use + - * // %, minimum, maximum, abs on integer literals and scalar parameters")
 
 
 def kernel_domain(k: ir.Kernel, fields: Mapping[str, Any], scalars: Mapping[str, Any]) -> tuple[UnitRange, ...]:
@@ -218,7 +240,8 @@ def kernel_domain(k: ir.Kernel, fields: Mapping[str, Any], scalars: Mapping[str,
     out = fields[k.outs[0]]
     if not k.domain:
         return tuple(out.domain.range_of(d) for d in k.dims)
-    given = {r.dim: UnitRange(_eval_bound(r.start, scalars), _eval_bound(r.stop, scalars)) for r in k.domain}
+    given = {r.dim: UnitRange(_eval_bound(r.start, scalars, fields), _eval_bound(r.stop, scalars, fields))
+             for r in k.domain}
     extra = [d for d in given if d not in k.dims]
     if extra:
         raise StencilValueError(
@@ -348,6 +371,7 @@ class Bound:
     scalars: dict[str, Any]
     tables: dict[str, Any]
     infos: dict[str, TableInfo]
+    temps: frozenset[str] = frozenset()  # the program's temporaries (flattened names)
 
 
 def bind(program: ir.Program, flat: tuple[ir.Param, ...], tables_used: tuple[str, ...], args: Sequence[Any],
@@ -377,14 +401,25 @@ def bind(program: ir.Program, flat: tuple[ir.Param, ...], tables_used: tuple[str
         if check_device is not None:
             check_device(f"offset_provider['{t}']", tables[t])
     infos = {k: v for k, v in table_infos(provider, program).items() if k in tables}
-    return Bound(fields, scalars, tables, infos)
+    temps = frozenset(p.name for p in flat_params(program.temps))
+    return Bound(fields, scalars, tables, infos, temps)
 
 
 def checked_domains(sprog: ir.StencilProgram, bound: Bound) -> list[tuple[ir.Kernel, tuple[UnitRange, ...]]]:
-    """Each kernel with its concrete domain, after refusing writes and reads out of bounds."""
-    result = []
-    for k in sprog.kernels:
-        dom = kernel_domain(k, bound.fields, bound.scalars)
+    """Each kernel with its concrete domain, after refusing writes and reads out of bounds. A
+    kernel without a domain that writes only temporaries runs where later kernels read them."""
+    doms: list[tuple[UnitRange, ...]] = []
+    kernels = sprog.kernels
+    for i in reversed(range(len(kernels))):
+        k = kernels[i]
+        if not k.domain and bound.temps and all(o in bound.temps for o in k.outs):
+            later = list(zip(kernels[i + 1:], reversed(doms)))
+            dom = read_domain(k, later, bound.fields, bound.tables, bound.scalars)
+            check_temporary_domain(k, dom, bound.fields)
+        else:
+            dom = kernel_domain(k, bound.fields, bound.scalars)
+        doms.append(dom)
+    doms.reverse()
+    for k, dom in zip(kernels, doms):
         check_kernel_bounds(k, dom, bound.fields, bound.tables, bound.scalars)
-        result.append((k, dom))
-    return result
+    return list(zip(kernels, doms))

@@ -9,9 +9,8 @@ from typing import Any
 import numpy as np
 
 from ..core.dtypes import dtype_name
-from ..core.types import FieldType, ScalarType, TupleType, TypeSpec, field_type_of
 from ..core.named_collections import NamedCollectionType, field_names, is_collection_class
-from ..core.types import FieldType, ScalarType, TupleType, TypeSpec
+from ..core.types import FieldType, ScalarType, TupleType, TypeSpec, field_type_of
 
 _PYTHON_SCALARS = {builtins.float: "float64", builtins.int: "int32", builtins.bool: "bool"}
 

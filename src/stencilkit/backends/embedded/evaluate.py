@@ -212,7 +212,8 @@ class KernelEvaluator:
             mask = self.eval(e.args[0])
             self.guarded += 1
             try:
-                t, f = self.eval(e.args[1]), self.eval(e.args[2])
+                with np.errstate(all="ignore"):  # values where a branch is not selected are discarded
+                    t, f = self.eval(e.args[1]), self.eval(e.args[2])
             finally:
                 self.guarded -= 1
             return xp.asarray(xp.where(mask, t, f)).astype(dtype, copy=False)
