@@ -223,9 +223,15 @@ def test_backward_scan_with_a_dataclass_carry(case, rng) -> None:
     np.testing.assert_allclose(out.asnumpy(), expected, rtol=1e-14)
 
 
-def test_direct_call_without_out_returns_an_instance(rng) -> None:
+def test_returning_call_gives_an_instance(rng) -> None:
     u, v = _data(rng, 2)
-    result = to_polar(Wind(gtx.as_field([X, Z], u), gtx.as_field([X, Z], v)), offset_provider={})
+    result = to_polar.returning(Wind(gtx.as_field([X, Z], u), gtx.as_field([X, Z], v)), offset_provider={})
     assert isinstance(result, Polar)
     np.testing.assert_allclose(result.speed.asnumpy(), np.sqrt(u * u + v * v), rtol=1e-14)
     np.testing.assert_allclose(result.angle.asnumpy(), v - u, rtol=1e-14)
+
+
+def test_direct_call_without_out_is_refused_as_in_gt4py(rng) -> None:
+    u, v = _data(rng, 2)
+    with pytest.raises(gtx.errors.MissingArgumentError, match="Expected keyword-argument 'out'"):
+        to_polar(Wind(gtx.as_field([X, Z], u), gtx.as_field([X, Z], v)), offset_provider={})
