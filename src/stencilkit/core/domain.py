@@ -180,6 +180,9 @@ def unit_range(r: Any) -> UnitRange:
         hi = Infinity.POSITIVE if r[1] is None else r[1] if isinstance(r[1], Infinity) else int(r[1])
         return UnitRange.bounded(lo, hi)
     if _is_int(r):
+        if r < 0:
+            raise ValueError(f"a size must not be negative, got {int(r)}; give (start, stop) for a range"
+                             " that does not start at 0")
         return UnitRange(0, int(r))
     raise TypeError(f"cannot make an index range of {r!r}; use (start, stop), range or a size")
 
