@@ -17,6 +17,7 @@ from ...core.dims import Dimension
 from ...core.domain import UnitRange
 from ...core.errors import InternalError
 from ...ir import nodes as ir
+from ...ir.visit import deep
 
 _BINARY: dict[str, Callable[[ModuleType, Any, Any], Any]] = {
     "+": lambda xp, a, b: a + b,
@@ -73,6 +74,11 @@ class KernelEvaluator:
         # > 0 inside a concat_where branch: reads there may fall outside a field where the branch
         # is not selected, so they are clamped into the field (the values are discarded).
         self.guarded = 0
+        # Values by (node id, enclosing reductions): a shared value is computed once. A value
+        # first computed inside a concat_where branch is the same outside it: it is read there
+        # too, so within the field, where clamping changes nothing.
+        self.memo: dict[tuple[int, tuple[Any, ...]], Any] = {}
+        self.reductions: tuple[Any, ...] = ()
 
     # --------------------------------------------------------------- index arrays
     def _axis_shape(self, d: Dimension, size: int) -> tuple[int, ...]:
@@ -103,6 +109,14 @@ class KernelEvaluator:
 
     # --------------------------------------------------------------- expressions
     def eval(self, e: ir.Expr) -> Any:
+        key = (id(e), self.reductions)
+        try:
+            return self.memo[key]
+        except KeyError:
+            value = self.memo[key] = self._eval(e)
+            return value
+
+    def _eval(self, e: ir.Expr) -> Any:
         method = getattr(self, f"_{type(e).__name__}", None)
         if method is None:
             raise InternalError(f"embedded backend cannot evaluate {type(e).__name__}")
@@ -155,7 +169,22 @@ class KernelEvaluator:
         return _UNARY[e.op](self.xp, self.eval(e.operand))
 
     def _IfElse(self, e: ir.IfElse) -> Any:
-        return self.eval(e.true) if bool(self.eval(e.cond)) else self.eval(e.false)
+        cond = self.eval(e.cond)
+        if getattr(cond, "ndim", 0) == 0:
+            return self.eval(e.true) if bool(cond) else self.eval(e.false)
+        # A condition on the column values of a scan, one per column: both branches, chosen
+        # per point (a branch may divide by zero where it is not chosen).
+        with np.errstate(all="ignore"):
+            t, f = self.eval(e.true), self.eval(e.false)
+            if isinstance(t, tuple):
+                return tuple(self.xp.where(cond, a, b) for a, b in zip(t, f))
+            return self.xp.where(cond, t, f)
+
+    def _MakeTuple(self, e: ir.MakeTuple) -> Any:
+        return tuple(self.eval(x) for x in e.elems)
+
+    def _TupleGet(self, e: ir.TupleGet) -> Any:
+        return self.eval(e.expr)[e.index]
 
     def _Call(self, e: ir.Call) -> Any:
         xp = self.xp
@@ -189,6 +218,8 @@ class KernelEvaluator:
         xp = self.xp
         self.axes.append(e.dim)
         self.local_sizes[e.dim] = e.size
+        outer = self.reductions
+        self.reductions = (*outer, e.dim, e.size)
         try:
             body = self.eval(e.body)
             dt = np.dtype(e.type.dtype)
@@ -202,8 +233,10 @@ class KernelEvaluator:
         finally:
             self.axes.pop()
             del self.local_sizes[e.dim]
+            self.reductions = outer
 
 
+@deep
 def run_kernel(xp: ModuleType, k: ir.Kernel, domain: tuple[UnitRange, ...], fields: Mapping[str, Any],
                scalars: Mapping[str, Any], tables: Mapping[str, Any]) -> None:
     """Evaluate ``k`` over ``domain`` and write its outputs."""
