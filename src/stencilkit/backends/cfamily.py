@@ -17,7 +17,7 @@ from ..core.dtypes import C_TYPES
 from ..core.errors import InternalError
 from ..core.types import TupleType
 from ..ir import nodes as ir
-from ..ir.visit import use_counts
+from ..ir.visit import children, use_counts
 from .abi import ArgLayout, FieldSlots
 
 
@@ -257,6 +257,7 @@ class ExprEmitter:
     def _choice(self, cond: str, t: ir.Expr, f: ir.Expr, ct: str, cast: bool = True) -> str:
         """``cond ? t : f``, evaluating only the branch chosen; an if/else where a branch needs
         statements of its own."""
+        self.hoist_common(t, f)
         t_lines, t_text = self.block(lambda: self.emit(t))
         f_lines, f_text = self.block(lambda: self.emit(f))
         if not t_lines and not f_lines:
@@ -268,6 +269,41 @@ class ExprEmitter:
                        "} else {", *_indent(f_lines), f"  {var} = {f_text};", "}"]
         return var
 
+    def hoist_common(self, t: ir.Expr, f: ir.Expr) -> None:
+        """Emit before a choice the shared values both branches compute whichever is chosen, so
+        that they are computed once, not once in each branch."""
+        in_t = self._unconditional(t)
+        for x in self._unconditional(f).values():
+            if id(x) in in_t and self.uses.get(id(x), 0) > 1 and not isinstance(x, _INLINE):
+                if isinstance(x.type, TupleType):  # type: ignore[attr-defined]
+                    self.emit_tuple(x)  # type: ignore[arg-type]
+                else:
+                    self.emit(x)  # type: ignore[arg-type]
+
+    def _unconditional(self, root: ir.Expr) -> dict[int, ir.Node]:
+        """The values not yet emitted that computing ``root`` computes on every path, children
+        first: not those only a nested branch or a reduction's body needs."""
+        found: dict[int, ir.Node] = {}
+        stack: list[tuple[ir.Node, bool]] = [(root, False)]
+        while stack:
+            x, done = stack.pop()
+            if done:
+                found[id(x)] = x
+                continue
+            if id(x) in found or self._known(x) is not None:
+                continue
+            stack.append((x, True))
+            if isinstance(x, ir.IfElse):
+                kids: tuple[ir.Node, ...] = (x.cond,)
+            elif isinstance(x, ir.Call) and x.fn in ("where", "concat_where"):
+                kids = x.args[:1]
+            elif isinstance(x, ir.LocalReduce | ir.Lookup | ir.Valid | ir.Access):
+                kids = ()
+            else:
+                kids = tuple(children(x))
+            stack.extend((c, False) for c in reversed(kids) if id(c) not in found)
+        return found
+
     def emit_tuple(self, e: ir.Expr) -> tuple[str, ...]:
         """The elements of a tuple value: a tuple chosen by an ``if`` is chosen once, into one
         local per element."""
@@ -278,6 +314,7 @@ class ExprEmitter:
             value = tuple(self.emit(x) for x in e.elems)
         elif isinstance(e, ir.IfElse) and isinstance(e.type, TupleType):
             cond = self.emit(e.cond)
+            self.hoist_common(e.true, e.false)
             t_lines, ts = self.block(lambda: self.emit_tuple(e.true))
             f_lines, fs = self.block(lambda: self.emit_tuple(e.false))
             value = tuple(self.fresh("v") for _ in ts)

@@ -103,7 +103,7 @@ class _Lowerer:
         if isinstance(e.type, TupleType):
             raise StencilTypeError("a tuple cannot be used as a single value here")
         leaves = self.tuple_leaves(e.expr, pos)
-        return leaves[sum(_leaf_count(t) for t in e.expr.type.types[:e.index])]  # type: ignore[union-attr]
+        return leaves[_leaf_offset(e.expr.type, e.index)]
 
     def tuple_leaves(self, e: n.Expr, pos: Position) -> tuple[n.Expr, ...]:
         """The lowered scalar elements of the (nested) tuple value ``e``, in order."""
@@ -120,7 +120,7 @@ class _Lowerer:
             return tuple(x for el in e.elems for x in self.tuple_leaves(el, pos))
         if isinstance(e, n.TupleGet) and flat_name(e) is None:
             leaves = self.tuple_leaves(e.expr, pos)
-            start = sum(_leaf_count(t) for t in e.expr.type.types[:e.index])  # type: ignore[union-attr]
+            start = _leaf_offset(e.expr.type, e.index)
             return leaves[start:start + _leaf_count(e.type)]
         if isinstance(e, n.IfElse):
             cond = self.lower(e.cond, pos)
@@ -215,6 +215,12 @@ def _tuple_base(e: n.Expr) -> n.Expr:
 
 def _leaf_count(t: TypeSpec) -> int:
     return sum(_leaf_count(s) for s in t.types) if isinstance(t, TupleType) else 1
+
+
+def _leaf_offset(t: TypeSpec, index: int) -> int:
+    """Where element ``index`` of a tuple of type ``t`` starts among its scalar leaves."""
+    assert isinstance(t, TupleType)
+    return sum(_leaf_count(s) for s in t.types[:index])
 
 
 def _shifts_into(e: n.Node, axis: Dimension) -> list[n.Shift]:

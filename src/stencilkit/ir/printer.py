@@ -129,7 +129,7 @@ def _lets(roots: tuple[Any, ...]) -> list[str]:
     nodes = tuple(r for r in roots if isinstance(r, n.Node))
     counts = use_counts(*nodes)
     names: dict[int, str] = _ctx.names
-    lines = []
+    lines: list[str] = []
     for x in postorder(*nodes):
         if counts[id(x)] > 1 and not isinstance(x, _INLINE) and id(x) not in names:
             text = _rule(x)
