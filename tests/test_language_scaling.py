@@ -166,3 +166,27 @@ def test_shared_values_inside_reductions(case, rng) -> None:
     total = np.where(valid, p * p, 0.0).sum(axis=1)
     top = np.where(valid, p, np.finfo(np.float64).min).max(axis=1)
     np.testing.assert_allclose(out.asnumpy(), total + top, rtol=1e-13)
+
+
+@gtx.field_operator
+def scalar_or_field(a: IK, s: float64) -> IK:
+    if s > 0.0:
+        x = 0.5
+        y = s
+    else:
+        x = a
+        y = a * 2.0
+    return x + y * a
+
+
+def test_if_assigning_a_scalar_on_one_path_and_a_field_on_the_other(case, rng) -> None:
+    @gtx.program(backend=case.backend)
+    def run(a: IK, s: float64, out: IK):
+        scalar_or_field(a, s, out=out)
+
+    a = rng.random(SIZE)
+    for s in (2.0, -1.0):
+        out = case.field([I, K], rng.random(SIZE))
+        run(case.field([I, K], a), s, out, offset_provider={})
+        expected = 0.5 + s * a if s > 0 else a + 2.0 * a * a
+        np.testing.assert_allclose(out.asnumpy(), expected, rtol=1e-14)

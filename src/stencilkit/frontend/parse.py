@@ -137,6 +137,7 @@ def _merge_if(src: SourceFunction, builder: ExprBuilder, stmt: ast.If, cond: ir.
                 t, f, _ = unify_operands(t, f)
             except (TypingError, TypeError):
                 pass
+            t, f = _as_field_like(t, f), _as_field_like(f, t)
             if t.type != f.type:
                 raise src.type_error(stmt, f"'{name}' is {t.type} after one branch of this if and {f.type}"
                                      " after the other", hint="give it the same type in both branches")
@@ -150,6 +151,15 @@ def _merge_if(src: SourceFunction, builder: ExprBuilder, stmt: ast.If, cond: ir.
         merged = ir.IfElse(cond, ir.MakeTuple(tuple(ts), tt), ir.MakeTuple(tuple(fs), tt), tt)
         for i, name in enumerate(names):
             before[name] = ir.TupleGet(merged, i, tt.types[i])
+
+
+def _as_field_like(e: ir.Expr, other: ir.Expr) -> ir.Expr:
+    """A scalar assigned on one path and a field of its dtype on the other: the scalar stands
+    for the field holding it everywhere (``broadcast``)."""
+    ot = other.type
+    if isinstance(e.type, ScalarType) and isinstance(ot, FieldType) and e.type.dtype == ot.dtype:
+        return ir.Call("broadcast", (e,), ot)
+    return e
 
 
 def _loads(node: ast.AST) -> set[str]:
