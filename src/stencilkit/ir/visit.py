@@ -32,28 +32,62 @@ def _map_value(value: Any, fn: Callable[[Node], Node]) -> Any:
     return value
 
 
+_FIELDS: dict[type, tuple[str, ...]] = {}
+_CHILD_FIELDS: dict[type, tuple[str, ...]] = {}
+#: Field annotations that never hold a node: skipped when looking for children.
+_LEAF_ANNOTATIONS = frozenset({
+    "str", "int", "bool", "float", "bool | int | float", "int | None", "str | None", "Dimension",
+    "TypeSpec", "ScalarType", "TupleType", "FieldType", "tuple[Dimension, ...]", "tuple[str, ...]",
+})
+
+
+def _fields(cls: type) -> tuple[str, ...]:
+    """The field names of a node class (``dataclasses.fields`` is slow to ask every time)."""
+    names = _FIELDS.get(cls)
+    if names is None:
+        names = _FIELDS[cls] = tuple(f.name for f in dataclasses.fields(cls))
+    return names
+
+
+def _child_fields(cls: type) -> tuple[str, ...]:
+    """The fields of a node class that can hold nodes."""
+    names = _CHILD_FIELDS.get(cls)
+    if names is None:
+        names = _CHILD_FIELDS[cls] = tuple(
+            f.name for f in dataclasses.fields(cls) if str(f.type) not in _LEAF_ANNOTATIONS)
+    return names
+
+
 def map_children(node: N, fn: Callable[[Node], Node]) -> N:
     """``node`` with ``fn`` applied to each direct child node (in fields and tuples); ``node``
     itself when every child comes back as the same object."""
     changes = {}
-    for f in dataclasses.fields(node):  # type: ignore[arg-type]
-        old = getattr(node, f.name)
+    for name in _fields(type(node)):
+        old = getattr(node, name)
         new = _map_value(old, fn)
         if new is not old:
-            changes[f.name] = new
+            changes[name] = new
     return dataclasses.replace(node, **changes) if changes else node  # type: ignore[type-var]
 
 
-def children(node: Node) -> Iterator[Node]:
-    for f in dataclasses.fields(node):  # type: ignore[arg-type]
-        value = getattr(node, f.name)
-        stack = [value]
-        while stack:
-            v = stack.pop()
-            if isinstance(v, Node):
-                yield v
-            elif isinstance(v, tuple):
-                stack.extend(reversed(v))
+def children(node: Node) -> list[Node]:
+    """The direct child nodes of ``node``, in field order (through nested tuples)."""
+    out: list[Node] = []
+    for name in _child_fields(type(node)):
+        value = getattr(node, name)
+        if isinstance(value, Node):
+            out.append(value)
+        elif isinstance(value, tuple):
+            _flatten_into(value, out)
+    return out
+
+
+def _flatten_into(values: tuple[Any, ...], out: list[Node]) -> None:
+    for v in values:
+        if isinstance(v, Node):
+            out.append(v)
+        elif isinstance(v, tuple):
+            _flatten_into(v, out)
 
 
 def walk(node: Node) -> Iterator[Node]:
@@ -66,7 +100,7 @@ def walk(node: Node) -> Iterator[Node]:
             continue
         seen.add(id(x))
         yield x
-        stack.extend(reversed(list(children(x))))
+        stack.extend(reversed(children(x)))
 
 
 def postorder(*roots: Node) -> list[Node]:
@@ -77,13 +111,13 @@ def postorder(*roots: Node) -> list[Node]:
         if id(root) in seen:
             continue
         seen.add(id(root))
-        stack: list[tuple[Node, Iterator[Node]]] = [(root, children(root))]
+        stack: list[tuple[Node, Iterator[Node]]] = [(root, iter(children(root)))]
         while stack:
             x, it = stack[-1]
             for c in it:
                 if id(c) not in seen:
                     seen.add(id(c))
-                    stack.append((c, children(c)))
+                    stack.append((c, iter(children(c))))
                     break
             else:
                 stack.pop()
