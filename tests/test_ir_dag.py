@@ -5,6 +5,8 @@ once (per shift), the printer binds it with ``let``, and the C/CUDA code compute
 
 from __future__ import annotations
 
+import sys
+
 import numpy as np
 import pytest
 
@@ -263,3 +265,35 @@ def test_cuda_sources_with_shared_values_compile(tmp_path) -> None:
         sprog, layout, *_ = runner.prepare(args, {}, check_device=False)
         source, _, _ = runner.target.build(sprog, layout)
         assert "const auto t" in source or "if (" in source
+
+
+def test_deep_thread_runs_on_the_callers_cupy_device_and_stream(monkeypatch: pytest.MonkeyPatch) -> None:
+    """CuPy keeps the current device and stream per thread: a pass moved to the deep thread
+    (the embedded backend's evaluation) must still run on the caller's."""
+    import contextlib
+    import threading
+    import types
+
+    entered: list[tuple[str, str]] = []
+
+    class Ctx(contextlib.AbstractContextManager):  # type: ignore[type-arg]
+        def __init__(self, name: str) -> None:
+            self.name = name
+
+        def __enter__(self) -> None:
+            entered.append((self.name, threading.current_thread().name))
+
+        def __exit__(self, *exc: object) -> None:
+            return None
+
+    cuda = types.SimpleNamespace(Device=lambda: Ctx("device"), get_current_stream=lambda: Ctx("stream"))
+    monkeypatch.setitem(sys.modules, "cupy", types.SimpleNamespace(cuda=cuda))
+    e: ir.Expr = X
+    for _ in range(5000):
+        e = ir.UnaryOp("-", e, FT)
+
+    def depth(x: ir.Node) -> int:
+        return 1 + depth(x.operand) if isinstance(x, ir.UnaryOp) else 1
+
+    assert deep(depth)(e) == 5001
+    assert entered == [("device", "stencilkit-deep-pass"), ("stream", "stencilkit-deep-pass")]

@@ -9,6 +9,7 @@ DAG visit it as a tree, which is exponential in its depth).
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import functools
 import sys
@@ -182,25 +183,48 @@ _DEEP_LOCK = threading.Lock()
 
 def _in_deep_thread(fn: Callable[..., R], *args: Any, **kwargs: Any) -> R:
     out: dict[str, Any] = {}
+    enter = _cupy_context()
 
     def target() -> None:
         _DEEP.active = True
         try:
-            out["value"] = fn(*args, **kwargs)
+            with enter():
+                out["value"] = fn(*args, **kwargs)
         except BaseException as err:  # handed to the caller below
             out["error"] = err
 
     with _DEEP_LOCK:  # the stack size and the recursion limit are process-wide settings
-        old_stack, old_limit = threading.stack_size(), sys.getrecursionlimit()
-        threading.stack_size(DEEP_STACK_BYTES)
+        old_limit = sys.getrecursionlimit()
         sys.setrecursionlimit(max(old_limit, DEEP_RECURSION_LIMIT))
         try:
-            t = threading.Thread(target=target, name="stencilkit-deep-pass")
-            t.start()
+            old_stack = threading.stack_size(DEEP_STACK_BYTES)
+            try:
+                t = threading.Thread(target=target, name="stencilkit-deep-pass")
+                t.start()
+            finally:
+                threading.stack_size(old_stack)
             t.join()
         finally:
-            threading.stack_size(old_stack)
             sys.setrecursionlimit(old_limit)
     if "error" in out:
         raise out["error"]
     return out["value"]  # type: ignore[no-any-return]
+
+
+def _cupy_context() -> Callable[[], Any]:
+    """A context manager factory that makes the caller's CuPy device and stream current in
+    another thread (CuPy keeps both per thread); a no-op where CuPy is not in use."""
+    cp = sys.modules.get("cupy")
+    if cp is None:
+        return contextlib.nullcontext
+    try:
+        device, stream = cp.cuda.Device(), cp.cuda.get_current_stream()
+    except Exception:  # no usable GPU: nothing to carry over
+        return contextlib.nullcontext
+
+    @contextlib.contextmanager
+    def enter() -> Iterator[None]:
+        with device, stream:
+            yield
+
+    return enter
