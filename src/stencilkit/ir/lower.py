@@ -50,10 +50,10 @@ class _Lowerer:
         self.table_rows = _neighbor_targets(root)
         # Lowered values per (node, position): a value used at one position is lowered once
         # (the node is kept beside its result so that its id is not reused).
-        self.memo: dict[tuple[int, tuple[Any, ...]], tuple[n.Node, Any]] = {}
+        self.memo: dict[tuple[int, Any], tuple[n.Node, Any]] = {}
 
     def lower(self, e: n.Expr, pos: Position) -> n.Expr:
-        key = (id(e), tuple(pos.items()))
+        key = (id(e), frozenset(pos.items()))  # the same position however the dict was built
         hit = self.memo.get(key)
         if hit is None:
             hit = self.memo[key] = (e, self._lower(e, pos))
@@ -107,7 +107,7 @@ class _Lowerer:
 
     def tuple_leaves(self, e: n.Expr, pos: Position) -> tuple[n.Expr, ...]:
         """The lowered scalar elements of the (nested) tuple value ``e``, in order."""
-        key = (id(e), ("leaves", *pos.items()))
+        key = (id(e), ("leaves", frozenset(pos.items())))
         hit = self.memo.get(key)
         if hit is None:
             hit = self.memo[key] = (e, self._tuple_leaves(e, pos))
