@@ -190,3 +190,30 @@ def test_if_assigning_a_scalar_on_one_path_and_a_field_on_the_other(case, rng) -
         run(case.field([I, K], a), s, out, offset_provider={})
         expected = 0.5 + s * a if s > 0 else a + 2.0 * a * a
         np.testing.assert_allclose(out.asnumpy(), expected, rtol=1e-14)
+
+
+@gtx.field_operator
+def index_in_both_branches(a: IK, s: float64) -> IK:
+    top = K == 0
+    if s > 0.0:
+        x = gtx.concat_where(top, a * 2.0, a)
+    else:
+        x = gtx.concat_where(top, a * 3.0, a)
+    return x
+
+
+def test_if_whose_branches_share_an_index_condition(case, rng) -> None:
+    """Regression: the values both branches compute are computed before the if; an index under
+    them (K == 0) is not a value."""
+
+    @gtx.program(backend=case.backend)
+    def run(a: IK, s: float64, out: IK):
+        index_in_both_branches(a, s, out=out)
+
+    a = rng.random(SIZE)
+    for s in (1.0, -1.0):
+        out = case.field([I, K], rng.random(SIZE))
+        run(case.field([I, K], a), s, out, offset_provider={})
+        expected = a.copy()
+        expected[:, 0] *= 2.0 if s > 0 else 3.0
+        np.testing.assert_allclose(out.asnumpy(), expected, rtol=1e-14)

@@ -275,7 +275,7 @@ class ExprEmitter:
         in_t = self._unconditional(t)
         for x in self._unconditional(f).values():
             if id(x) in in_t and self.uses.get(id(x), 0) > 1 and not isinstance(x, _INLINE):
-                if isinstance(x.type, TupleType):  # type: ignore[attr-defined]
+                if isinstance(getattr(x, "type", None), TupleType):
                     self.emit_tuple(x)  # type: ignore[arg-type]
                 else:
                     self.emit(x)  # type: ignore[arg-type]
@@ -297,7 +297,7 @@ class ExprEmitter:
                 kids: tuple[ir.Node, ...] = (x.cond,)
             elif isinstance(x, ir.Call) and x.fn in ("where", "concat_where"):
                 kids = x.args[:1]
-            elif isinstance(x, ir.LocalReduce | ir.Lookup | ir.Valid | ir.Access):
+            elif isinstance(x, ir.LocalReduce | ir.Lookup | ir.Valid | ir.Access | ir.IndexValue):
                 kids = ()
             else:
                 kids = tuple(children(x))
