@@ -238,6 +238,23 @@ def test_scalar_ifelse_prints_and_lowers() -> None:
     assert str(e) == "(x if (s > float64(0.0)) else (-x))"
 
 
+Cell, Edge = gtx.Dimension("Cell"), gtx.Dimension("Edge")
+C2EDim = gtx.Dimension("C2E", kind=gtx.DimensionKind.LOCAL)
+C2E = gtx.FieldOffset("C2E", source=Edge, target=(Cell, C2EDim))
+EK, CK = Field[Dims[Edge, K], float64], Field[Dims[Cell, K], float64]
+
+
+@gtx.field_operator
+def reduce_shared(e: EK) -> CK:
+    p = e(C2E) * e(C2E) + e(C2E)
+    return gtx.neighbor_sum(p * p, axis=C2EDim) + gtx.max_over(p, axis=C2EDim)
+
+
+@gtx.program
+def run_reduce_shared(e: EK, out: CK):
+    reduce_shared(e, out=out)
+
+
 def _has_nvrtc() -> bool:
     from stencilkit.toolchain import cuda as cuda_toolchain
 
@@ -265,6 +282,14 @@ def test_cuda_sources_with_shared_values_compile(tmp_path) -> None:
         sprog, layout, *_ = runner.prepare(args, {}, check_device=False)
         source, _, _ = runner.target.build(sprog, layout)
         assert "const auto t" in source or "if (" in source
+    # a reduction whose body and mask share values with the rest: a loop of statements
+    runner = CompiledRunner(run_reduce_shared.definition, flat_params(run_reduce_shared.definition.params), CudaTarget(arch="90"))
+    table = gtx.as_connectivity([Cell, C2EDim], Edge, np.array([[0, 1, -1], [2, -1, 1]], dtype=np.int32),
+                                skip_value=-1)
+    args = [gtx.as_field([Edge, K], np.ones((3, 4))), gtx.as_field([Cell, K], np.ones((2, 4)))]
+    sprog, layout, *_ = runner.prepare(args, {"C2E": table}, check_device=False)
+    source, _, _ = runner.target.build(sprog, layout)
+    assert source.count("for (int n_C2E = 0; n_C2E < 3; ++n_C2E)") >= 2
 
 
 def test_deep_thread_runs_on_the_callers_cupy_device_and_stream(monkeypatch: pytest.MonkeyPatch) -> None:
