@@ -468,17 +468,21 @@ class FieldOperator:
     def _program_for(self, args: tuple[Any, ...], out: Any, domain: Any) -> Program:
         out_type = _type_of_value(out)
         arg_types = tuple(_type_of_value(a) for a in args)
-        key = (out_type, _domain_key(domain), arg_types)
+        alias = _aliases(args, out)
+        key = (out_type, _domain_key(domain), arg_types, alias)
         prog = self._programs.get(key)
         if prog is None:
-            prog = Program(self._direct_program(arg_types, out_type, key[1]), self.backend, self.__wrapped__)
+            prog = Program(self._direct_program(arg_types, out_type, key[1], alias), self.backend, self.__wrapped__)
             self._programs[key] = prog
         return prog
 
     def _direct_program(self, arg_types: tuple[TypeSpec, ...], out_type: TypeSpec,
-                        dom_key: tuple[tuple[Dimension, ...], ...]) -> ir.Program:
+                        dom_key: tuple[tuple[Dimension, ...], ...],
+                        alias: tuple[tuple[int, int], ...] = ()) -> ir.Program:
         """The program behind a direct call; ``dom_key`` lists the dimensions of each domain given
-        (none; one for every output; or one per output), passed as ``__dom{i}_{dim}_lo/hi``."""
+        (none; one for every output; or one per output), passed as ``__dom{i}_{dim}_lo/hi``.
+        ``alias``: (argument leaf, output leaf) pairs that are the same field (``op(q, out=q)``):
+        the operator reads the output there, as a program statement ``op(q, out=q)`` does."""
         params = self.definition.params[1:] if self.__stencilkit_scan__ else self.definition.params
         if len(arg_types) != len(params):
             raise StencilTypeError(f"{self.__name__}() takes {len(params)} arguments, got {len(arg_types)}")
@@ -499,7 +503,9 @@ class FieldOperator:
             raise StencilTypeError(f"{self.__name__}(): domain= gives {len(domains)} domains for {len(outs)}"
                                    " output fields", hint="give one domain, or one per output field")
         user_params = tuple(ir.Param(p.name, t) for p, t in zip(params, arg_types))
-        args = [ir.Ref(p.name, p.type) for p in user_params]
+        targets = {a: outs[o] for a, o in alias}
+        counter = iter(range(1 << 30))
+        args = [_arg_expr(ir.Ref(p.name, p.type), targets, counter) for p in user_params]
         stmts, temps = build_apply(self, args, outs, domains, self._src, self._src.tree, _NoBuilder(self),  # type: ignore[arg-type]
                                    may_alias=True)
         return ir.Program(self.__name__, (*user_params, out_p, *dom_params), tuple(stmts), tuple(temps))
@@ -517,6 +523,39 @@ class _NoBuilder:
         if arg.type != p.type:
             raise StencilTypeError(f"{callee}(): argument '{p.name}' must be {p.type}, got {arg.type}")
         return arg
+
+
+def _aliases(args: tuple[Any, ...], out: Any) -> tuple[tuple[int, int], ...]:
+    """(argument leaf, output leaf) index pairs of fields passed both as an argument and in
+    ``out=`` (the same object, or the same memory seen the same way)."""
+    outs = _leaves_of(out)
+    found = []
+    for i, a in enumerate(_leaves_of(args)):
+        if not hasattr(a, "domain"):
+            continue
+        for j, o in enumerate(outs):
+            if a is o or _same_view(a, o):
+                found.append((i, j))
+                break
+    return tuple(found)
+
+
+def _same_view(a: Any, b: Any) -> bool:
+    try:
+        return bool(a._ptr == b._ptr and a._sig == b._sig)
+    except Exception:
+        return False
+
+
+def _arg_expr(e: ir.Expr, targets: dict[int, ir.Ref], counter: Any) -> ir.Expr:
+    """The argument ``e`` with its leaves numbered by ``counter`` (in flattening order), the
+    leaves in ``targets`` replaced by the output they are the same field as."""
+    if isinstance(e.type, TupleType):
+        elems = tuple(_arg_expr(ir.TupleGet(e, i, t), targets, counter) for i, t in enumerate(e.type.types))
+        if all(isinstance(x, ir.TupleGet) and x.expr is e for x in elems):
+            return e
+        return ir.MakeTuple(elems, e.type)
+    return targets.get(next(counter), e)
 
 
 def _leaves(t: TypeSpec) -> list[TypeSpec]:

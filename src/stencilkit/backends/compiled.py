@@ -147,6 +147,8 @@ class CompiledRunner:
         for i, j, (ilo, ihi), (jlo, jhi) in plan.alias_pairs:
             pi, pj = args[i]._ptr, args[j]._ptr
             if pi == pj and args[i]._sig == args[j]._sig:
+                if (i, j) in plan.extra["same_ok"]:
+                    continue  # read only where it is written, before the write: an in-place update
                 raise StencilValueError(
                     f"{self.program.name}(): argument '{self.flat[i].name}' is the same field as output"
                     f" '{self.flat[j].name}'; the compiled code assumes they do not overlap",
@@ -208,7 +210,9 @@ class CompiledRunner:
             tuple((index[s.name], s.slot, "f" if s.dtype.startswith("float") else "i") for s in layout.scalars),
             tuple((f.name, f.ptr) for f in layout.fields if f.is_table),
             _alias_pairs(args, self.flat, written),
-            {"table_sigs": {name: t._sig for name, t in tables.items()}, "tables": dict(tables), "dynamic": has_dynamic_reads(sprog)},
+            {"table_sigs": {name: t._sig for name, t in tables.items()}, "tables": dict(tables),
+             "dynamic": has_dynamic_reads(sprog),
+             "same_ok": frozenset((index[a], index[o]) for a, o in same_field_ok(sprog) if a in index and o in index)},
         )
 
     def _check_device(self, what: str, value: Any) -> None:
@@ -278,6 +282,40 @@ def _span(sig: tuple[Any, ...]) -> tuple[int, int]:
     lo = sum(min(0, (n - 1) * st) for n, st in zip(shape, strides))
     hi = sum(max(0, (n - 1) * st) for n, st in zip(shape, strides)) + 1
     return lo * itemsize, hi * itemsize
+
+
+def same_field_ok(sprog: ir.StencilProgram) -> set[tuple[str, str]]:
+    """(input, output) parameter pairs that may be one field: the input is never written, is not
+    read after the first kernel writing the output, and that kernel writes one output and reads
+    the input only at the point it writes (or not at all)."""
+    kernels = sprog.kernels
+    written = {o for k in kernels for o in k.outs}
+    reads = [_field_reads(k) for k in kernels]
+    ok: set[tuple[str, str]] = set()
+    for out in written:
+        w = next(i for i, k in enumerate(kernels) if out in k.outs)
+        later = set().union(*reads[w + 1:])
+        for p in sprog.params:
+            name = p.name
+            if name in written or name in later or not isinstance(p.type, FieldType):
+                continue
+            at = reads[w].get(name)
+            if at is None or (at and len(kernels[w].outs) == 1):
+                ok.add((name, out))
+    return ok
+
+
+def _field_reads(k: ir.Kernel) -> dict[str, bool]:
+    """The fields ``k`` reads, each with whether every read is at the point written."""
+    from ..ir.visit import walk
+
+    found: dict[str, bool] = {}
+    for v in (*k.values, *(k.scan.inits if k.scan else ())):
+        for x in walk(v):
+            if isinstance(x, ir.Access):
+                zero = all(isinstance(i, ir.Pos) and i.offset == 0 for i in x.index) and len(x.index) == len(k.dims)
+                found[x.field] = found.get(x.field, True) and zero
+    return found
 
 
 def _alias_pairs(args: list[Any], flat: tuple[ir.Param, ...], written: set[str]

@@ -16,7 +16,7 @@ from ..ir.visit import deep, substitute
 from .annotations import type_from_annotation
 from .expressions import ExprBuilder, with_names
 from .outputs import TargetParser, leaves
-from .scans import per_output_statements, scan_call, statements
+from .scans import in_place, per_output_statements, scan_call, statements
 from .source import SourceFunction, parse_function
 from .typing_rules import TypingError, unify_operands
 
@@ -366,8 +366,10 @@ def build_apply(
         where = str(src.loc(node))
         dims = {frozenset(o.type.dims) for o in outs}  # type: ignore[union-attr]
         if len(dims) == 1 and all(d == domains[0] for d in domains):
-            return statements(expr, outs, domains[0], fop.name, where, prefix)
-        return per_output_statements(expr, outs, domains, fop.name, where, prefix, may_alias)
+            stmts, temps = statements(expr, outs, domains[0], fop.name, where, prefix)
+        else:
+            stmts, temps = per_output_statements(expr, outs, domains, fop.name, where, prefix, may_alias)
+        return in_place(stmts, temps, prefix)
     except TypingError as err:
         raise src.type_error(node, err.message, err.hint) from None
 

@@ -194,6 +194,55 @@ def per_output_statements(expr: ir.Expr, outs: tuple[ir.Ref, ...], domains: Sequ
     return [*h.stmts, *evals, *copies], h.temps
 
 
+def in_place(stmts: list[ir.Apply | ir.ScanApply], temps: list[ir.Param], prefix: str) -> Statements:
+    """``stmts`` (one program statement) made safe where an output is also read: a statement
+    reading a field it writes at another point than the one written (``w(K + 1)`` in an
+    operator writing ``w``), or followed by a statement of the group reading that field, writes
+    a temporary instead, copied into the output after the group. Reads at the written point
+    only keep the direct write (gt4py's in-place updates: ``op(q, out=q)``)."""
+    temp_names = {t.name for t in temps}
+    temps = list(temps)
+    result: list[ir.Apply | ir.ScanApply] = []
+    copies: list[ir.Apply | ir.ScanApply] = []
+    first: dict[str, int] = {}
+    for i, s in enumerate(stmts):
+        for o in s.outs:
+            first.setdefault(o.name, i)
+    for i, s in enumerate(stmts):
+        shifted = _shifted_reads(s.expr if isinstance(s, ir.Apply) else s.step)
+        later = set().union(*(_read_names(_body(t)) for t in stmts[i + 1:])) if i + 1 < len(stmts) else set()
+        outs = list(s.outs)
+        for n, o in enumerate(outs):
+            if o.name in temp_names or first[o.name] != i or (o.name not in shifted and o.name not in later):
+                continue
+            t = ir.Ref(f"{prefix}{len(temps)}", o.type)
+            temps.append(ir.Param(t.name, t.type))
+            outs[n] = t
+            copies.append(ir.Apply(t, (o,), s.domain, s.label, s.where))
+        result.append(s if outs == list(s.outs) else _with_outs(s, tuple(outs)))
+    return [*result, *copies], temps
+
+
+def _body(s: ir.Apply | ir.ScanApply) -> ir.Expr:
+    return s.expr if isinstance(s, ir.Apply) else s.step
+
+
+def _with_outs(s: ir.Apply | ir.ScanApply, outs: tuple[ir.Ref, ...]) -> ir.Apply | ir.ScanApply:
+    if isinstance(s, ir.Apply):
+        return ir.Apply(s.expr, outs, s.domain, s.label, s.where)
+    return ir.ScanApply(s.axis, s.forward, s.carry_name, s.init, s.step, outs, s.domain, s.label, s.where)
+
+
+def _shifted_reads(e: ir.Expr) -> set[str]:
+    """The flattened names ``e`` may read at another point than the one computed (under a
+    shift, a neighbour selection or a reduction): a superset."""
+    names: set[str] = set()
+    for x in walk(e):
+        if isinstance(x, ir.Shift | ir.LocalSelect | ir.Reduce | ir.ScanCall):
+            names |= _read_names(x)
+    return names
+
+
 def _as_scan(e: ir.Expr) -> ir.Expr:
     """``q, w = scan(...); return q, w`` returns the scan itself: no temporaries and copy."""
     if isinstance(e, ir.MakeTuple) and e.elems and all(isinstance(x, ir.TupleGet) for x in e.elems):
