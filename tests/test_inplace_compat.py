@@ -195,3 +195,20 @@ def test_compiled_program_accepts_the_same_field_only_where_planned(backend, rng
     v1, v2 = base[0:7], base[1:8]  # raw arrays: passed zero-copy, the same domain
     with pytest.raises(StencilValueError, match="shares memory"):
         _axpy_into.with_backend(backend)(v1, b, v2, offset_provider={})  # overlapping views: refused
+
+
+@gtx.scan_operator(axis=Z, forward=True, init=(0.0, 0.0))
+def _running(state: tuple[float, float], x: float) -> tuple[float, float]:
+    return state[0] + x, x
+
+
+def test_scan_with_a_tuple_output_one_element_of_which_is_its_input(case, rng) -> None:
+    q0, w0 = rng.standard_normal((2, 5)), rng.standard_normal((2, 5))
+    q, w = case.field([X, Z], q0.copy()), case.field([X, Z], w0.copy())
+    _running.with_backend(case.backend)(q, out=(w, q), offset_provider={})
+    np.testing.assert_allclose(to_numpy(w), np.cumsum(q0, axis=1), rtol=1e-14)
+    np.testing.assert_allclose(to_numpy(q), q0, rtol=1e-15)
+    q, w = case.field([X, Z], q0.copy()), case.field([X, Z], w0.copy())
+    _running.with_backend(case.backend)(q, out=(q, w), offset_provider={})
+    np.testing.assert_allclose(to_numpy(q), np.cumsum(q0, axis=1), rtol=1e-14)
+    np.testing.assert_allclose(to_numpy(w), q0, rtol=1e-15)

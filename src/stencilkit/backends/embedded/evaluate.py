@@ -308,7 +308,7 @@ def run_kernel(xp: ModuleType, k: ir.Kernel, domain: tuple[UnitRange, ...], fiel
     for level in levels:
         level_dom = tuple(UnitRange(level, level + 1) if d == scan.axis else r for d, r in zip(k.dims, domain))
         ev = KernelEvaluator(xp, k.dims, level_dom, fields, {**scalars, **carry}, tables)
-        values = [ev.eval(v) for v in k.values]
+        values = _detached(xp, [ev.eval(v) for v in k.values], [fields[o] for o in k.outs])
         for name, value in zip(k.outs, values):
             _store(xp, fields[name], k.dims, level_dom, value)
         carry = dict(zip(scan.carries, values))
