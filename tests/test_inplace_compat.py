@@ -212,3 +212,42 @@ def test_scan_with_a_tuple_output_one_element_of_which_is_its_input(case, rng) -
     _running.with_backend(case.backend)(q, out=(q, w), offset_provider={})
     np.testing.assert_allclose(to_numpy(q), np.cumsum(q0, axis=1), rtol=1e-14)
     np.testing.assert_allclose(to_numpy(w), q0, rtol=1e-15)
+
+
+# ------------------------------------------------------------ COMPAT §4.2: one domain per output
+@gtx.field_operator
+def _two(a: FX) -> tuple[FX, FX]:
+    return a + 1.0, a * 2.0
+
+
+@gtx.program
+def _two_prog(a: FX, o1: FX, o2: FX):
+    _two(a, out=(o1, o2))
+
+
+@gtx.field_operator
+def _swap_scaled(a: FX, b: FX) -> tuple[FX, FX]:
+    return 2.0 * b, 3.0 * a
+
+
+def test_tuple_outputs_of_different_extents_each_over_its_own_domain(case, rng) -> None:
+    a0 = rng.standard_normal(8)
+    a = case.field([X], a0)
+    for prog in (_two_prog.with_backend(case.backend),
+                 lambda a, o1, o2, **kw: _two.with_backend(case.backend)(a, out=(o1, o2), **kw)):
+        o1 = case.field([X], np.full(4, -7.0), origin={X: -2})  # X: 2..6
+        o2 = case.field([X], np.full(8, -7.0))  # X: 0..8
+        prog(a, o1, o2, offset_provider={})
+        np.testing.assert_allclose(to_numpy(o1), a0[2:6] + 1.0, rtol=1e-15)
+        np.testing.assert_allclose(to_numpy(o2), a0 * 2.0, rtol=1e-15)
+    o1, o2 = case.field([X], np.zeros(8)), case.field([X], np.zeros(8))
+    _two_prog.with_backend(case.backend)(a, o1, o2, offset_provider={})  # equal extents: one kernel
+    np.testing.assert_allclose(to_numpy(o1), a0 + 1.0, rtol=1e-15)
+    # outputs that are also inputs: every element from the values before the statement
+    b0 = rng.standard_normal(5)
+    x, y = case.field([X], a0.copy()), case.field([X], b0.copy(), origin={X: -1})
+    _swap_scaled.with_backend(case.backend)(x[{X: (1, 6)}], y, out=(x[{X: (1, 6)}], y), offset_provider={})
+    expect_x = a0.copy()
+    expect_x[1:6] = 2.0 * b0
+    np.testing.assert_allclose(to_numpy(x), expect_x, rtol=1e-15)
+    np.testing.assert_allclose(to_numpy(y), 3.0 * a0[1:6], rtol=1e-15)

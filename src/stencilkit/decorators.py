@@ -17,7 +17,7 @@ from .core.errors import MissingOutError, StencilTypeError
 from .core.named_collections import NamedCollectionType, collection_values
 from .core.types import FieldType, ScalarType, TupleType, TypeSpec
 from .frontend.parse import ProgramParser, build_apply, parse_field_operator
-from .frontend.scans import scan_call, scan_init
+from .frontend.scans import own_domains, scan_call, scan_init, shared_domain_groups
 from .frontend.source import SourceFunction
 from .frontend.typing_rules import TypingError
 from .ir import nodes as ir
@@ -94,6 +94,10 @@ class Program:
         self._simple = not any(isinstance(p.type, TupleType) for p in definition.params) and not definition.temps
         self._nparams = len(definition.params)
         self._temps = _Temporaries(definition) if definition.temps else None
+        names = [p.name for p in flat_params(definition.params)]
+        self._groups = [tuple(names.index(n) for n in g) for g in shared_domain_groups(definition)]
+        self._own: Program | None = None
+        self._simple = self._simple and not self._groups
         self._run = _runner(definition, self.backend)
 
     @property
@@ -128,7 +132,13 @@ class Program:
         if self._simple and not kwargs and len(args) == self._nparams:
             run(list(args), offset_provider)  # the common case, kept short
             return
-        run(self._flat(args, kwargs), offset_provider)
+        flat = self._flat(args, kwargs)
+        if self._groups and any(len({_extent(flat[i]) for i in g}) > 1 for g in self._groups):
+            if self._own is None:  # tuple outputs of different extents: each over its own domain
+                self._own = Program(own_domains(self.definition), self.backend, self.__wrapped__, self.grid_type)
+            self._own(*args, offset_provider=offset_provider, **kwargs)
+            return
+        run(flat, offset_provider)
 
     def _flat(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> list[Any]:
         """The runner's arguments: flattened, with the temporaries appended."""
@@ -523,6 +533,11 @@ class _NoBuilder:
         if arg.type != p.type:
             raise StencilTypeError(f"{callee}(): argument '{p.name}' must be {p.type}, got {arg.type}")
         return arg
+
+
+def _extent(value: Any) -> Any:
+    dom = getattr(value, "domain", None)
+    return tuple(dom.items()) if dom is not None else getattr(value, "shape", None)
 
 
 def _aliases(args: tuple[Any, ...], out: Any) -> tuple[tuple[int, int], ...]:
