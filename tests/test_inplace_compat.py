@@ -251,3 +251,18 @@ def test_tuple_outputs_of_different_extents_each_over_its_own_domain(case, rng) 
     expect_x[1:6] = 2.0 * b0
     np.testing.assert_allclose(to_numpy(x), expect_x, rtol=1e-15)
     np.testing.assert_allclose(to_numpy(y), 3.0 * a0[1:6], rtol=1e-15)
+
+
+@gtx.scan_operator(axis=Z, forward=True, init=(0.0, 0.0))
+def _two_sums(s: tuple[float, float], x: float) -> tuple[float, float]:
+    return s[0] + x, s[1] + 2.0 * x
+
+
+def test_scan_outputs_of_different_extents_each_over_its_own_domain(case, rng) -> None:
+    x0 = rng.standard_normal((2, 5))
+    x = case.field([X, Z], x0)
+    for n1, n2 in ((5, 3), (3, 5)):
+        o1, o2 = case.field([X, Z], np.full((2, n1), -7.0)), case.field([X, Z], np.full((2, n2), -7.0))
+        _two_sums.with_backend(case.backend)(x, out=(o1, o2), offset_provider={})
+        np.testing.assert_allclose(to_numpy(o1), np.cumsum(x0, axis=1)[:, :n1], rtol=1e-14)
+        np.testing.assert_allclose(to_numpy(o2), 2.0 * np.cumsum(x0, axis=1)[:, :n2], rtol=1e-14)

@@ -17,6 +17,7 @@ import numpy as np
 
 from ..core.types import FieldType, ScalarType, TupleType, TypeSpec, canonical_dims
 from ..ir import nodes as ir
+from ..ir.extents import FIELD_START, FIELD_STOP
 from ..ir.tuples import flat_name, flatten_value
 from ..ir.visit import deep, map_children, substitute, walk
 from .source import SourceFunction
@@ -240,6 +241,8 @@ def own_domains(prog: ir.Program) -> ir.Program:
     """``prog`` with every element of a tuple output written without ``domain=`` computed over
     its own field's domain (gt4py's rule when the extents differ): one statement per element,
     elements read by another element and the columns of a scan through temporaries."""
+    from .outputs import field_bound  # outputs -> expressions -> scans
+
     temps = list(prog.temps)
     temp_names = {t.name for t in temps}
     body: list[ir.Apply | ir.ScanApply] = []
@@ -249,6 +252,16 @@ def own_domains(prog: ir.Program) -> ir.Program:
             body.append(s)
             continue
         prefix = f"__own{n}_"
+        if isinstance(s, ir.ScanApply) and len(names) == len(s.outs) and not names & _read_names(s.step):
+            # one scan per output over that output's domain, the other columns into temporaries
+            for i, o in enumerate(s.outs):
+                outs = tuple(o if j == i else ir.Ref(f"{prefix}{i}_{j}", x.type) for j, x in enumerate(s.outs))
+                temps += [ir.Param(r.name, r.type) for r in outs if r is not o]
+                dom = tuple(ir.DomainRange(d, field_bound(o, d, FIELD_START, 0), field_bound(o, d, FIELD_STOP, 0))
+                            for d in o.type.dims)  # type: ignore[union-attr]
+                body.append(ir.ScanApply(s.axis, s.forward, s.carry_name, s.init, s.step, outs, dom,
+                                         s.label, s.where))
+            continue
         if isinstance(s, ir.ScanApply):
             refs = tuple(ir.Ref(f"{prefix}{i}", o.type) for i, o in enumerate(s.outs))
             temps += [ir.Param(r.name, r.type) for r in refs]
