@@ -118,22 +118,38 @@ def check_scalar(name: str, t: ScalarType, v: Any, program: str) -> Any:
     if not isinstance(v, np.generic) and (
         hasattr(v, "domain") or hasattr(v, "__array_interface__") or hasattr(v, "__cuda_array_interface__")
     ):
-        raise StencilTypeError(f"{program}(): argument '{name}' must be a scalar {t}, got an array or field")
+        raise _scalar_type_error(program, name, t, v, f"argument '{name}' must be a scalar {t}, got an array or field")
     if isinstance(v, np.generic):
         if v.dtype != dtype and not np.can_cast(v.dtype, dtype, "same_kind"):
-            raise StencilTypeError(f"{program}(): argument '{name}' must be {t}, got {v.dtype}")
+            raise _scalar_type_error(program, name, t, v, f"argument '{name}' must be {t}, got {v.dtype}")
         return dtype.type(v)
-    if isinstance(v, bool) != (t.dtype == "bool") and not isinstance(v, bool | int | float):
-        raise StencilTypeError(f"{program}(): argument '{name}' must be {t}, got {type(v).__name__}")
     if isinstance(v, float) and dtype.kind in "iub":
-        raise StencilTypeError(f"{program}(): argument '{name}' must be an integer ({t}), got {v!r}")
+        raise _scalar_type_error(program, name, t, v, f"argument '{name}' must be an integer ({t}), got {v!r}")
     if not isinstance(v, bool | int | float):
-        raise StencilTypeError(f"{program}(): argument '{name}' must be {t}, got {type(v).__name__}")
+        raise _scalar_type_error(program, name, t, v, f"argument '{name}' must be {t}, got {type(v).__name__}")
     if dtype.kind in "iu":
         info = np.iinfo(dtype)
         if not info.min <= v <= info.max:
             raise StencilValueError(f"{program}(): argument '{name}' = {v} does not fit in {t}")
     return dtype.type(v)
+
+
+def _type_name(v: Any) -> str:
+    """How gt4py.next prints the type of the value ``v``: ``Field[[X], float64]``, ``int32``."""
+    if hasattr(v, "domain") and hasattr(v, "dtype"):
+        return f"Field[[{', '.join(d.value for d in v.domain.dims)}], {v.dtype.name}]"
+    if isinstance(v, np.generic) or hasattr(v, "dtype"):
+        return str(np.dtype(v.dtype).name)
+    if isinstance(v, bool):
+        return "bool"
+    return {int: "int32", float: "float64"}.get(type(v), type(v).__name__)
+
+
+def _scalar_type_error(program: str, name: str, t: ScalarType, v: Any, detail: str) -> ArgumentTypeError:
+    line = f"  - Expected argument '{name}' to be of type '{t}', got '{_type_name(v)}'."
+    err = ArgumentTypeError(f"Invalid argument types in call to '{program}'.\n{line}", hint=f"{program}(): {detail}")
+    err.__cause__ = ValueError(line)
+    return err
 
 
 def check_field(name: str, t: FieldType, v: Any, program: str) -> None:

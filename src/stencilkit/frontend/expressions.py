@@ -11,7 +11,7 @@ import numpy as np
 
 from ..core.dims import Dimension
 from ..core.dtypes import dtype_name, is_bool, is_integral
-from ..core.errors import UndefinedNameError, UnsupportedSyntaxError
+from ..core.errors import UndefinedNameError
 from ..core.named_collections import NamedCollectionType, is_collection_class
 from ..core.types import FieldType, ScalarType, TupleType, TypeSpec
 from ..ir import nodes as ir
@@ -104,8 +104,7 @@ class ExprBuilder(ShiftCalls, BuiltinCalls):
     def build(self, node: ast.expr) -> ir.Expr:
         method = getattr(self, f"_{type(node).__name__}", None)
         if method is None:
-            raise UnsupportedSyntaxError(f"'{ast.unparse(node)}': this Python construct is not part of the DSL",
-                                         self.src.loc(node))
+            raise self.src.unsupported(node, f"'{ast.unparse(node)}': this Python construct is not part of the DSL")
         return method(node)  # type: ignore[no-any-return]
 
     def _Constant(self, node: ast.Constant) -> ir.Expr:

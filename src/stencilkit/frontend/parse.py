@@ -7,7 +7,7 @@ import inspect
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from ..core.errors import BadAnnotationError, MissingAnnotationError, UnsupportedSyntaxError
+from ..core.errors import BadAnnotationError, MissingAnnotationError
 from ..core.named_collections import NamedCollectionType
 from ..core.types import FieldType, ScalarType, TupleType, TypeSpec
 from ..ir import nodes as ir
@@ -82,9 +82,14 @@ def _run(src: SourceFunction, builder: ExprBuilder, body: list[ast.stmt],
             continue
         if isinstance(stmt, ast.If):
             cond = builder.build(stmt.test)
-            if not (isinstance(cond.type, ScalarType) and cond.type.dtype == "bool"):
-                raise src.type_error(stmt.test, "an if statement needs a scalar boolean condition",
-                                     hint="for fields use where(mask, a, b)")
+            if not isinstance(cond.type, ScalarType):
+                raise src.type_error(stmt.test, f"Condition for 'if' must be scalar, got '{cond.type}' instead.",
+                                     hint="an if statement needs a scalar boolean condition; for fields use"
+                                     " where(mask, a, b)")
+            if cond.type.dtype != "bool":
+                raise src.type_error(stmt.test, f"Condition for 'if' must be of boolean type, got '{cond.type}'"
+                                     " instead.", hint="an if statement needs a scalar boolean condition,"
+                                     " e.g. x > 0")
             if not _may_return(stmt.body) and not _may_return(stmt.orelse):
                 _merge_if(src, builder, stmt, cond, after[i])
                 continue
@@ -107,8 +112,8 @@ def _run(src: SourceFunction, builder: ExprBuilder, body: list[ast.stmt],
             continue  # docstring
         if isinstance(stmt, ast.Pass):
             continue
-        raise UnsupportedSyntaxError(f"'{ast.unparse(stmt).splitlines()[0]}': this statement is not part of the DSL",
-                                     src.loc(stmt), hint="field operators hold assignments, if/else on scalars, and return")
+        raise src.unsupported(stmt, f"'{ast.unparse(stmt).splitlines()[0]}': this statement is not part of the DSL;"
+                              " field operators hold assignments, if/else on scalars, and return")
     return None
 
 
@@ -142,8 +147,10 @@ def _merge_if(src: SourceFunction, builder: ExprBuilder, stmt: ast.If, cond: ir.
                 pass
             t, f = _as_field_like(t, f), _as_field_like(f, t)
             if t.type != f.type:
-                raise src.type_error(stmt, f"'{name}' is {t.type} after one branch of this if and {f.type}"
-                                     " after the other", hint="give it the same type in both branches")
+                raise src.type_error(stmt, f"Inconsistent types between two branches for variable '{name}':"
+                                     f" got types '{t.type}' and '{f.type}.",
+                                     hint=f"'{name}' is {t.type} after one branch of this if and {f.type}"
+                                     " after the other; give it the same type in both branches")
         names.append(name)
         ts.append(t)
         fs.append(f)
@@ -202,13 +209,26 @@ def _bind(src: SourceFunction, builder: ExprBuilder, target: ast.expr, value: ir
         if any(isinstance(t, ast.Starred) for t in target.elts):
             _bind_starred(src, builder, target, value)
             return
-        if not isinstance(value.type, TupleType) or len(value.type.types) != len(target.elts):
-            raise src.type_error(target, f"cannot unpack {value.type} into {len(target.elts)} names")
+        vt = value.type
+        _check_unpack(src, target, vt, len(target.elts))
+        assert isinstance(vt, TupleType)
         for i, t in enumerate(target.elts):
-            elem = value.elems[i] if isinstance(value, ir.MakeTuple) else ir.TupleGet(value, i, value.type.types[i])
+            elem = value.elems[i] if isinstance(value, ir.MakeTuple) else ir.TupleGet(value, i, vt.types[i])
             _bind(src, builder, t, elem)
         return
     raise src.type_error(target, "only names and tuples of names can be assigned")
+
+
+def _check_unpack(src: SourceFunction, target: ast.expr, t: TypeSpec, n: int) -> None:
+    if not isinstance(t, TupleType):
+        raise src.type_error(target, f"Assignment value must be of type tuple, got '{t}'.",
+                             hint=f"cannot unpack {t} into {n} names")
+    if len(t.types) > n:
+        raise src.type_error(target, f"Too many values to unpack (expected {n}).",
+                             hint=f"cannot unpack {t} into {n} names")
+    if len(t.types) < n:
+        raise src.type_error(target, f"Not enough values to unpack (expected {n}, got {len(t.types)}).",
+                             hint=f"cannot unpack {t} into {n} names")
 
 
 def _bind_starred(src: SourceFunction, builder: ExprBuilder, target: ast.Tuple | ast.List, value: ir.Expr) -> None:
@@ -299,7 +319,8 @@ class ProgramParser:
             raise self.src.type_error(call, "** unpacking is not supported in a program statement")
         kw = {k.arg: k.value for k in call.keywords if k.arg is not None}
         if "out" not in kw:
-            raise self.src.type_error(call, f"the call of {fop.name} needs out=", hint=f"{fop.name}(..., out=result)")
+            raise self.src.type_error(call, f"Invalid call to '{fop.name}'.\nMissing required keyword argument 'out'.",
+                                      hint=f"the call of {fop.name} needs out=: {fop.name}(..., out=result)")
         if any(isinstance(a, ast.Starred) for a in call.args):
             raise self.src.type_error(call, "*args unpacking is not supported in a program statement")
         params = fop.params[1:] if getattr(op, "__stencilkit_scan__", None) is not None else fop.params

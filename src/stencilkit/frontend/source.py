@@ -10,7 +10,22 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from ..core.errors import SourceLocation, StencilError, StencilTypeError
+from ..core.errors import SourceLocation, StencilError, StencilTypeError, UnsupportedSyntaxError
+
+#: gt4py's names of Python syntax outside the DSL (``Unsupported Python syntax: 'while' loop.``)
+_FEATURES = {
+    "While": "'while' loop", "For": "'for' loop", "AsyncFor": "'async for' loop", "Lambda": "lambda",
+    "List": "list literal", "ListComp": "list comprehension", "Dict": "dict literal",
+    "DictComp": "dict comprehension", "Set": "set literal", "SetComp": "set comprehension",
+    "GeneratorExp": "generator expression", "With": "'with' statement", "Try": "'try' statement",
+    "Raise": "'raise' statement", "Assert": "'assert' statement", "Delete": "'del' statement",
+    "Import": "'import' statement", "ImportFrom": "'import' statement", "Global": "'global' statement",
+    "Nonlocal": "'nonlocal' statement", "FunctionDef": "nested function definition",
+    "ClassDef": "class definition", "Break": "'break' statement", "Continue": "'continue' statement",
+    "Yield": "'yield' expression", "Await": "'await' expression", "Match": "'match' statement",
+    "JoinedStr": "f-string", "NamedExpr": "assignment expression", "Starred": "starred expression",
+    "AugAssign": "augmented assignment", "Slice": "slice",
+}
 
 
 @dataclass(frozen=True)
@@ -35,6 +50,13 @@ class SourceFunction:
 
     def type_error(self, node: ast.AST | None, message: str, hint: str = "") -> StencilError:
         return StencilTypeError(message, self.loc(node), hint)
+
+    def unsupported(self, node: ast.AST, hint: str) -> UnsupportedSyntaxError:
+        """gt4py's ``UnsupportedPythonFeatureError`` for ``node``; ``hint`` says what to do."""
+        feature = _FEATURES.get(type(node).__name__, f"ast.{type(node).__name__}")
+        err = UnsupportedSyntaxError(f"Unsupported Python syntax: {feature}.", self.loc(node), hint)
+        err.feature = feature
+        return err
 
 
 def parse_function(fn: Callable[..., Any]) -> SourceFunction:
