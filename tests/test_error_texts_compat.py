@@ -1,4 +1,4 @@
-# ruff: noqa: F841, E731
+# ruff: noqa: F841, E731, RUF059
 """gt4py.next's error classes and message texts where users' tests match on them (COMPAT.md §2);
 stencilkit's own explanation stays in the hint, and str() keeps the source location."""
 
