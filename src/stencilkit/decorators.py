@@ -244,7 +244,8 @@ class _Temporaries:
                 reader = next((s for s in body if t not in {o.name for o in s.outs}
                                and any(isinstance(x, ir.Ref) and x.name == t for x in walk(s))), None)
                 if reader is None:  # written, never read: like the writer's output
-                    reader = next((s for s in body if t in {o.name for o in s.outs}), body[-1])
+                    reader = next((s for s in body if t in {o.name for o in s.outs}
+                                   and any(o.name not in temp_names for o in s.outs)), body[-1])
                 out = next((o.name for o in reader.outs if o.name not in temp_names), None)
                 self.like[t] = names.index(out) if out is not None else like(reader.outs[0].name)
             return self.like[t]
