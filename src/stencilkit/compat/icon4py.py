@@ -50,6 +50,7 @@ def _backends(names: list[str]) -> dict[str, tuple[Any, Any]]:
 
 
 def _import(module: str, timeout: float) -> tuple[Any, str]:
+    """The module, or None and why it failed (with the innermost line of its package)."""
     from .icon_run import StageTimeout, describe, time_limit
 
     try:
@@ -58,7 +59,7 @@ def _import(module: str, timeout: float) -> tuple[Any, str]:
     except StageTimeout as err:
         return None, f"import timed out: {describe(err)}"
     except Exception as err:
-        return None, describe(err, where="icon4py/")
+        return None, describe(err, where=module.split(".")[0] + "/")
 
 
 def run_all(sources: list[StencilSource], backends: list[str], *, seed: int = 0,
