@@ -151,19 +151,33 @@ def _check_dtype(name: str, t: FieldType, v: Any, program: str) -> None:
 def table_infos(offset_provider: Mapping[str, Any] | None, program: ir.Program) -> dict[str, TableInfo]:
     """Describe the neighbour tables of ``offset_provider`` that ``program`` uses."""
     provider = offset_provider or {}
+    check_provider(provider, program.name)
     infos: dict[str, TableInfo] = {}
     for name, table in provider.items():
         if isinstance(table, Dimension | FieldOffset):
             continue
         if hasattr(table, "max_neighbors"):
             infos[name] = TableInfo(int(table.max_neighbors), table.skip_value is not None)
-        elif hasattr(table, "shape") and len(table.shape) == 2:
-            infos[name] = TableInfo(int(table.shape[1]), True)
         else:
             raise StencilTypeError(
                 f"offset_provider['{name}'] is a {type(table).__name__}, not a neighbour table",
                 hint="pass gtx.as_connectivity([Edge, E2CDim], Cell, table) or a Dimension")
     return infos
+
+
+def check_provider(provider: Any, program: str) -> None:
+    """Refuse an ``offset_provider`` that is not a mapping, or that holds raw arrays as tables."""
+    if not isinstance(provider, Mapping):
+        raise StencilTypeError(
+            f"{program}(): offset_provider must be a dict from offset names to connectivities or"
+            f" dimensions, got a {type(provider).__name__}",
+            hint='e.g. offset_provider={"E2C": gtx.as_connectivity([Edge, E2CDim], Cell, table), "Koff": K}')
+    for name, table in provider.items():
+        if hasattr(table, "shape") and not hasattr(table, "max_neighbors"):
+            raise StencilTypeError(
+                f"{program}(): offset_provider['{name}'] is a raw {type(table).__module__.split('.')[0]}"
+                " array; a neighbour table must say which dimensions it maps",
+                hint=f"wrap it: gtx.as_connectivity([Source, {name}Dim], Target, table, skip_value=-1)")
 
 
 # ------------------------------------------------------------------------- domains and extents
@@ -188,15 +202,13 @@ def kernel_domain(k: ir.Kernel, fields: Mapping[str, Any], scalars: Mapping[str,
     if not k.domain:
         return tuple(out.domain[d] for d in k.dims)
     given = {r.dim: UnitRange(_eval_bound(r.start, scalars), _eval_bound(r.stop, scalars)) for r in k.domain}
-    missing = [d for d in k.dims if d not in given]
     extra = [d for d in given if d not in k.dims]
-    if missing or extra:
+    if extra:
         raise StencilValueError(
-            f"{_where(k)}domain= must give a range for each dimension of the output"
-            f" [{', '.join(map(str, k.dims))}]"
-            + (f"; missing {', '.join(map(str, missing))}" if missing else "")
-            + (f"; not an output dimension: {', '.join(map(str, extra))}" if extra else ""))
-    return tuple(given[d] for d in k.dims)
+            f"{_where(k)}domain= names {', '.join(map(str, extra))}, which the output"
+            f" [{', '.join(map(str, k.dims))}] does not have")
+    # a dimension left out of domain= spans the output's whole range along it, as in gt4py
+    return tuple(given[d] if d in given else out.domain[d] for d in k.dims)
 
 
 def check_kernel_bounds(k: ir.Kernel, dom: tuple[UnitRange, ...], fields: Mapping[str, Any],
@@ -292,6 +304,23 @@ def used_tables(program: ir.Program) -> tuple[str, ...]:
                          if isinstance(x, ir.Shift) and isinstance(x.by, ir.NeighborShift)}))
 
 
+def _check_table_kind(t: str, table: Any, program: ir.Program, name: str) -> None:
+    """The table given for offset ``t`` must map the offset's target to its source dimension."""
+    shifts = {x.by for s in program.body for x in walk(s)
+              if isinstance(x, ir.Shift) and isinstance(x.by, ir.NeighborShift) and x.by.offset == t}
+    for by in shifts:
+        codomain = getattr(table, "codomain", None)
+        if codomain is not None and codomain != by.source:
+            raise StencilValueError(
+                f"{name}(): offset_provider['{t}'] maps to {codomain}, but the offset {t} reads fields"
+                f" over {by.source}", hint=f"build the table with codomain {by.source}")
+        dims = tuple(table.domain.dims) if hasattr(table, "domain") else ()
+        if dims and dims[0] != by.target[0]:
+            raise StencilValueError(
+                f"{name}(): offset_provider['{t}'] is a table over {dims[0]}, but the offset {t} goes"
+                f" from {by.target[0]}", hint=f"pass the {t} table of dimensions {list(map(str, by.target))}")
+
+
 @dataclass(frozen=True, slots=True)
 class Bound:
     """Checked arguments by parameter name: fields (viewed in their declared dimension order),
@@ -308,6 +337,7 @@ def bind(program: ir.Program, flat: tuple[ir.Param, ...], tables_used: tuple[str
          check_device: Callable[[str, Any], None] | None = None) -> Bound:
     """Check every argument of a call (and, with ``check_device``, where it lives)."""
     name = program.name
+    check_provider(offset_provider or {}, name)
     fields: dict[str, Any] = {}
     scalars: dict[str, Any] = {}
     for p, a in zip(flat, args):
@@ -325,6 +355,7 @@ def bind(program: ir.Program, flat: tuple[ir.Param, ...], tables_used: tuple[str
             raise StencilValueError(f"{name}(): offset_provider has no entry for '{t}'",
                                     hint=f"pass offset_provider={{'{t}': connectivity}}")
         tables[t] = provider[t]
+        _check_table_kind(t, tables[t], program, name)
         if check_device is not None:
             check_device(f"offset_provider['{t}']", tables[t])
     infos = {k: v for k, v in table_infos(provider, program).items() if k in tables}

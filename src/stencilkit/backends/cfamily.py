@@ -49,14 +49,28 @@ SK_LIMITS(uint8_t, 0, 255) SK_LIMITS(uint16_t, 0, 65535) SK_LIMITS(uint32_t, 0, 
 SK_LIMITS(uint64_t, 0, 18446744073709551615ull) SK_LIMITS(bool, false, true)
 template <class T> SK_FN T sk_floordiv(T a, T b) {
   if constexpr (sk_is_float<T>::value) { return floor(a / b); }
-  else { T q = a / b; return (q * b != a && ((a < T(0)) != (b < T(0)))) ? q - 1 : q; }
+  else {
+    // Integer division by zero gives 0 (NumPy's result), and the one overflowing quotient
+    // INT_MIN // -1 wraps to INT_MIN as in NumPy: never a SIGFPE.
+    if (b == T(0)) return T(0);
+    if (T(-1) < T(0) && b == T(-1)) return (T)(0ULL - (unsigned long long)a);
+    T q = a / b; return (q * b != a && ((a < T(0)) != (b < T(0)))) ? q - 1 : q; }
 }
 template <class T> SK_FN T sk_mod(T a, T b) {
   if constexpr (sk_is_float<T>::value) { T r = fmod(a, b); return (r != T(0) && ((r < T(0)) != (b < T(0)))) ? r + b : r; }
-  else { T r = a % b; return (r != 0 && ((r < T(0)) != (b < T(0)))) ? r + b : r; }
+  else {
+    if (b == T(0) || (T(-1) < T(0) && b == T(-1))) return T(0);
+    T r = a % b; return (r != 0 && ((r < T(0)) != (b < T(0)))) ? r + b : r; }
 }
-template <class T> SK_FN T sk_min(T a, T b) { return b < a ? b : a; }
-template <class T> SK_FN T sk_max(T a, T b) { return a < b ? b : a; }
+// NaN propagates through minimum/maximum/min_over/max_over, as in NumPy: a + b is NaN then.
+template <class T> SK_FN T sk_min(T a, T b) {
+  if constexpr (sk_is_float<T>::value) { if (a != a || b != b) return a + b; }
+  return b < a ? b : a;
+}
+template <class T> SK_FN T sk_max(T a, T b) {
+  if constexpr (sk_is_float<T>::value) { if (a != a || b != b) return a + b; }
+  return a < b ? b : a;
+}
 template <class T> SK_FN T sk_abs(T a) { return a < T(0) ? -a : a; }
 template <class T> SK_FN T sk_pow(T a, T b) {
   if constexpr (sk_is_float<T>::value) { return pow(a, b); }
@@ -107,9 +121,10 @@ def c_literal(value: bool | int | float, dtype: str) -> str:
         if np.isnan(v):
             return f"(({ctype(dtype)})sk_from_slot<double>(0x7ff8000000000000LL))"
         if np.isinf(v):
-            return ("-" if v < 0 else "") + f"(({ctype(dtype)})sk_from_slot<double>(0x7ff0000000000000LL))"
-        text = repr(v)
-        return f"{text}f" if dtype == "float32" else text
+            return ("(-" if v < 0 else "(") + f"(({ctype(dtype)})sk_from_slot<double>(0x7ff0000000000000LL)))"
+        text = repr(v) + ("f" if dtype == "float32" else "")
+        # parenthesised when negative: after a unary minus, "--0.5f" would be a decrement
+        return f"({text})" if text.startswith("-") else text
     suffix = "LL" if dtype in ("int64",) else ("ULL" if dtype == "uint64" else "")
     return f"(({ctype(dtype)}){int(value)}{suffix})"
 
@@ -210,8 +225,8 @@ class ExprEmitter:
             del self.local_var[e.dim.value]
         init, update = {
             "sum": ("0", "acc += v;"),
-            "max": (f"sk_limits<{t}>::lo", "acc = v > acc ? v : acc;"),
-            "min": (f"sk_limits<{t}>::hi", "acc = v < acc ? v : acc;"),
+            "max": (f"sk_limits<{t}>::lo", f"acc = sk_max<{t}>(acc, v);"),
+            "min": (f"sk_limits<{t}>::hi", f"acc = sk_min<{t}>(acc, v);"),
         }[e.op]
         return (f"([&]() {{ {t} acc = {init}; for (int {var} = 0; {var} < {e.size}; ++{var}) "
                 f"{{ if ({mask}) {{ const {t} v = {body}; {update} }} }} return acc; }}())")

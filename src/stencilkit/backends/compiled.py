@@ -53,7 +53,7 @@ class Plan:
     field_slots: tuple[tuple[int, int], ...]  # (flat arg index, slot)
     scalar_slots: tuple[tuple[int, int, str], ...]  # (flat arg index, slot, dtype)
     table_slots: tuple[tuple[str, int], ...]
-    alias_pairs: tuple[tuple[int, int], ...]  # (argument, output) pairs that could be one field
+    alias_pairs: tuple[tuple[int, int, tuple[int, int], tuple[int, int]], ...]  # see _alias_pairs
     extra: dict[str, Any]
     ints: Any = field(init=False)  # memoryview of int64 slots
     floats: Any = field(init=False)  # memoryview of the same slots as float64
@@ -97,7 +97,10 @@ class CompiledRunner:
         for i in self.domain_scalar_idx:
             key.append((type(args[i]), args[i]))  # 8.0 must not reuse the plan checked for 8
         for t in self.table_names:
-            key.append(offset_provider[t]._key)  # type: ignore[index]
+            # a table's contents are checked when a plan is made: another table (another buffer)
+            # of the same layout needs its own check, or out-of-range entries would be read
+            table = offset_provider[t]  # type: ignore[index]
+            key.append((table._key, table._ptr))
         return tuple(key)
 
     def __call__(self, args: list[Any], offset_provider: Mapping[str, Any] | None) -> None:
@@ -135,12 +138,19 @@ class CompiledRunner:
     def _check_aliasing(self, plan: Plan, args: list[Any]) -> None:
         """Two parameters can be one field only if their signatures are equal, so only those
         pairs (found once per plan) are compared on each call."""
-        for i, j in plan.alias_pairs:
-            if args[i]._ptr == args[j]._ptr:
+        for i, j, (ilo, ihi), (jlo, jhi) in plan.alias_pairs:
+            pi, pj = args[i]._ptr, args[j]._ptr
+            if pi == pj and args[i]._sig == args[j]._sig:
                 raise StencilValueError(
                     f"{self.program.name}(): argument '{self.flat[i].name}' is the same field as output"
                     f" '{self.flat[j].name}'; the compiled code assumes they do not overlap",
                     hint="pass a separate output field")
+            if pi + ilo < pj + jhi and pj + jlo < pi + ihi:
+                raise StencilValueError(
+                    f"{self.program.name}(): argument '{self.flat[i].name}' shares memory with output"
+                    f" '{self.flat[j].name}' (another view of the same buffer); the compiled code"
+                    " assumes they do not overlap",
+                    hint="pass an output field with memory of its own (e.g. a copy)")
 
     # ------------------------------------------------------------------ slow path
     def plan_for(self, args: list[Any], offset_provider: Mapping[str, Any] | None) -> Plan:
@@ -253,18 +263,37 @@ def _order_of(dims: tuple[Dimension, ...], sig: tuple[Any, ...]) -> tuple[int, .
     return tuple(sorted(range(len(dims)), key=lambda j: -strides[j]))
 
 
-def _alias_pairs(args: list[Any], flat: tuple[ir.Param, ...], written: set[str]) -> tuple[tuple[int, int], ...]:
+def _span(sig: tuple[Any, ...]) -> tuple[int, int]:
+    """The bytes a field's buffer covers, relative to its data pointer: ``[lo, hi)``."""
+    shape, strides = sig[2], sig[3]
+    if any(n == 0 for n in shape):
+        return 0, 0
+    itemsize = np.dtype(sig[1]).itemsize
+    lo = sum(min(0, (n - 1) * st) for n, st in zip(shape, strides))
+    hi = sum(max(0, (n - 1) * st) for n, st in zip(shape, strides)) + 1
+    return lo * itemsize, hi * itemsize
+
+
+def _alias_pairs(args: list[Any], flat: tuple[ir.Param, ...], written: set[str]
+                 ) -> tuple[tuple[int, int, tuple[int, int], tuple[int, int]], ...]:
+    """(argument, output, span of the argument, span of the output) for every output and every
+    other field on the same device: their memory could overlap (the same field, or another view
+    of the same buffer), which the compiled code must never see."""
     fields = [i for i, p in enumerate(flat) if isinstance(p.type, FieldType)]
     outs = [i for i in fields if flat[i].name in written]
-    return tuple((i, j) for j in outs for i in fields if i != j and args[i]._sig == args[j]._sig)
+    return tuple((i, j, _span(args[i]._sig), _span(args[j]._sig)) for j in outs for i in fields
+                 if i != j and args[i]._sig[5:7] == args[j]._sig[5:7])
 
 
-def _pointer_store(slots: tuple[tuple[int, int], ...], alias_pairs: tuple[tuple[int, int], ...]) -> Any:
+def _pointer_store(slots: tuple[tuple[int, int], ...],
+                   alias_pairs: tuple[tuple[int, int, tuple[int, int], tuple[int, int]], ...]) -> Any:
     """A function writing each field argument's address into its slot and returning whether an
-    output is also passed as another argument: the per-call path's inner loop, unrolled once per
-    plan, one statement per field (several times faster than a loop over the slots)."""
+    output's memory overlaps another argument's: the per-call path's inner loop, unrolled once
+    per plan, one statement per field (several times faster than a loop over the slots)."""
     lines = [f"    p{i} = ints[{slot}] = args[{i}]._ptr" for i, slot in slots]
-    lines.append("    return " + (" or ".join(f"p{i} == p{j}" for i, j in alias_pairs) or "False"))
+    tests = [f"(p{i} + {si[0]} < p{j} + {sj[1]} and p{j} + {sj[0]} < p{i} + {si[1]})"
+             for i, j, si, sj in alias_pairs if si[1] > si[0] and sj[1] > sj[0]]
+    lines.append("    return " + (" or ".join(tests) or "False"))
     namespace: dict[str, Any] = {}
     exec("def store_pointers(args, ints):\n" + "\n".join(lines), namespace)  # only integers interpolated
     return namespace["store_pointers"]

@@ -116,7 +116,11 @@ class ExprBuilder(BuiltinCalls):
         if isinstance(node.value, ast.Name | ast.Attribute) and not (
                 isinstance(node.value, ast.Name) and node.value.id in self.symbols):
             value = self.resolve(node.value)
-            if isinstance(value, tuple | list) and isinstance(node.slice, ast.Constant) and isinstance(node.slice.value, int):
+            if isinstance(value, list | dict | set | bytearray | np.ndarray):
+                raise self.error(node.value, f"'{ast.unparse(node.value)}' is a {type(value).__name__}, a mutable"
+                                 " object: the stencil would keep the value it had when it was compiled",
+                                 hint="use a tuple or a module-level constant, or pass the value as a parameter")
+            if isinstance(value, tuple) and isinstance(node.slice, ast.Constant) and isinstance(node.slice.value, int):
                 try:
                     return self._constant_value(node, value[node.slice.value])  # a global constant tuple
                 except (IndexError, TypeError):

@@ -18,13 +18,21 @@ from ...core.domain import UnitRange
 from ...core.errors import InternalError
 from ...ir import nodes as ir
 
+
+def _quietly(fn: Callable[[Any, Any], Any], a: Any, b: Any) -> Any:
+    """``//`` and ``%`` without NumPy's warnings: an integer division by zero gives 0 and
+    INT_MIN // -1 wraps, on every backend (docs/semantics.md)."""
+    with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
+        return fn(a, b)
+
+
 _BINARY: dict[str, Callable[[ModuleType, Any, Any], Any]] = {
     "+": lambda xp, a, b: a + b,
     "-": lambda xp, a, b: a - b,
     "*": lambda xp, a, b: a * b,
     "/": lambda xp, a, b: a / b,
-    "//": lambda xp, a, b: xp.floor_divide(a, b),
-    "%": lambda xp, a, b: xp.remainder(a, b),  # Python's: the remainder has the divisor's sign
+    "//": lambda xp, a, b: _quietly(xp.floor_divide, a, b),
+    "%": lambda xp, a, b: _quietly(xp.remainder, a, b),  # Python's: the remainder has the divisor's sign
     "**": lambda xp, a, b: xp.power(a, b),
     "&": lambda xp, a, b: a & b,
     "|": lambda xp, a, b: a | b,
@@ -211,7 +219,7 @@ def run_kernel(xp: ModuleType, k: ir.Kernel, domain: tuple[UnitRange, ...], fiel
         return
     if k.scan is None:
         ev = KernelEvaluator(xp, k.dims, domain, fields, scalars, tables)
-        values = [ev.eval(v) for v in k.values]
+        values = _detached(xp, [ev.eval(v) for v in k.values], [fields[o] for o in k.outs])
         for name, value in zip(k.outs, values):
             _store(xp, fields[name], k.dims, domain, value)
         return
@@ -229,6 +237,16 @@ def run_kernel(xp: ModuleType, k: ir.Kernel, domain: tuple[UnitRange, ...], fiel
         for name, value in zip(k.outs, values):
             _store(xp, fields[name], k.dims, level_dom, value)
         carry = dict(zip(scan.carries, values))
+
+
+def _detached(xp: ModuleType, values: list[Any], outs: list[Any]) -> list[Any]:
+    """``values`` with every array that may share memory with one of several outputs copied: a
+    value passed through unchanged (``return a + b, o`` written to ``out=(o, y)``) must be the
+    value before the statement, not what an earlier output of the same statement wrote."""
+    if len(outs) < 2:
+        return values
+    return [xp.array(v, copy=True) if isinstance(v, xp.ndarray) and any(
+        xp.may_share_memory(v, o.ndarray) for o in outs) else v for v in values]
 
 
 def _store(xp: ModuleType, out: Any, dims: tuple[Dimension, ...], domain: tuple[UnitRange, ...], value: Any) -> None:

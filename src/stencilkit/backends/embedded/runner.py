@@ -46,7 +46,7 @@ class EmbeddedRunner:
     def _key(self, args: list[Any], provider: Mapping[str, Any]) -> Any:
         key: list[Any] = [args[i]._key for i in self.field_idx]
         key.extend((type(args[i]), args[i]) for i in self.bound_idx)
-        key.extend(provider[t]._key for t in self.table_names)
+        key.extend((provider[t]._key, provider[t]._ptr) for t in self.table_names)  # checked per table
         return tuple(key)
 
     def __call__(self, args: list[Any], offset_provider: Mapping[str, Any] | None) -> None:
