@@ -23,7 +23,8 @@ from typing import Any
 
 import numpy as np
 
-from ..core.types import FieldType, TupleType, TypeSpec
+from ..core.dims import Dimension
+from ..core.types import FieldType, ScalarType, TupleType, TypeSpec
 from ..ir import nodes as ir
 from .icon_inputs import (
     VERTICAL_RANGES,
@@ -136,9 +137,13 @@ class _Call:
             return
         assert isinstance(defn, ir.FieldOperator)
         scan = getattr(obj, "__stencilkit_scan__", None)
-        params = defn.params[1:] if scan else defn.params
+        params = defn.params
+        out_type = defn.body.type
+        if scan:  # a scan's scalar parameters are fed columns over (Cell, axis)
+            cols = (Dimension("Cell"), scan[0])
+            params = tuple(ir.Param(p.name, _columns(p.type, cols)) for p in defn.params[1:])
+            out_type = _columns(out_type, cols)
         self.args = make_args(params, mesh, seed, attempt)
-        out_type = obj._result_type(self.args.types) if scan else defn.body.type
         leaves = _leaves(out_type)
         if not all(isinstance(t, FieldType) for t in leaves):
             raise _NotFed(f"returns {out_type}: only field results can be written to out=")
@@ -168,6 +173,13 @@ class _Call:
 
 class _NotFed(Exception):
     pass
+
+
+def _columns(t: TypeSpec, dims: tuple[Dimension, ...]) -> TypeSpec:
+    """Every scalar of ``t`` as a field over ``dims``."""
+    if isinstance(t, TupleType):
+        return TupleType(tuple(_columns(s, dims) for s in t.types))
+    return FieldType(dims, t.dtype) if isinstance(t, ScalarType) else t
 
 
 def _flat_names(name: str, t: TypeSpec) -> list[str]:
