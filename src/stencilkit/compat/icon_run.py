@@ -14,6 +14,7 @@ The steps and what each records in a :class:`Outcome` (``status[stage]`` is ``"o
 
 from __future__ import annotations
 
+import re
 import signal
 import time
 from collections.abc import Iterator
@@ -62,11 +63,14 @@ def time_limit(seconds: float) -> Iterator[None]:
         signal.signal(signal.SIGALRM, old)
 
 
+_SITE = re.compile(r"(?<![\w/])/\S*/(site|dist)-packages/")
+
+
 def describe(err: BaseException, limit: int = 400, where: str = "") -> str:
     """``Type: message`` on one line, shortened; keeps stencilkit's ``file:line`` location.
     With ``where`` (a path fragment such as ``"icon4py/"``), the innermost traceback frame in
     such a file is added: ``(at icon4py/model/common/field_type_aliases.py:21)``."""
-    text = " ".join(str(err).split())
+    text = _SITE.sub("", " ".join(str(err).split()))
     if len(text) > limit:
         text = text[: limit - 3] + "..."
     out = f"{type(err).__name__}: {text}" if text else type(err).__name__
