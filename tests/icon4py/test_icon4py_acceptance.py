@@ -16,7 +16,6 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from icon4py_support import icon4py_skip_reason
 
 pytestmark = pytest.mark.skipif(icon4py_skip_reason() is not None, reason=str(icon4py_skip_reason()))

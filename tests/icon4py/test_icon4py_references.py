@@ -13,8 +13,8 @@ from typing import Any
 
 import numpy as np
 import pytest
-
 from icon4py_support import icon4py_skip_reason
+
 from stencilkit.compat.icon_mesh import IconMesh, icon_mesh
 from stencilkit.compat.icon_run import describe
 

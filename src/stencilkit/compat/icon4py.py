@@ -36,10 +36,17 @@ def stencil_sources(package: str = "icon4py", only: str = "") -> list[StencilSou
     if spec is None or not spec.submodule_search_locations:
         raise SystemExit(f"{package} is not installed in {sys.executable}")
     found: list[StencilSource] = []
-    for loc in spec.submodule_search_locations:
-        pkg_dir = Path(loc)
+    for pkg_dir in _installed_locations(package, list(spec.submodule_search_locations)):
         found.extend(find_stencils(pkg_dir, pkg_dir.parent))
     return [s for s in found if only in s.module]
+
+
+def _installed_locations(package: str, locations: list[str]) -> list[Path]:
+    """The parts of a (namespace) package that an installed distribution provides: a directory
+    named like the package elsewhere on ``sys.path`` (``tests/icon4py``) is not icon4py."""
+    paths = [Path(loc) for loc in locations]
+    installed = [p for p in paths if any(p.parent.glob(f"{package}*.dist-info"))]
+    return installed or paths
 
 
 def _backends(names: list[str]) -> dict[str, tuple[Any, Any]]:
