@@ -28,7 +28,7 @@ from .icon_mesh import IconMesh
 __all__ = ["VERTICAL_RANGES", "Args", "domain_roles", "make_args", "vertical_range"]
 
 # (lower offset from 0, upper offset from nlev) of the computed vertical range
-VERTICAL_RANGES: tuple[tuple[int, int], ...] = ((0, 0), (1, 0), (1, -1), (2, -2))
+VERTICAL_RANGES: tuple[tuple[int, int], ...] = ((0, 0), (1, 0), (1, -1), (2, -2), (3, 0), (5, -4))
 
 
 def vertical_range(mesh: IconMesh, attempt: int) -> tuple[int, int]:

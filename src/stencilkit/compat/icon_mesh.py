@@ -81,7 +81,7 @@ def _other(pair: Table, this: Table) -> Table:
     return np.where(pair[:, 0] == this, pair[:, 1], pair[:, 0]).astype(np.int32)
 
 
-def icon_mesh(nx: int = 4, ny: int = 4, nlev: int = 6) -> IconMesh:
+def icon_mesh(nx: int = 4, ny: int = 4, nlev: int = 10) -> IconMesh:
     """The periodic ``nx x ny``-quad triangular mesh (no skip values) with ``nlev`` levels."""
     m = meshes.periodic_triangular_mesh(nx, ny)
     e2c, c2e, e2v, v2e, c2v = m.e2c, m.c2e, m.e2v, m.v2e, m.c2v

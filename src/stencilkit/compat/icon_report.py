@@ -45,7 +45,7 @@ def first_failure(r: dict[str, Any]) -> tuple[str, str] | None:
     return None
 
 
-_NOISE = [(re.compile(r" \(at [^)]*\)"), ""), (re.compile(r"(?<=[\s(])/[^\s:)]+\.py(:\d+)*"), "<file>"),
+_NOISE = [(re.compile(r" \(at [^)]*\)"), ""), (re.compile(r"[^\s:()]+\.py(:\d+)*"), "<file>"),
           (re.compile(r"'[^']*'"), "'…'"), (re.compile(r"\b\d+(\.\d+)?(e-?\d+)?\b"), "N")]
 
 
@@ -54,7 +54,7 @@ def _family(reason: str) -> str:
     text = reason
     for pat, rep in _NOISE:
         text = pat.sub(rep, text)
-    return text[:160]
+    return text[:110]
 
 
 def _table(records: list[dict[str, Any]], backends: list[str]) -> list[str]:
