@@ -38,6 +38,7 @@ def test_discovery_finds_every_decorated_function() -> None:
         ("skfakeicon.stencils", "_dz_below", "field_operator"),
         ("skfakeicon.stencils", "dz_below", "program"),
         ("skfakeicon.stencils", "_cumsum", "scan_operator"),
+        ("skfakeicon.stencils", "_sat_pres", "field_operator"),
     ]
 
 
@@ -48,13 +49,14 @@ def test_acceptance_records(fake_package: object) -> None:
     assert broken["status"] == {"import": "fail"}
     assert "gt4py.next.no_such_module" in broken["reasons"]["import"]
     assert "(at skfakeicon/broken.py:2)" in broken["reasons"]["import"]
-    for name in ("_grad", "grad", "_avg", "_dz_below", "dz_below", "_cumsum"):
+    # _sat_pres (scalars in, scalars out) runs inside a generated scan over K
+    for name in ("_grad", "grad", "_avg", "_dz_below", "dz_below", "_cumsum", "_sat_pres"):
         st = by_name[name]["status"]
         assert st == {s: "ok" for s in ("import", "parse", "feed", "embedded", "cpu", "agree_cpu")}, by_name[name]
     # a[K] - a[K-1] needs the vertical range to start at 1: the second attempt
     assert by_name["dz_below"]["attempt"] == 1 and by_name["grad"]["attempt"] == 0
     summary = counts(records, ["cpu"])
-    assert summary["total"] == 7 and summary["import"] == 6 and summary["all_ok"] == 6
+    assert summary["total"] == 8 and summary["import"] == 7 and summary["all_ok"] == 7
 
 
 def test_cli_writes_json_and_markdown(fake_package: object, tmp_path: Path,
@@ -66,9 +68,9 @@ def test_cli_writes_json_and_markdown(fake_package: object, tmp_path: Path,
     assert main(["--only", "stencils", "--json", str(tmp_path / "r.json"),
                  "--markdown", str(tmp_path / "r.md")]) == 0
     data = json.loads((tmp_path / "r.json").read_text())
-    assert data["counts"]["total"] == 6 and data["counts"]["agree_cpu"] == 6
+    assert data["counts"]["total"] == 7 and data["counts"]["agree_cpu"] == 7
     text = (tmp_path / "r.md").read_text()
-    assert "| **all stages pass** | **6** |" in text
+    assert "| **all stages pass** | **7** |" in text
 
 
 def test_report_lists_every_failure() -> None:

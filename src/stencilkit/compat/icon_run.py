@@ -35,6 +35,7 @@ from .icon_inputs import (
     written_params,
 )
 from .icon_mesh import IconMesh
+from .icon_scalar import column_wrapper, is_scalar_type
 
 __all__ = ["Outcome", "StageTimeout", "describe", "run_stencil", "time_limit"]
 
@@ -114,6 +115,11 @@ def _parse(obj: Any) -> ir.Node:
     if not isinstance(defn, ir.Program | ir.FieldOperator):
         raise TypeError(f"{obj!r} has no stencilkit IR (definition is {type(defn).__name__})")
     return defn
+
+
+def _scalar_operator(obj: Any, defn: ir.Node) -> bool:
+    return (isinstance(defn, ir.FieldOperator) and not getattr(obj, "__stencilkit_scan__", None)
+            and is_scalar_type(defn.body.type) and all(is_scalar_type(p.type) for p in defn.params))
 
 
 def _leaves(t: TypeSpec) -> list[TypeSpec]:
@@ -248,6 +254,13 @@ def _run(obj: Any, mesh: IconMesh, backends: dict[str, tuple[Any, Any]], seed: i
         out.fail("parse", describe(err))
         return
     out.status["parse"] = "ok"
+    if isinstance(defn, ir.FieldOperator) and _scalar_operator(obj, defn):
+        try:  # a helper of scalars: run as icon4py does, inside a scan over K
+            obj = column_wrapper(obj, defn)
+            defn = _parse(obj)
+        except Exception as err:
+            out.fail("feed", f"as a column (in a scan operator): {describe(err)}")
+            return
     ref: list[Any] | None = None
     call: _Call | None = None
     first_error = ""

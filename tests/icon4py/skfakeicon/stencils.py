@@ -35,3 +35,8 @@ def dz_below(a: CellKField, out: CellKField, vertical_start: gtx.int32, vertical
 @gtx.scan_operator(axis=KDim, forward=True, init=0.0)
 def _cumsum(carry: float, x: float) -> float:
     return carry + x
+
+
+@gtx.field_operator
+def _sat_pres(t: float, a: gtx.float64) -> tuple[float, gtx.float64]:
+    return a * t, t + 1.0
