@@ -12,8 +12,8 @@ a ``gt4py`` module with the stencilkit module it stands for:
 ===================================  =======================================================
 
 The alias refuses to shadow a real gt4py (one importable from ``sys.path`` or already imported)
-unless ``force=True``. A ``gt4py`` module that stencilkit does not provide raises
-``ModuleNotFoundError`` naming the stencilkit module that was looked for.
+unless ``force=True``. A ``gt4py`` module that stencilkit does not provide is not found
+(``ModuleNotFoundError``; ``importlib.util.find_spec`` gives None, as for any missing module).
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ from __future__ import annotations
 import importlib
 import importlib.abc
 import importlib.machinery
+import importlib.util
 import sys
 import types
 from collections.abc import Sequence
@@ -104,7 +105,12 @@ class _AliasFinder(importlib.abc.MetaPathFinder):
                   target: types.ModuleType | None = None) -> importlib.machinery.ModuleSpec | None:
         if fullname != "gt4py" and not fullname.startswith("gt4py."):
             return None
-        target_of(fullname)  # raises for names stencilkit does not serve
+        try:
+            served = target_of(fullname)
+            if served is not None and importlib.util.find_spec(served) is None:
+                return None
+        except ImportError:  # not served, or a parent of the target is missing
+            return None
         return importlib.machinery.ModuleSpec(fullname, _AliasLoader(fullname), is_package=True)
 
 
