@@ -178,7 +178,8 @@ def main(argv: list[str] | None = None) -> int:
     summary = counts(records, args.backend)
     result = {"backends": args.backend, "seed": args.seed, "rtol": args.rtol,
               "seconds": round(time.perf_counter() - t0, 1), "python": sys.version.split()[0],
-              "icon4py": _version("icon4py-common"), "counts": summary, "stencils": records}
+              "icon4py": _version("icon4py-common"), "stencilkit": _commit(),
+              "counts": summary, "stencils": records}
     if args.json is not None:
         args.json.write_text(json.dumps(result, indent=1))
     if args.markdown is not None:
@@ -186,6 +187,21 @@ def main(argv: list[str] | None = None) -> int:
     if args.modules_from is None:
         print(json.dumps(summary, indent=1))
     return 0
+
+
+def _commit() -> str:
+    """stencilkit's git commit (short hash, ``+`` if the tree has changes), or its version."""
+    import stencilkit
+
+    here = Path(stencilkit.__file__).parent
+    try:
+        head = subprocess.run(["git", "-C", str(here), "rev-parse", "--short", "HEAD"],
+                              capture_output=True, text=True, check=True).stdout.strip()
+        dirty = subprocess.run(["git", "-C", str(here), "status", "--porcelain", "--", "."],
+                               capture_output=True, text=True, check=True).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return str(stencilkit.__version__)
+    return head + ("+" if dirty else "")
 
 
 def _version(dist: str) -> str:

@@ -79,7 +79,8 @@ def markdown(result: dict[str, Any]) -> str:
     """The results section of ``docs/icon4py.md``."""
     records, backends = result["stencils"], result["backends"]
     lines = [
-        f"Measured with icon4py {result.get('icon4py')} on Python {result.get('python')}, backends"
+        f"Measured at stencilkit {result.get('stencilkit')} with icon4py {result.get('icon4py')} on"
+        f" Python {result.get('python')}, backends"
         f" embedded + {', '.join(backends)}, seed {result.get('seed')}, rtol {result.get('rtol')},"
         f" {result.get('seconds')} s.", "",
         *_table(records, backends), "",
