@@ -190,9 +190,12 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _commit() -> str:
-    """stencilkit's git commit (short hash, ``+`` if the tree has changes), or its version."""
+    """stencilkit's git commit (short hash, ``+`` if the tree has changes; ``$STENCILKIT_COMMIT``
+    for a copy without git), or its version."""
     import stencilkit
 
+    if os.environ.get("STENCILKIT_COMMIT"):
+        return os.environ["STENCILKIT_COMMIT"]
     here = Path(stencilkit.__file__).parent
     try:
         head = subprocess.run(["git", "-C", str(here), "rev-parse", "--short", "HEAD"],
