@@ -124,3 +124,19 @@ def test_describe_is_one_line_and_short() -> None:
     text = describe(err, limit=60)
     assert "\n" not in text and len(text) <= 60 + len("ValueError: ")
     assert text.startswith("ValueError: first line second line")
+
+
+def test_a_stage_that_hangs_times_out() -> None:
+    import time
+
+    from stencilkit.compat.icon_run import run_stencil
+
+    class Slow:
+        def ir_text(self) -> str:
+            time.sleep(5)
+            return ""
+
+    t0 = time.perf_counter()
+    out = run_stencil(Slow(), icon_mesh(2, 2, nlev=3), {}, timeout=0.2)
+    assert time.perf_counter() - t0 < 2
+    assert out.status == {"parse": "fail"} and "timed out after 0.2 s" in out.reasons["parse"]
