@@ -81,8 +81,8 @@ def compiler(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) ->
 
 @pytest.mark.parametrize("arch", ["80", "90"])
 def test_laplacian_compiles_to_cubin(compiler: str, arch: str) -> None:
-    a = gtx.as_field([I, J, K], _fortran((8, 6, 3)))
-    out = gtx.as_field([I, J, K], _fortran((8, 6, 3)))
+    a = gtx.as_field([I, J, K], _fortran((8, 6, 3)), copy=None)
+    out = gtx.as_field([I, J, K], _fortran((8, 6, 3)), copy=None)
     source, entry = _build(run_lap, [a, out], arch)
     cubin = (entry.path / "program.cubin").read_bytes()  # type: ignore[attr-defined]
     assert cubin[:4] == b"\x7fELF"
@@ -93,16 +93,16 @@ def test_laplacian_compiles_to_cubin(compiler: str, arch: str) -> None:
 
 
 def test_builtins_and_scalars_compile(compiler: str) -> None:
-    a = gtx.as_field([I, J], _fortran((8, 6), np.float32))
-    out = gtx.as_field([I, J], _fortran((8, 6), np.float32))
+    a = gtx.as_field([I, J], _fortran((8, 6), np.float32), copy=None)
+    out = gtx.as_field([I, J], _fortran((8, 6), np.float32), copy=None)
     source, entry = _build(run_mixed, [a, np.float32(0.5), out])
     assert (entry.path / "program.cubin").stat().st_size > 0  # type: ignore[attr-defined]
     assert "sk_floordiv<float>" in source and "sqrt(" in source
 
 
 def test_cached_build_is_reused(compiler: str) -> None:
-    a = gtx.as_field([I, J, K], _fortran((8, 6, 3)))
-    out = gtx.as_field([I, J, K], _fortran((8, 6, 3)))
+    a = gtx.as_field([I, J, K], _fortran((8, 6, 3)), copy=None)
+    out = gtx.as_field([I, J, K], _fortran((8, 6, 3)), copy=None)
     _, first = _build(run_lap, [a, out])
     _, second = _build(run_lap, [a, out])
     assert first.path == second.path  # type: ignore[attr-defined]
@@ -123,8 +123,8 @@ def test_failed_cuda_build_reports_command_log_and_source(compiler: str, tmp_pat
 
 def test_chunked_variants_are_built_separately(compiler: str) -> None:
     """The z-chunked kernels are compiled only on request: small programs compile fast."""
-    a = gtx.as_field([I, J, K], _fortran((8, 6, 3)))
-    out = gtx.as_field([I, J, K], _fortran((8, 6, 3)))
+    a = gtx.as_field([I, J, K], _fortran((8, 6, 3)), copy=None)
+    out = gtx.as_field([I, J, K], _fortran((8, 6, 3)), copy=None)
     runner = CompiledRunner(run_lap.definition, flat_params(run_lap.definition.params), CudaTarget(arch="90"))
     sprog, layout, *_ = runner.prepare([a, out], {}, check_device=False)
     plain_source, plain_key, plain = runner.target.build(sprog, layout)
@@ -167,13 +167,13 @@ def _planned_spec(prog: gtx.Program, args: list[object], monkeypatch: pytest.Mon
 
 def test_index_width_follows_the_call(compiler: str, monkeypatch: pytest.MonkeyPatch) -> None:
     """32-bit index arithmetic where every index fits, 64-bit otherwise; both compile."""
-    a = gtx.as_field([I, J, K], _fortran((8, 6, 3)))
-    out = gtx.as_field([I, J, K], _fortran((8, 6, 3)))
+    a = gtx.as_field([I, J, K], _fortran((8, 6, 3)), copy=None)
+    out = gtx.as_field([I, J, K], _fortran((8, 6, 3)), copy=None)
     assert _planned_spec(run_lap, [a, out], monkeypatch).narrow_index is True  # type: ignore[attr-defined]
     # a field whose domain starts near 2**31: its indices no longer fit 32 bits
     far = 2**31 - 4
     dom = gtx.domain({I: (far, far + 8), J: (0, 6), K: (0, 3)})
-    a_far, out_far = gtx.as_field(dom, _fortran((8, 6, 3))), gtx.as_field(dom, _fortran((8, 6, 3)))
+    a_far, out_far = gtx.as_field(dom, _fortran((8, 6, 3)), copy=None), gtx.as_field(dom, _fortran((8, 6, 3)), copy=None)
 
     @gtx.program
     def run_far(a: Field[Dims[I, J, K], float64], out: Field[Dims[I, J, K], float64]):
@@ -222,8 +222,8 @@ def run_running_sum(a: Field[Dims[I, J, K], float64], out: Field[Dims[I, J, K], 
 def test_scan_compiles_with_its_level_loop_unrolled(compiler: str) -> None:
     from stencilkit.backends.cuda.codegen import SCAN_UNROLL
 
-    a = gtx.as_field([I, J, K], _fortran((8, 6, 5)))
-    out = gtx.as_field([I, J, K], _fortran((8, 6, 5)))
+    a = gtx.as_field([I, J, K], _fortran((8, 6, 5)), copy=None)
+    out = gtx.as_field([I, J, K], _fortran((8, 6, 5)), copy=None)
     source, entry = _build(run_running_sum, [a, out])
     assert f"#pragma unroll {SCAN_UNROLL}\n  for (sk_idx i_K = K_lo0; i_K < K_hi0; ++i_K)" in source
     assert b"sk_run_running_sum_k0" in (entry.path / "program.cubin").read_bytes()  # type: ignore[attr-defined]

@@ -23,7 +23,7 @@ def test_mixed_dtypes() -> None:
 
 
 def test_missing_annotation() -> None:
-    with pytest.raises(TypeError, match=r"parameter 'a' has no type annotation"):
+    with pytest.raises(TypeError, match=r"Parameter 'a' is missing type annotations"):
         @gtx.field_operator
         def bad(a) -> Field[Dims[I], float64]:
             return a
@@ -37,7 +37,7 @@ def test_shift_along_missing_dimension() -> None:
 
 
 def test_unknown_name() -> None:
-    with pytest.raises(TypeError, match=r"name 'undefined_thing' is not defined"):
+    with pytest.raises(TypeError, match=r"Undeclared symbol 'undefined_thing'"):
         @gtx.field_operator
         def bad(a: Field[Dims[I], float64]) -> Field[Dims[I], float64]:
             return a + undefined_thing  # noqa: F821

@@ -54,8 +54,8 @@ def test_embedded_program_shows_its_ir() -> None:
 def test_cuda_source_is_inspectable_without_a_gpu(rng) -> None:
     run = _program(gtx.gpu)
     runner = CompiledRunner(run.definition, flat_params(run.definition.params), CudaTarget(arch="90"))
-    a = gtx.as_field([I, J], np.asfortranarray(rng.standard_normal((8, 5))))
-    out = gtx.as_field([I, J], np.asfortranarray(rng.standard_normal((8, 5))))
+    a = gtx.as_field([I, J], np.asfortranarray(rng.standard_normal((8, 5))), copy=None)
+    out = gtx.as_field([I, J], np.asfortranarray(rng.standard_normal((8, 5))), copy=None)
     sprog, layout, *_ = runner.prepare([a, out], {}, check_device=False)
     source = runner.target.generate(sprog, layout)
     assert 'extern "C" __global__ void sk_run_k0(const SkArgs args)' in source

@@ -55,7 +55,7 @@ def test_scalar_result_without_out() -> None:
         return 2.0 * s
 
     with pytest.raises(gtx.StencilTypeError, match="call it with out="):
-        twice(1.0, offset_provider={})
+        twice.returning(1.0, offset_provider={})
 
 
 def test_unreachable_code_after_a_return() -> None:
@@ -76,7 +76,7 @@ def test_global_tuple_index_out_of_range() -> None:
 
 def test_direct_call_result_on_the_arguments_device() -> None:
     a = gtx.as_field([I, K], np.ones((2, 3)))
-    r = cumsum(a, offset_provider={})
+    r = cumsum.returning(a, offset_provider={})
     assert isinstance(r, gtx.Field) and r.device == a.device
 
 

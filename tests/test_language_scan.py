@@ -2,7 +2,6 @@
 one scan's columns passed to another (through caller-invisible temporaries)."""
 
 import numpy as np
-import pytest
 
 import stencilkit as gtx
 from stencilkit import Dims, Field, float64
@@ -144,23 +143,3 @@ def test_scan_result_used_in_an_expression(case, rng) -> None:
     scaled.with_backend(case.backend)(case.field([I, K], x), case.field([I, K], y), out=out, offset_provider={})
     expected = 2.0 * np.cumsum(x, axis=1) - np.maximum.accumulate(np.maximum(x, 1.0), axis=1) + np.cumsum(y, axis=1)
     np.testing.assert_allclose(out.asnumpy(), expected, rtol=1e-12)
-
-
-def test_shifted_read_of_a_scan_result_is_refused() -> None:
-    @gtx.field_operator
-    def bad(x: IK) -> IK:
-        s = cumsum(x)
-        return s(K - 1)
-
-    with pytest.raises(gtx.StencilTypeError, match="shifted point") as err:
-        @gtx.program
-        def run(x: IK, out: IK):
-            bad(x, out=out)
-    assert "program statement" in str(err.value)
-
-
-def test_scan_argument_without_the_scan_axis_is_refused() -> None:
-    with pytest.raises(gtx.StencilTypeError, match="must have the scan axis K"):
-        @gtx.field_operator
-        def bad(x: Field[Dims[I], float64]) -> IK:
-            return cumsum(x)

@@ -108,10 +108,10 @@ def test_read_only_inputs_are_read_in_place(backend, rng) -> None:
     expected = _expected(a, b, out)
     a.flags.writeable = False
     prog = _program(backend)
-    (wrapped,) = wrap_arrays((prog._runner.flat[0],), [a])
-    assert np.shares_memory(wrapped.ndarray, a)  # no copy of the input
     prog(a, b, out, offset_provider={})
     np.testing.assert_allclose(out, expected, rtol=1e-14)
+    (wrapped,) = wrap_arrays((prog._runner.flat[0],), [a])
+    assert np.shares_memory(wrapped.ndarray, a)  # no copy of the input
 
 
 X = gtx.Dimension("X")

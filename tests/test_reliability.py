@@ -266,3 +266,10 @@ def test_a_dimension_left_out_of_domain_spans_the_whole_output(case, rng) -> Non
     prog(case.field([I, J], a), out, offset_provider={})
     expected[1:4, :] = 2.0 * a[1:4, :]
     np.testing.assert_array_equal(out.asnumpy(), expected)
+
+
+def test_a_negative_size_is_refused() -> None:
+    with pytest.raises(ValueError, match="a size must not be negative, got -3"):
+        gtx.zeros({I: -3})
+    with pytest.raises(ValueError, match="a size must not be negative"):
+        gtx.empty({I: 4, J: -1}, dtype=gtx.float32)

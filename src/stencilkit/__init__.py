@@ -3,6 +3,22 @@
 Source-compatible with gt4py.next for its common subset: ``import stencilkit as gtx``.
 """
 
+import builtins as _builtins
+import importlib.util as _importlib_util
+from typing import Any as _Any
+
+from . import (
+    backend,
+    common,
+    config,
+    constructors,
+    custom_layout_allocators,
+    errors,
+    ffront,
+    program_processors,
+    typing,
+    utils,
+)
 from ._version import __version__
 from .backends import Backend, capture_cuda_graph, cpu, gpu, gtfn_cpu, gtfn_gpu
 from .core import (
@@ -21,6 +37,8 @@ from .core import (
     UnitRange,
     domain,
 )
+from .core.dims import NamedIndex
+from .core.domain import NamedRange, unit_range
 from .core.dtypes import (
     bool_,
     float32,
@@ -34,8 +52,21 @@ from .core.dtypes import (
     uint32,
     uint64,
 )
+from .core.grid import CartesianConnectivity, GridType
+from .core.staggered import as_non_staggered, flip_staggered, is_staggered
 from .decorators import FieldOperator, Program, field_operator, program, scan_operator
-from .fields import Connectivity, Field, as_connectivity, as_field, empty, full, ones, zeros
+from .fields import (
+    Connectivity,
+    Field,
+    FieldConstructor,
+    as_connectivity,
+    as_field,
+    empty,
+    full,
+    ones,
+    zeros,
+)
+from .frontend import builtins as _frontend_builtins
 from .frontend.builtins import (
     abs,
     arccos,
@@ -71,6 +102,34 @@ from .frontend.builtins import (
 )
 
 bool = bool_
+float = _builtins.float
+int = _builtins.int
+tuple = _builtins.tuple  # type: ignore[type-arg]
+
+#: The dtype of indices and neighbour tables (gt4py.next's ``IndexType``).
+IndexType = int32
+
+#: ``DeviceType.CUDA`` when CuPy is installed, else None (found without importing CuPy).
+CUPY_DEVICE_TYPE = DeviceType.CUDA if _importlib_util.find_spec("cupy") is not None else None
+
+#: gt4py's Python round-trip backend; stencilkit's embedded backend stands in for it.
+itir_python = None
+
+
+def wait_for_compilation() -> None:
+    """Block until background compilations finish; stencilkit compiles synchronously."""
+
+
+def is_scalar_type(value: _Any) -> _builtins.bool:
+    """Whether ``value`` is a scalar the DSL supports (bool, int, float or a NumPy scalar of a DSL dtype)."""
+    import numpy as np
+
+    from .core.dtypes import DTYPES
+
+    if isinstance(value, np.generic):
+        return value.dtype.name in DTYPES
+    return isinstance(value, _builtins.bool | _builtins.int | _builtins.float)
+
 
 __all__ = [
     "Backend", "BackendUnavailableError", "BuildError", "Connectivity", "Device", "DeviceType",
@@ -82,4 +141,16 @@ __all__ = [
     "int8", "int16", "int32", "int64", "isfinite", "isinf", "isnan", "log", "max_over", "maximum",
     "min_over", "minimum", "neighbor_sum", "ones", "power", "program", "scan_operator", "sin",
     "sinh", "sqrt", "tan", "tanh", "trunc", "uint8", "uint16", "uint32", "uint64", "where", "zeros",
+    "CUPY_DEVICE_TYPE", "CartesianConnectivity", "FieldConstructor", "GridType", "IndexType",
+    "NamedIndex", "NamedRange", "as_non_staggered", "backend", "common", "config", "constructors",
+    "custom_layout_allocators", "errors", "ffront", "flip_staggered", "float", "int",
+    "is_scalar_type", "is_staggered", "itir_python", "program_processors", "tuple", "typing",
+    "unit_range", "utils", "wait_for_compilation",
 ]
+
+# Math builtins added to the frontend separately (gamma, arcsinh, arccosh, arctanh, neg) and
+# experimental.as_offset's builtin are re-exported as soon as they exist there.
+for _name in ("gamma", "arcsinh", "arccosh", "arctanh", "neg"):
+    if hasattr(_frontend_builtins, _name):
+        globals()[_name] = getattr(_frontend_builtins, _name)
+        __all__.append(_name)

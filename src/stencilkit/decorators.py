@@ -13,14 +13,16 @@ from typing import Any
 from .backends import Backend, embedded_runner
 from .backends.binding import flatten_args, wrap_arrays
 from .core.dims import Dimension
-from .core.errors import StencilTypeError
+from .core.errors import MissingOutError, StencilTypeError
+from .core.named_collections import NamedCollectionType, collection_values
 from .core.types import FieldType, ScalarType, TupleType, TypeSpec
 from .frontend.parse import ProgramParser, build_apply, parse_field_operator
-from .frontend.scans import scan_call
+from .frontend.scans import scan_call, scan_init
 from .frontend.source import SourceFunction
 from .frontend.typing_rules import TypingError
 from .ir import nodes as ir
 from .ir.lower import flat_params
+from .ir.visit import walk
 
 
 def _runner(program: ir.Program, backend: Backend | None) -> Any:
@@ -32,46 +34,117 @@ def _runner(program: ir.Program, backend: Backend | None) -> Any:
     return backend.runner(program, flat)
 
 
-class Program:
-    """A compiled-on-first-call program; call it with fields and ``offset_provider=``."""
+class _DefaultBackend:
+    """``backend=`` omitted: take ``stencilkit.ffront.decorator.DEFAULT_BACKEND`` at decoration."""
 
-    def __init__(self, definition: ir.Program, backend: Backend | None, fn: Callable[..., Any] | None = None) -> None:
-        self.definition = definition
+    def __repr__(self) -> str:
+        return "<DEFAULT_BACKEND>"
+
+
+_DEFAULT: Any = _DefaultBackend()
+
+
+def _backend_arg(backend: Any) -> Backend | None:
+    if backend is _DEFAULT:
+        from .ffront import decorator
+
+        return decorator.DEFAULT_BACKEND  # type: ignore[no-any-return]
+    return backend  # type: ignore[no-any-return]
+
+
+def _parse_now() -> bool:
+    from . import config
+
+    return bool(config.PARSE_AT_DECORATION)
+
+
+class IRText(str):
+    """The IR of an operator or program as text; also callable (``prog.ir_text()``)."""
+
+    __slots__ = ()
+
+    def __call__(self) -> str:
+        return str(self)
+
+
+class Program:
+    """A program: parsed on first use (call, ``.compile()``, ``.ir_text()``), compiled on first
+    call per argument signature; call it with fields and ``offset_provider=``."""
+
+    def __init__(self, definition: ir.Program | None, backend: Backend | None, fn: Callable[..., Any] | None = None,
+                 grid_type: Any = None) -> None:
+        self._definition = definition
         self.backend = backend
+        self.grid_type = grid_type
         self.__wrapped__ = fn
-        self.__name__ = definition.name
+        self.__name__ = definition.name if definition is not None else getattr(fn, "__name__", "program")
         self.__doc__ = getattr(fn, "__doc__", None)
-        self._runner = _runner(definition, backend)
+        self._run: Any = None  # the backend's runner, made on first use
+
+    @property
+    def definition(self) -> ir.Program:
+        """The program's IR (parsed from the Python function on first access)."""
+        if self._definition is None:
+            assert self.__wrapped__ is not None
+            self._definition = ProgramParser(self.__wrapped__).parse()
+        return self._definition
+
+    def _prepare(self) -> None:
+        definition = self.definition
         self._simple = not any(isinstance(p.type, TupleType) for p in definition.params) and not definition.temps
         self._nparams = len(definition.params)
         self._temps = _Temporaries(definition) if definition.temps else None
-
-    def __repr__(self) -> str:
-        return f"<stencilkit program {self.definition.name} on {self.backend or 'embedded'}>"
+        self._run = _runner(definition, self.backend)
 
     @property
-    def ir_text(self) -> str:
-        """The program's IR as text."""
-        return str(self.definition)
+    def _runner(self) -> Any:
+        if self._run is None:
+            self._prepare()
+        return self._run
+
+    def __repr__(self) -> str:
+        return f"<stencilkit program {self.__name__} on {self.backend or 'embedded'}>"
+
+    @property
+    def ir_text(self) -> IRText:
+        """The program's IR as text (``prog.ir_text`` or ``prog.ir_text()``); parses the program,
+        raising its DSL error if it has one."""
+        return IRText(str(self.definition))
 
     def with_backend(self, backend: Backend | None) -> Program:
-        return Program(self.definition, backend, self.__wrapped__)
+        return Program(self._definition, backend, self.__wrapped__, self.grid_type)
+
+    def with_grid_type(self, grid_type: Any) -> Program:
+        return Program(self._definition, self.backend, self.__wrapped__, grid_type)
+
+    def with_bound_args(self, **kwargs: Any) -> ProgramWithBoundArgs:
+        """This program with some parameters fixed: ``prog.with_bound_args(factor=10.0)``."""
+        return ProgramWithBoundArgs(self, kwargs)
 
     def __call__(self, *args: Any, offset_provider: Mapping[str, Any] | None = None, **kwargs: Any) -> None:
+        run = self._run
+        if run is None:
+            run = self._runner
         if self._simple and not kwargs and len(args) == self._nparams:
-            self._runner(list(args), offset_provider)  # the common case, kept short
+            run(list(args), offset_provider)  # the common case, kept short
             return
-        self._runner(self._flat(args, kwargs), offset_provider)
+        run(self._flat(args, kwargs), offset_provider)
 
     def _flat(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> list[Any]:
         """The runner's arguments: flattened, with the temporaries appended."""
+        if self._run is None:
+            self._prepare()
         flat = flatten_args(self.definition.params, args, kwargs, self.definition.name)
         if self._temps is not None:
             flat.extend(self._temps.fields(flat))
         return flat
 
     def compile(self, *args: Any, offset_provider: Mapping[str, Any] | None = None, **kwargs: Any) -> Program:
-        """Build ahead of time for arguments like these (nothing runs); returns ``self``."""
+        """Parse, and build ahead of time for arguments like these (nothing runs); returns ``self``.
+        Without arguments it only parses (and reports DSL errors)."""
+        if not args and not kwargs:
+            _ = self.definition
+            return self
         flat = self._flat(args, kwargs)
         plan_of = getattr(self._runner, "plan_for", None)
         if plan_of is not None:
@@ -90,6 +163,60 @@ class Program:
         return out
 
 
+class ProgramWithBoundArgs:
+    """``prog.with_bound_args(factor=10.0)``: the program with some parameters fixed; call it
+    with the remaining ones (positionally in their order, or by keyword)."""
+
+    def __init__(self, program: Program, bound: dict[str, Any]) -> None:
+        names = _param_names(program.__wrapped__)
+        for k in bound:
+            if k not in names:
+                raise TypeError(f"Keyword argument '{k}' is not a valid program parameter.")
+        self.program = program
+        self.bound_args = dict(bound)
+        self.__name__ = program.__name__
+        self.__wrapped__ = program.__wrapped__
+        self._remaining = [n for n in names if n not in bound]
+
+    @property
+    def definition(self) -> ir.Program:
+        return self.program.definition
+
+    @property
+    def backend(self) -> Backend | None:
+        return self.program.backend
+
+    @property
+    def ir_text(self) -> IRText:
+        return self.program.ir_text
+
+    def with_backend(self, backend: Backend | None) -> ProgramWithBoundArgs:
+        return ProgramWithBoundArgs(self.program.with_backend(backend), self.bound_args)
+
+    def with_grid_type(self, grid_type: Any) -> ProgramWithBoundArgs:
+        return ProgramWithBoundArgs(self.program.with_grid_type(grid_type), self.bound_args)
+
+    def compile(self, *args: Any, **kwargs: Any) -> Any:
+        raise NotImplementedError("compiling a program with bound arguments is not supported")
+
+    def __call__(self, *args: Any, offset_provider: Mapping[str, Any] | None = None, **kwargs: Any) -> None:
+        problems = [f"Parameter '{k}' already set as a bound argument." for k in kwargs if k in self.bound_args]
+        if not problems and (len(args) > len(self._remaining) or len(args) + len(kwargs) != len(self._remaining)):
+            problems.append(f"Function takes {len(self._remaining)} positional arguments, but {len(args)} were given.")
+        if problems:
+            bound = ", ".join(f"'{k}'" for k in self.bound_args)
+            raise TypeError(f"Invalid argument types in call to program '{self.__name__}' with bound arguments"
+                            f" '{bound}'.") from ValueError("\n".join(problems))
+        values = dict(zip(self._remaining, args), **kwargs, **self.bound_args)
+        self.program(offset_provider=offset_provider, **values)
+
+
+def _param_names(fn: Callable[..., Any] | None) -> list[str]:
+    import inspect
+
+    return list(inspect.signature(fn).parameters) if fn is not None else []
+
+
 class _Temporaries:
     """Allocates a program's temporaries: each over the domain of the output of the statement
     that consumes it, on that output's device; reused while that output's signature repeats."""
@@ -100,19 +227,22 @@ class _Temporaries:
         temp_names = {t.name for t in definition.temps}
         self.temps = definition.temps
         self.like: dict[str, int] = {}  # temporary -> flat index of the output it is shaped like
-        pending: list[str] = []
-        for stmt in definition.body:
-            written = [o.name for o in stmt.outs]
-            if all(w in temp_names for w in written):
-                pending.extend(written)
-                continue
-            for t in pending:
-                self.like[t] = names.index(written[0])
-            pending = []
+        body = definition.body
+
+        def like(t: str) -> int:  # the output of the first statement reading it
+            if t not in self.like:
+                reader = next((s for s in body if t not in {o.name for o in s.outs}
+                               and any(isinstance(x, ir.Ref) and x.name == t for x in walk(s))), body[-1])
+                out = next((o.name for o in reader.outs if o.name not in temp_names), None)
+                self.like[t] = names.index(out) if out is not None else like(reader.outs[0].name)
+            return self.like[t]
+
+        for t in definition.temps:
+            like(t.name)
         self.cache: dict[tuple[str, Any], Any] = {}
 
     def fields(self, flat: list[Any]) -> list[Any]:
-        from .fields import empty
+        from .fields import zeros
 
         result: list[Any] = []
         for t in self.temps:
@@ -128,8 +258,8 @@ class _Temporaries:
             if f is None:
                 assert isinstance(t.type, FieldType)
                 try:
-                    dom = {d: (out.domain[d].start, out.domain[d].stop) for d in t.type.dims}
-                    f = empty(dom, t.type.dtype, device=out.device)
+                    dom = {d: (out.domain.range_of(d).start, out.domain.range_of(d).stop) for d in t.type.dims}
+                    f = zeros(dom, t.type.dtype, device=out.device)  # no garbage in unread parts
                 except Exception:
                     result.append(None)  # the output is not a field: the runner reports that first
                     continue
@@ -140,51 +270,124 @@ class _Temporaries:
         return result
 
 
-def program(definition: Callable[..., Any] | None = None, *, backend: Backend | None = None,
+def program(definition: Callable[..., Any] | None = None, *, backend: Any = _DEFAULT,
             grid_type: Any = None, **_ignored: Any) -> Any:
     """Decorate a function whose body calls field operators with ``out=`` (and ``domain=``).
+    ``backend=`` omitted: ``stencilkit.ffront.decorator.DEFAULT_BACKEND`` (``None``, embedded).
 
     >>> @gtx.program(backend=gtx.cpu)
     ... def run(a: Field[Dims[I], float64], b: Field[Dims[I], float64]):
     ...     double(a, out=b)
     """
+    chosen = _backend_arg(backend)
+
     def wrap(fn: Callable[..., Any]) -> Program:
-        return Program(ProgramParser(fn).parse(), backend, fn)
+        prog = Program(None, chosen, fn, grid_type)
+        if _parse_now():
+            _ = prog.definition
+        return prog
 
     return wrap(definition) if definition is not None else wrap
 
 
 class FieldOperator:
-    """A field operator: call it from a program or field operator, or directly, with ``out=`` or
-    without (then it returns new fields over the domain where the result is defined)."""
+    """A field operator: call it from a program or field operator, or directly with ``out=``.
+    It is parsed on first use (a call, ``.compile()``, ``.ir_text()``, or when another operator
+    or a program uses it), so a module with one unsupported operator still imports."""
 
     def __init__(self, fn: Callable[..., Any], backend: Backend | None, scan: tuple[Any, ...] | None = None,
-                 parsed: tuple[ir.FieldOperator, SourceFunction] | None = None) -> None:
-        self.definition, self._src = parsed or parse_field_operator(fn)
-        self.__stencilkit_operator__ = self.definition
+                 parsed: tuple[ir.FieldOperator, SourceFunction] | None = None, grid_type: Any = None) -> None:
+        self._parsed = parsed
         self.__stencilkit_scan__ = scan
         self.__wrapped__ = fn
-        self.__name__ = self.definition.name
+        self.__name__ = getattr(fn, "__name__", "field_operator")
         self.__doc__ = fn.__doc__
         self.backend = backend
+        self.grid_type = grid_type
         self._programs: dict[Any, Program] = {}
+
+    def _parse(self) -> tuple[ir.FieldOperator, SourceFunction]:
+        if self._parsed is None:
+            self._parsed = parse_field_operator(self.__wrapped__)
+        return self._parsed
+
+    @property
+    def definition(self) -> ir.FieldOperator:
+        """The operator's IR (parsed on first access)."""
+        return self._parse()[0]
+
+    @property
+    def _src(self) -> SourceFunction:
+        return self._parse()[1]
+
+    @property
+    def __stencilkit_operator__(self) -> ir.FieldOperator:
+        return self._parse()[0]
+
+    @property
+    def ir_text(self) -> IRText:
+        """The operator's IR as text (``op.ir_text`` or ``op.ir_text()``); parses the operator,
+        raising its DSL error if it has one."""
+        return IRText(str(self.definition))
+
+    def compile(self, *args: Any, **kwargs: Any) -> FieldOperator:
+        """Parse now (reporting DSL errors); returns ``self``."""
+        self._parse()
+        return self
 
     def __repr__(self) -> str:
         return f"<stencilkit field_operator {self.__name__}>"
 
     def with_backend(self, backend: Backend | None) -> FieldOperator:
-        return type(self)(self.__wrapped__, backend, self.__stencilkit_scan__, (self.definition, self._src))
+        return type(self)(self.__wrapped__, backend, self.__stencilkit_scan__, self._parsed, self.grid_type)
+
+    def with_grid_type(self, grid_type: Any) -> FieldOperator:
+        return type(self)(self.__wrapped__, self.backend, self.__stencilkit_scan__, self._parsed, grid_type)
+
+    def _positional(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Any, ...]:
+        """Keyword arguments placed after the positional ones, in parameter order (the carry of a
+        scan is not a parameter of the call)."""
+        if not kwargs:
+            return args
+        names = _param_names(self.__wrapped__)[1 if self.__stencilkit_scan__ else 0:]
+        if len(args) > len(names):
+            raise TypeError(f"{self.__name__}() takes {len(names)} arguments but {len(args)} were given")
+        for k in kwargs:
+            if k not in names:
+                raise TypeError(f"{self.__name__}() got an unexpected keyword argument '{k}'")
+            if names.index(k) < len(args):
+                raise TypeError(f"{self.__name__}() got multiple values for argument '{k}'")
+        missing = [n for n in names[len(args):] if n not in kwargs]
+        if missing:
+            raise TypeError(f"{self.__name__}() missing {len(missing)} required argument(s): "
+                            + ", ".join(f"'{m}'" for m in missing))
+        return (*args, *(kwargs[n] for n in names[len(args):]))
 
     def __call__(self, *args: Any, out: Any = None, domain: Any = None,
-                 offset_provider: Mapping[str, Any] | None = None) -> Any:
+                 offset_provider: Mapping[str, Any] | None = None, **kwargs: Any) -> Any:
         if out is None:
-            out = self._allocate_result(args, domain, offset_provider)
-            self(*args, out=out, domain=domain, offset_provider=offset_provider)
-            return out
+            raise MissingOutError(
+                "Expected keyword-argument 'out'.",
+                hint=f"call {self.__name__}(..., out=result_field); or use {self.__name__}.returning(...)"
+                " to get new fields over the domain where the result is defined")
+        args = self._positional(args, kwargs)
         prog = self._program_for(args, out, domain)
         dom_args = _domain_args(domain)
         prog(*args, out, *dom_args, offset_provider=offset_provider)
         return None
+
+    def returning(self, *args: Any, domain: Any = None, offset_provider: Mapping[str, Any] | None = None,
+                  **kwargs: Any) -> Any:
+        """Call without ``out=`` (a stencilkit extension): the result in new fields over ``domain``
+        if given, else over the largest domain where every read stays inside the arguments, on
+        the arguments' device.
+
+        >>> r = lap.returning(a, offset_provider={})
+        """
+        args = self._positional(args, kwargs)
+        out = self._allocate_result(args, domain, offset_provider)
+        self(*args, out=out, domain=domain, offset_provider=offset_provider)
+        return out
 
     def _result_type(self, arg_types: tuple[TypeSpec, ...]) -> TypeSpec:
         scan = self.__stencilkit_scan__
@@ -205,25 +408,35 @@ class FieldOperator:
         leaves = _leaves(rtype)
         if not leaves or not all(isinstance(t, FieldType) for t in leaves):
             raise StencilTypeError(f"{self.__name__}() returns {rtype}: call it with out= or from another operator")
-        dims = leaves[0].dims  # type: ignore[union-attr]
+        dims = tuple(dict.fromkeys(d for t in leaves for d in t.dims))  # type: ignore[union-attr]
         fields = [a for a in _leaves_of(args) if hasattr(a, "domain") and hasattr(a, "device")]
         tables = {k: v for k, v in (offset_provider or {}).items() if hasattr(v, "domain") and hasattr(v, "device")}
         devices = [f.device for f in fields] or [t.device for t in tables.values()]
         if not devices:
             raise StencilTypeError(f"{self.__name__}() without out= needs at least one field argument")
-        if domain is not None:
+        if domain is not None:  # one domain, or one per element
             from .core.domain import domain as make_domain
 
-            d = make_domain(domain)
-            ranges = {dim: (r.start, r.stop) for dim, r in zip(d.dims, d.ranges)}
+            given = [make_domain(d) for d in _domain_leaves(domain)]
+            per_leaf = [{dim: (r.start, r.stop) for dim, r in zip(d.dims, d.ranges)} for d in given]
+            if len(per_leaf) == 1:
+                per_leaf *= len(leaves)
+            elif len(per_leaf) != len(leaves):
+                raise StencilTypeError(f"{self.__name__}(): domain= gives {len(per_leaf)} domains for"
+                                       f" {len(leaves)} results", hint="give one domain, or one per result")
         else:
-            ranges = self._inferred_domain(args, arg_types, rtype, dims, tables, offset_provider)
+            per_leaf = [self._inferred_domain(args, arg_types, rtype, dims, tables, offset_provider)] * len(leaves)
         from .fields import empty
 
+        todo = iter(per_leaf)
+
         def alloc(t: TypeSpec) -> Any:
+            if isinstance(t, NamedCollectionType) and t.cls is not None:
+                return t.cls(*(alloc(s) for s in t.types))  # an instance of the user's class
             if isinstance(t, TupleType):
                 return tuple(alloc(s) for s in t.types)
             assert isinstance(t, FieldType)
+            ranges = next(todo)
             return empty({d: ranges[d] for d in t.dims}, t.dtype, device=devices[0])
 
         return alloc(rtype)
@@ -239,9 +452,9 @@ class FieldOperator:
         sprog = lower_program(prog, table_infos(offset_provider, prog))
         values = flatten_args(prog.params[:len(args)], args, {}, self.__name__)
         flat = flat_params(prog.params[:len(args)])
-        have = {p.name: {d: v.domain[d] for d in v.domain.dims} for p, v in zip(flat, values)
+        have = {p.name: dict(v.domain.items()) for p, v in zip(flat, values)
                 if isinstance(p.type, FieldType) and hasattr(v, "domain")}
-        have.update({t: {d: v.domain[d] for d in v.domain.dims} for t, v in tables.items()})
+        have.update({t: dict(v.domain.items()) for t, v in tables.items()})
         dims_of = {p.name: p.type.dims for p in sprog.params if isinstance(p.type, FieldType)}
         dims_of.update({t: tuple(v.domain.dims) for t, v in tables.items()})
         found = output_domain(sprog.kernels, dims, have, dims_of)
@@ -254,27 +467,41 @@ class FieldOperator:
 
     def _program_for(self, args: tuple[Any, ...], out: Any, domain: Any) -> Program:
         out_type = _type_of_value(out)
-        dom_dims = tuple(domain.dims if hasattr(domain, "dims") else domain) if domain is not None else ()
         arg_types = tuple(_type_of_value(a) for a in args)
-        key = (out_type, dom_dims, arg_types)
+        key = (out_type, _domain_key(domain), arg_types)
         prog = self._programs.get(key)
         if prog is None:
-            prog = Program(self._direct_program(arg_types, out_type, dom_dims), self.backend, self.__wrapped__)
+            prog = Program(self._direct_program(arg_types, out_type, key[1]), self.backend, self.__wrapped__)
             self._programs[key] = prog
         return prog
 
-    def _direct_program(self, arg_types: tuple[TypeSpec, ...], out_type: TypeSpec, dom_dims: tuple[Dimension, ...]) -> ir.Program:
+    def _direct_program(self, arg_types: tuple[TypeSpec, ...], out_type: TypeSpec,
+                        dom_key: tuple[tuple[Dimension, ...], ...]) -> ir.Program:
+        """The program behind a direct call; ``dom_key`` lists the dimensions of each domain given
+        (none; one for every output; or one per output), passed as ``__dom{i}_{dim}_lo/hi``."""
         params = self.definition.params[1:] if self.__stencilkit_scan__ else self.definition.params
         if len(arg_types) != len(params):
             raise StencilTypeError(f"{self.__name__}() takes {len(params)} arguments, got {len(arg_types)}")
         out_p = ir.Param("__out", out_type)
-        dom_params = [ir.Param(f"__dom_{d.value}_{e}", ScalarType("int64")) for d in dom_dims for e in ("lo", "hi")]
         outs = tuple(ir.Ref(p.name, p.type) for p in flat_params((out_p,)))
-        domain = tuple(ir.DomainRange(d, ir.Ref(f"__dom_{d.value}_lo", ScalarType("int64")),
-                                      ir.Ref(f"__dom_{d.value}_hi", ScalarType("int64"))) for d in dom_dims)
+        dom_params: list[ir.Param] = []
+        domains: list[tuple[ir.DomainRange, ...]] = []
+        for i, dims in enumerate(dom_key):
+            ranges = []
+            for d in dims:
+                lo, hi = (ir.Param(f"__dom{i}_{d.value}_{e}", ScalarType("int64")) for e in ("lo", "hi"))
+                dom_params += [lo, hi]
+                ranges.append(ir.DomainRange(d, ir.Ref(lo.name, lo.type), ir.Ref(hi.name, hi.type)))
+            domains.append(tuple(ranges))
+        if len(domains) <= 1:
+            domains = [domains[0] if domains else ()] * len(outs)
+        elif len(domains) != len(outs):
+            raise StencilTypeError(f"{self.__name__}(): domain= gives {len(domains)} domains for {len(outs)}"
+                                   " output fields", hint="give one domain, or one per output field")
         user_params = tuple(ir.Param(p.name, t) for p, t in zip(params, arg_types))
         args = [ir.Ref(p.name, p.type) for p in user_params]
-        stmts, temps = build_apply(self, args, outs, domain, self._src, self._src.tree, _NoBuilder(self))  # type: ignore[arg-type]
+        stmts, temps = build_apply(self, args, outs, domains, self._src, self._src.tree, _NoBuilder(self),  # type: ignore[arg-type]
+                                   may_alias=True)
         return ir.Program(self.__name__, (*user_params, out_p, *dom_params), tuple(stmts), tuple(temps))
 
 
@@ -285,6 +512,8 @@ class _NoBuilder:
         self.op = op
 
     def check_arg(self, node: Any, arg: ir.Expr, p: ir.Param, callee: str) -> ir.Expr:
+        if isinstance(p.type, FieldType) and not p.type.dims and arg.type == ScalarType(p.type.dtype):
+            return arg  # a scalar for a 0-d field
         if arg.type != p.type:
             raise StencilTypeError(f"{callee}(): argument '{p.name}' must be {p.type}, got {arg.type}")
         return arg
@@ -295,10 +524,12 @@ def _leaves(t: TypeSpec) -> list[TypeSpec]:
 
 
 def _leaves_of(v: Any) -> list[Any]:
+    v = collection_values(v)
     return [x for s in v for x in _leaves_of(s)] if isinstance(v, tuple | list) else [v]
 
 
 def _type_of_value(v: Any) -> TypeSpec:
+    v = collection_values(v)
     if isinstance(v, tuple | list):
         return TupleType(tuple(_type_of_value(x) for x in v))
     if hasattr(v, "domain") and hasattr(v, "dtype"):
@@ -316,59 +547,74 @@ def _type_of_value(v: Any) -> TypeSpec:
     raise StencilTypeError(f"cannot pass a {type(v).__name__} to a field operator")
 
 
-def _domain_args(domain: Any) -> list[int]:
+def _domain_leaves(domain: Any) -> list[Any]:
+    """The domains in ``domain=``: one, or a (nested) tuple of them, one per output field."""
+    from .core.domain import Domain
+
     if domain is None:
         return []
+    if isinstance(domain, Domain | Mapping):
+        return [domain]
+    if isinstance(domain, tuple | list) and all(isinstance(p, tuple) and len(p) == 2 and isinstance(p[0], Dimension)
+                                                for p in domain):
+        return [domain]  # (dim, range) pairs
+    if isinstance(domain, tuple | list):
+        return [x for d in domain for x in _domain_leaves(d)]
+    return [domain]
+
+
+def _domain_key(domain: Any) -> tuple[tuple[Dimension, ...], ...]:
     from .core.domain import domain as make_domain
 
-    d = make_domain(domain)
-    return [x for r in d.ranges for x in (r.start, r.stop)]
+    try:
+        return tuple(tuple(make_domain(d).dims) for d in _domain_leaves(domain))
+    except TypeError as err:
+        raise StencilTypeError(f"domain=: {err}") from None
 
 
-def field_operator(definition: Callable[..., Any] | None = None, *, backend: Backend | None = None,
+def _domain_args(domain: Any) -> list[int]:
+    from .core.domain import domain as make_domain
+
+    return [x for d in _domain_leaves(domain) for r in make_domain(d).ranges for x in (r.start, r.stop)]
+
+
+def field_operator(definition: Callable[..., Any] | None = None, *, backend: Any = _DEFAULT,
                    grid_type: Any = None, **_ignored: Any) -> Any:
     """Decorate a function of fields and scalars returning a field (or tuple of fields).
+    ``backend=`` omitted: ``stencilkit.ffront.decorator.DEFAULT_BACKEND`` (``None``, embedded).
 
     >>> @gtx.field_operator
     ... def lap(a: Field[Dims[I, J], float64]) -> Field[Dims[I, J], float64]:
     ...     return -4.0 * a + a(I + 1) + a(I - 1) + a(J + 1) + a(J - 1)
     """
+    chosen = _backend_arg(backend)
+
     def wrap(fn: Callable[..., Any]) -> FieldOperator:
-        return FieldOperator(fn, backend)
+        op = FieldOperator(fn, chosen, grid_type=grid_type)
+        if _parse_now():
+            op._parse()
+        return op
 
     return wrap(definition) if definition is not None else wrap
 
 
 def scan_operator(definition: Callable[..., Any] | None = None, *, axis: Dimension, forward: bool = True,
-                  init: Any = 0.0, backend: Backend | None = None, grid_type: Any = None) -> Any:
+                  init: Any = 0.0, backend: Any = _DEFAULT, grid_type: Any = None) -> Any:
     """Decorate ``f(carry, *values) -> new carry``, applied level by level along ``axis``.
 
     >>> @gtx.scan_operator(axis=K, forward=True, init=0.0)
     ... def cumsum(carry: float, x: float) -> float:
     ...     return carry + x
     """
-    from .frontend.expressions import literal
-
-    def init_expr(v: Any, t: TypeSpec) -> ir.Expr:
-        if isinstance(t, TupleType):
-            if not isinstance(v, tuple) or len(v) != len(t.types):
-                raise StencilTypeError(f"init= of a scan with carry {t} must be a tuple of {len(t.types)}")
-            elems = tuple(init_expr(x, s) for x, s in zip(v, t.types))
-            return ir.MakeTuple(elems, t)
-        lit = literal(v)
-        import numpy as np
-
-        if not isinstance(t, ScalarType):
-            raise StencilTypeError(f"the carry of a scan must be scalars or a tuple of scalars, not {t}")
-        return ir.Literal(np.dtype(t.dtype).type(lit.value).item(), t)
-
     def wrap(fn: Callable[..., Any]) -> FieldOperator:
         parsed = parse_field_operator(fn)
-        carry_t = parsed[0].params[0].type if parsed[0].params else None
-        if carry_t is None:
-            raise StencilTypeError(f"scan operator {fn.__name__} needs a carry parameter first")
-        if carry_t != parsed[0].body.type:
-            raise StencilTypeError(f"scan operator {fn.__name__} must return its carry type {carry_t}, returns {parsed[0].body.type}")
-        return FieldOperator(fn, backend, (axis, forward, init_expr(init, carry_t)), parsed)
+        scan = (axis, forward, scan_init(fn, *parsed, _plain_values(init)))
+        return FieldOperator(fn, _backend_arg(backend), scan, parsed, grid_type)
 
     return wrap(definition) if definition is not None else wrap
+
+
+def _plain_values(v: Any) -> Any:
+    """``init=`` with named-collection instances (dataclasses) turned into tuples, at any depth."""
+    v = collection_values(v)
+    return tuple(_plain_values(x) for x in v) if isinstance(v, tuple) else v

@@ -10,9 +10,29 @@ from ..ir import nodes as ir
 
 
 @dataclass(frozen=True, slots=True)
+class FieldAllocator:
+    """``backend.allocator``: where and how a backend wants its fields; pass it (or the backend)
+    as ``allocator=`` to the field constructors."""
+
+    device_type: DeviceType
+
+    @property
+    def __gt_allocator__(self) -> FieldAllocator:
+        return self
+
+    def __repr__(self) -> str:
+        return f"<stencilkit allocator for {self.device_type.name}>"
+
+
+@dataclass(frozen=True, slots=True)
 class Backend:
     """A compiled backend; pass it as ``backend=`` to ``@program`` or as ``allocator=`` to field
-    constructors (fields then land on the backend's device in its preferred layout)."""
+    constructors (fields then land on the backend's device in its preferred layout).
+
+    Shaped like a gt4py.next backend: ``.name``, ``.allocator`` (also ``__gt_allocator__``),
+    ``.executor`` and ``.compile(program, compile_time_args)``. Programs run through
+    :meth:`runner`, so a subclass overriding it (e.g. to refuse running) takes effect.
+    """
 
     name: str
     device_type: DeviceType
@@ -20,10 +40,38 @@ class Backend:
     def __repr__(self) -> str:
         return f"<stencilkit backend {self.name}>"
 
+    @property
+    def allocator(self) -> FieldAllocator:
+        return FieldAllocator(self.device_type)
+
+    @property
+    def __gt_allocator__(self) -> FieldAllocator:
+        return self.allocator
+
+    @property
+    def executor(self) -> Any:
+        """What runs a program's IR: ``executor(program, flat_params)`` -> a callable runner."""
+        return self.runner
+
+    @property
+    def transforms(self) -> tuple[()]:
+        return ()
+
+    def compile(self, program: Any, compile_time_args: Any = None) -> Any:
+        """Build ``program`` (a ``@program``) for this backend ahead of time. ``compile_time_args``
+        is a mapping with ``args`` (a sequence), ``kwargs`` and ``offset_provider``, or a sequence of
+        arguments; returns the program bound to this backend."""
+        prog = program.with_backend(self)
+        spec = compile_time_args or {}
+        if isinstance(spec, dict):
+            return prog.compile(*spec.get("args", ()), offset_provider=spec.get("offset_provider"),
+                                **spec.get("kwargs", {}))
+        return prog.compile(*spec)
+
     def runner(self, program: ir.Program, flat: tuple[ir.Param, ...]) -> Any:
         from .compiled import CompiledRunner
 
-        if self.name == "cpu":
+        if self.device_type is DeviceType.CPU:
             from .cpp import CppTarget
 
             return CompiledRunner(program, flat, CppTarget())

@@ -15,12 +15,15 @@ import numpy as np
 
 from ..core.dims import Dimension, FieldOffset
 from ..core.domain import UnitRange
-from ..core.errors import StencilTypeError, StencilValueError
+from ..core.errors import ArgumentTypeError, StencilTypeError, StencilValueError
+from ..core.named_collections import collection_values
+from ..core.staggered import flip_staggered
 from ..core.types import FieldType, ScalarType, TupleType, TypeSpec
 from ..ir import nodes as ir
-from ..ir.extents import read_extents
-from ..ir.lower import TableInfo
+from ..ir.extents import FIELD_START, FIELD_STOP, read_extents
+from ..ir.lower import TableInfo, flat_params
 from ..ir.visit import walk
+from .inferred import check_temporary_domain, read_domain
 
 
 def flatten_args(params: tuple[ir.Param, ...], args: Sequence[Any], kwargs: Mapping[str, Any],
@@ -46,6 +49,7 @@ def flatten_args(params: tuple[ir.Param, ...], args: Sequence[Any], kwargs: Mapp
 
 def _flatten_value(name: str, t: TypeSpec, v: Any, out: list[Any], program: str) -> None:
     if isinstance(t, TupleType):
+        v = collection_values(v)  # a dataclass instance: its elements
         if not isinstance(v, tuple | list) or len(v) != len(t.types):
             raise StencilTypeError(f"{program}(): argument '{name}' must be a tuple of {len(t.types)}")
         for i, (s, x) in enumerate(zip(t.types, v)):
@@ -64,6 +68,9 @@ def wrap_arrays(params: tuple[ir.Param, ...], args: list[Any], written: frozense
 
     out = list(args)
     for i, (p, a) in enumerate(zip(params, args)):
+        if isinstance(p.type, FieldType) and not p.type.dims and type(a) in _PY_SCALAR_DTYPES \
+                and _PY_SCALAR_DTYPES[type(a)] == p.type.dtype:
+            a = np.asarray(a, dtype=p.type.dtype)  # a scalar for a 0-d field (gt4py: exactly its dtype)
         if isinstance(p.type, FieldType) and not hasattr(a, "_sig") and (
             hasattr(a, "__dlpack__") or hasattr(a, "__cuda_array_interface__") or hasattr(a, "__array_interface__")
         ):
@@ -74,6 +81,9 @@ def wrap_arrays(params: tuple[ir.Param, ...], args: list[Any], written: frozense
                     hint="pass an array with one axis per dimension, in that order")
             out[i] = wrap_argument(p.type.dims, a, p.name in written, _shown(p.name))
     return out
+
+
+_PY_SCALAR_DTYPES = {float: "float64", int: "int32", bool: "bool"}
 
 
 def _shown(flat_name: str) -> str:
@@ -135,16 +145,24 @@ def check_field(name: str, t: FieldType, v: Any, program: str) -> None:
     if dims != t.dims:
         if set(dims) == set(t.dims):
             return _check_dtype(name, t, v, program)  # a permuted layout is fine: strides say where
-        raise StencilTypeError(
-            f"{program}(): argument '{name}' has dimensions [{', '.join(map(str, dims))}],"
-            f" expected [{', '.join(map(str, t.dims))}]")
+        raise _argument_type_error(program, name, t, v, f"argument '{name}' has dimensions"
+                                   f" [{', '.join(map(str, dims))}], expected [{', '.join(map(str, t.dims))}]")
     _check_dtype(name, t, v, program)
 
 
 def _check_dtype(name: str, t: FieldType, v: Any, program: str) -> None:
     if v.dtype.name != t.dtype:
-        raise StencilTypeError(f"{program}(): argument '{name}' has dtype {v.dtype.name}, expected {t.dtype}",
-                               hint=f"convert with gtx.as_field(..., dtype={t.dtype})")
+        raise _argument_type_error(program, name, t, v, f"argument '{name}' has dtype {v.dtype.name},"
+                                   f" expected {t.dtype}; convert with gtx.as_field(..., dtype={t.dtype})")
+
+
+def _argument_type_error(program: str, name: str, t: FieldType, v: Any, detail: str) -> ArgumentTypeError:
+    """gt4py.next's error for a wrong argument type: the problem lines are a ``ValueError`` cause."""
+    got = f"Field[[{', '.join(d.value for d in v.domain.dims)}], {v.dtype.name}]"
+    line = f"  - Expected argument '{name}' to be of type '{t}', got '{got}'."
+    err = ArgumentTypeError(f"Invalid argument types in call to '{program}'.\n{line}", hint=detail)
+    err.__cause__ = ValueError(line)
+    return err
 
 
 # ------------------------------------------------------------------------- offset providers
@@ -181,34 +199,56 @@ def check_provider(provider: Any, program: str) -> None:
 
 
 # ------------------------------------------------------------------------- domains and extents
-def _eval_bound(e: ir.Expr, scalars: Mapping[str, Any]) -> int:
+#: Builtins allowed in domain bounds, evaluated on integers.
+_BOUND_CALLS: dict[str, Callable[..., int]] = {
+    "minimum": min, "maximum": max, "abs": abs, "neg": lambda a: -a,
+    "floor": lambda a: a, "ceil": lambda a: a, "trunc": lambda a: a,
+    "power": lambda a, b: a ** b, "fmod": lambda a, b: int(np.fmod(a, b)),
+}
+_BOUND_OPS: dict[str, Callable[[int, int], int]] = {
+    "+": lambda a, b: a + b, "-": lambda a, b: a - b, "*": lambda a, b: a * b,
+    "//": lambda a, b: a // b if b else 0, "%": lambda a, b: a % b if b else 0, "**": lambda a, b: a ** b,
+}
+
+
+def _eval_bound(e: ir.Expr, scalars: Mapping[str, Any], fields: Mapping[str, Any] | None = None) -> int:
+    """A domain bound's value: integer arithmetic and builtins on literals and scalar
+    arguments, and the ends of fields (a sliced ``out=``)."""
     if isinstance(e, ir.Literal):
         return int(e.value)
     if isinstance(e, ir.Ref):
         return int(scalars[e.name])
-    if isinstance(e, ir.BinOp) and e.op in ("+", "-", "*", "//"):
-        a, b = _eval_bound(e.left, scalars), _eval_bound(e.right, scalars)
-        return {"+": a + b, "-": a - b, "*": a * b, "//": a // b if b else 0}[e.op]
-    if isinstance(e, ir.UnaryOp) and e.op == "-":
-        return -_eval_bound(e.operand, scalars)
+    if isinstance(e, ir.BinOp) and e.op in _BOUND_OPS:
+        return _BOUND_OPS[e.op](_eval_bound(e.left, scalars, fields), _eval_bound(e.right, scalars, fields))
+    if isinstance(e, ir.UnaryOp) and e.op in ("-", "+"):
+        v = _eval_bound(e.operand, scalars, fields)
+        return -v if e.op == "-" else v
+    if isinstance(e, ir.Call) and e.fn in (FIELD_START, FIELD_STOP) and fields is not None:
+        ref, dim = e.args
+        r = fields[ref.name].domain[dim.dim]  # type: ignore[union-attr]
+        return int(r.start if e.fn == FIELD_START else r.stop)
     if isinstance(e, ir.Call) and e.fn == "astype":
-        return _eval_bound(e.args[0], scalars)
-    raise StencilTypeError(f"domain bound {e} is not a simple integer expression of scalar arguments")
+        return _eval_bound(e.args[0], scalars, fields)
+    if isinstance(e, ir.Call) and e.fn in _BOUND_CALLS:
+        return int(_BOUND_CALLS[e.fn](*(_eval_bound(a, scalars, fields) for a in e.args)))
+    raise StencilTypeError(f"domain bound {e} is not a simple integer expression of scalar arguments",
+                           hint="use + - * // %, minimum, maximum, abs on integer literals and scalar parameters")
 
 
 def kernel_domain(k: ir.Kernel, fields: Mapping[str, Any], scalars: Mapping[str, Any]) -> tuple[UnitRange, ...]:
     """The concrete index ranges of ``k``, in the order of ``k.dims``."""
     out = fields[k.outs[0]]
     if not k.domain:
-        return tuple(out.domain[d] for d in k.dims)
-    given = {r.dim: UnitRange(_eval_bound(r.start, scalars), _eval_bound(r.stop, scalars)) for r in k.domain}
+        return tuple(out.domain.range_of(d) for d in k.dims)
+    given = {r.dim: UnitRange(_eval_bound(r.start, scalars, fields), _eval_bound(r.stop, scalars, fields))
+             for r in k.domain}
     extra = [d for d in given if d not in k.dims]
     if extra:
         raise StencilValueError(
             f"{_where(k)}domain= names {', '.join(map(str, extra))}, which the output"
             f" [{', '.join(map(str, k.dims))}] does not have")
     # a dimension left out of domain= spans the output's whole range along it, as in gt4py
-    return tuple(given[d] if d in given else out.domain[d] for d in k.dims)
+    return tuple(given[d] if d in given else out.domain.range_of(d) for d in k.dims)
 
 
 def check_kernel_bounds(k: ir.Kernel, dom: tuple[UnitRange, ...], fields: Mapping[str, Any],
@@ -221,10 +261,10 @@ def check_kernel_bounds(k: ir.Kernel, dom: tuple[UnitRange, ...], fields: Mappin
     for name in k.outs:
         f = fields[name]
         for d, r in where.items():
-            if r not in f.domain[d]:
+            if r not in f.domain.range_of(d):
                 raise StencilValueError(
                     f"{_where(k)}the domain {d}: {r} lies outside the output '{name}', whose {d} range"
-                    f" is {f.domain[d]}", hint="shrink domain= or allocate a larger output field")
+                    f" is {f.domain.range_of(d)}", hint="shrink domain= or allocate a larger output field")
     dims_of = {n: tuple(f.domain.dims) for n, f in fields.items() if hasattr(f, "domain")}
     dims_of.update({n: tuple(t.domain.dims) for n, t in tables.items() if hasattr(t, "domain")})
     # reads guarded by concat_where conditions count only where their condition selects them
@@ -233,15 +273,16 @@ def check_kernel_bounds(k: ir.Kernel, dom: tuple[UnitRange, ...], fields: Mappin
         if f is None or not hasattr(f, "domain"):
             continue
         for d, (lo, hi) in ext.offsets.items():
-            if d not in where:
+            dd = d if d in where else flip_staggered(d)  # a staggered read: indexed by the base's loop
+            if dd not in where:
                 continue
-            need = UnitRange(where[d].start + lo, where[d].stop + hi)
-            have = f.domain[d]
+            need = UnitRange(where[dd].start + lo, where[dd].stop + hi)
+            have = f.domain.range_of(d)
             if need not in have:
                 what = "neighbour table" if name in tables else "field"
                 raise StencilValueError(
                     f"{_where(k)}reads {what} '{name}' along {d} over {need} (offsets {lo:+d}..{hi:+d}"
-                    f" around the domain {where[d]}), but '{name}' is defined only on {have}",
+                    f" around the domain {where[dd]}), but '{name}' is defined only on {have}",
                     hint=f"shrink domain= along {d}, or give '{name}' a halo of"
                     f" {max(0, have.start - need.start)} below and {max(0, need.stop - have.stop)} above")
         for d, table_names in ext.indirect.items():
@@ -255,7 +296,7 @@ def _check_table_targets(tname: str, table: Any, fname: str, f: Any, d: Dimensio
     data = table.asnumpy()
     skip = table.skip_value
     valid = data[data != skip] if skip is not None else data
-    rng = f.domain[d]
+    rng = f.domain.range_of(d)
     if valid.size and (valid.min() < rng.start or valid.max() >= rng.stop):
         raise StencilValueError(
             f"neighbour table '{tname}' holds indices {valid.min()}..{valid.max()}, but '{fname}' is"
@@ -330,6 +371,7 @@ class Bound:
     scalars: dict[str, Any]
     tables: dict[str, Any]
     infos: dict[str, TableInfo]
+    temps: frozenset[str] = frozenset()  # the program's temporaries (flattened names)
 
 
 def bind(program: ir.Program, flat: tuple[ir.Param, ...], tables_used: tuple[str, ...], args: Sequence[Any],
@@ -359,14 +401,25 @@ def bind(program: ir.Program, flat: tuple[ir.Param, ...], tables_used: tuple[str
         if check_device is not None:
             check_device(f"offset_provider['{t}']", tables[t])
     infos = {k: v for k, v in table_infos(provider, program).items() if k in tables}
-    return Bound(fields, scalars, tables, infos)
+    temps = frozenset(p.name for p in flat_params(program.temps))
+    return Bound(fields, scalars, tables, infos, temps)
 
 
 def checked_domains(sprog: ir.StencilProgram, bound: Bound) -> list[tuple[ir.Kernel, tuple[UnitRange, ...]]]:
-    """Each kernel with its concrete domain, after refusing writes and reads out of bounds."""
-    result = []
-    for k in sprog.kernels:
-        dom = kernel_domain(k, bound.fields, bound.scalars)
+    """Each kernel with its concrete domain, after refusing writes and reads out of bounds. A
+    kernel without a domain that writes only temporaries runs where later kernels read them."""
+    doms: list[tuple[UnitRange, ...]] = []
+    kernels = sprog.kernels
+    for i in reversed(range(len(kernels))):
+        k = kernels[i]
+        if not k.domain and bound.temps and all(o in bound.temps for o in k.outs):
+            later = list(zip(kernels[i + 1:], reversed(doms)))
+            dom = read_domain(k, later, bound.fields, bound.tables, bound.scalars)
+            check_temporary_domain(k, dom, bound.fields)
+        else:
+            dom = kernel_domain(k, bound.fields, bound.scalars)
+        doms.append(dom)
+    doms.reverse()
+    for k, dom in zip(kernels, doms):
         check_kernel_bounds(k, dom, bound.fields, bound.tables, bound.scalars)
-        result.append((k, dom))
-    return result
+    return list(zip(kernels, doms))

@@ -97,7 +97,8 @@ CALLS: dict[str, str] = {
     "ceil": "ceil({0})", "trunc": "trunc({0})", "cbrt": "cbrt({0})", "abs": "sk_abs({0})",
     "isfinite": "isfinite({0})", "isnan": "isnan({0})", "isinf": "isinf({0})",
     "minimum": "sk_min({0}, {1})", "maximum": "sk_max({0}, {1})", "fmod": "fmod({0}, {1})",
-    "power": "sk_pow({0}, {1})",
+    "power": "sk_pow({0}, {1})", "gamma": "tgamma({0})", "arcsinh": "asinh({0})", "arccosh": "acosh({0})",
+    "arctanh": "atanh({0})", "neg": "(-{0})",
 }
 BINARY: dict[str, str] = {
     "+": "({0} + {1})", "-": "({0} - {1})", "*": "({0} * {1})", "/": "({0} / {1})",
@@ -145,7 +146,7 @@ class ExprEmitter:
         self.target = target
         self.layout = layout
         self.index_var = index_var
-        self.local_var: dict[str, str] = {}
+        self.local_var: dict[tuple[str, int], str] = {}
 
     def index(self, idx: ir.Index) -> str:
         if isinstance(idx, ir.Pos):
@@ -154,7 +155,9 @@ class ExprEmitter:
         if isinstance(idx, ir.ConstIndex):
             return str(idx.value)
         if isinstance(idx, ir.LocalIndex):
-            return self.local_var[idx.dim.value]
+            return self.local_var[(idx.dim.value, idx.var)]
+        if isinstance(idx, ir.DynIndex):
+            return f"({self.index(idx.base)} + (sk_idx)({self.emit(idx.amount)}))"
         if isinstance(idx, ir.Lookup):
             return f"((sk_idx){self.element(self.layout.field(idx.table), (idx.source, idx.neighbor))})"
         raise InternalError(f"unknown index {idx!r}")
@@ -163,6 +166,10 @@ class ExprEmitter:
         terms = []
         for axis, i in enumerate(index):
             ix = self.index(i)
+            if isinstance(i, ir.Lookup) and isinstance(i.neighbor, ir.Pos) and not f.is_table:
+                # a read through a skipped slot outside a reduction (the output has the local
+                # dimension): read the field's first element instead of before its start
+                ix = f"(({ix}) < 0 ? (sk_idx)a[{f.origins[axis]}] : ({ix}))"
             terms.append(ix if f.unit_dim == axis else f"{ix} * {f.name}_s{axis}")
         return f"{f.name}_b[{' + '.join(terms) or '0'}]"
 
@@ -216,13 +223,13 @@ class ExprEmitter:
 
     def _LocalReduce(self, e: ir.LocalReduce) -> str:
         t = ctype(e.type.dtype)
-        var = f"n_{e.dim.value}"
-        self.local_var[e.dim.value] = var
+        var = f"n_{e.dim.value}" + (f"_{e.var}" if e.var else "")
+        self.local_var[(e.dim.value, e.var)] = var
         try:
             body = self.emit(e.body)
             mask = self.emit(e.mask) if e.mask is not None else "true"
         finally:
-            del self.local_var[e.dim.value]
+            del self.local_var[(e.dim.value, e.var)]
         init, update = {
             "sum": ("0", "acc += v;"),
             "max": (f"sk_limits<{t}>::lo", f"acc = sk_max<{t}>(acc, v);"),
@@ -243,7 +250,7 @@ def unpack_args(layout: ArgLayout, written: set[str], const_qual: str = "const")
                 lines.append(f"const sk_idx {f.name}_s{axis} = a[{s}];")
         offset = " + ".join(
             [f"a[{o}] * " + ("1" if axis == f.unit_dim else f"{f.name}_s{axis}") for axis, o in enumerate(f.origins)])
-        lines.append(f"{qual}{t}* __restrict__ {f.name}_b = reinterpret_cast<{qual}{t}*>(a[{f.ptr}]) - ({offset});")
+        lines.append(f"{qual}{t}* __restrict__ {f.name}_b = reinterpret_cast<{qual}{t}*>(a[{f.ptr}]) - ({offset or '0'});")
     for sc in layout.scalars:
         lines.append(f"const {ctype(sc.dtype)} {sc.name}_v = sk_from_slot<{ctype(sc.dtype)}>(a[{sc.slot}]);")
     return lines

@@ -26,6 +26,7 @@ from ..ir.fuse import fuse_kernels
 from ..ir.lower import TableInfo, lower_program
 from .abi import ArgLayout, Specialization, arg_layout, fits_narrow_index
 from .binding import Bound, bind, checked_domains, used_tables, wrap_arrays, written_params
+from .dynamic_reads import check_call, has_dynamic_reads
 
 
 class Loaded(Protocol):
@@ -97,10 +98,7 @@ class CompiledRunner:
         for i in self.domain_scalar_idx:
             key.append((type(args[i]), args[i]))  # 8.0 must not reuse the plan checked for 8
         for t in self.table_names:
-            # a table's contents are checked when a plan is made: another table (another buffer)
-            # of the same layout needs its own check, or out-of-range entries would be read
-            table = offset_provider[t]  # type: ignore[index]
-            key.append((table._key, table._ptr))
+            key.append(offset_provider[t]._key)  # type: ignore[index]
         return tuple(key)
 
     def __call__(self, args: list[Any], offset_provider: Mapping[str, Any] | None) -> None:
@@ -116,6 +114,12 @@ class CompiledRunner:
                 key, plan = None, None
         except (KeyError, TypeError):
             key, plan = None, None
+        if plan is not None and self.table_names and any(
+                offset_provider[n] is not t for n, t in plan.extra["tables"].items()):  # type: ignore[index]
+            # A table's entries are checked when a plan is made; another table object of the same
+            # layout must be checked again (out-of-range entries would be read). The plan holds its
+            # tables, so no other table can reuse their address or identity meanwhile.
+            plan = None
         if plan is None:
             plan = self.make_plan(args, offset_provider)
             if key is not None:
@@ -133,6 +137,8 @@ class CompiledRunner:
                 ints[slot] = int(value)
         for name, slot in plan.table_slots:
             ints[slot] = offset_provider[name]._ptr  # type: ignore[index]
+        if plan.extra["dynamic"]:  # as_offset: the read positions are data, checked on every call
+            check_call(plan.sprog, plan.domains, self.flat, args, {t: offset_provider[t] for t in self.table_names})  # type: ignore[index]
         plan.loaded.launch(plan, plan.buf)
 
     def _check_aliasing(self, plan: Plan, args: list[Any]) -> None:
@@ -202,7 +208,7 @@ class CompiledRunner:
             tuple((index[s.name], s.slot, "f" if s.dtype.startswith("float") else "i") for s in layout.scalars),
             tuple((f.name, f.ptr) for f in layout.fields if f.is_table),
             _alias_pairs(args, self.flat, written),
-            {"table_sigs": {name: t._sig for name, t in tables.items()}},
+            {"table_sigs": {name: t._sig for name, t in tables.items()}, "tables": dict(tables), "dynamic": has_dynamic_reads(sprog)},
         )
 
     def _check_device(self, what: str, value: Any) -> None:

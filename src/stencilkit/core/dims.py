@@ -3,8 +3,14 @@
 from __future__ import annotations
 
 import enum
+import types
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
+
+import numpy as np
+
+if TYPE_CHECKING:
+    from .domain import Domain
 
 
 class DimensionKind(enum.Enum):
@@ -35,11 +41,63 @@ class Dimension:
     def __repr__(self) -> str:
         return f"Dimension({self.value!r}, {self.kind.name})"
 
+    def __eq__(self, other: object) -> Any:
+        # Two dimensions compare by value; ``X == 3`` outside the DSL is the domain {X: 3..4}.
+        if isinstance(other, Dimension):
+            return self.value == other.value and self.kind == other.kind
+        if _is_index(other):
+            return self._domain(int(other), int(other) + 1)  # type: ignore[call-overload]
+        return NotImplemented
+
+    def __ne__(self, other: object) -> Any:
+        if isinstance(other, Dimension):
+            return not self == other
+        if _is_index(other):
+            raise NotImplementedError("'Dimension != index' is not a domain; use two domains")
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash((self.value, self.kind))
+
+    def __lt__(self, other: int) -> Domain:
+        return self._domain(None, other)
+
+    def __le__(self, other: int) -> Domain:
+        return self._domain(None, other + 1)
+
+    def __gt__(self, other: int) -> Domain:
+        return self._domain(other + 1, None)
+
+    def __ge__(self, other: int) -> Domain:
+        return self._domain(other, None)
+
+    def _domain(self, start: int | None, stop: int | None) -> Domain:
+        if not _is_index(start if start is not None else stop):
+            raise TypeError(f"a dimension can be compared with an integer index, not {start or stop!r}")
+        from .domain import Domain, NamedRange, unit_range
+
+        return Domain(NamedRange(self, unit_range((start, stop))))
+
+    def __call__(self, index: int) -> NamedIndex:
+        """``X(5)``: index 5 along ``X`` (a :class:`NamedIndex`)."""
+        return NamedIndex(self, index)
+
     def __add__(self, offset: int) -> CartesianOffset:
         return CartesianOffset(self, int(offset))
 
     def __sub__(self, offset: int) -> CartesianOffset:
         return CartesianOffset(self, -int(offset))
+
+
+def _is_index(value: object) -> bool:
+    return isinstance(value, int | np.integer) and not isinstance(value, bool | np.bool_)
+
+
+class NamedIndex(NamedTuple):
+    """``X(5)``: one index along a dimension."""
+
+    dim: Dimension
+    value: int
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,11 +151,30 @@ class FieldOffsetElement:
 
 
 class Dims:
-    """``Dims[I, J, K]``: the dimensions of a field in a ``Field[...]`` annotation."""
+    """``Dims[I, J, K]``: the dimensions of a field in a ``Field[...]`` annotation.
 
-    def __class_getitem__(cls, dims: Any) -> tuple[Dimension, ...]:
+    A typing generic alias, so that type variables work as in gt4py.next:
+    ``Field[Dims[DimsT], T]`` is substituted later (``[Dims[I, K], float64]``).
+    """
+
+    def __class_getitem__(cls, dims: Any) -> Any:
         dims = dims if isinstance(dims, tuple) else (dims,)
         for d in dims:
-            if not isinstance(d, Dimension):
+            if not isinstance(d, Dimension | TypeVar):
                 raise TypeError(f"Dims[...] takes Dimension objects, got {d!r}")
-        return tuple(dims)
+        return types.GenericAlias(cls, dims)
+
+
+def dims_of_annotation(dims: Any) -> tuple[Any, ...]:
+    """The dimensions (or type variables) named by ``Dims[...]``, a list/tuple, or one dimension."""
+    import typing
+
+    if typing.get_origin(dims) is Dims:
+        items: tuple[Any, ...] = typing.get_args(dims)
+    elif isinstance(dims, list | tuple):
+        items = tuple(dims)
+    else:
+        return (dims,)
+    # a type variable substituted by Dims[X, Y] (or a tuple of dimensions) stands for those
+    return tuple(d for item in items for d in (
+        dims_of_annotation(item) if typing.get_origin(item) is Dims or isinstance(item, list | tuple) else (item,)))

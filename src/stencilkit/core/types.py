@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import typing
 from dataclasses import dataclass
+from typing import Any
 
-from .dims import Dimension, DimensionKind
+from .dims import Dimension, DimensionKind, dims_of_annotation
+from .dtypes import dtype_name
 
 
 @dataclass(frozen=True, slots=True)
@@ -33,6 +36,23 @@ class TupleType:
 
 
 TypeSpec = ScalarType | FieldType | TupleType
+
+
+def field_type_of(args: tuple[Any, ...]) -> FieldType:
+    """The DSL type of ``Field[dims, dtype]`` given its two type arguments; ``TypeError`` when
+    they are not concrete dimensions and a scalar type (e.g. a type variable left unbound)."""
+    if len(args) != 2:
+        raise TypeError(f"Field[{', '.join(map(repr, args))}] needs dimensions and a dtype")
+    dims = dims_of_annotation(args[0])
+    unbound = [a for a in (*dims, args[1]) if isinstance(a, typing.TypeVar)]
+    if unbound:
+        raise TypeError(
+            f"the type variable {unbound[0]} of this field type is not bound;"
+            f" subscript the alias, e.g. MyField[float64]")
+    for d in dims:
+        if not isinstance(d, Dimension):
+            raise TypeError(f"Field[...] dimensions must be Dimension objects, got {d!r}")
+    return FieldType(tuple(dims), dtype_name(args[1]))
 
 
 def canonical_dims(dims: tuple[Dimension, ...]) -> tuple[Dimension, ...]:

@@ -29,7 +29,7 @@ def result_domain(domains: Sequence[Domain]) -> Domain:
         rng: UnitRange | None = None
         for d in domains:
             if dim in d.dims:
-                rng = d[dim] if rng is None else rng & d[dim]
+                rng = d.range_of(dim) if rng is None else rng & d.range_of(dim)
         assert rng is not None
         ranges.append(rng)
     return Domain(dims, tuple(ranges))
@@ -44,7 +44,7 @@ def view_on(buffer: Any, domain: Domain, target: Domain) -> Any:
     if domain == target:
         return buffer
     index = tuple(
-        slice(target[dim].start - rng.start, target[dim].stop - rng.start)
+        slice(target.range_of(dim).start - rng.start, target.range_of(dim).stop - rng.start)
         for dim, rng in domain.items()
     )
     view = buffer[index] if index else buffer

@@ -3,8 +3,9 @@
 
 ``allocator=`` is an array namespace (``numpy``, ``cupy``), a backend, or an allocator object;
 ``device=`` a :class:`Device`. New buffers get the layout :func:`~stencilkit.storage.layout_for`
-gives for the device and the dimension kinds. ``as_field`` reuses the caller's memory when it
-already sits on the target device with the target dtype (see ``docs/storage.md``).
+gives for the device and the dimension kinds. ``as_field`` copies the data, as gt4py.next's
+does; ``as_field(..., copy=None)`` shares the caller's memory when it already sits on the target
+device with the target dtype (see ``docs/storage.md``).
 """
 
 from __future__ import annotations
@@ -23,9 +24,9 @@ from ..core.errors import StencilTypeError, StencilValueError
 from ..storage.namespaces import array_namespace
 from .connectivity import Connectivity
 from .field import Field
-from .placement import buffer_index, fill_from, fits, ingest, new_buffer, resolve_target, why_copied
+from .placement import buffer_index, fill_from, ingest, new_buffer, resolve_target, why_copied
 
-__all__ = ["as_connectivity", "as_field", "empty", "full", "ones", "resolve_target", "zeros"]
+__all__ = ["FieldConstructor", "as_connectivity", "as_field", "empty", "full", "ones", "resolve_target", "zeros"]
 
 #: gt4py.next's default skip value: missing neighbours in a table are marked -1.
 DEFAULT_SKIP_VALUE: Final = -1
@@ -174,34 +175,46 @@ def _domain_for(domain_or_dims: Any, shape: tuple[int, ...], origin: Any) -> Dom
     return _domain(domain_or_dims)
 
 
+_NOT_GIVEN: Final = object()
+
+
 def as_field(
-    domain_or_dims: Any,
-    data: Any,
+    domain: Any = _NOT_GIVEN,
+    data: Any = _NOT_GIVEN,
     dtype: npt.DTypeLike | None = None,
     *,
     origin: Mapping[Dimension, int] | None = None,
     aligned_index: Any = None,
     allocator: Any = None,
     device: Any = None,
+    copy: bool | None = True,
+    domain_or_dims: Any = _NOT_GIVEN,
 ) -> Field:
-    """A field on ``data``: a NumPy/CuPy array, anything with ``__dlpack__`` or
+    """A field holding ``data``: a NumPy/CuPy array, anything with ``__dlpack__`` or
     ``__cuda_array_interface__`` (PyTorch, JAX, ...), a nested list or a scalar.
 
-    ``domain_or_dims`` is a domain, or a list of dimensions whose ranges start at 0 (or at
+    ``domain`` is a domain, or a list of dimensions whose ranges start at 0 (or at
     ``-origin[dim]``). Without ``allocator``/``device`` the field stays on the data's device.
+    ``aligned_index`` is ``[I(1), K(0)]`` (gt4py), ``{I: 1, K: 0}`` or ``[(I, 1), (K, 0)]``.
 
-    **Zero copy**: if the data already sits on the target device with the target dtype and has
-    positive element strides, the field shares its memory (and no ``aligned_index`` or
-    allocator object of your own was given). Otherwise the data is copied into a new buffer in
-    the default layout of the target device.
+    **Copies** the data by default, as gt4py.next does, so later changes to ``data`` do not show
+    in the field. ``copy=None`` shares the memory when the data already sits on the target device
+    with the target dtype and has positive element strides (and no ``aligned_index`` or
+    allocator object of your own was given), and copies otherwise; ``copy=False`` shares it or
+    raises. Raw arrays passed to a program are always used in place.
 
     >>> a = np.arange(5.0)
-    >>> f = as_field([I], a, origin={I: 2})      # domain I: -2..3, shares a's memory
+    >>> f = as_field([I], a, origin={I: 2})                  # domain I: -2..3, a copy
+    >>> g = as_field([I], a, copy=None)                       # shares a's memory
     """
+    if domain is _NOT_GIVEN:
+        domain = domain_or_dims  # the name stencilkit used before gt4py's ``domain``
+    if domain is _NOT_GIVEN or data is _NOT_GIVEN:
+        raise TypeError("as_field() needs a domain (or list of dimensions) and the data")
     dev_given, custom = resolve_target(allocator, device, None)
     source = ingest(data)
     dt = _dtype(source.dtype if dtype is None else dtype)
-    dom = _domain_for(domain_or_dims, tuple(source.shape), origin)
+    dom = _domain_for(domain, tuple(source.shape), origin)
     if dom.shape != tuple(source.shape):
         raise StencilValueError(
             f"data of shape {tuple(source.shape)} does not match the domain {dom}"
@@ -211,8 +224,14 @@ def as_field(
     aligned = buffer_index(dom, aligned_index)
     explicit = allocator is not None or device is not None
     target = dev_given if explicit else resolve_target(None, None, _device_of(source))[0]
-    if aligned is None and custom is None and fits(source, dt, target):
-        return Field._wrap(dom, source, array_namespace(source))
+    if copy is not True:
+        why = "an aligned_index was given" if aligned is not None else (
+            "an allocator object was given" if custom is not None else why_copied(source, dt, target))
+        if not why:
+            return Field._wrap(dom, source, array_namespace(source))
+        if copy is False:
+            raise StencilValueError(f"as_field(copy=False) cannot share the data's memory: {why}",
+                                    hint="pass copy=None to copy when needed")
     buf = new_buffer(dom, dt, target, custom, aligned)
     fill_from(buf, source)
     return Field._wrap(dom, buf, array_namespace(buf))
@@ -236,7 +255,7 @@ def wrap_argument(dims: Sequence[Dimension], data: Any, written: bool, name: str
             hint="pass a writable array with positive strides (e.g. numpy/cupy.ascontiguousarray)"
             " and copy the result back, or allocate the output with gtx.empty(...)",
         )
-    return as_field(list(dims), source)
+    return as_field(list(dims), source)  # a copy: the array cannot be used as it is
 
 
 def _device_of(array: Any) -> Any:
@@ -247,9 +266,9 @@ def _device_of(array: Any) -> Any:
 
 
 def as_connectivity(
-    domain_or_dims: Any,
-    codomain: Dimension,
-    data: Any,
+    domain: Any = _NOT_GIVEN,
+    codomain: Dimension | Any = _NOT_GIVEN,
+    data: Any = _NOT_GIVEN,
     dtype: npt.DTypeLike | None = None,
     *,
     origin: Mapping[Dimension, int] | None = None,
@@ -257,29 +276,36 @@ def as_connectivity(
     allocator: Any = None,
     device: Any = None,
     skip_value: int | _Detect | None = _DETECT,
+    copy: bool | None = True,
+    domain_or_dims: Any = _NOT_GIVEN,
 ) -> Connectivity:
     """A neighbour table: ``data[e, k]`` is the ``codomain`` index of neighbour ``k`` of ``e``.
 
     ``skip_value`` marks missing neighbours; by default it is -1 if the table contains -1,
-    else None. Other arguments as for :func:`as_field` (zero copy under the same rules).
+    else None. Other arguments as for :func:`as_field` (a copy unless ``copy=None``/``False``).
 
     >>> e2c = as_connectivity([Edge, E2CDim], Cell, np.array([[0, 1], [1, -1]]))
     >>> e2c.skip_value
     -1
     """
+    if domain is _NOT_GIVEN:
+        domain = domain_or_dims
+    if domain is _NOT_GIVEN or data is _NOT_GIVEN or codomain is _NOT_GIVEN:
+        raise TypeError("as_connectivity() needs a domain (or dimensions), a codomain and the data")
     if not isinstance(codomain, Dimension):
         raise StencilTypeError(
             f"the codomain of a connectivity must be a Dimension, got {codomain!r}",
             hint="e.g. as_connectivity([Edge, E2CDim], Cell, table)",
         )
     field = as_field(
-        domain_or_dims,
+        domain,
         data,
         dtype,
         origin=origin,
         aligned_index=aligned_index,
         allocator=allocator,
         device=device,
+        copy=copy,
     )
     if field.dtype.kind not in "iu":
         raise StencilTypeError(
@@ -290,3 +316,32 @@ def as_connectivity(
         found = bool((field.ndarray == DEFAULT_SKIP_VALUE).any())
         skip_value = DEFAULT_SKIP_VALUE if found else None
     return Connectivity(field.domain, field.ndarray, codomain, skip_value)
+
+
+class FieldConstructor:
+    """Constructors bound to an allocator, device and aligned index (gt4py.next's
+    ``FieldConstructor``): ``FieldConstructor(allocator=gtx.gpu).zeros({I: 10})``."""
+
+    def __init__(self, allocator: Any = None, aligned_index: Any = None, device: Any = None) -> None:
+        self.allocator = allocator
+        self.aligned_index = aligned_index
+        self.device = device
+
+    def _kw(self) -> dict[str, Any]:
+        return {"allocator": self.allocator, "aligned_index": self.aligned_index, "device": self.device}
+
+    def empty(self, domain: Any, dtype: npt.DTypeLike = np.float64) -> Field:
+        return empty(domain, dtype, **self._kw())
+
+    def zeros(self, domain: Any, dtype: npt.DTypeLike = np.float64) -> Field:
+        return zeros(domain, dtype, **self._kw())
+
+    def ones(self, domain: Any, dtype: npt.DTypeLike = np.float64) -> Field:
+        return ones(domain, dtype, **self._kw())
+
+    def full(self, domain: Any, fill_value: Any, dtype: npt.DTypeLike | None = None) -> Field:
+        return full(domain, fill_value, dtype, **self._kw())
+
+    def as_field(self, domain: Any, data: Any, dtype: npt.DTypeLike | None = None,
+                 origin: Mapping[Dimension, int] | None = None) -> Field:
+        return as_field(domain, data, dtype, origin=origin, **self._kw())

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import itertools
 import operator
+import types
+import typing
 from collections.abc import Callable, Mapping, Sequence
 from types import ModuleType
 from typing import Any
@@ -11,16 +13,23 @@ from typing import Any
 import numpy as np
 
 from ..core.device import Device, DeviceType
-from ..core.dims import Dimension
-from ..core.domain import Domain
+from ..core.dims import Dimension, Dims, NamedIndex, dims_of_annotation
+from ..core.domain import Domain, NamedRange
 from ..core.domain import domain as make_domain
 from ..core.dtypes import dtype_name
 from ..core.errors import StencilTypeError, StencilValueError
-from ..core.types import FieldType
 from ..storage.namespaces import array_namespace, device_of
 from .broadcast import absolute_index, result_domain, view_on
 
 _SCALARS = (int, float, bool, np.generic)
+
+
+def _is_relative(key: Any) -> bool:
+    """``f[1:]``, ``f[3]``, ``f[1:-1, ...]``: slices, integers and ``...`` address buffer positions."""
+    def one(k: Any) -> bool:
+        return k is Ellipsis or isinstance(k, slice) or (isinstance(k, int | np.integer) and not isinstance(k, bool))
+
+    return one(key) or (isinstance(key, tuple) and all(one(k) for k in key))
 _LAZY = frozenset({"_sig", "_key", "_ptr", "_device"})
 
 
@@ -41,8 +50,11 @@ class Field:
     6.0
 
     As an annotation, ``Field[Dims[I, J], float64]`` (or ``Field[[I, J], float64]``) is a
-    :class:`~stencilkit.core.types.FieldType`.
+    typing generic alias: ``Field[Dims[I, K], T]`` with a ``TypeVar`` ``T`` can be
+    subscripted later (``IKField[float64]``).
     """
+
+    __stencilkit_field_annotation__ = True
 
     __slots__ = ("_device", "_domain", "_key", "_ndarray", "_ptr", "_sig", "xp")
 
@@ -125,6 +137,19 @@ class Field:
         return dims
 
     @property
+    def __gt_domain__(self) -> Domain:
+        return self._domain
+
+    @property
+    def __gt_dims__(self) -> tuple[Dimension, ...]:
+        return self.dims
+
+    @property
+    def __gt_origin__(self) -> tuple[int, ...]:
+        """The buffer position of index 0 along each dimension (gt4py's ``__gt_origin__``)."""
+        return tuple(-r.start for r in self._domain.ranges)
+
+    @property
     def ndarray(self) -> Any:
         """The buffer: a ``numpy.ndarray`` or ``cupy.ndarray`` whose axes follow ``domain.dims``."""
         return self._ndarray
@@ -149,25 +174,31 @@ class Field:
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self._domain}, {self.dtype.name}, {self.device})"
 
-    def __class_getitem__(cls, item: Any) -> FieldType:
+    def __class_getitem__(cls, item: Any) -> Any:
+        """``Field[Dims[I, J], float64]``: a typing generic alias, as in gt4py.next, so type
+        variables substitute later (``Field[Dims[I, K], T][float64]``) and ``| None`` works.
+        The frontend turns it into a :class:`~stencilkit.core.types.FieldType`."""
         if not isinstance(item, tuple) or len(item) != 2:
             raise StencilTypeError(
                 f"Field[{item!r}] is not a field type",
                 hint="write Field[Dims[I, J], float64] or Field[[I, J], float64]",
             )
         dims, dtype = item
-        dims = tuple(dims) if isinstance(dims, list | tuple) else (dims,)
-        for d in dims:
-            if not isinstance(d, Dimension):
+        generic = typing.get_origin(dims) is Dims or isinstance(dims, typing.TypeVar)  # type: ignore[comparison-overlap]
+        for d in () if generic else dims_of_annotation(dims):
+            if not isinstance(d, Dimension | typing.TypeVar):
                 raise StencilTypeError(
                     f"Field[...] dimensions must be Dimension objects, got {d!r}",
                     hint="write Field[Dims[I, J], float64]",
                 )
-        try:
-            name = dtype_name(dtype)
-        except TypeError as err:
-            raise StencilTypeError(str(err), hint="e.g. Field[Dims[I], float64]") from None
-        return FieldType(dims, name)
+        if not generic:
+            dims = Dims[dims_of_annotation(dims)]  # type: ignore[misc]
+        if not isinstance(dtype, typing.TypeVar):
+            try:
+                dtype = np.dtype(dtype_name(dtype)).type
+            except TypeError as err:
+                raise StencilTypeError(str(err), hint="e.g. Field[Dims[I], float64]") from None
+        return types.GenericAlias(cls, (dims, dtype))
 
     # -- interchange -------------------------------------------------------------------------
     def asnumpy(self) -> np.ndarray[Any, Any]:
@@ -226,20 +257,50 @@ class Field:
 
     # -- selection ---------------------------------------------------------------------------
     def _selection(self, key: Any) -> tuple[tuple[slice | int, ...], Domain]:
+        """Absolute selections (a Domain, ``{I: (1, 5)}``, ``X(5)``, NamedRanges) or relative
+        ones (``f[1:]``, ``f[3]``, ``f[1:-1, :]``, ``...``) -> buffer index and result domain."""
         if isinstance(key, Domain):
             key = dict(key.items())
+        elif isinstance(key, NamedIndex | NamedRange):
+            key = self._absolute((key,))
+        elif _is_relative(key):
+            key = self._relative(key if isinstance(key, tuple) else (key,))
+        elif isinstance(key, tuple) and key and all(isinstance(k, NamedIndex | NamedRange) for k in key):
+            key = self._absolute(key)
         elif isinstance(key, Sequence) and all(
             isinstance(p, tuple) and len(p) == 2 and isinstance(p[0], Dimension) for p in key
         ):
             key = dict(key)
-        elif key is Ellipsis:
-            key = {}
         if not isinstance(key, Mapping):
             raise StencilTypeError(
                 f"cannot index a field with {key!r}",
-                hint="select by absolute domain indices: f[{I: (1, 5)}], f[{K: 0}] or f[domain]",
+                hint="relative positions f[1:, 2], absolute indices f[I(3)], f[{I: (1, 5)}] or f[domain]",
             )
         return absolute_index(self._domain, dict(key))
+
+    def _absolute(self, keys: tuple[Any, ...]) -> dict[Dimension, Any]:
+        return {k.dim: (k.value if isinstance(k, NamedIndex) else k.unit_range) for k in keys}
+
+    def _relative(self, keys: tuple[Any, ...]) -> dict[Dimension, Any]:
+        """Relative positions along the dimensions in order (as NumPy indexes the buffer)."""
+        if sum(k is Ellipsis for k in keys) > 1:
+            raise StencilTypeError("a field index can hold one '...' only")
+        if Ellipsis in keys:
+            i = keys.index(Ellipsis)
+            keys = keys[:i] + (slice(None),) * (self.ndim - len(keys) + 1) + keys[i + 1:]
+        if len(keys) > self.ndim:
+            raise StencilValueError(f"{len(keys)} indices for a field over {self.ndim} dimension(s) {self._domain}")
+        result: dict[Dimension, Any] = {}
+        for dim, rng, k in zip(self._domain.dims, self._domain.ranges, keys):
+            if isinstance(k, slice):
+                if k.step not in (None, 1):
+                    raise StencilValueError("fields can only be sliced with step 1")
+                result[dim] = rng[k]
+            else:
+                if not -len(rng) <= int(k) < len(rng):
+                    raise StencilValueError(f"index {int(k)} is out of range for {dim}: {rng} (relative positions)")
+                result[dim] = rng[int(k)]
+        return result
 
     def __getitem__(self, key: Any) -> Field:
         index, dom = self._selection(key)
@@ -250,7 +311,7 @@ class Field:
         if isinstance(value, Field):
             self._check_device(value)
             if not set(value.dims) <= set(dom.dims) or any(
-                dom[d] not in r for d, r in value.domain.items()
+                dom.range_of(d) not in r for d, r in value.domain.items()
             ):
                 raise StencilValueError(
                     f"cannot assign a field on {value.domain} to the region {dom}",

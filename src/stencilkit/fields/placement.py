@@ -61,6 +61,8 @@ def resolve_target(
     dev = as_device(device) if device is not None else None
     kind: DeviceType | None = None
     custom: Allocator | None = None
+    if allocator is not None and not hasattr(allocator, "device_type") and hasattr(allocator, "__gt_allocator__"):
+        allocator = allocator.__gt_allocator__  # a gt4py-style allocation tool
     if allocator is None:
         pass
     elif isinstance(allocator, ModuleType):
@@ -79,6 +81,8 @@ def resolve_target(
                 f"allocator {allocator!r} has an unknown device_type {allocator.device_type!r}"
             ) from None
         inner = getattr(allocator, "allocator", None)
+        if inner is not None and not hasattr(inner, "allocate"):
+            inner = None  # e.g. ``backend.allocator``: only says where (the device type)
         if inner is not None and not isinstance(inner, ModuleType):
             if not isinstance(inner, Allocator):
                 raise StencilTypeError(f"{allocator!r}.allocator has no allocate() method")
@@ -178,11 +182,11 @@ def buffer_index(domain: Domain, aligned_index: Any) -> tuple[int, ...] | None:
     ):
         raise StencilTypeError(
             f"aligned_index must name dimensions, got {aligned_index!r}",
-            hint="e.g. aligned_index={I: 1, K: 0} or [(I, 1), (K, 0)]",
+            hint="e.g. aligned_index=[I(1), K(0)], {I: 1, K: 0} or [(I, 1), (K, 0)]",
         )
     index = [0] * domain.ndim
     for dim, i in pairs:
-        if dim not in domain.dims or int(i) not in domain[dim]:
+        if dim not in domain.dims or int(i) not in domain.range_of(dim):
             raise StencilValueError(
                 f"aligned_index {dim}={i} is outside the domain {domain}",
                 hint="align an index inside the domain, e.g. the first point computed",

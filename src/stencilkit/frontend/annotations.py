@@ -9,7 +9,8 @@ from typing import Any
 import numpy as np
 
 from ..core.dtypes import dtype_name
-from ..core.types import FieldType, ScalarType, TupleType, TypeSpec
+from ..core.named_collections import NamedCollectionType, field_names, is_collection_class
+from ..core.types import FieldType, ScalarType, TupleType, TypeSpec, field_type_of
 
 _PYTHON_SCALARS = {builtins.float: "float64", builtins.int: "int32", builtins.bool: "bool"}
 
@@ -22,7 +23,11 @@ def type_from_annotation(annotation: Any) -> TypeSpec:
         return ScalarType(_PYTHON_SCALARS[annotation])
     if isinstance(annotation, type) and issubclass(annotation, np.generic):
         return ScalarType(dtype_name(annotation))
+    if is_collection_class(annotation):
+        return collection_type(annotation)
     origin = typing.get_origin(annotation)
+    if getattr(origin, "__stencilkit_field_annotation__", False):  # Field[Dims[...], dtype]
+        return field_type_of(typing.get_args(annotation))
     if origin is tuple:
         args = typing.get_args(annotation)
         if len(args) == 2 and args[1] is Ellipsis:
@@ -30,5 +35,23 @@ def type_from_annotation(annotation: Any) -> TypeSpec:
         return TupleType(tuple(type_from_annotation(a) for a in args))
     raise TypeError(
         f"{annotation!r} is not a DSL type; use Field[Dims[...], dtype], a scalar type such as"
-        " float64, or tuple[...] of these"
+        " float64, tuple[...] of these, or a NamedTuple / dataclass of these"
     )
+
+
+def collection_type(cls: type) -> NamedCollectionType:
+    """The DSL type of a named collection class, from its (resolved) type hints."""
+    try:
+        hints = typing.get_type_hints(cls)
+    except Exception as err:
+        raise TypeError(f"cannot evaluate the annotations of {cls.__name__}: {err}") from None
+    names = field_names(cls)
+    types = []
+    for n in names:
+        if n not in hints:
+            raise TypeError(f"element '{n}' of {cls.__name__} has no type annotation")
+        try:
+            types.append(type_from_annotation(hints[n]))
+        except TypeError as err:
+            raise TypeError(f"element '{n}' of {cls.__name__}: {err}") from None
+    return NamedCollectionType(tuple(types), names, cls)

@@ -10,15 +10,30 @@ import numpy as np
 
 from ..core.dims import Dimension, DimensionKind
 from ..core.dtypes import dtype_name, is_float
+from ..core.named_collections import NamedCollectionType
 from ..core.types import FieldType, ScalarType, TupleType, canonical_dims
 from ..ir import nodes as ir
 from ..ir.ops import MATH_BUILTINS, REDUCTIONS
 from ..ir.visit import walk
-from .typing_rules import dims_of, dtype_of, make_type, unify_operands
+from .typing_rules import dims_of, dtype_of, make_type, unary_type, unify_operands
 
 
 def _is_pair(node: ast.expr) -> bool:
     return isinstance(node, ast.Tuple) and len(node.elts) == 2
+
+
+def _astype(value: ir.Expr, dtype: str) -> ir.Expr:
+    """``astype`` of a value, or of every element of a (nested) tuple."""
+    if isinstance(value.type, TupleType):
+        elems = tuple(_astype(value.elems[i] if isinstance(value, ir.MakeTuple) else ir.TupleGet(value, i, t), dtype)
+                      for i, t in enumerate(value.type.types))
+        types = tuple(e.type for e in elems)
+        vt = value.type
+        return ir.MakeTuple(elems, NamedCollectionType(types, vt.names, vt.cls) if isinstance(vt, NamedCollectionType)
+                            else TupleType(types))
+    if isinstance(value, ir.Literal):
+        return ir.Literal(np.dtype(dtype).type(value.value).item(), ScalarType(dtype))
+    return ir.Call("astype", (value,), make_type(dims_of(value.type), dtype))
 
 
 class BuiltinCalls:
@@ -40,6 +55,9 @@ class BuiltinCalls:
         raise NotImplementedError
 
     def _builtin(self, node: ast.Call, name: str) -> ir.Expr:
+        if name == "neg":  # neg(x) is -x
+            (arg,) = self._args(node, 1, name)
+            return ir.UnaryOp("-", arg, self.wrap(node, unary_type, "-", arg))
         if name in MATH_BUILTINS:
             spec = MATH_BUILTINS[name]
             args = self._args(node, spec.arity, name)
@@ -80,13 +98,18 @@ class BuiltinCalls:
         """``where``/``concat_where`` of values or (nested) tuples, element by element."""
         if isinstance(t.type, TupleType) or isinstance(f.type, TupleType):
             if not (isinstance(t.type, TupleType) and isinstance(f.type, TupleType)) or len(t.type.types) != len(f.type.types):
-                raise self.error(node, f"{fn}() on tuples needs two tuples of the same length")
+                raise self.error(node, f"Second and third argument to '{fn}' must have the same tuple/collection"
+                                 f" structure ({fn}() on tuples needs two tuples of the same length).")
             elems = []
             for i in range(len(t.type.types)):
                 ti = t.elems[i] if isinstance(t, ir.MakeTuple) else ir.TupleGet(t, i, t.type.types[i])
                 fi = f.elems[i] if isinstance(f, ir.MakeTuple) else ir.TupleGet(f, i, f.type.types[i])
                 elems.append(self._select(node, fn, mask, ti, fi))
-            return ir.MakeTuple(tuple(elems), TupleType(tuple(e.type for e in elems)))
+            types = tuple(e.type for e in elems)
+            named = t.type if isinstance(t.type, NamedCollectionType) else f.type
+            if isinstance(named, NamedCollectionType):
+                return ir.MakeTuple(tuple(elems), NamedCollectionType(types, named.names, named.cls))
+            return ir.MakeTuple(tuple(elems), TupleType(types))
         t, f, dtype = self.wrap(node, unify_operands, t, f)
         dims = canonical_dims(tuple(dict.fromkeys((*dims_of(mask.type), *dims_of(t.type), *dims_of(f.type)))))
         return ir.Call(fn, (mask, t, f), make_type(dims, dtype))
@@ -100,9 +123,10 @@ class BuiltinCalls:
             dtype = dtype_name(dtype_obj)
         except TypeError:
             raise self.error(node.args[1], f"'{ast.unparse(node.args[1])}' is not a dtype") from None
-        if isinstance(value, ir.Literal):
-            return ir.Literal(np.dtype(dtype).type(value.value).item(), ScalarType(dtype))
-        return ir.Call("astype", (value,), make_type(dims_of(value.type), dtype))
+        return _astype(value, dtype)
+
+    def _builtin_as_offset(self, node: ast.Call) -> ir.Expr:
+        raise self.error(node, "as_offset() makes an offset: use it inside a shift, e.g. a(as_offset(Koff, k))")
 
     def _builtin_broadcast(self, node: ast.Call) -> ir.Expr:
         if len(node.args) != 2 or node.keywords or not isinstance(node.args[1], ast.Tuple | ast.List):

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..ir.ops import MATH_BUILTINS, SPECIAL_BUILTINS
+from ..ir.ops import MATH_BUILTINS, SPECIAL_BUILTINS, array_function
 
 
 class Builtin:
@@ -28,8 +28,7 @@ class Builtin:
             import numpy
 
             xp: Any = next((a.xp for a in args if hasattr(a, "xp")), numpy)
-            fn = getattr(xp, {"abs": "absolute"}.get(self.name, self.name))
-            result = fn(*arrays)
+            result = array_function(xp, self.name)(*arrays)
             field = next((a for a in args if hasattr(a, "domain")), None)
             if field is not None and getattr(result, "shape", None) == field.ndarray.shape:
                 return type(field)(field.domain, result)
@@ -72,3 +71,9 @@ isnan = BUILTINS["isnan"]
 isinf = BUILTINS["isinf"]
 fmod = BUILTINS["fmod"]
 power = BUILTINS["power"]
+gamma = BUILTINS["gamma"]
+arcsinh = BUILTINS["arcsinh"]
+arccosh = BUILTINS["arccosh"]
+arctanh = BUILTINS["arctanh"]
+neg = BUILTINS["neg"]
+as_offset = BUILTINS["as_offset"]

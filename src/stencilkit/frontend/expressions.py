@@ -4,19 +4,24 @@ from __future__ import annotations
 
 import ast
 import builtins as py_builtins
+import dataclasses
 from typing import Any
 
 import numpy as np
 
-from ..core.dims import CartesianOffset, Dimension, FieldOffset, FieldOffsetElement
+from ..core.dims import Dimension
 from ..core.dtypes import dtype_name, is_bool, is_integral
-from ..core.types import FieldType, ScalarType, TupleType, canonical_dims
+from ..core.errors import UndefinedNameError, UnsupportedSyntaxError
+from ..core.named_collections import NamedCollectionType, is_collection_class
+from ..core.types import FieldType, ScalarType, TupleType, TypeSpec
 from ..ir import nodes as ir
 from ..ir.ops import BINARY_OPS, UNARY_OPS
 from ..ir.visit import substitute
+from .annotations import collection_type as _collection_type
 from .builtin_calls import BuiltinCalls
 from .builtins import Builtin
 from .scans import scan_call
+from .shifts import ShiftCalls
 from .source import SourceFunction
 from .typing_rules import (
     TypingError,
@@ -46,7 +51,25 @@ def literal(value: Any) -> ir.Literal:
     raise TypeError(f"{value!r} cannot be used as a constant")
 
 
-class ExprBuilder(BuiltinCalls):
+def with_names(t: TypeSpec, like: TypeSpec) -> TypeSpec:
+    """``t`` with the collection names of the structurally equal type ``like`` (recursively)."""
+    if not (isinstance(t, TupleType) and isinstance(like, TupleType) and len(t.types) == len(like.types)):
+        return t
+    types = tuple(with_names(a, b) for a, b in zip(t.types, like.types))
+    if isinstance(like, NamedCollectionType):
+        return NamedCollectionType(types, like.names, like.cls)
+    return TupleType(types)
+
+
+def _fits(actual: TypeSpec, declared: TypeSpec) -> bool:
+    if isinstance(actual, FieldType) and isinstance(declared, FieldType):
+        return set(actual.dims) == set(declared.dims) and actual.dtype == declared.dtype
+    if isinstance(actual, TupleType) and isinstance(declared, TupleType):
+        return len(actual.types) == len(declared.types) and all(map(_fits, actual.types, declared.types))
+    return actual == declared
+
+
+class ExprBuilder(ShiftCalls, BuiltinCalls):
     """Builds IR for expressions of one function; ``symbols`` maps local names to IR."""
 
     def __init__(self, src: SourceFunction, symbols: dict[str, ir.Expr]) -> None:
@@ -62,7 +85,7 @@ class ExprBuilder(BuiltinCalls):
         if isinstance(node, ast.Name):
             if node.id in self.src.names:
                 return self.src.names[node.id]
-            raise self.error(node, f"name '{node.id}' is not defined")
+            raise UndefinedNameError(f"Undeclared symbol '{node.id}'.", self.src.loc(node))
         if isinstance(node, ast.Attribute):
             base = self.resolve(node.value)
             try:
@@ -81,7 +104,8 @@ class ExprBuilder(BuiltinCalls):
     def build(self, node: ast.expr) -> ir.Expr:
         method = getattr(self, f"_{type(node).__name__}", None)
         if method is None:
-            raise self.error(node, f"'{ast.unparse(node)}': this Python construct is not part of the DSL")
+            raise UnsupportedSyntaxError(f"'{ast.unparse(node)}': this Python construct is not part of the DSL",
+                                         self.src.loc(node))
         return method(node)  # type: ignore[no-any-return]
 
     def _Constant(self, node: ast.Constant) -> ir.Expr:
@@ -97,7 +121,40 @@ class ExprBuilder(BuiltinCalls):
         return self._constant_value(node, value)
 
     def _Attribute(self, node: ast.Attribute) -> ir.Expr:
+        if self._is_local(node.value):
+            return self._member(node, self.build(node.value))
         return self._constant_value(node, self.resolve(node))
+
+    def _is_local(self, node: ast.expr) -> bool:
+        """Whether ``node`` is a value of this function (``w``, ``w.u``, ``f(x).total``) rather
+        than a global name or attribute chain (``gtx.float64``)."""
+        while isinstance(node, ast.Attribute):
+            node = node.value
+        return not isinstance(node, ast.Name) or node.id in self.symbols
+
+    def _member(self, node: ast.Attribute, base: ir.Expr) -> ir.Expr:
+        """``w.u``: an element of a named collection."""
+        t = base.type
+        if not isinstance(t, NamedCollectionType):
+            raise self.error(node, f"'{ast.unparse(node.value)}' is a {t}, which has no attribute '{node.attr}'")
+        if node.attr not in t.names:
+            raise self.error(node, f"{t} has no element '{node.attr}'")
+        i = t.names.index(node.attr)
+        return base.elems[i] if isinstance(base, ir.MakeTuple) else ir.TupleGet(base, i, t.types[i])
+
+    def _construct(self, node: ast.Call, cls: type) -> ir.Expr:
+        """``Polar(angle=a, speed=s)``: a named collection value."""
+        declared = self.wrap(node, _collection_type, cls)
+        arg_nodes = self.call_arguments(node, cls.__name__, list(declared.names))
+        elems = []
+        for name, t, a in zip(declared.names, declared.types, arg_nodes):
+            e = self.build(a)
+            if isinstance(e, ir.Literal) and e.weak and isinstance(t, ScalarType):
+                e = ir.Literal(np.dtype(t.dtype).type(e.value).item(), t)
+            if not _fits(e.type, t):
+                raise self.error(a, f"element '{name}' of {cls.__name__} must be {t}, got {e.type}")
+            elems.append(e)
+        return ir.MakeTuple(tuple(elems), NamedCollectionType(tuple(e.type for e in elems), declared.names, cls))
 
     def _constant_value(self, node: ast.expr, value: Any) -> ir.Expr:
         if isinstance(value, bool | int | float | np.generic):
@@ -113,8 +170,7 @@ class ExprBuilder(BuiltinCalls):
         return ir.MakeTuple(elems, TupleType(tuple(e.type for e in elems)))
 
     def _Subscript(self, node: ast.Subscript) -> ir.Expr:
-        if isinstance(node.value, ast.Name | ast.Attribute) and not (
-                isinstance(node.value, ast.Name) and node.value.id in self.symbols):
+        if isinstance(node.value, ast.Name | ast.Attribute) and not self._is_local(node.value):
             value = self.resolve(node.value)
             if isinstance(value, list | dict | set | bytearray | np.ndarray):
                 raise self.error(node.value, f"'{ast.unparse(node.value)}' is a {type(value).__name__}, a mutable"
@@ -125,7 +181,10 @@ class ExprBuilder(BuiltinCalls):
                     return self._constant_value(node, value[node.slice.value])  # a global constant tuple
                 except (IndexError, TypeError):
                     raise self.error(node, f"'{ast.unparse(node)}' is not a valid index") from None
+        local = self._named_index(node.slice)
         base = self.build(node.value)
+        if local is not None:
+            return self._local_select(node, base, *local)
         if not isinstance(base.type, TupleType):
             raise self.error(node, "only tuples can be indexed", hint="to shift a field write a(I + 1)")
         idx = node.slice
@@ -168,7 +227,7 @@ class ExprBuilder(BuiltinCalls):
 
     def _compared(self, node: ast.expr) -> ir.Expr:
         """An operand of a comparison; a dimension stands for the index along it (``K == 0``)."""
-        if isinstance(node, ast.Name | ast.Attribute) and not (isinstance(node, ast.Name) and node.id in self.symbols):
+        if isinstance(node, ast.Name | ast.Attribute) and not self._is_local(node):
             value = self.resolve(node)
             if isinstance(value, Dimension):
                 return ir.DimIndex(value, FieldType((value,), INDEX_DTYPE))
@@ -211,10 +270,12 @@ class ExprBuilder(BuiltinCalls):
     # ------------------------------------------------------------------ calls
     def _Call(self, node: ast.Call) -> ir.Expr:
         func = node.func
-        if (isinstance(func, ast.Name) and func.id in self.symbols) or not isinstance(func, ast.Name | ast.Attribute):
+        if self._is_local(func):
             target = self.build(func)
             return self._shift(node, target)
         value = self.resolve(func)
+        if is_collection_class(value):
+            return self._construct(node, value)
         if isinstance(value, Builtin):
             return self._builtin(node, value.name)
         if value in _PY_TO_BUILTIN:
@@ -234,87 +295,70 @@ class ExprBuilder(BuiltinCalls):
         return [self.build(a) for a in node.args]
 
     def _cast(self, node: ast.Call, dtype: str) -> ir.Expr:
+        if len(node.args) == 1 and not node.keywords and isinstance(node.args[0], ast.Constant) \
+                and isinstance(node.args[0].value, str):
+            # wpfloat("0.5"): the text is parsed in the target precision (rounded once)
+            text = node.args[0].value
+            try:
+                value = np.dtype(dtype).type(text.strip()) if dtype != "bool" else np.bool_(float(text))
+            except (ValueError, TypeError, OverflowError):
+                raise self.error(node, f"'{text}' is not a {dtype} literal") from None
+            return ir.Literal(value.item(), ScalarType(dtype))
         (arg,) = self._args(node, 1, dtype)
         if isinstance(arg, ir.Literal):
             return ir.Literal(np.dtype(dtype).type(arg.value).item(), ScalarType(dtype))
         return ir.Call("astype", (arg,), make_type(dims_of(arg.type), dtype))
 
-    def _shift(self, node: ast.Call, target: ir.Expr) -> ir.Expr:
-        if not isinstance(target.type, FieldType):
-            raise self.error(node, f"'{ast.unparse(node.func)}' is a {target.type}, not a field; only fields can be shifted")
-        if len(node.args) != 1 or node.keywords:
-            raise self.error(node, "a shift takes one offset, e.g. a(I + 1) or c(E2C[0])")
-        arg = node.args[0]
-        result = target
-        by = self._offset(arg)
-        dims = result.type.dims  # type: ignore[union-attr]
-        if isinstance(by, ir.CartesianShift):
-            if by.dim not in dims:
-                raise self.error(arg, f"cannot shift along {by.dim}: the field has dimensions [{', '.join(map(str, dims))}]")
-            return ir.Shift(result, by, result.type)
-        if by.source not in dims:
-            raise self.error(
-                arg, f"offset {by.offset} reads a field over {by.source}, but this field has dimensions"
-                f" [{', '.join(map(str, dims))}]")
-        new = [d for d in dims if d != by.source]
-        new.append(by.target[0])
-        if by.index is None and len(by.target) == 2:
-            new.append(by.target[1])
-        if len(set(new)) != len(new):
-            raise self.error(arg, f"shifting by {by.offset} would repeat a dimension")
-        t = FieldType(canonical_dims(tuple(new)), result.type.dtype)  # type: ignore[union-attr]
-        return ir.Shift(result, by, t)
-
-    def _offset(self, node: ast.expr) -> ir.CartesianShift | ir.NeighborShift:
-        try:
-            value = self.resolve(node) if isinstance(node, ast.Name | ast.Attribute) else None
-            if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add | ast.Sub):
-                dim = self.resolve(node.left)
-                amount = node.right.value if isinstance(node.right, ast.Constant) else None
-                if isinstance(dim, Dimension) and isinstance(amount, int):
-                    value = CartesianOffset(dim, amount if isinstance(node.op, ast.Add) else -amount)
-            elif isinstance(node, ast.Subscript):
-                base = self.resolve(node.value)
-                index = node.slice.value if isinstance(node.slice, ast.Constant) else None
-                if isinstance(base, FieldOffset) and isinstance(index, int):
-                    value = base[index]
-        except Exception:
-            value = None
-        if isinstance(value, CartesianOffset):
-            return ir.CartesianShift(value.dim, value.offset)
-        if isinstance(value, FieldOffsetElement) and value.offset.is_cartesian:
-            return ir.CartesianShift(value.offset.source, value.index)
-        if isinstance(value, FieldOffsetElement):
-            fo = value.offset
-            if len(fo.target) != 2:
-                raise self.error(node, f"{fo.value} has no local dimension to index")
-            return ir.NeighborShift(fo.value, fo.source, fo.target, value.index)
-        if isinstance(value, FieldOffset) and not value.is_cartesian:
-            return ir.NeighborShift(value.value, value.source, value.target, None)
-        if isinstance(value, FieldOffset):
-            raise self.error(node, f"the Cartesian offset {value.value} needs an amount, e.g. {value.value}[1]")
-        raise self.error(node, f"'{ast.unparse(node)}' is not an offset",
-                         hint="write I + 1, I - 2, Koff[1], E2C or E2C[0]")
-
     def _inline(self, node: ast.Call, op: Any) -> ir.Expr:
         fop: ir.FieldOperator = op.__stencilkit_operator__
         scan = getattr(op, "__stencilkit_scan__", None)
-        if node.keywords:
-            raise self.error(node, f"{fop.name}() takes positional arguments only inside a field operator")
+        params = fop.params[1:] if scan is not None else fop.params
+        arg_nodes = self.call_arguments(node, fop.name, [p.name for p in params])
         if scan is not None:
-            return self.wrap(node, scan_call, fop, scan, [self.build(a) for a in node.args])  # type: ignore[no-any-return]
-        if len(node.args) != len(fop.params):
-            raise self.error(node, f"{fop.name}() takes {len(fop.params)} arguments, got {len(node.args)}")
+            call = self.wrap(node, scan_call, fop, scan, [self.build(a) for a in arg_nodes])
+            return dataclasses.replace(call, type=with_names(call.type, fop.params[0].type))  # type: ignore[no-any-return]
         mapping: dict[str, ir.Node] = {}
-        for p, a in zip(fop.params, node.args):
+        for p, a in zip(params, arg_nodes):
             arg = self.build(a)
             mapping[p.name] = self.check_arg(a, arg, p, fop.name)
         return substitute(fop.body, mapping)
+
+    def call_arguments(self, node: ast.Call, callee: str, names: list[str]) -> list[ast.expr]:
+        """The argument expressions of ``node`` in parameter order: positional ones first, then
+        keywords in any order (gt4py's rules and messages)."""
+        problems: list[str] = []
+        if any(isinstance(a, ast.Starred) for a in node.args) or any(k.arg is None for k in node.keywords):
+            problems.append("Unpacking (*args, **kwargs) is not supported in calls.")
+        given: dict[str, ast.expr] = {}
+        if len(node.args) > len(names):
+            problems.append(f"{callee}() takes {len(names)} arguments, got {len(node.args)}.")
+        for name, a in zip(names, node.args):
+            given[name] = a
+        for k in node.keywords:
+            if k.arg is None:
+                continue
+            if k.arg not in names:
+                problems.append(f"Got unexpected keyword argument '{k.arg}'.")
+            elif k.arg in given:
+                problems.append(f"Got multiple values for argument '{k.arg}'.")
+            else:
+                given[k.arg] = k.value
+        missing = [n for n in names if n not in given]
+        if missing and not problems:
+            problems.append(f"Missing {len(missing)} required positional argument{'s' * (len(missing) != 1)}: "
+                            + ", ".join(f"'{n}'" for n in missing))
+        if problems:
+            raise self.error(node, f"Invalid argument types in call to '{callee}'.\n" + "\n".join(problems))
+        return [given[n] for n in names]
 
     def check_arg(self, node: ast.AST, arg: ir.Expr, p: ir.Param, callee: str) -> ir.Expr:
         pt = p.type
         if isinstance(arg, ir.Literal) and arg.weak and isinstance(pt, ScalarType):
             return ir.Literal(np.dtype(pt.dtype).type(arg.value).item(), pt)
+        if isinstance(pt, FieldType) and not pt.dims and isinstance(arg.type, ScalarType) \
+                and arg.type.dtype == pt.dtype:
+            # a scalar of exactly the dtype serves as a 0-d field
+            return ir.Literal(arg.value, arg.type) if isinstance(arg, ir.Literal) else arg
         if arg.type != p.type:
             raise self.error(node, f"argument '{p.name}' of {callee} must be {p.type}, got {arg.type}")
         return arg

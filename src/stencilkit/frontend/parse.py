@@ -4,18 +4,19 @@ from __future__ import annotations
 
 import ast
 import inspect
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
-from ..core.dims import Dimension
-from ..core.dtypes import is_integral
+from ..core.errors import BadAnnotationError, MissingAnnotationError, UnsupportedSyntaxError
+from ..core.named_collections import NamedCollectionType
 from ..core.types import FieldType, ScalarType, TupleType, TypeSpec
 from ..ir import nodes as ir
-from ..ir.tuples import flat_name, flatten_value
+from ..ir.tuples import flatten_value
 from ..ir.visit import substitute
 from .annotations import type_from_annotation
-from .expressions import ExprBuilder
-from .scans import scan_call, statements
+from .expressions import ExprBuilder, with_names
+from .outputs import TargetParser, leaves
+from .scans import per_output_statements, scan_call, statements
 from .source import SourceFunction, parse_function
 from .typing_rules import TypingError
 
@@ -28,12 +29,14 @@ def parse_params(src: SourceFunction, read_return: bool = True) -> tuple[tuple[i
     params = []
     for arg in src.tree.args.args:
         if arg.arg not in hints:
-            raise src.type_error(arg, f"parameter '{arg.arg}' has no type annotation",
-                                 hint="annotate it, e.g. a: Field[Dims[I, J], float64] or x: float64")
+            raise MissingAnnotationError(f"Parameter '{arg.arg}' is missing type annotations.", src.loc(arg),
+                                         hint="annotate it, e.g. a: Field[Dims[I, J], float64] or x: float64")
         try:
             params.append(ir.Param(arg.arg, type_from_annotation(hints[arg.arg])))
         except TypeError as err:
-            raise src.type_error(arg.annotation or arg, f"parameter '{arg.arg}': {err}") from None
+            raise BadAnnotationError(f"Invalid type annotation for parameter '{arg.arg}':"
+                                     f" '{ast.unparse(arg.annotation) if arg.annotation else ''}'.",
+                                     src.loc(arg.annotation or arg), hint=str(err)) from None
     a = src.tree.args
     if a.vararg or a.kwarg or a.kwonlyargs or a.posonlyargs:
         raise src.type_error(src.tree, "stencil functions take plain positional parameters only")
@@ -81,8 +84,8 @@ def _body_expr(src: SourceFunction, builder: ExprBuilder, body: list[ast.stmt]) 
             continue  # docstring
         if isinstance(stmt, ast.Pass):
             continue
-        raise src.type_error(stmt, f"'{ast.unparse(stmt).splitlines()[0]}': this statement is not part of the DSL",
-                             hint="field operators hold assignments, if/else on scalars, and return")
+        raise UnsupportedSyntaxError(f"'{ast.unparse(stmt).splitlines()[0]}': this statement is not part of the DSL",
+                                     src.loc(stmt), hint="field operators hold assignments, if/else on scalars, and return")
     raise src.type_error(body[-1] if body else src.tree, "missing return statement")
 
 
@@ -101,6 +104,9 @@ def _bind(src: SourceFunction, builder: ExprBuilder, target: ast.expr, value: ir
         builder.symbols[target.id] = value
         return
     if isinstance(target, ast.Tuple | ast.List):
+        if any(isinstance(t, ast.Starred) for t in target.elts):
+            _bind_starred(src, builder, target, value)
+            return
         if not isinstance(value.type, TupleType) or len(value.type.types) != len(target.elts):
             raise src.type_error(target, f"cannot unpack {value.type} into {len(target.elts)} names")
         for i, t in enumerate(target.elts):
@@ -108,6 +114,22 @@ def _bind(src: SourceFunction, builder: ExprBuilder, target: ast.expr, value: ir
             _bind(src, builder, t, elem)
         return
     raise src.type_error(target, "only names and tuples of names can be assigned")
+
+
+def _bind_starred(src: SourceFunction, builder: ExprBuilder, target: ast.Tuple | ast.List, value: ir.Expr) -> None:
+    """``first, *mid, last = t``: the starred name gets a tuple of the middle elements."""
+    star = [i for i, t in enumerate(target.elts) if isinstance(t, ast.Starred)]
+    after = len(target.elts) - star[0] - 1
+    if len(star) > 1 or not isinstance(value.type, TupleType) or len(value.type.types) < len(target.elts) - 1:
+        raise src.type_error(target, f"cannot unpack {value.type} into {ast.unparse(target)}")
+    n = len(value.type.types)
+    elems = [value.elems[i] if isinstance(value, ir.MakeTuple) else ir.TupleGet(value, i, value.type.types[i])
+             for i in range(n)]
+    mid = elems[star[0]:n - after]
+    groups: list[ir.Expr] = [*elems[:star[0]], ir.MakeTuple(tuple(mid), TupleType(tuple(e.type for e in mid))),
+                             *elems[n - after:]]
+    for t, elem in zip(target.elts, groups):
+        _bind(src, builder, t.value if isinstance(t, ast.Starred) else t, elem)
 
 
 def parse_field_operator(fn: Callable[..., Any]) -> tuple[ir.FieldOperator, SourceFunction]:
@@ -120,7 +142,20 @@ def parse_field_operator(fn: Callable[..., Any]) -> tuple[ir.FieldOperator, Sour
                              f"{src.tree.name} is annotated to return {ret} but returns {body.type}")
     if isinstance(body, ir.Literal) and body.weak:
         body = ir.Literal(body.value, body.type)
+    if ret is not None and isinstance(body.type, TupleType) and _has_names(ret) and not _has_names(body.type):
+        body = _named_result(body, with_names(body.type, ret))  # -> Polar: callers may write .speed
     return ir.FieldOperator(src.tree.name, params, body), src
+
+
+def _has_names(t: TypeSpec) -> bool:
+    return isinstance(t, NamedCollectionType) or (isinstance(t, TupleType) and any(map(_has_names, t.types)))
+
+
+def _named_result(body: ir.Expr, t: TypeSpec) -> ir.Expr:
+    assert isinstance(t, TupleType)
+    elems = body.elems if isinstance(body, ir.MakeTuple) else tuple(
+        ir.TupleGet(body, i, s) for i, s in enumerate(t.types))
+    return ir.MakeTuple(tuple(_named_result(e, s) if isinstance(s, TupleType) else e for e, s in zip(elems, t.types)), t)
 
 
 def _compatible(actual: TypeSpec, declared: TypeSpec) -> bool:
@@ -128,6 +163,8 @@ def _compatible(actual: TypeSpec, declared: TypeSpec) -> bool:
         return True
     if isinstance(actual, FieldType) and isinstance(declared, FieldType):
         return set(actual.dims) == set(declared.dims) and actual.dtype == declared.dtype
+    if isinstance(actual, ScalarType) and isinstance(declared, FieldType) and not declared.dims:
+        return actual.dtype == declared.dtype  # a 0-d field is a scalar inside an operator
     if isinstance(actual, TupleType) and isinstance(declared, TupleType):
         return len(actual.types) == len(declared.types) and all(
             _compatible(a, d) for a, d in zip(actual.types, declared.types))
@@ -162,108 +199,58 @@ class ProgramParser:
         fop: ir.FieldOperator | None = getattr(op, "__stencilkit_operator__", None)
         if fop is None:
             raise self.src.type_error(call.func, f"'{ast.unparse(call.func)}' is not a field operator or scan operator")
-        kw = {k.arg: k.value for k in call.keywords}
-        unknown = set(kw) - {"out", "domain"}
-        if unknown or None in kw:
-            raise self.src.type_error(call, f"unexpected keyword argument(s) {', '.join(map(str, unknown))}",
-                                      hint="operator calls in a program take out= and domain=")
+        if any(k.arg is None for k in call.keywords):
+            raise self.src.type_error(call, "** unpacking is not supported in a program statement")
+        kw = {k.arg: k.value for k in call.keywords if k.arg is not None}
         if "out" not in kw:
             raise self.src.type_error(call, f"the call of {fop.name} needs out=", hint=f"{fop.name}(..., out=result)")
-        args = [self.builder.build(a) for a in call.args]
-        outs = self.outputs(kw["out"])
-        per_output = self.domains_per_output(kw["domain"], len(outs)) if "domain" in kw else None
-        if per_output is not None:
-            return self.split_by_domain(op, args, outs, per_output, call, prefix)
-        domain = self.domain(kw["domain"]) if "domain" in kw else ()
-        return build_apply(op, args, outs, domain, self.src, call, self.builder, prefix)
-
-    def domains_per_output(self, node: ast.expr, n_outs: int) -> list[tuple[ir.DomainRange, ...]] | None:
-        """``domain=(d0, d1, ...)`` with differing domains for a tuple ``out=``: one per output."""
-        if not isinstance(node, ast.Tuple):
-            return None
-        doms = [self.domain(e) for e in node.elts]
-        if all(d == doms[0] for d in doms):
-            return None
-        if len(doms) != n_outs:
-            raise self.src.type_error(node, f"domain= gives {len(doms)} domains for {n_outs} outputs",
-                                      hint="give one domain per output field, or a single domain for all")
-        return doms
-
-    def split_by_domain(self, op: Any, args: list[ir.Expr], outs: tuple[ir.Ref, ...],
-                        doms: list[tuple[ir.DomainRange, ...]], call: ast.Call,
-                        prefix: str) -> tuple[list[ir.Apply | ir.ScanApply], list[ir.Param]]:
-        """One statement per output, each over its own domain (the values are recomputed)."""
-        stmts, temps = build_apply(op, args, outs, doms[0], self.src, call, self.builder, prefix)
-        *before, last = stmts
-        if not isinstance(last, ir.Apply):
-            raise self.src.type_error(call, "the outputs of a scan must share one domain",
-                                      hint="split the scan's outputs into separate calls")
-        values = flatten_value(last.expr)
-        split = [ir.Apply(v, (o,), d, last.label, last.where) for v, o, d in zip(values, outs, doms)]
-        return [*before, *split], temps
-
-    def outputs(self, node: ast.expr) -> tuple[ir.Ref, ...]:
-        value = self.builder.build(node)
-        refs = _flatten_refs(value)
-        if refs is None:
-            raise self.src.type_error(node, "out= must name program parameters (a field or a tuple of fields)")
-        for r in refs:
-            if not isinstance(r.type, FieldType):
-                raise self.src.type_error(node, f"out= must be fields, '{r.name}' is a {r.type}")
-        return refs
-
-    def domain(self, node: ast.expr) -> tuple[ir.DomainRange, ...]:
-        if isinstance(node, ast.Tuple):  # equal domains (differing ones: domains_per_output)
-            return self.domain(node.elts[0])
-        if not isinstance(node, ast.Dict):
-            raise self.src.type_error(node, "domain= must be a dict {Dim: (start, stop)}")
-        ranges = []
-        for k, v in zip(node.keys, node.values):
-            if k is None:
-                raise self.src.type_error(node, "domain= cannot use ** unpacking")
-            dim = self.builder.resolve(k)
-            if not isinstance(dim, Dimension):
-                raise self.src.type_error(k, f"domain keys must be dimensions, '{ast.unparse(k)}' is not")
-            if not (isinstance(v, ast.Tuple) and len(v.elts) == 2):
-                raise self.src.type_error(v, f"the range of {dim} must be a (start, stop) tuple")
-            bounds = [self._bound(e) for e in v.elts]
-            ranges.append(ir.DomainRange(dim, bounds[0], bounds[1]))
-        return tuple(ranges)
-
-    def _bound(self, node: ast.expr) -> ir.Expr:
-        e = self.builder.build(node)
-        if not (isinstance(e.type, ScalarType) and is_integral(e.type.dtype)):
-            raise self.src.type_error(node, f"domain bounds must be integer scalars, got {e.type}")
-        if isinstance(e, ir.Literal):
-            return ir.Literal(int(e.value), ScalarType("int64"))
-        return e
+        if any(isinstance(a, ast.Starred) for a in call.args):
+            raise self.src.type_error(call, "*args unpacking is not supported in a program statement")
+        params = fop.params[1:] if getattr(op, "__stencilkit_scan__", None) is not None else fop.params
+        given = {k: v for k, v in kw.items() if k not in ("out", "domain")}
+        try:
+            nodes = order_arguments([p.name for p in params], list(call.args), given, fop.name)
+        except TypingError as err:
+            raise self.src.type_error(call, err.message, err.hint) from None
+        args = [self.builder.build(a) for a in nodes]
+        targets = TargetParser(self.src, self.builder)
+        tree = targets.outputs(kw["out"])
+        outs = leaves(tree)
+        domains = targets.domains(kw["domain"], tree) if "domain" in kw else [t.domain for t in outs]
+        return build_apply(op, args, tuple(t.ref for t in outs), domains, self.src, call, self.builder, prefix)
 
 
-def _flatten_refs(e: ir.Expr) -> tuple[ir.Ref, ...] | None:
-    """The flattened parameters (``y``, ``y__0``...) that ``out=`` names, or None."""
-    if isinstance(e, ir.MakeTuple):
-        out: list[ir.Ref] = []
-        for x in e.elems:
-            sub = _flatten_refs(x)
-            if sub is None:
-                return None
-            out.extend(sub)
-        return tuple(out)
-    name = flat_name(e)
-    if name is None:
-        return None
-    if isinstance(e.type, TupleType):
-        return _flatten_refs(ir.MakeTuple(tuple(ir.Ref(f"{name}__{i}", t) for i, t in enumerate(e.type.types)),
-                                          e.type))
-    return (ir.Ref(name, e.type),)
+def order_arguments(names: list[str], args: list[Any], kwargs: dict[str, Any], callee: str) -> list[Any]:
+    """``args`` and ``kwargs`` in the order of the parameters ``names``; gt4py's errors."""
+    problems = []
+    if len(args) > len(names):
+        problems.append(f"Function takes {len(names)} positional arguments, but {len(args)} were given.")
+    values: dict[str, Any] = dict(zip(names, args))
+    for k, v in kwargs.items():
+        if k not in names:
+            problems.append(f"Got unexpected keyword argument '{k}'.")
+        elif k in values:
+            problems.append(f"Got multiple values for argument '{k}'.")
+        else:
+            values[k] = v
+    missing = [n for n in names if n not in values]
+    if missing:
+        s = "s" if len(missing) > 1 else ""
+        problems.append(f"Missing {len(missing)} required positional argument{s}: "
+                        + ", ".join(f"'{n}'" for n in missing))
+    if problems:
+        raise TypingError(f"Invalid argument types in call to '{callee}'.\n  " + "\n  ".join(problems))
+    return [values[n] for n in names]
 
 
 def build_apply(
-    op: Any, args: list[ir.Expr], outs: tuple[ir.Ref, ...], domain: tuple[ir.DomainRange, ...],
-    src: SourceFunction, node: ast.AST, builder: ExprBuilder, prefix: str = "__tmp",
+    op: Any, args: list[ir.Expr], outs: tuple[ir.Ref, ...], domains: Sequence[tuple[ir.DomainRange, ...]],
+    src: SourceFunction, node: ast.AST, builder: ExprBuilder, prefix: str = "__tmp", may_alias: bool = False,
 ) -> tuple[list[ir.Apply | ir.ScanApply], list[ir.Param]]:
-    """The statements that evaluate ``op(*args)`` into ``outs``, and the temporaries they write
-    (named ``prefix0``, ``prefix1``...)."""
+    """The statements that evaluate ``op(*args)`` into ``outs``, each over its domain in
+    ``domains`` (empty: its whole field), and the temporaries they write (named ``prefix0``,
+    ``prefix1``...). The operator is evaluated once, from the values before the statement;
+    ``may_alias``: an output may also be passed as an argument (direct calls)."""
     fop: ir.FieldOperator = op.__stencilkit_operator__
     scan = getattr(op, "__stencilkit_scan__", None)
     params = fop.params[1:] if scan is not None else fop.params
@@ -280,7 +267,11 @@ def build_apply(
             raise src.type_error(node, f"{fop.name} returns {len(values)} value(s) but out= names {len(outs)} field(s)")
         for v, o in zip(values, outs):
             _check_out(src, node, v.type, o)
-        return statements(expr, outs, domain, fop.name, str(src.loc(node)), prefix)
+        where = str(src.loc(node))
+        dims = {frozenset(o.type.dims) for o in outs}  # type: ignore[union-attr]
+        if len(dims) == 1 and all(d == domains[0] for d in domains):
+            return statements(expr, outs, domains[0], fop.name, where, prefix)
+        return per_output_statements(expr, outs, domains, fop.name, where, prefix, may_alias)
     except TypingError as err:
         raise src.type_error(node, err.message, err.hint) from None
 

@@ -3,19 +3,23 @@
 A field operator may return a scan (``return backward(cp, dp)``) and pass one scan's columns to
 another (``cp, dp = forward(a, b, c, d)``). Every scan becomes its own statement: the scans
 whose columns are only used inside the operator write caller-invisible temporaries (allocated by
-the runner over the domain of the operator's output), and the returned value is the last
-statement.
+the runner like the output of the statement that reads them) over the part of the domain where
+their columns are read, and the returned value is the last statement. A program statement with
+one domain per output evaluates the operator once, then writes each output over its domain.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
 
 from ..core.types import FieldType, ScalarType, TupleType, TypeSpec, canonical_dims
 from ..ir import nodes as ir
+from ..ir.tuples import flat_name, flatten_value
 from ..ir.visit import map_children, substitute, walk
+from .source import SourceFunction
 from .typing_rules import TypingError
 
 
@@ -33,7 +37,11 @@ def _column_type(carry: TypeSpec, dims: tuple[Any, ...]) -> TypeSpec:
 
 
 def scan_call(fop: ir.FieldOperator, scan: tuple[Any, ...], args: list[ir.Expr]) -> ir.ScanCall:
-    """The columns ``fop`` (a scan operator with ``scan = (axis, forward, init)``) computes from ``args``."""
+    """The columns ``fop`` (a scan operator with ``scan = (axis, forward, init)``) computes from ``args``.
+
+    An argument may be a field (over the scan axis or not: one without it is constant along each
+    column), a scalar, or, for a tuple parameter, a tuple of those; the columns span the
+    dimensions of every field argument and the axis."""
     axis, forward, init = scan
     carry, params = fop.params[0], fop.params[1:]
     if len(args) != len(params):
@@ -41,35 +49,48 @@ def scan_call(fop: ir.FieldOperator, scan: tuple[Any, ...], args: list[ir.Expr])
     mapping: dict[str, ir.Node] = {}
     dims: list[Any] = []
     for p, a in zip(params, args):
-        at = a.type
-        if isinstance(a, ir.Literal) and a.weak and isinstance(p.type, ScalarType):
-            a = ir.Literal(np.dtype(p.type.dtype).type(a.value).item(), p.type)
-        elif isinstance(at, FieldType):
-            if at.dtype != getattr(p.type, "dtype", None):
-                raise TypingError(f"argument '{p.name}' of {fop.name} must have dtype {p.type}, got {at}")
-            if axis not in at.dims:
-                raise TypingError(f"argument '{p.name}' of scan {fop.name} must have the scan axis {axis}",
-                                  hint=f"broadcast it first: broadcast(x, (..., {axis}))")
-            dims.extend(at.dims)
-        elif at != p.type:
-            raise TypingError(f"argument '{p.name}' of {fop.name} must be {p.type}, got {at}")
-        mapping[p.name] = a
-    if not dims:
-        raise TypingError(f"scan {fop.name} needs at least one field argument over {axis}")
+        mapping[p.name] = _promote(p.type, a, dims, p.name, fop.name)
     name = carry_name(fop)
     mapping[carry.name] = ir.Ref(name, carry.type)
     step = substitute(fop.body, mapping)
-    column_dims = canonical_dims(tuple(dict.fromkeys(dims)))
+    column_dims = canonical_dims(tuple(dict.fromkeys([*dims, axis])))
     return ir.ScanCall(axis, forward, name, init, step, _column_type(carry.type, column_dims), fop.name)
 
 
-class _Hoister:
-    """Moves every scan out of an expression into a statement writing temporaries."""
+def _promote(pt: TypeSpec, a: ir.Expr, dims: list[Any], pname: str, callee: str) -> ir.Expr:
+    """The argument ``a`` for a scan parameter of type ``pt``: fields stand for their values at
+    each point (their dimensions are added to ``dims``), literals take the parameter's dtype."""
+    at = a.type
+    if isinstance(pt, TupleType):
+        if not isinstance(at, TupleType) or len(at.types) != len(pt.types):
+            raise TypingError(f"argument '{pname}' of {callee} must be {pt}, got {at}")
+        elems = [a.elems[i] if isinstance(a, ir.MakeTuple) else ir.TupleGet(a, i, t)
+                 for i, t in enumerate(at.types)]
+        new = tuple(_promote(s, e, dims, f"{pname}[{i}]", callee) for i, (s, e) in enumerate(zip(pt.types, elems)))
+        if isinstance(a, ir.MakeTuple) and all(x is y for x, y in zip(new, elems)):
+            return a
+        # a tuple of elements, so that each element keeps its own type in the step
+        return ir.MakeTuple(new, TupleType(tuple(x.type for x in new)))
+    if isinstance(a, ir.Literal) and a.weak and isinstance(pt, ScalarType):
+        return ir.Literal(np.dtype(pt.dtype).type(a.value).item(), pt)
+    if isinstance(at, FieldType) and isinstance(pt, ScalarType):
+        if at.dtype != pt.dtype:
+            raise TypingError(f"argument '{pname}' of {callee} must have dtype {pt}, got {at}")
+        dims.extend(at.dims)
+        return a
+    if at != pt:
+        raise TypingError(f"argument '{pname}' of {callee} must be {pt}, got {at}")
+    return a
 
-    def __init__(self, outs: tuple[ir.Ref, ...], domain: tuple[ir.DomainRange, ...], where: str,
-                 prefix: str) -> None:
+
+class _Hoister:
+    """Moves every scan out of an expression into a statement writing temporaries. Such a
+    statement has no domain of its own: it runs where the later statements read its columns
+    (``backends/binding.py``), so a scan used in a ``concat_where`` branch starts at the branch's
+    first level, and one read at a shifted level covers that level too."""
+
+    def __init__(self, outs: tuple[ir.Ref, ...], where: str, prefix: str) -> None:
         self.outs = outs
-        self.domain = domain
         self.where = where
         self.prefix = prefix
         self.stmts: list[ir.Apply | ir.ScanApply] = []
@@ -91,6 +112,11 @@ class _Hoister:
         finally:
             self.carries.pop()
 
+    def new_temp(self, t: FieldType) -> ir.Ref:
+        ref = ir.Ref(f"{self.prefix}{len(self.temps)}", t)
+        self.temps.append(ir.Param(ref.name, ref.type))
+        return ref
+
     def temporary(self, call: ir.ScanCall) -> ir.Expr:
         used = {x.name for x in walk(call) if isinstance(x, ir.Ref)}
         if used & set(self.carries):
@@ -107,34 +133,157 @@ class _Hoister:
                 raise TypingError(f"scan {call.label} produces columns over [{', '.join(map(str, t.dims))}],"
                                   f" which the result over [{', '.join(map(str, out_dims))}] does not cover",
                                   hint="call the scan in its own program statement")
-            ref = ir.Ref(f"{self.prefix}{len(self.temps)}", FieldType(out_dims, t.dtype))
-            self.temps.append(ir.Param(ref.name, ref.type))
+            ref = self.new_temp(FieldType(out_dims, t.dtype))
             refs.append(ref)
             return ref
 
         value = make(call.type)
         step = self.step(call)
         self.stmts.append(ir.ScanApply(call.axis, call.forward, call.carry_name, call.init, step,
-                                       tuple(refs), self.domain, call.label, self.where))
+                                       tuple(refs), (), call.label, self.where))
         return value
 
 
+Statements = tuple[list[ir.Apply | ir.ScanApply], list[ir.Param]]
+
+
 def statements(expr: ir.Expr, outs: tuple[ir.Ref, ...], domain: tuple[ir.DomainRange, ...], label: str,
-               where: str, prefix: str) -> tuple[list[ir.Apply | ir.ScanApply], list[ir.Param]]:
-    """The statements that evaluate ``expr`` into ``outs``, and the temporaries they need."""
-    h = _Hoister(outs, domain, where, prefix)
+               where: str, prefix: str) -> Statements:
+    """The statements that evaluate ``expr`` into ``outs`` over ``domain``, and the temporaries they need."""
+    expr = _as_scan(expr)
+    h = _Hoister(outs, where, prefix)
     if isinstance(expr, ir.ScanCall):
         step = h.step(expr)
         last: ir.Apply | ir.ScanApply = ir.ScanApply(expr.axis, expr.forward, expr.carry_name, expr.init, step,
                                                      outs, domain, label, where)
     else:
         last = ir.Apply(h.hoist(expr), outs, domain, label, where)  # type: ignore[arg-type]
-    temps = {t.name for t in h.temps}
-    for stmt in [*h.stmts, last]:
-        for x in walk(stmt):
-            if isinstance(x, ir.Shift) and any(isinstance(r, ir.Ref) and r.name in temps for r in walk(x.expr)):
-                raise TypingError(
-                    "the result of a scan is read at a shifted point inside this operator; stencilkit"
-                    " computes such columns only where the result is written",
-                    hint="write the scan's result to a field in one program statement and shift it in the next")
     return [*h.stmts, last], h.temps
+
+
+def per_output_statements(expr: ir.Expr, outs: tuple[ir.Ref, ...], domains: Sequence[tuple[ir.DomainRange, ...]],
+                          label: str, where: str, prefix: str, may_alias: bool = False) -> Statements:
+    """``expr`` evaluated once from the inputs, each element written over its own domain.
+
+    An element whose output another element reads is computed into a temporary and copied
+    into place after every element is computed; a scan writes temporaries over the union of
+    the domains (it runs once), copied into each output over its own domain. With
+    ``may_alias`` (a direct call: an output may be an argument too) every element but the last
+    goes through a temporary."""
+    expr = _as_scan(expr)
+    h = _Hoister(outs, where, prefix)
+    copies: list[ir.Apply | ir.ScanApply] = []
+    if isinstance(expr, ir.ScanCall):
+        step = h.step(expr)
+        temps = tuple(h.new_temp(o.type) for o in outs)  # type: ignore[arg-type]
+        h.stmts.append(ir.ScanApply(expr.axis, expr.forward, expr.carry_name, expr.init, step, temps, (),
+                                    label, where))
+        copies = [ir.Apply(t, (o,), d, label, where) for t, o, d in zip(temps, outs, domains)]
+        return [*h.stmts, *copies], h.temps
+    values = flatten_value(h.hoist(expr))  # type: ignore[arg-type]
+    reads = [_read_names(v) for v in values]
+    evals: list[ir.Apply | ir.ScanApply] = []
+    for i, (v, o, d) in enumerate(zip(values, outs, domains)):
+        if (may_alias and i < len(values) - 1) or any(o.name in r for j, r in enumerate(reads) if j != i):
+            t = h.new_temp(o.type)  # type: ignore[arg-type]
+            evals.append(ir.Apply(v, (t,), d, label, where))
+            copies.append(ir.Apply(t, (o,), d, label, where))
+        else:
+            evals.append(ir.Apply(v, (o,), d, label, where))
+    return [*h.stmts, *evals, *copies], h.temps
+
+
+def _as_scan(e: ir.Expr) -> ir.Expr:
+    """``q, w = scan(...); return q, w`` returns the scan itself: no temporaries and copy."""
+    if isinstance(e, ir.MakeTuple) and e.elems and all(isinstance(x, ir.TupleGet) for x in e.elems):
+        first = e.elems[0].expr  # type: ignore[union-attr]
+        if (isinstance(first, ir.ScanCall) and isinstance(first.type, TupleType)
+                and len(first.type.types) == len(e.elems)
+                and all(x.expr == first and x.index == i for i, x in enumerate(e.elems))):  # type: ignore[union-attr]
+            return first
+    return e
+
+
+def _read_names(e: ir.Expr) -> set[str]:
+    """The flattened names of the parameters ``e`` reads."""
+    names: set[str] = set()
+    for x in walk(e):
+        if not isinstance(x, ir.Ref | ir.TupleGet):
+            continue
+        name = flat_name(x)
+        if name is not None:
+            names.add(name)
+            names.update(p.name for p in _flat_names(name, x.type))
+    return names
+
+
+def _flat_names(name: str, t: TypeSpec) -> list[ir.Param]:
+    if isinstance(t, TupleType):
+        return [q for i, s in enumerate(t.types) for q in _flat_names(f"{name}__{i}", s)]
+    return [ir.Param(name, t)]
+
+
+# ---------------------------------------------------------------------- decoration-time checks
+def scan_init(fn: Any, fop: ir.FieldOperator, src: SourceFunction, init: Any) -> ir.Expr:
+    """``init=`` of the scan operator ``fop`` as IR, after gt4py's checks of the definition."""
+    name = fop.name
+    if not fop.params:
+        raise src.type_error(src.tree, f"Scan operator '{name}' must have at least one argument (the carry).")
+    carry = fop.params[0]
+    ret = _return_annotation(fn)
+    if ret is not None and ret != carry.type:
+        raise src.type_error(src.tree.args.args[0], f"Argument '{carry.name}' to scan operator '{name}' must have"
+                             f" same type as its return: expected '{ret}', got '{carry.type}'.")
+    if carry.type != fop.body.type:
+        raise src.type_error(src.tree, f"scan operator {name} must return its carry type {carry.type},"
+                             f" returns {fop.body.type}")
+    if not _is_scalars(carry.type):
+        raise src.type_error(src.tree.args.args[0], "the carry of a scan must be scalars or (nested) tuples"
+                             f" of scalars, not {carry.type}")
+    init_t = _init_type(init)
+    if init_t != carry.type:
+        raise src.type_error(src.tree, f"Argument 'init' to scan operator '{name}' must have same type as"
+                             f" '{carry.name}' argument: expected '{carry.type}', got '{init_t}'.")
+    return _init_expr(init, carry.type)
+
+
+def _return_annotation(fn: Callable[..., Any]) -> TypeSpec | None:
+    import inspect
+
+    from .annotations import type_from_annotation
+
+    try:
+        hint = inspect.get_annotations(fn, eval_str=True).get("return")
+        return None if hint is None else type_from_annotation(hint)
+    except Exception:
+        return None  # parse_field_operator reported what is wrong with it
+
+
+def _is_scalars(t: TypeSpec) -> bool:
+    return isinstance(t, ScalarType) or (isinstance(t, TupleType) and all(_is_scalars(s) for s in t.types))
+
+
+def _init_type(v: Any) -> TypeSpec | str:
+    """The type of a scan's ``init=`` value as gt4py sees it: ``int`` is int32, ``float`` float64."""
+    if isinstance(v, tuple):
+        types = [_init_type(x) for x in v]
+        if all(isinstance(t, TypeSpec) for t in types):
+            return TupleType(tuple(types))  # type: ignore[arg-type]
+        return f"tuple[{', '.join(map(str, types))}]"
+    if isinstance(v, np.generic):
+        return ScalarType(v.dtype.name)
+    if isinstance(v, bool):
+        return ScalarType("bool")
+    if isinstance(v, int):
+        return ScalarType("int32")
+    if isinstance(v, float):
+        return ScalarType("float64")
+    return type(v).__name__
+
+
+def _init_expr(v: Any, t: TypeSpec) -> ir.Expr:
+    if isinstance(t, TupleType):
+        elems = tuple(_init_expr(x, s) for x, s in zip(v, t.types))
+        return ir.MakeTuple(elems, t)
+    assert isinstance(t, ScalarType)
+    return ir.Literal(np.dtype(t.dtype).type(v).item(), t)

@@ -6,6 +6,7 @@ import numpy as np
 
 from ..core.dims import Dimension
 from ..core.dtypes import is_bool, is_float, is_integral
+from ..core.staggered import flip_staggered, is_staggered
 from ..core.types import FieldType, ScalarType, TupleType, TypeSpec, promote_dims
 from ..ir import nodes as ir
 from ..ir.ops import BITWISE, COMPARISONS, LOGICAL
@@ -79,6 +80,7 @@ def binop_type(op: str, left: ir.Expr, right: ir.Expr) -> tuple[ir.Expr, ir.Expr
         dims = promote_dims(dims_of(left.type), dims_of(right.type))
     except ValueError as err:
         raise TypingError(str(err)) from None
+    check_not_staggered_pair(dims)
     if op in COMPARISONS:
         return left, right, make_type(dims, "bool")
     if op in LOGICAL:
@@ -104,6 +106,16 @@ def binop_type(op: str, left: ir.Expr, right: ir.Expr) -> tuple[ir.Expr, ir.Expr
     if op in ("//", "%") and not (is_integral(dtype) or is_float(dtype)):
         raise TypingError(f"operator {op} needs numbers, got {dtype}")
     return left, right, make_type(dims, dtype)
+
+
+def check_not_staggered_pair(dims: tuple[Dimension, ...]) -> None:
+    """A dimension and its staggered counterpart never index one value (gt4py ADR 0026)."""
+    for d in dims:
+        if is_staggered(d) and flip_staggered(d) in dims:
+            raise TypingError(
+                f"dimensions {flip_staggered(d)} and {d} cannot be combined: a dimension and its staggered"
+                " counterpart must not appear together in one field",
+                hint=f"shift one of the operands onto the other's grid, e.g. f({flip_staggered(d)} + 0.5)")
 
 
 def unary_type(op: str, operand: ir.Expr) -> TypeSpec:

@@ -19,6 +19,10 @@ from ..core.types import ScalarType
 from . import nodes as n
 from .visit import children, walk
 
+#: The functions a sliced ``out=`` uses in domain bounds: ``__field_start(f, I)`` is where the
+#: field ``f`` starts along ``I`` (when the program is called), ``__field_stop`` where it stops.
+FIELD_START, FIELD_STOP = "__field_start", "__field_stop"
+
 Intervals = list[tuple[int, int]]  # sorted, disjoint, half-open
 #: Per dimension, where a guard lets a read happen; a dimension not listed is unrestricted.
 Region = dict[Dimension, Intervals]
@@ -109,17 +113,23 @@ class _Extents:
             return int(self.scalars[e.name])
         if isinstance(e, n.Call) and e.fn == "astype":
             return self.integer(e.args[0])
+        if isinstance(e, n.Call) and e.fn in _INT_CALLS:
+            args = [self.integer(a) for a in e.args]
+            return None if any(a is None for a in args) else _INT_CALLS[e.fn](*args)
         if isinstance(e, n.UnaryOp) and e.op == "-":
             v = self.integer(e.operand)
             return None if v is None else -v
-        if isinstance(e, n.BinOp) and e.op in ("+", "-", "*"):
+        if isinstance(e, n.BinOp) and e.op in _INT_OPS:
             a, b = self.integer(e.left), self.integer(e.right)
-            if a is None or b is None:
+            if a is None or b is None or (b == 0 and e.op in ("//", "%")):
                 return None
-            return a + b if e.op == "+" else a - b if e.op == "-" else a * b
+            return int(_INT_OPS[e.op](a, b))
         return None
 
 
+_INT_CALLS: dict[str, Any] = {"minimum": min, "maximum": max, "abs": abs}
+_INT_OPS: dict[str, Any] = {"+": lambda a, b: a + b, "-": lambda a, b: a - b, "*": lambda a, b: a * b,
+                            "//": lambda a, b: a // b, "%": lambda a, b: a % b}
 _FLIP = {"<": ">=", ">=": "<", ">": "<=", "<=": ">", "==": "!=", "!=": "=="}
 _MIRROR = {"<": ">", ">": "<", "<=": ">=", ">=": "<=", "==": "==", "!=": "!="}
 _INF = 1 << 62

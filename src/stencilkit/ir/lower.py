@@ -60,6 +60,8 @@ class _Lowerer:
             return self.lower(e.expr, self.shift(pos, e.by))
         if isinstance(e, n.Reduce):
             return self.reduce(e, pos)
+        if isinstance(e, n.LocalSelect):
+            return self.lower(e.expr, {**pos, e.dim: n.ConstIndex(e.index)})
         if isinstance(e, n.Call) and e.fn == "broadcast":
             return self.lower(e.args[0], pos)
         if isinstance(e, n.DimIndex):
@@ -96,10 +98,16 @@ class _Lowerer:
             return n.Access(name, tuple(index), ScalarType(t.dtype))
         return n.Ref(name, t)
 
-    def shift(self, pos: Position, by: n.CartesianShift | n.NeighborShift) -> Position:
+    def shift(self, pos: Position, by: n.CartesianShift | n.NeighborShift | n.DynamicShift | n.StaggeredShift,
+              ) -> Position:
         new = dict(pos)
+        if isinstance(by, n.DynamicShift | n.StaggeredShift):
+            return _special_shift(self, pos, by)
         if isinstance(by, n.CartesianShift):
             cur = pos.get(by.dim)
+            if isinstance(cur, n.DynIndex):  # after as_offset
+                new[by.dim] = n.DynIndex(cur, n.Literal(by.amount, ScalarType("int64")))
+                return new
             if not isinstance(cur, n.Pos):
                 raise StencilTypeError(f"cannot shift along {by.dim} here: the index is not Cartesian")
             new[by.dim] = n.Pos(cur.dim, cur.offset + by.amount)
@@ -116,6 +124,9 @@ class _Lowerer:
                                         f" {self.tables[by.offset].max_neighbors} neighbours")
         else:
             neighbor = new.pop(by.target[1])
+            if isinstance(neighbor, n.ConstIndex) and neighbor.value >= self.tables[by.offset].max_neighbors:
+                raise StencilValueError(f"neighbour slot {neighbor.value} of {by.target[1]} is out of range:"
+                                        f" {by.offset} has {self.tables[by.offset].max_neighbors} neighbours")
         new[by.source] = n.Lookup(by.offset, src, neighbor)
         return new
 
@@ -129,15 +140,16 @@ class _Lowerer:
             size = count if count is not None else size
         if size is None:
             size = self._local_size(e.axis)
+        var = _loop_var(pos, e.axis)  # nested reductions over one dimension: one loop variable each
         inner = dict(pos)
-        inner[e.axis] = n.LocalIndex(e.axis)
+        inner[e.axis] = n.LocalIndex(e.axis, var)
         body = self.lower(e.expr, inner)
-        masks = [n.Valid(t, self._source_of(t, pos), n.LocalIndex(e.axis), ScalarType("bool"))
+        masks = [n.Valid(t, self._source_of(t, pos), n.LocalIndex(e.axis, var), ScalarType("bool"))
                  for t in tables if self.tables[t].has_skip]
         mask: n.Expr | None = None
         for valid in masks:
             mask = valid if mask is None else n.BinOp("and", mask, valid, ScalarType("bool"))
-        return n.LocalReduce(e.op, e.axis, size, body, mask, ScalarType(body.type.dtype))  # type: ignore[union-attr]
+        return n.LocalReduce(e.op, e.axis, size, body, mask, ScalarType(body.type.dtype), var)  # type: ignore[union-attr]
 
     def _local_size(self, axis: Dimension) -> int:
         raise StencilValueError(
@@ -149,6 +161,35 @@ class _Lowerer:
         if rows is None or rows not in pos:
             raise StencilValueError(f"cannot place the skip mask of {table}")
         return pos[rows]
+
+
+def _loop_var(pos: Position, axis: Dimension) -> int:
+    """A loop variable over ``axis`` that no index of ``pos`` uses (a function of ``pos`` alone)."""
+    from .visit import walk
+
+    used = [x.var for idx in pos.values() for x in walk(idx) if isinstance(x, n.LocalIndex) and x.dim == axis]
+    return max(used) + 1 if used else 0
+
+
+def _special_shift(lw: _Lowerer, pos: Position, by: n.DynamicShift | n.StaggeredShift) -> Position:
+    """Dynamic (``as_offset``) and half-integer (staggered) Cartesian shifts."""
+    new = dict(pos)
+    if isinstance(by, n.DynamicShift):
+        cur = pos.get(by.dim)
+        if not isinstance(cur, n.Pos | n.DynIndex):
+            raise StencilTypeError(f"cannot shift along {by.dim} by as_offset here: the index is not Cartesian")
+        new[by.dim] = n.DynIndex(cur, lw.lower(by.amount, pos))
+        return new
+    if by.target not in pos:
+        raise StencilTypeError(f"the staggered shift to {by.target} is used where {by.target} is not defined")
+    cur = new.pop(by.target)
+    if isinstance(cur, n.Pos):
+        new[by.source] = n.Pos(cur.dim, cur.offset + by.amount)
+    elif isinstance(cur, n.DynIndex):
+        new[by.source] = n.DynIndex(cur, n.Literal(by.amount, ScalarType("int64")))
+    else:
+        raise StencilTypeError(f"cannot shift along {by.target} here: the index is not Cartesian")
+    return new
 
 
 def _shifts_into(e: n.Node, axis: Dimension) -> list[n.Shift]:

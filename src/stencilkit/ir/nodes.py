@@ -95,9 +95,37 @@ class NeighborShift(Node):
 
 
 @dataclass(frozen=True, slots=True, repr=False)
+class DynamicShift(Node):
+    """``as_offset(Off, amount)``: along ``dim`` by the integer value of ``amount`` at each point."""
+
+    dim: Dimension
+    amount: Expr
+
+
+@dataclass(frozen=True, slots=True, repr=False)
+class StaggeredShift(Node):
+    """A half-integer shift: a field over ``source`` read at index ``i + amount`` of ``target``,
+    where ``target`` is ``source``'s staggered counterpart (or its base)."""
+
+    source: Dimension
+    target: Dimension
+    amount: int
+
+
+@dataclass(frozen=True, slots=True, repr=False)
 class Shift(Node):
     expr: Expr
-    by: CartesianShift | NeighborShift
+    by: CartesianShift | NeighborShift | DynamicShift | StaggeredShift
+    type: TypeSpec
+
+
+@dataclass(frozen=True, slots=True, repr=False)
+class LocalSelect(Node):
+    """``f[C2EDim(i)]``: neighbour slot ``index`` of a field over the local dimension ``dim``."""
+
+    expr: Expr
+    dim: Dimension
+    index: int
     type: TypeSpec
 
 
@@ -163,9 +191,11 @@ class ConstIndex(Node):
 
 @dataclass(frozen=True, slots=True, repr=False)
 class LocalIndex(Node):
-    """The loop index of an enclosing ``LocalReduce`` over ``dim``."""
+    """The loop index of an enclosing ``LocalReduce`` over ``dim``; ``var`` tells nested
+    reductions over the same dimension apart."""
 
     dim: Dimension
+    var: int = 0
 
 
 @dataclass(frozen=True, slots=True, repr=False)
@@ -177,7 +207,15 @@ class Lookup(Node):
     neighbor: Index
 
 
-Index = Pos | ConstIndex | LocalIndex | Lookup
+@dataclass(frozen=True, slots=True, repr=False)
+class DynIndex(Node):
+    """``base`` plus the integer value of ``amount`` (a dynamic offset, ``as_offset``)."""
+
+    base: Index
+    amount: Expr
+
+
+Index = Pos | ConstIndex | LocalIndex | Lookup | DynIndex
 
 
 @dataclass(frozen=True, slots=True, repr=False)
@@ -218,11 +256,12 @@ class LocalReduce(Node):
     body: Expr
     mask: Expr | None
     type: ScalarType
+    var: int = 0  # the loop variable: LocalIndex(dim, var)
 
 
 Expr = (
     Literal | Ref | BinOp | UnaryOp | Call | IfElse | Shift | Reduce | MakeTuple | TupleGet
-    | DimIndex | ScanCall | Access | Valid | LocalReduce | IndexValue
+    | DimIndex | ScanCall | Access | Valid | LocalReduce | IndexValue | LocalSelect
 )
 
 

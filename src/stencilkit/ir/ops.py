@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Final
+from typing import Any, Final
 
 #: Python binary operators and their IR spelling.
 BINARY_OPS: Final[dict[str, str]] = {
@@ -31,9 +31,10 @@ class BuiltinSpec:
 MATH_BUILTINS: Final[dict[str, BuiltinSpec]] = {
     **{f: BuiltinSpec(1, "same", needs_float=True) for f in (
         "sqrt", "exp", "log", "sin", "cos", "tan", "arcsin", "arccos", "arctan",
-        "sinh", "cosh", "tanh", "floor", "ceil", "trunc", "cbrt",
+        "sinh", "cosh", "tanh", "floor", "ceil", "trunc", "cbrt", "gamma", "arcsinh", "arccosh", "arctanh",
     )},
     "abs": BuiltinSpec(1, "same"),
+    "neg": BuiltinSpec(1, "same"),
     "isfinite": BuiltinSpec(1, "bool", needs_float=True),
     "isnan": BuiltinSpec(1, "bool", needs_float=True),
     "isinf": BuiltinSpec(1, "bool", needs_float=True),
@@ -45,7 +46,44 @@ MATH_BUILTINS: Final[dict[str, BuiltinSpec]] = {
 
 #: Builtins with special typing, handled one by one in the frontend.
 SPECIAL_BUILTINS: Final = frozenset({
-    "where", "concat_where", "broadcast", "astype", "neighbor_sum", "max_over", "min_over",
+    "where", "concat_where", "broadcast", "astype", "neighbor_sum", "max_over", "min_over", "as_offset",
 })
 
 REDUCTIONS: Final[dict[str, str]] = {"neighbor_sum": "sum", "max_over": "max", "min_over": "min"}
+
+
+def _gamma(xp: Any) -> Any:
+    """Element-wise Γ: NumPy has no ufunc and SciPy is not a dependency (``math.gamma`` per
+    element, in the argument's dtype); CuPy's own kernel on the GPU."""
+    if xp.__name__ == "cupy":
+        from cupyx.scipy.special import gamma
+
+        return gamma
+    import math
+
+    def gamma_np(x: Any) -> Any:
+        x = xp.asarray(x)
+        flat = [_safe_gamma(math, float(v)) for v in x.reshape(-1)]
+        return xp.asarray(flat, dtype=x.dtype).reshape(x.shape)[()]
+
+    return gamma_np
+
+
+def _safe_gamma(math: Any, v: float) -> float:
+    try:
+        return float(math.gamma(v))
+    except (ValueError, OverflowError):  # poles and overflow: what C's tgamma gives
+        if v != v or v == float("-inf"):
+            return float("nan")
+        if v == 0:
+            return float(math.copysign(float("inf"), v))
+        if v < 0 and v == int(v):
+            return float("nan")
+        return float("inf")
+
+
+def array_function(xp: Any, name: str) -> Any:
+    """The array function (NumPy or CuPy) computing builtin ``name`` element-wise."""
+    if name == "gamma":
+        return _gamma(xp)
+    return getattr(xp, {"abs": "absolute", "neg": "negative"}.get(name, name))

@@ -40,6 +40,10 @@ _RULES: dict[type, Callable[[Any], str]] = {
     n.IfElse: lambda x: f"({to_text(x.true)} if {to_text(x.cond)} else {to_text(x.false)})",
     n.CartesianShift: lambda x: f"{x.dim}{x.amount:+d}",
     n.NeighborShift: lambda x: x.offset if x.index is None else f"{x.offset}[{x.index}]",
+    n.DynamicShift: lambda x: f"{x.dim}+{to_text(x.amount)}",
+    n.StaggeredShift: lambda x: f"{x.source}->{x.target}{x.amount:+d}",
+    n.LocalSelect: lambda x: f"{to_text(x.expr)}[{x.dim}={x.index}]",
+    n.DynIndex: lambda x: f"({_idx(x.base)}+{to_text(x.amount)})",
     n.Shift: lambda x: f"{to_text(x.expr)}({to_text(x.by)})",
     n.Reduce: lambda x: f"{x.op}_over[{x.axis}]({to_text(x.expr)})",
     n.DimIndex: lambda x: f"index({x.dim})",
@@ -50,11 +54,11 @@ _RULES: dict[type, Callable[[Any], str]] = {
     n.TupleGet: lambda x: f"{to_text(x.expr)}[{x.index}]",
     n.Pos: _pos,
     n.ConstIndex: lambda x: str(x.value),
-    n.LocalIndex: lambda x: f"#{x.dim}",
+    n.LocalIndex: lambda x: f"#{x.dim}" + (f"{x.var}" if x.var else ""),
     n.Lookup: lambda x: f"{x.table}[{_idx(x.source)}, {_idx(x.neighbor)}]",
     n.Access: lambda x: f"{x.field}[{', '.join(map(_idx, x.index))}]",
     n.Valid: lambda x: f"valid({x.table}[{_idx(x.source)}, {_idx(x.neighbor)}])",
-    n.LocalReduce: lambda x: f"{x.op}(#{x.dim} < {x.size}"
+    n.LocalReduce: lambda x: f"{x.op}(#{x.dim}{x.var or ''} < {x.size}"
     + (f" if {to_text(x.mask)}" if x.mask is not None else "")
     + f": {to_text(x.body)})",
     n.Param: lambda x: f"{x.name}: {x.type}",

@@ -11,7 +11,9 @@ _STD = ("sqrt", "exp", "log", "sin", "cos", "tan", "sinh", "cosh", "tanh", "floo
         "cbrt", "isfinite", "isnan", "isinf", "fmod")
 CPP_TARGET = CTarget()
 CPP_TARGET.calls.update({f: f"std::{CTarget().calls[f]}" for f in _STD})
-CPP_TARGET.calls.update({"arcsin": "std::asin({0})", "arccos": "std::acos({0})", "arctan": "std::atan({0})"})
+CPP_TARGET.calls.update({"arcsin": "std::asin({0})", "arccos": "std::acos({0})", "arctan": "std::atan({0})",
+                        "gamma": "std::tgamma({0})", "arcsinh": "std::asinh({0})", "arccosh": "std::acosh({0})",
+                        "arctanh": "std::atanh({0})"})
 
 
 def loop_order(k: ir.Kernel, layout: ArgLayout) -> list[Dimension]:

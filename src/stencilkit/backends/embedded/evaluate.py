@@ -15,8 +15,9 @@ import numpy as np
 
 from ...core.dims import Dimension
 from ...core.domain import UnitRange
-from ...core.errors import InternalError
+from ...core.errors import InternalError, StencilValueError
 from ...ir import nodes as ir
+from ...ir.ops import array_function
 
 
 def _quietly(fn: Callable[[Any, Any], Any], a: Any, b: Any) -> Any:
@@ -72,9 +73,10 @@ class KernelEvaluator:
     def __init__(self, xp: ModuleType, dims: tuple[Dimension, ...], domain: tuple[UnitRange, ...],
                  fields: Mapping[str, Any], scalars: Mapping[str, Any], tables: Mapping[str, Any]) -> None:
         self.xp = xp
-        self.axes: list[Dimension] = list(dims)
+        # kernel dimensions, then (dimension, loop variable) of each enclosing reduction
+        self.axes: list[Any] = list(dims)
         self.ranges: dict[Dimension, UnitRange] = dict(zip(dims, domain))
-        self.local_sizes: dict[Dimension, int] = {}
+        self.local_sizes: dict[tuple[Dimension, int], int] = {}
         self.fields = fields
         self.scalars = dict(scalars)
         self.tables = tables
@@ -83,7 +85,7 @@ class KernelEvaluator:
         self.guarded = 0
 
     # --------------------------------------------------------------- index arrays
-    def _axis_shape(self, d: Dimension, size: int) -> tuple[int, ...]:
+    def _axis_shape(self, d: Any, size: int) -> tuple[int, ...]:
         return tuple(size if a == d else 1 for a in self.axes)
 
     def index_array(self, idx: ir.Index) -> Any:
@@ -94,20 +96,27 @@ class KernelEvaluator:
         if isinstance(idx, ir.ConstIndex):
             return xp.asarray(idx.value).reshape((1,) * len(self.axes))
         if isinstance(idx, ir.LocalIndex):
-            n = self.local_sizes[idx.dim]
-            return xp.arange(n).reshape(self._axis_shape(idx.dim, n))
+            key = (idx.dim, idx.var)
+            n = self.local_sizes[key]
+            return xp.arange(n).reshape(self._axis_shape(key, n))
+        if isinstance(idx, ir.DynIndex):
+            return self.index_array(idx.base) + xp.asarray(self.eval(idx.amount)).astype(np.int64)
         if isinstance(idx, ir.Lookup):
-            table = self.tables[idx.table]
-            rows = self.index_array(idx.source) - table.domain.ranges[0].start
-            if self.guarded:
-                rows = xp.clip(rows, 0, table.ndarray.shape[0] - 1)
-            cols = self.index_array(idx.neighbor)
-            values = table.ndarray[rows, cols]
-            if table.skip_value is not None:
-                # Skipped neighbours are masked out by the reduction; read a valid element instead.
-                values = xp.where(values == table.skip_value, table.domain.ranges[0].start * 0, values)
-            return values
+            return self._lookup(idx)
         raise InternalError(f"unknown index {idx!r}")
+
+    def _lookup(self, idx: ir.Lookup, replace_skip: bool = True) -> Any:
+        xp = self.xp
+        table = self.tables[idx.table]
+        rows = self.index_array(idx.source) - table.domain.ranges[0].start
+        if self.guarded:
+            rows = xp.clip(rows, 0, table.ndarray.shape[0] - 1)
+        cols = self.index_array(idx.neighbor)
+        values = table.ndarray[rows, cols]
+        if replace_skip and table.skip_value is not None:
+            # Skipped neighbours are masked out by the reduction; read a valid element instead.
+            values = xp.where(values == table.skip_value, table.domain.ranges[0].start * 0, values)
+        return values
 
     # --------------------------------------------------------------- expressions
     def eval(self, e: ir.Expr) -> Any:
@@ -129,22 +138,45 @@ class KernelEvaluator:
         origin = {d: r.start for d, r in zip(fdims, f.domain.ranges)}
         if all(isinstance(i, ir.Pos) for i in e.index):
             slices = []
+            # a staggered read indexes the field's dimension by the domain's (Pos.dim)
+            pdims = [i.dim for i in e.index]  # type: ignore[union-attr]
             for a, (d, i) in enumerate(zip(fdims, e.index)):
-                r = self.ranges[d]
+                r = self.ranges[i.dim]  # type: ignore[union-attr]
                 start = r.start + i.offset - origin[d]  # type: ignore[union-attr]
                 if self.guarded and not 0 <= start <= start + len(r) <= arr.shape[a]:
                     return self._clamped_read(e)
                 slices.append(slice(start, start + len(r)))
             view = arr[tuple(slices)]
             # Reorder to the evaluation axes and add size-1 axes for missing dimensions.
-            order = sorted(range(len(fdims)), key=lambda a: self.axes.index(fdims[a]))
+            order = sorted(range(len(fdims)), key=lambda a: self.axes.index(pdims[a]))
             view = view.transpose(order)
-            present = [fdims[a] for a in order]
+            present = [pdims[a] for a in order]
             return view.reshape(tuple(len(self.ranges[a]) if a in present else 1 for a in self.axes))
         if self.guarded:
             return self._clamped_read(e)
-        index = tuple(self.index_array(i) - origin[d] for d, i in zip(fdims, e.index))
+        index = tuple(self._field_index(e, a, i) - origin[d] for a, (d, i) in enumerate(zip(fdims, e.index)))
         return arr[index]
+
+    def _field_index(self, e: ir.Access, axis: int, idx: ir.Index) -> Any:
+        """The indices along one axis of a read; skipped neighbours read the last element (NumPy's
+        index -1, as gt4py's embedded backend does); dynamic offsets are checked."""
+        f = self.fields[e.field]
+        r = f.domain.ranges[axis]
+        if isinstance(idx, ir.Lookup):
+            table = self.tables[idx.table]
+            if table.skip_value is not None:
+                raw = self._lookup(idx, replace_skip=False)
+                return self.xp.where(raw == table.skip_value, r.stop - 1, raw)
+        values = self.index_array(idx)
+        if _has_dynamic(idx):
+            bad = (values < r.start) | (values >= r.stop)
+            if bool(bad.any()):
+                d = f.domain.dims[axis]
+                lo, hi = int(values.min()), int(values.max())
+                raise StencilValueError(
+                    f"as_offset reads field '{e.field}' along {d} at indices {lo}..{hi}, but '{e.field}' is"
+                    f" defined only on {r}", hint="check the offset field: its values move reads out of the field")
+        return values
 
     def _clamped_read(self, e: ir.Access) -> Any:
         f = self.fields[e.field]
@@ -163,7 +195,15 @@ class KernelEvaluator:
         return _UNARY[e.op](self.xp, self.eval(e.operand))
 
     def _IfElse(self, e: ir.IfElse) -> Any:
-        return self.eval(e.true) if bool(self.eval(e.cond)) else self.eval(e.false)
+        cond = self.eval(e.cond)
+        if getattr(cond, "ndim", 0) == 0:
+            return self.eval(e.true) if bool(cond) else self.eval(e.false)
+        # a condition per column (an if in a scan body): choose element-wise; the branch not
+        # taken at a point is computed there too, its values discarded
+        with np.errstate(all="ignore"):
+            t, f = self.eval(e.true), self.eval(e.false)
+        dtype = np.dtype(e.type.dtype)  # type: ignore[union-attr]
+        return self.xp.asarray(self.xp.where(cond, t, f)).astype(dtype, copy=False)
 
     def _Call(self, e: ir.Call) -> Any:
         xp = self.xp
@@ -172,7 +212,8 @@ class KernelEvaluator:
             mask = self.eval(e.args[0])
             self.guarded += 1
             try:
-                t, f = self.eval(e.args[1]), self.eval(e.args[2])
+                with np.errstate(all="ignore"):  # values where a branch is not selected are discarded
+                    t, f = self.eval(e.args[1]), self.eval(e.args[2])
             finally:
                 self.guarded -= 1
             return xp.asarray(xp.where(mask, t, f)).astype(dtype, copy=False)
@@ -184,8 +225,9 @@ class KernelEvaluator:
             return a.astype(dtype) if hasattr(a, "astype") else dtype.type(a)
         if e.fn == "broadcast":
             return args[0]
-        fn = getattr(xp, _CALLS.get(e.fn, e.fn))
-        return fn(*args)
+        if e.fn in _CALLS:
+            return getattr(xp, _CALLS[e.fn])(*args)
+        return array_function(xp, e.fn)(*args)
 
     def _Valid(self, e: ir.Valid) -> Any:
         table = self.tables[e.table]
@@ -195,12 +237,13 @@ class KernelEvaluator:
 
     def _LocalReduce(self, e: ir.LocalReduce) -> Any:
         xp = self.xp
-        self.axes.append(e.dim)
-        self.local_sizes[e.dim] = e.size
+        key = (e.dim, e.var)
+        self.axes.append(key)
+        self.local_sizes[key] = e.size
         try:
             body = self.eval(e.body)
             dt = np.dtype(e.type.dtype)
-            shape = tuple(len(self.ranges[a]) if a in self.ranges else e.size for a in self.axes)
+            shape = tuple(len(self.ranges[a]) if a in self.ranges else self.local_sizes[a] for a in self.axes)
             body = xp.broadcast_to(xp.asarray(body, dtype=dt), shape)
             if e.mask is not None:
                 mask = self.eval(e.mask)
@@ -209,7 +252,12 @@ class KernelEvaluator:
             return reducer(body, axis=-1).astype(dt, copy=False)
         finally:
             self.axes.pop()
-            del self.local_sizes[e.dim]
+            del self.local_sizes[key]
+
+
+def _has_dynamic(idx: ir.Index) -> bool:
+    return isinstance(idx, ir.DynIndex) or (isinstance(idx, ir.Lookup) and (
+        _has_dynamic(idx.source) or _has_dynamic(idx.neighbor)))
 
 
 def run_kernel(xp: ModuleType, k: ir.Kernel, domain: tuple[UnitRange, ...], fields: Mapping[str, Any],

@@ -19,6 +19,7 @@ from ..binding import (
     wrap_arrays,
     written_params,
 )
+from ..dynamic_reads import check_dynamic_reads, stale_dynamic_read, uses_as_offset
 from .evaluate import run_kernel
 
 #: Checked plans kept per runner; beyond this (e.g. a loop counter used in domain bounds) the
@@ -41,12 +42,13 @@ class EmbeddedRunner:
         bound = bound_scalars(program)
         self.field_idx = tuple(i for i, p in enumerate(flat) if isinstance(p.type, FieldType))
         self.bound_idx = tuple(i for i, p in enumerate(flat) if isinstance(p.type, ScalarType) and p.name in bound)
-        self.plans: dict[Any, tuple[Any, list[tuple[ir.Kernel, Any]]]] = {}
+        self.plans: dict[Any, tuple[Any, list[tuple[ir.Kernel, Any]], dict[str, Any]]] = {}
+        self.dynamic = uses_as_offset(program)
 
     def _key(self, args: list[Any], provider: Mapping[str, Any]) -> Any:
         key: list[Any] = [args[i]._key for i in self.field_idx]
         key.extend((type(args[i]), args[i]) for i in self.bound_idx)
-        key.extend((provider[t]._key, provider[t]._ptr) for t in self.table_names)  # checked per table
+        key.extend(provider[t]._key for t in self.table_names)
         return tuple(key)
 
     def __call__(self, args: list[Any], offset_provider: Mapping[str, Any] | None) -> None:
@@ -56,6 +58,8 @@ class EmbeddedRunner:
             cached = self.plans.get(key)
         except (AttributeError, KeyError, TypeError):
             key, cached = None, None
+        if cached is not None and any(provider[t] is not c for t, c in cached[2].items()):
+            cached = None  # another table object: its entries must be checked (the plan holds the old one)
         if cached is None:
             args = wrap_arrays(self.flat, args, self.written)
             cached = self._plan(args, provider)
@@ -63,7 +67,7 @@ class EmbeddedRunner:
                 if len(self.plans) >= MAX_PLANS:
                     self.plans.pop(next(iter(self.plans)))
                 self.plans[key] = cached
-        xp, kernels = cached
+        xp, kernels, _ = cached
         fields: dict[str, Any] = {}
         scalars: dict[str, Any] = {}
         for p, a in zip(self.flat, args):
@@ -72,10 +76,13 @@ class EmbeddedRunner:
             elif isinstance(p.type, ScalarType):
                 scalars[p.name] = check_scalar(p.name, p.type, a, self.program.name)
         tables = {t: provider[t] for t in self.table_names}
+        if self.dynamic and stale_dynamic_read([k for k, _ in kernels]) is None:
+            # as_offset: check before any write (else each kernel checks its reads before its own writes)
+            check_dynamic_reads(kernels, fields, scalars, tables, xp)
         for k, dom in kernels:
             run_kernel(xp, k, dom, fields, scalars, tables)
 
-    def _plan(self, args: list[Any], offset_provider: Mapping[str, Any]) -> tuple[Any, list[tuple[ir.Kernel, Any]]]:
+    def _plan(self, args: list[Any], offset_provider: Mapping[str, Any]) -> tuple[Any, list[tuple[ir.Kernel, Any]], dict[str, Any]]:
         """Check everything about these arguments; return the array namespace and the kernels
         with their concrete domains."""
         bound = bind(self.program, self.flat, self.table_names, args, offset_provider)
@@ -88,4 +95,4 @@ class EmbeddedRunner:
             raise StencilTypeError(f"{self.program.name}(): fields live on different devices (host and GPU)",
                                    hint="move them to one device with field.to(...) first")
         xp = xps.pop() if xps else __import__("numpy")
-        return xp, checked_domains(sprog, bound)
+        return xp, checked_domains(sprog, bound), dict(bound.tables)

@@ -1,0 +1,29 @@
+"""Process-wide settings, as module variables in the style of gt4py.next's ``config`` module.
+
+Set them before decorating (``stencilkit.config.PARSE_AT_DECORATION = True``); environment
+variables give the defaults. Build settings (compilers, cache directory) are read from the
+environment by ``stencilkit.toolchain.config``; the gt4py names below that concern gt4py's own
+build system are accepted and have no effect.
+"""
+
+from __future__ import annotations
+
+import os
+
+
+def _flag(name: str, default: bool) -> bool:
+    value = os.environ.get(name)
+    return default if value is None else value.strip().lower() in ("1", "true", "yes", "on")
+
+
+#: Parse operators and programs when they are decorated (errors at import) instead of at first
+#: use (a call, ``.compile()``, ``.ir_text()``), which is gt4py.next's behaviour and the default.
+PARSE_AT_DECORATION: bool = _flag("STENCILKIT_PARSE_AT_DECORATION", False)
+
+#: gt4py.next names, accepted for compatibility.
+DEBUG: bool = _flag("GT4PY_DEBUG", False)
+VERBOSE_EXCEPTIONS: bool = _flag("GT4PY_VERBOSE_EXCEPTIONS", DEBUG)
+BUILD_CACHE_LIFETIME: str = os.environ.get("GT4PY_BUILD_CACHE_LIFETIME", "persistent")
+BUILD_CACHE_DIR: str | None = os.environ.get("STENCILKIT_CACHE_DIR")
+CMAKE_BUILD_TYPE: str = os.environ.get("GT4PY_CMAKE_BUILD_TYPE", "release")
+UNSTRUCTURED_HORIZONTAL_HAS_UNIT_STRIDE: bool = _flag("GT4PY_UNSTRUCTURED_HORIZONTAL_HAS_UNIT_STRIDE", False)

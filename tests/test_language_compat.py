@@ -1,0 +1,300 @@
+"""gt4py.next language items: keyword arguments inside operators, astype on tuples, typed
+literals, several offsets in one shift, math builtins, 0-d field parameters, starred unpacking."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+import stencilkit as gtx
+from stencilkit import Dims, Field, float32, float64, int32
+from stencilkit.frontend.builtins import arccosh, arcsinh, arctanh, gamma, neg
+
+X = gtx.Dimension("X")
+Y = gtx.Dimension("Y")
+Z = gtx.Dimension("Z", kind=gtx.DimensionKind.VERTICAL)
+F = Field[Dims[X, Z], float64]
+FZ = Field[Dims[X, Z], float64]
+FXY = Field[Dims[X, Y], float64]
+NX, NZ = 7, 5
+
+
+@gtx.field_operator
+def blend(a: F, b: F, w: float64) -> F:
+    return w * a + (1.0 - w) * b
+
+
+@gtx.scan_operator(axis=Z, forward=True, init=0.0)
+def integrate(acc: float, dz: float, rho: float) -> float:
+    return acc + dz * rho
+
+
+@gtx.field_operator
+def user(a: F, b: F, dz: FZ, rho: FZ) -> tuple[F, FZ]:
+    return blend(a, w=0.25, b=b), integrate(rho=rho, dz=dz)
+
+
+def test_keyword_arguments_inside_operators(case, rng) -> None:
+    a, b, dz, rho = (rng.standard_normal((NX, NZ)) for _ in range(4))
+    o1, o2 = rng.standard_normal((NX, NZ)), rng.standard_normal((NX, NZ))
+
+    @gtx.program(backend=case.backend)
+    def run(a: F, b: F, dz: FZ, rho: FZ, o1: F, o2: FZ):
+        user(a, b, dz, rho, out=(o1, o2))
+
+    f1, f2 = case.field([X, Z], o1), case.field([X, Z], o2)
+    run(*(case.field([X, Z], v) for v in (a, b, dz, rho)), f1, f2, offset_provider={})
+    np.testing.assert_allclose(f1.asnumpy(), 0.25 * a + 0.75 * b, rtol=1e-14)
+    np.testing.assert_allclose(f2.asnumpy(), np.cumsum(dz * rho, axis=1), rtol=1e-13)
+
+
+@pytest.mark.parametrize("call, message", [
+    ("blend(a, a=b, w=0.5)", "Got multiple values for argument 'a'."),
+    ("blend(a, b)", "Missing 1 required positional argument: 'w'"),
+    ("blend(a, b, 0.5, q=a)", "Got unexpected keyword argument 'q'."),
+])
+def test_keyword_argument_errors(call: str, message: str) -> None:
+    namespace = {"gtx": gtx, "blend": blend, "F": F}
+    src = f"@gtx.field_operator\ndef op(a: F, b: F) -> F:\n    return {call}\n"
+    import linecache
+
+    filename = f"<kw-test-{abs(hash(call))}>"
+    linecache.cache[filename] = (len(src), None, src.splitlines(True), filename)
+    with pytest.raises(gtx.StencilTypeError) as err:
+        exec(compile(src, filename, "exec"), namespace)
+    assert "Invalid argument types in call to 'blend'." in str(err.value)
+    assert message in str(err.value)
+
+
+@gtx.field_operator
+def to_int(a: F, b: F, c: F) -> tuple[Field[Dims[X, Z], int32], tuple[Field[Dims[X, Z], int32], Field[Dims[X, Z], int32]]]:
+    return gtx.astype((a, (b, c)), int32)
+
+
+@gtx.field_operator
+def cast_pair(a: F, b: F) -> Field[Dims[X, Z], float32]:
+    a32, b32 = gtx.astype((a, b), float32)
+    return a32 + b32
+
+
+def test_astype_on_nested_tuples(case, rng) -> None:
+    a, b, c = (rng.standard_normal((NX, NZ)) * 10 for _ in range(3))
+    outs = [rng.integers(-5, 5, (NX, NZ)).astype(np.int32) for _ in range(3)]
+    o4 = rng.standard_normal((NX, NZ)).astype(np.float32)
+
+    @gtx.program(backend=case.backend)
+    def run(a: F, b: F, c: F, o1: Field[Dims[X, Z], int32], o2: Field[Dims[X, Z], int32],
+            o3: Field[Dims[X, Z], int32], o4: Field[Dims[X, Z], float32]):
+        to_int(a, b, c, out=(o1, (o2, o3)))
+        cast_pair(a, b, out=o4)
+
+    fo = [case.field([X, Z], o) for o in outs]
+    f4 = case.field([X, Z], o4)
+    run(*(case.field([X, Z], v) for v in (a, b, c)), *fo, f4, offset_provider={})
+    for f, v in zip(fo, (a, b, c)):
+        np.testing.assert_array_equal(f.asnumpy(), v.astype(np.int32))
+    np.testing.assert_allclose(f4.asnumpy(), a.astype(np.float32) + b.astype(np.float32), rtol=1e-6)
+
+
+wpfloat = float64
+vpfloat = float32
+
+
+@gtx.field_operator
+def literals(a: F, b: Field[Dims[X, Z], float32], i: Field[Dims[X, Z], int32]) -> tuple[F, Field[Dims[X, Z], float32], Field[Dims[X, Z], int32]]:
+    return (wpfloat("0.1") * a + float64(-2) + float(-1),
+            -vpfloat("0.1") * b,
+            i + int32("7") + gtx.int32(-3))
+
+
+def test_scalar_constructors_with_string_and_negated_literals(case, rng) -> None:
+    a = rng.standard_normal((NX, NZ))
+    b = rng.standard_normal((NX, NZ)).astype(np.float32)
+    i = rng.integers(-10, 10, (NX, NZ)).astype(np.int32)
+
+    @gtx.program(backend=case.backend)
+    def run(a: F, b: Field[Dims[X, Z], float32], i: Field[Dims[X, Z], int32], o1: F,
+            o2: Field[Dims[X, Z], float32], o3: Field[Dims[X, Z], int32]):
+        literals(a, b, i, out=(o1, o2, o3))
+
+    o1, o2, o3 = case.field([X, Z], a * 0 + 1.5), case.field([X, Z], b * 0 + 1), case.field([X, Z], i * 0 + 1)
+    run(case.field([X, Z], a), case.field([X, Z], b), case.field([X, Z], i), o1, o2, o3, offset_provider={})
+    np.testing.assert_allclose(o1.asnumpy(), 0.1 * a - 3.0, rtol=1e-14)
+    # "0.1" parsed as a float32 (rounded once), not as 0.1 of float64 rounded again
+    np.testing.assert_array_equal(o2.asnumpy(), -np.float32("0.1") * b)
+    np.testing.assert_array_equal(o3.asnumpy(), i + 4)
+
+
+def test_scalar_constructor_refuses_non_numeric_text() -> None:
+    with pytest.raises(gtx.StencilTypeError, match="is not a float64 literal"):
+        @gtx.field_operator
+        def op(a: F) -> F:
+            return a * float64("abc")
+
+
+@gtx.field_operator
+def diag(a: FXY) -> FXY:
+    return a(X + 1, Y + 1) - a(X - 1, Y - 1)
+
+
+def test_several_offsets_in_one_shift(case, rng) -> None:
+    a = rng.standard_normal((9, 8))
+    od = rng.standard_normal((9, 8))
+
+    @gtx.program(backend=case.backend)
+    def run(a: FXY, out: FXY):
+        diag(a, out=out, domain={X: (1, 8), Y: (1, 7)})
+
+    out = case.field([X, Y], od)
+    run(case.field([X, Y], a), out, offset_provider={})
+    expected = od.copy()
+    expected[1:8, 1:7] = a[2:9, 2:8] - a[0:7, 0:6]
+    np.testing.assert_allclose(out.asnumpy(), expected, rtol=1e-14)
+
+
+E = gtx.Dimension("E")
+E2XDim = gtx.Dimension("E2XDim", kind=gtx.DimensionKind.LOCAL)
+E2X = gtx.FieldOffset("E2X", source=X, target=(E, E2XDim))
+
+
+def test_several_offsets_refused_with_a_neighbour_offset() -> None:
+    with pytest.raises(gtx.StencilTypeError, match="only 1 argument in unstructured case"):
+        @gtx.field_operator
+        def op(a: FXY) -> Field[Dims[E, Y], float64]:
+            return a(E2X[0], Y + 1)
+
+
+@gtx.field_operator
+def math_ops(a: F) -> tuple[F, F, F, F, F]:
+    return gamma(a), arcsinh(a), arccosh(a + 1.5), arctanh(a * 0.1), neg(a)
+
+
+def test_gamma_and_inverse_hyperbolic_builtins(case, rng) -> None:
+    a = rng.uniform(0.1, 4.0, (NX, NZ))
+    outs = [rng.standard_normal((NX, NZ)) for _ in range(5)]
+
+    @gtx.program(backend=case.backend)
+    def run(a: F, o1: F, o2: F, o3: F, o4: F, o5: F):
+        math_ops(a, out=(o1, o2, o3, o4, o5))
+
+    fo = [case.field([X, Z], o) for o in outs]
+    run(case.field([X, Z], a), *fo, offset_provider={})
+    expected = [np.vectorize(math.gamma)(a), np.arcsinh(a), np.arccosh(a + 1.5), np.arctanh(a * 0.1), -a]
+    for f, e in zip(fo, expected):
+        np.testing.assert_allclose(f.asnumpy(), e, rtol=1e-12)
+
+
+def test_gamma_outside_an_operator_and_in_float32() -> None:
+    a = np.array([0.5, 1.0, 3.0, 5.5], dtype=np.float32)
+    got = gamma(gtx.as_field([X], a))
+    np.testing.assert_allclose(got.asnumpy(), [math.gamma(float(v)) for v in a], rtol=1e-6)
+    assert got.asnumpy().dtype == np.float32
+    with pytest.raises(gtx.StencilTypeError, match="needs a floating-point argument"):
+        @gtx.field_operator
+        def op(a: Field[Dims[X], int32]) -> Field[Dims[X], int32]:
+            return gamma(a)
+
+
+@gtx.field_operator
+def scale(s: Field[Dims[()], float64], a: F) -> F:
+    return s * a
+
+
+@gtx.field_operator
+def twice(a: F, t: float64) -> F:
+    return scale(2.0, a) + scale(t, a)
+
+
+def test_scalar_for_a_zero_dimensional_field_parameter(case, rng) -> None:
+    a = rng.standard_normal((NX, NZ))
+
+    @gtx.program(backend=case.backend)
+    def run(a: F, t: float64, out: F):
+        twice(a, t, out=out)
+
+    out = case.field([X, Z], rng.standard_normal((NX, NZ)))
+    run(case.field([X, Z], a), 0.5, out, offset_provider={})
+    np.testing.assert_allclose(out.asnumpy(), 2.5 * a, rtol=1e-14)
+
+
+def test_scalar_of_another_dtype_for_a_zero_dimensional_field_is_refused() -> None:
+    with pytest.raises(gtx.StencilTypeError, match="argument 's' of scale must be"):
+        @gtx.field_operator
+        def op(a: F, t: float32) -> F:
+            return scale(t, a)
+
+
+@gtx.field_operator
+def starred(a: F, b: F, c: F, d: F) -> tuple[F, F]:
+    first, *mid, last = (a, b, c, d)
+    return first - last, mid[0] * mid[1]
+
+
+def test_starred_unpacking(case, rng) -> None:
+    a, b, c, d = (rng.standard_normal((NX, NZ)) for _ in range(4))
+
+    @gtx.program(backend=case.backend)
+    def run(a: F, b: F, c: F, d: F, o1: F, o2: F):
+        starred(a, b, c, d, out=(o1, o2))
+
+    o1, o2 = case.field([X, Z], rng.standard_normal((NX, NZ))), case.field([X, Z], rng.standard_normal((NX, NZ)))
+    run(*(case.field([X, Z], v) for v in (a, b, c, d)), o1, o2, offset_provider={})
+    np.testing.assert_allclose(o1.asnumpy(), a - d, rtol=1e-14)
+    np.testing.assert_allclose(o2.asnumpy(), b * c, rtol=1e-14)
+
+
+def test_zero_dimensional_fields_on_every_backend(case, rng) -> None:
+    """Regression: a program over Field[[], int32] emitted invalid C++ (``- ()``)."""
+
+    @gtx.field_operator
+    def inc(a: Field[Dims[()], int32]) -> Field[Dims[()], int32]:
+        return a + int32(3)
+
+    @gtx.program(backend=case.backend)
+    def run(a: Field[Dims[()], int32], out: Field[Dims[()], int32]):
+        inc(a, out=out)
+
+    a = case.field([], np.array(int(rng.integers(1, 100)), dtype=np.int32))
+    out = case.field([], np.array(0, dtype=np.int32))
+    run(a, out, offset_provider={})
+    assert int(out.asnumpy()) == int(a.asnumpy()) + 3
+
+
+def test_python_scalar_for_a_zero_dimensional_field(case, rng) -> None:
+    a = rng.standard_normal((NX, NZ))
+    if case.on_gpu:
+        pytest.skip("a Python scalar becomes a host 0-d field; the gpu backend wants device fields")
+
+    @gtx.program(backend=case.backend)
+    def run(s: Field[Dims[()], float64], a: F, out: F):
+        scale(s, a, out=out)
+
+    out = case.field([X, Z], rng.standard_normal((NX, NZ)))
+    run(1.5, case.field([X, Z], a), out, offset_provider={})
+    np.testing.assert_allclose(out.asnumpy(), 1.5 * a, rtol=1e-14)
+    with pytest.raises(gtx.StencilTypeError, match="argument 's'"):
+        run(3, case.field([X, Z], a), out, offset_provider={})  # int32 is not float64: no conversion
+    out2 = case.field([X, Z], rng.standard_normal((NX, NZ)))
+    scale.with_backend(case.backend)(2.0, case.field([X, Z], a), out=out2, offset_provider={})
+    np.testing.assert_allclose(out2.asnumpy(), 2.0 * a, rtol=1e-14)
+
+
+def test_negative_literal_offsets(case, rng) -> None:
+    a = rng.standard_normal((9, 8))
+    od = rng.standard_normal((9, 8))
+
+    @gtx.field_operator
+    def back(a: FXY) -> FXY:
+        return a(X + (-1), Y - -1)
+
+    @gtx.program(backend=case.backend)
+    def run(a: FXY, out: FXY):
+        back(a, out=out, domain={X: (1, 9), Y: (0, 7)})
+
+    out = case.field([X, Y], od)
+    run(case.field([X, Y], a), out, offset_provider={})
+    expected = od.copy()
+    expected[1:9, 0:7] = a[0:8, 1:8]
+    np.testing.assert_allclose(out.asnumpy(), expected, rtol=1e-14)
