@@ -4,7 +4,8 @@ on random inputs on embedded and cpu, compared (``python -m stencilkit.compat.ic
 The stencils listed in ``icon4py_passing.txt`` passed every stage when it was last updated
 (``scripts/icon4py_acceptance.sh`` then ``--update-baseline`` below); each must still pass. New
 passes are reported, not required. Environment: ``ICON4PY_JOBS`` (default 2) worker processes,
-``ICON4PY_RESULTS`` a path to keep the JSON records.
+``ICON4PY_TIMEOUT`` seconds per import and per stencil (default 60), ``ICON4PY_RESULTS`` a
+path to keep the JSON records.
 """
 
 from __future__ import annotations
@@ -43,7 +44,7 @@ def test_every_decorated_stencil_is_found() -> None:
 def test_icon4py_stencils_run_and_agree(tmp_path: Path) -> None:
     out = Path(os.environ.get("ICON4PY_RESULTS", tmp_path / "icon4py.json"))
     cmd = [sys.executable, "-m", "stencilkit.compat.icon4py", "--json", str(out), "--backend", "cpu",
-           "--jobs", os.environ.get("ICON4PY_JOBS", "2"), "--timeout", "120"]
+           "--jobs", os.environ.get("ICON4PY_JOBS", "2"), "--timeout", os.environ.get("ICON4PY_TIMEOUT", "60")]
     subprocess.run(cmd, check=True)
     result = json.loads(out.read_text())
     counts = result["counts"]
@@ -60,11 +61,13 @@ def test_icon4py_stencils_run_and_agree(tmp_path: Path) -> None:
         print(f"{len(gained)} stencils pass that are not in {BASELINE.name} yet")
 
 
-def update_baseline(results: Path) -> None:
+def update_baseline(results: Path, slowest: float = 20.0) -> None:
     """``python tests/icon4py/test_icon4py_acceptance.py icon4py-results.json``: record the
-    stencils that pass now as the baseline."""
+    stencils that pass now as the baseline, leaving out those that took over ``slowest`` seconds
+    (their pass could depend on the CI machine's speed, under the 60 s limit)."""
     records = json.loads(results.read_text())["stencils"]
-    BASELINE.write_text("\n".join(sorted(_passing(records))) + "\n")
+    fast = [r for r in records if r.get("seconds", 0.0) <= slowest]
+    BASELINE.write_text("\n".join(sorted(_passing(fast))) + "\n")
 
 
 if __name__ == "__main__":
