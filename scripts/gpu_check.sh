@@ -54,6 +54,8 @@ except Exception as e:
     print("nvrtc not available:", type(e).__name__, e)
 EOF
 } > "$OUT/env.txt" 2>&1
+# where import time goes (the bench reports the total); the second run is the warm one
+$PY -X importtime -c "import stencilkit" 2>/dev/null; $PY -X importtime -c "import stencilkit" 2> "$OUT/importtime.txt"
 head -c 4000 "$OUT/env.txt" | grep -E "NVIDIA H|Driver Version|python|cupy|numpy|nvrtc|device 0|FAIL|NOT AVAIL" | head -20
 
 # ---------------------------------------------------------------- GPU tests

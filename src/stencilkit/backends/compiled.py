@@ -299,7 +299,15 @@ def _pointer_store(slots: tuple[tuple[int, int], ...],
     lines = [f"    p{i} = ints[{slot}] = args[{i}]._ptr" for i, slot in slots]
     tests = [f"(p{i} + {si[0]} < p{j} + {sj[1]} and p{j} + {sj[0]} < p{i} + {si[1]})"
              for i, j, si, sj in alias_pairs if si[1] > si[0] and sj[1] > sj[0]]
-    lines.append("    return " + (" or ".join(tests) or "False"))
-    namespace: dict[str, Any] = {}
+    if tests:
+        # The addresses checked last are remembered: a time loop passing the same fields again
+        # pays one tuple comparison, not one test per pair.
+        involved = sorted({k for i, j, _, _ in alias_pairs for k in (i, j)})
+        lines.append("    seen = (" + "".join(f"p{k}, " for k in involved) + ")")
+        lines.append("    if seen == checked[0]:\n        return False")
+        lines.append("    if " + " or ".join(tests) + ":\n        return True")
+        lines.append("    checked[0] = seen")
+    lines.append("    return False")
+    namespace: dict[str, Any] = {"checked": [None]}
     exec("def store_pointers(args, ints):\n" + "\n".join(lines), namespace)  # only integers interpolated
     return namespace["store_pointers"]
