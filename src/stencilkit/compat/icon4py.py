@@ -181,12 +181,20 @@ def main(argv: list[str] | None = None) -> int:
               "icon4py": _version("icon4py-common"), "stencilkit": _commit(),
               "counts": summary, "stencils": records}
     if args.json is not None:
-        args.json.write_text(json.dumps(result, indent=1))
+        args.json.write_text(_dumps(result))
     if args.markdown is not None:
         args.markdown.write_text(markdown(result))
     if args.modules_from is None:
         print(json.dumps(summary, indent=1))
     return 0
+
+
+def _dumps(result: dict[str, Any]) -> str:
+    """JSON with one line per stencil record (small, and diffs line by line)."""
+    head = {k: v for k, v in result.items() if k != "stencils"}
+    lines = [json.dumps(r, sort_keys=False) for r in result["stencils"]]
+    return (json.dumps(head, indent=1)[:-2] + ',\n "stencils": [\n  '
+            + ",\n  ".join(lines) + "\n ]\n}\n")
 
 
 def _commit() -> str:
