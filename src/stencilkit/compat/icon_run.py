@@ -64,7 +64,7 @@ def time_limit(seconds: float) -> Iterator[None]:
         signal.signal(signal.SIGALRM, old)
 
 
-_SITE = re.compile(r"(?<![\w/])/\S*/(site|dist)-packages/")
+_SITE = re.compile(r"(?<![\w/])/\S*?/(site-packages|dist-packages|site)/")
 
 
 def describe(err: BaseException, limit: int = 400, where: str = "") -> str:
