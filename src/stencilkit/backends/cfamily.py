@@ -6,13 +6,18 @@ only the entries that differ.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
 from ..core.dtypes import C_TYPES
 from ..core.errors import InternalError
+from ..core.types import TupleType
 from ..ir import nodes as ir
+from ..ir.visit import children, use_counts
 from .abi import ArgLayout, FieldSlots
 
 
@@ -139,14 +144,71 @@ class CTarget:
     unary: dict[str, str] = field(default_factory=lambda: dict(UNARY))
 
 
+#: Nodes emitted in place even when shared: as cheap as a local variable.
+_INLINE = (ir.Literal, ir.Ref, ir.Access, ir.IndexValue, ir.Valid)
+
+
 class ExprEmitter:
-    """Emits a point-wise expression; ``index_var[dim]`` names the loop index of each dimension."""
+    """Emits a point-wise expression; ``index_var[dim]`` names the loop index of each dimension.
+
+    A value the kernel uses more than once becomes a local (``const auto t3 = ...;``), emitted
+    once before the first statement that needs it (``statements``). Branches (``if``,
+    ``where``, ``concat_where``) and reductions are blocks: what is computed only there stays
+    there, so a read a branch guards is never done where it is not selected."""
 
     def __init__(self, target: CTarget, layout: ArgLayout, index_var: dict[str, str]) -> None:
         self.target = target
         self.layout = layout
         self.index_var = index_var
         self.local_var: dict[tuple[str, int], str] = {}
+        self.lines: list[str] = []  # statements of the current block not yet taken
+        self.scopes: list[dict[int, Any]] = [{}]  # node id -> its local, per open block
+        self.uses: dict[int, int] = {}
+        self.prepared: ir.Kernel | None = None
+        self.count = 0
+
+    # ------------------------------------------------------------------ locals and blocks
+    def prepare(self, k: ir.Kernel) -> None:
+        """Count the uses of every value of ``k`` (once per kernel)."""
+        if self.prepared is not k:
+            self.uses = use_counts(*k.values, *(k.scan.inits if k.scan else ()))
+            self.prepared = k
+
+    def statements(self, pad: str) -> list[str]:
+        """The statements the expressions emitted since the last call need, indented by ``pad``."""
+        out = [pad + line for line in self.lines]
+        self.lines = []
+        return out
+
+    @contextmanager
+    def scope(self) -> Iterator[None]:
+        """A C block: locals emitted inside are not visible after it."""
+        self.scopes.append({})
+        try:
+            yield
+        finally:
+            self.scopes.pop()
+
+    def block(self, fn: Callable[[], Any]) -> tuple[list[str], Any]:
+        """Emit ``fn()`` inside a new block: its statements and its value."""
+        saved, self.lines = self.lines, []
+        try:
+            with self.scope():
+                value = fn()
+            return self.lines, value
+        finally:
+            self.lines = saved
+
+    def fresh(self, stem: str) -> str:
+        self.count += 1
+        return f"{stem}{self.count}"
+
+    def _known(self, e: ir.Node) -> Any:
+        for s in reversed(self.scopes):
+            hit = s.get(id(e))
+            if hit is not None:
+                return hit
+        return None
 
     def index(self, idx: ir.Index) -> str:
         if isinstance(idx, ir.Pos):
@@ -174,6 +236,19 @@ class ExprEmitter:
         return f"{f.name}_b[{' + '.join(terms) or '0'}]"
 
     def emit(self, e: ir.Expr) -> str:
+        known = self._known(e)
+        if known is not None:
+            return known  # type: ignore[no-any-return]
+        text = self._emit(e)
+        if self.uses.get(id(e), 0) > 1 and not isinstance(e, _INLINE):
+            if not text.isidentifier():
+                name = self.fresh("t")
+                self.lines.append(f"const auto {name} = {text};")
+                text = name
+            self.scopes[-1][id(e)] = text
+        return text
+
+    def _emit(self, e: ir.Expr) -> str:
         method = getattr(self, f"_{type(e).__name__}", None)
         if method is None:
             raise InternalError(f"C code generation cannot handle {type(e).__name__}")
@@ -199,15 +274,90 @@ class ExprEmitter:
         return self.target.unary[op].format(self.emit(e.operand))
 
     def _IfElse(self, e: ir.IfElse) -> str:
-        return f"({self.emit(e.cond)} ? {self.emit(e.true)} : {self.emit(e.false)})"
+        return self._choice(self.emit(e.cond), e.true, e.false, ctype(e.type.dtype), cast=False)  # type: ignore[union-attr]
+
+    def _choice(self, cond: str, t: ir.Expr, f: ir.Expr, ct: str, cast: bool = True) -> str:
+        """``cond ? t : f``, evaluating only the branch chosen; an if/else where a branch needs
+        statements of its own."""
+        self.hoist_common(t, f)
+        t_lines, t_text = self.block(lambda: self.emit(t))
+        f_lines, f_text = self.block(lambda: self.emit(f))
+        if not t_lines and not f_lines:
+            if cast:
+                return f"({cond} ? ({ct})({t_text}) : ({ct})({f_text}))"
+            return f"({cond} ? {t_text} : {f_text})"
+        var = self.fresh("v")
+        self.lines += [f"{ct} {var};", f"if ({cond}) {{", *_indent(t_lines), f"  {var} = {t_text};",
+                       "} else {", *_indent(f_lines), f"  {var} = {f_text};", "}"]
+        return var
+
+    def hoist_common(self, t: ir.Expr, f: ir.Expr) -> None:
+        """Emit before a choice the shared values both branches compute whichever is chosen, so
+        that they are computed once, not once in each branch."""
+        in_t = self._unconditional(t)
+        for x in self._unconditional(f).values():
+            if id(x) in in_t and self.uses.get(id(x), 0) > 1 and not isinstance(x, _INLINE):
+                if isinstance(getattr(x, "type", None), TupleType):
+                    self.emit_tuple(x)  # type: ignore[arg-type]
+                else:
+                    self.emit(x)  # type: ignore[arg-type]
+
+    def _unconditional(self, root: ir.Expr) -> dict[int, ir.Node]:
+        """The values not yet emitted that computing ``root`` computes on every path, children
+        first: not those only a nested branch or a reduction's body needs."""
+        found: dict[int, ir.Node] = {}
+        stack: list[tuple[ir.Node, bool]] = [(root, False)]
+        while stack:
+            x, done = stack.pop()
+            if done:
+                found[id(x)] = x
+                continue
+            if id(x) in found or self._known(x) is not None:
+                continue
+            stack.append((x, True))
+            if isinstance(x, ir.IfElse):
+                kids: tuple[ir.Node, ...] = (x.cond,)
+            elif isinstance(x, ir.Call) and x.fn in ("where", "concat_where"):
+                kids = x.args[:1]
+            elif isinstance(x, ir.LocalReduce | ir.Lookup | ir.Valid | ir.Access | ir.IndexValue):
+                kids = ()
+            else:
+                kids = tuple(children(x))
+            stack.extend((c, False) for c in reversed(kids) if id(c) not in found)
+        return found
+
+    def emit_tuple(self, e: ir.Expr) -> tuple[str, ...]:
+        """The elements of a tuple value: a tuple chosen by an ``if`` is chosen once, into one
+        local per element."""
+        known = self._known(e)
+        if known is not None:
+            return known  # type: ignore[no-any-return]
+        if isinstance(e, ir.MakeTuple):
+            value = tuple(self.emit(x) for x in e.elems)
+        elif isinstance(e, ir.IfElse) and isinstance(e.type, TupleType):
+            cond = self.emit(e.cond)
+            self.hoist_common(e.true, e.false)
+            t_lines, ts = self.block(lambda: self.emit_tuple(e.true))
+            f_lines, fs = self.block(lambda: self.emit_tuple(e.false))
+            value = tuple(self.fresh("v") for _ in ts)
+            self.lines += [f"{ctype(t.dtype)} {v};" for v, t in zip(value, e.type.types)]  # type: ignore[union-attr]
+            self.lines += [f"if ({cond}) {{", *_indent(t_lines), *(f"  {v} = {x};" for v, x in zip(value, ts)),
+                           "} else {", *_indent(f_lines), *(f"  {v} = {x};" for v, x in zip(value, fs)), "}"]
+        else:
+            raise InternalError(f"C code generation cannot make a tuple of {type(e).__name__}")
+        self.scopes[-1][id(e)] = value
+        return value
+
+    def _TupleGet(self, e: ir.TupleGet) -> str:
+        return self.emit_tuple(e.expr)[e.index]
 
     def _Call(self, e: ir.Call) -> str:
         t = ctype(e.type.dtype)  # type: ignore[union-attr]
-        args = [self.emit(a) for a in e.args]
+        args = [self.emit(a) for a in e.args] if e.fn not in ("where", "concat_where") else []
         if e.fn in ("where", "concat_where"):
-            # C's ?: evaluates only the chosen branch: a concat_where branch is read only where
-            # its condition selects it.
-            return f"({args[0]} ? ({t})({args[1]}) : ({t})({args[2]}))"
+            # Only the chosen branch is evaluated: a concat_where branch is read only where its
+            # condition selects it.
+            return self._choice(self.emit(e.args[0]), e.args[1], e.args[2], t)
         if e.fn == "astype":
             return f"(({t})({args[0]}))"
         if e.fn == "broadcast":
@@ -225,18 +375,30 @@ class ExprEmitter:
         t = ctype(e.type.dtype)
         var = f"n_{e.dim.value}" + (f"_{e.var}" if e.var else "")
         self.local_var[(e.dim.value, e.var)] = var
+        acc = self.fresh("acc")
         try:
-            body = self.emit(e.body)
-            mask = self.emit(e.mask) if e.mask is not None else "true"
+            # the body is read only where the mask holds (a missing neighbour has no index)
+            def masked() -> tuple[str, list[str], str]:
+                mask = self.emit(e.mask) if e.mask is not None else "true"
+                body_lines, body = self.block(lambda: self.emit(e.body))
+                return mask, body_lines, body
+
+            mask_lines, (mask, body_lines, body) = self.block(masked)
         finally:
             del self.local_var[(e.dim.value, e.var)]
         init, update = {
-            "sum": ("0", "acc += v;"),
-            "max": (f"sk_limits<{t}>::lo", f"acc = sk_max<{t}>(acc, v);"),
-            "min": (f"sk_limits<{t}>::hi", f"acc = sk_min<{t}>(acc, v);"),
+            "sum": ("0", f"{acc} += v;"),
+            "max": (f"sk_limits<{t}>::lo", f"{acc} = sk_max<{t}>({acc}, v);"),
+            "min": (f"sk_limits<{t}>::hi", f"{acc} = sk_min<{t}>({acc}, v);"),
         }[e.op]
-        return (f"([&]() {{ {t} acc = {init}; for (int {var} = 0; {var} < {e.size}; ++{var}) "
-                f"{{ if ({mask}) {{ const {t} v = {body}; {update} }} }} return acc; }}())")
+        self.lines += [f"{t} {acc} = {init};", f"for (int {var} = 0; {var} < {e.size}; ++{var}) {{",
+                       *_indent(mask_lines), f"  if ({mask}) {{", *_indent(body_lines, "    "),
+                       f"    const {t} v = {body}; {update}", "  }", "}"]
+        return acc
+
+
+def _indent(lines: list[str], pad: str = "  ") -> list[str]:
+    return [pad + line for line in lines]
 
 
 def unpack_args(layout: ArgLayout, written: set[str], const_qual: str = "const") -> list[str]:

@@ -111,6 +111,11 @@ def _gpu_usable() -> tuple[bool, str]:
 
 def run(args: argparse.Namespace) -> int:
     """Run the suite chosen by parsed ``args`` (see :func:`add_arguments`); the exit code."""
+    if getattr(args, "suite", None) == "frontend":
+        from .frontend import main as frontend_main
+
+        quick = ["--cases", "chain,ifs", "--n", "6,40"] if args.quick else []
+        return frontend_main([*quick, *(["--json", args.json] if args.json else [])])
     gpu = args.gpu
     if gpu is None:
         gpu, _ = _gpu_usable()

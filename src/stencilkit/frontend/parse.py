@@ -12,13 +12,13 @@ from ..core.named_collections import NamedCollectionType
 from ..core.types import FieldType, ScalarType, TupleType, TypeSpec
 from ..ir import nodes as ir
 from ..ir.tuples import flatten_value
-from ..ir.visit import substitute
+from ..ir.visit import deep, substitute
 from .annotations import type_from_annotation
 from .expressions import ExprBuilder, with_names
 from .outputs import TargetParser, leaves
 from .scans import per_output_statements, scan_call, statements
 from .source import SourceFunction, parse_function
-from .typing_rules import TypingError
+from .typing_rules import TypingError, unify_operands
 
 
 def parse_params(src: SourceFunction, read_return: bool = True) -> tuple[tuple[ir.Param, ...], TypeSpec | None]:
@@ -49,8 +49,22 @@ def parse_params(src: SourceFunction, read_return: bool = True) -> tuple[tuple[i
     return tuple(params), ret
 
 
-def _body_expr(src: SourceFunction, builder: ExprBuilder, body: list[ast.stmt]) -> ir.Expr:
+def _body_expr(src: SourceFunction, builder: ExprBuilder, body: list[ast.stmt],
+               live: frozenset[str] = frozenset()) -> ir.Expr:
     """Evaluate statements (assignments, if/else, return) to the returned expression."""
+    result = _run(src, builder, body, live)
+    if result is None:
+        raise src.type_error(body[-1] if body else src.tree, "missing return statement")
+    return result
+
+
+def _run(src: SourceFunction, builder: ExprBuilder, body: list[ast.stmt],
+         live: frozenset[str]) -> ir.Expr | None:
+    """Run ``body`` on ``builder.symbols``: the returned expression, or None where the block
+    ends without ``return``. ``live``: names read after the block. Each statement is built once:
+    values stay shared (a name used twice is one node), and an ``if`` whose branches do not
+    return binds the names it assigns once, through the tuple of their values in each branch."""
+    after = _live_after(body, live)
     for i, stmt in enumerate(body):
         if isinstance(stmt, ast.Return):
             if stmt.value is None:
@@ -71,12 +85,21 @@ def _body_expr(src: SourceFunction, builder: ExprBuilder, body: list[ast.stmt]) 
             if not (isinstance(cond.type, ScalarType) and cond.type.dtype == "bool"):
                 raise src.type_error(stmt.test, "an if statement needs a scalar boolean condition",
                                      hint="for fields use where(mask, a, b)")
+            if not _may_return(stmt.body) and not _may_return(stmt.orelse):
+                _merge_if(src, builder, stmt, cond, after[i])
+                continue
             rest = body[i + 1:]
             # a branch that returns ends there; one that does not continues with the rest
             t_body = stmt.body + ([] if _returns(stmt.body) else rest)
             f_body = (stmt.orelse or []) + ([] if _returns(stmt.orelse) else rest)
-            t = _body_expr(src, ExprBuilder(src, dict(builder.symbols)), t_body)
-            f = _body_expr(src, ExprBuilder(src, dict(builder.symbols)), f_body)
+            t = _run(src, ExprBuilder(src, dict(builder.symbols)), t_body, live)
+            f = _run(src, ExprBuilder(src, dict(builder.symbols)), f_body, live)
+            if t is None or f is None:
+                if t is None and f is None:
+                    return None  # only possible in a block: the enclosing one carries on
+                raise src.type_error(stmt, "one branch of this if returns and the other does not,"
+                                     " and no return follows",
+                                     hint="return in both branches, or after the if statement")
             if t.type != f.type:
                 raise src.type_error(stmt, f"the branches return different types: {t.type} and {f.type}")
             return ir.IfElse(cond, t, f, t.type)
@@ -86,7 +109,74 @@ def _body_expr(src: SourceFunction, builder: ExprBuilder, body: list[ast.stmt]) 
             continue
         raise UnsupportedSyntaxError(f"'{ast.unparse(stmt).splitlines()[0]}': this statement is not part of the DSL",
                                      src.loc(stmt), hint="field operators hold assignments, if/else on scalars, and return")
-    raise src.type_error(body[-1] if body else src.tree, "missing return statement")
+    return None
+
+
+def _merge_if(src: SourceFunction, builder: ExprBuilder, stmt: ast.If, cond: ir.Expr,
+              live: frozenset[str]) -> None:
+    """Bind the names an ``if`` without ``return`` assigns (and that are read later) to
+    ``(n1, n2, ...) = cond ? (t1, t2, ...) : (f1, f2, ...)``, each branch built once."""
+    before = builder.symbols
+    branches = []
+    for block in (stmt.body, stmt.orelse):
+        b = ExprBuilder(src, dict(before))
+        _run(src, b, block, live)
+        branches.append(b.symbols)
+    t_syms, f_syms = branches
+    names, ts, fs = [], [], []
+    for name in dict.fromkeys([*t_syms, *f_syms]):
+        t, f = t_syms.get(name), f_syms.get(name)
+        if t is not None and t is f:
+            before[name] = t
+            continue
+        if t is None or f is None:  # assigned on one path only: not defined after the if
+            before.pop(name, None)
+            continue
+        if name not in live:
+            before.pop(name, None)
+            continue
+        if t.type != f.type:
+            try:
+                t, f, _ = unify_operands(t, f)
+            except (TypingError, TypeError):
+                pass
+            t, f = _as_field_like(t, f), _as_field_like(f, t)
+            if t.type != f.type:
+                raise src.type_error(stmt, f"'{name}' is {t.type} after one branch of this if and {f.type}"
+                                     " after the other", hint="give it the same type in both branches")
+        names.append(name)
+        ts.append(t)
+        fs.append(f)
+    if len(names) == 1:
+        before[names[0]] = ir.IfElse(cond, ts[0], fs[0], ts[0].type)
+    elif names:
+        tt = TupleType(tuple(t.type for t in ts))
+        merged = ir.IfElse(cond, ir.MakeTuple(tuple(ts), tt), ir.MakeTuple(tuple(fs), tt), tt)
+        for i, name in enumerate(names):
+            before[name] = ir.TupleGet(merged, i, tt.types[i])
+
+
+def _as_field_like(e: ir.Expr, other: ir.Expr) -> ir.Expr:
+    """A scalar assigned on one path and a field of its dtype on the other: the scalar stands
+    for the field holding it everywhere (``broadcast``)."""
+    ot = other.type
+    if isinstance(e.type, ScalarType) and isinstance(ot, FieldType) and e.type.dtype == ot.dtype:
+        return ir.Call("broadcast", (e,), ot)
+    return e
+
+
+def _loads(node: ast.AST) -> set[str]:
+    return {x.id for x in ast.walk(node) if isinstance(x, ast.Name) and isinstance(x.ctx, ast.Load)}
+
+
+def _live_after(body: list[ast.stmt], live: frozenset[str]) -> list[frozenset[str]]:
+    """For each statement of ``body``, the names read after it (a superset)."""
+    out: list[frozenset[str]] = []
+    acc = set(live)
+    for stmt in reversed(body):
+        out.append(frozenset(acc))
+        acc |= _loads(stmt)
+    return out[::-1]
 
 
 def _returns(body: list[ast.stmt]) -> bool:
@@ -97,6 +187,11 @@ def _returns(body: list[ast.stmt]) -> bool:
     if isinstance(last, ast.Return):
         return True
     return isinstance(last, ast.If) and _returns(last.body) and _returns(last.orelse)
+
+
+def _may_return(body: list[ast.stmt]) -> bool:
+    """Whether ``body`` returns on some path."""
+    return any(isinstance(x, ast.Return) for s in body for x in ast.walk(s))
 
 
 def _bind(src: SourceFunction, builder: ExprBuilder, target: ast.expr, value: ir.Expr) -> None:
@@ -132,6 +227,7 @@ def _bind_starred(src: SourceFunction, builder: ExprBuilder, target: ast.Tuple |
         _bind(src, builder, t.value if isinstance(t, ast.Starred) else t, elem)
 
 
+@deep
 def parse_field_operator(fn: Callable[..., Any]) -> tuple[ir.FieldOperator, SourceFunction]:
     src = parse_function(fn)
     params, ret = parse_params(src)

@@ -18,7 +18,7 @@ import numpy as np
 from ..core.types import FieldType, ScalarType, TupleType, TypeSpec, canonical_dims
 from ..ir import nodes as ir
 from ..ir.tuples import flat_name, flatten_value
-from ..ir.visit import map_children, substitute, walk
+from ..ir.visit import deep, map_children, substitute, walk
 from .source import SourceFunction
 from .typing_rules import TypingError
 
@@ -96,14 +96,14 @@ class _Hoister:
         self.stmts: list[ir.Apply | ir.ScanApply] = []
         self.temps: list[ir.Param] = []
         self.carries: list[str] = []
-        self.done: dict[ir.ScanCall, ir.Expr] = {}  # equal scans (cp, dp = scan(...)) run once
+        self.done: dict[int, tuple[ir.Node, ir.Node]] = {}  # by id: a scan (cp, dp = scan(...)) runs once
 
     def hoist(self, e: ir.Node) -> ir.Node:
-        if isinstance(e, ir.ScanCall):
-            if e not in self.done:
-                self.done[e] = self.temporary(e)
-            return self.done[e]
-        return map_children(e, self.hoist)
+        hit = self.done.get(id(e))
+        if hit is None:
+            new = self.temporary(e) if isinstance(e, ir.ScanCall) else map_children(e, self.hoist)
+            hit = self.done[id(e)] = (e, new)
+        return hit[1]
 
     def step(self, call: ir.ScanCall) -> ir.Expr:
         self.carries.append(call.carry_name)
@@ -147,6 +147,7 @@ class _Hoister:
 Statements = tuple[list[ir.Apply | ir.ScanApply], list[ir.Param]]
 
 
+@deep
 def statements(expr: ir.Expr, outs: tuple[ir.Ref, ...], domain: tuple[ir.DomainRange, ...], label: str,
                where: str, prefix: str) -> Statements:
     """The statements that evaluate ``expr`` into ``outs`` over ``domain``, and the temporaries they need."""

@@ -17,7 +17,7 @@ from ..core.dims import Dimension
 from ..core.domain import UnitRange
 from ..core.types import ScalarType
 from . import nodes as n
-from .visit import children, walk
+from .visit import children, deep, postorder, walk
 
 #: The functions a sliced ``out=`` uses in domain bounds: ``__field_start(f, I)`` is where the
 #: field ``f`` starts along ``I`` (when the program is called), ``__field_stop`` where it stops.
@@ -49,6 +49,7 @@ class _Extents:
         self.domain = domain
         self.scalars = scalars
         self.result: dict[str, FieldExtent] = {}
+        self.seen: set[tuple[int, Any]] = set()  # (node id, guard): a shared value is visited once per guard
 
     def note(self, ext: FieldExtent, d: Dimension, idx: n.Index, guard: Region) -> None:
         if isinstance(idx, n.Pos):
@@ -64,6 +65,10 @@ class _Extents:
     def visit(self, e: n.Node, guard: Region) -> None:
         if any(not ivs for ivs in guard.values()):
             return  # the guard selects no point: nothing here is read
+        key = (id(e), tuple((d, tuple(ivs)) for d, ivs in guard.items()))
+        if key in self.seen:
+            return
+        self.seen.add(key)
         if isinstance(e, n.Access):
             ext = self.result.setdefault(e.field, FieldExtent())
             for d, idx in zip(self.dims_of[e.field], e.index):
@@ -170,6 +175,7 @@ def _union(a: Region, b: Region) -> Region:
     return out
 
 
+@deep
 def read_extents(kernel: n.Kernel, dims_of: Mapping[str, tuple[Dimension, ...]],
                  domain: Mapping[Dimension, UnitRange] | None = None,
                  scalars: Mapping[str, Any] | None = None) -> dict[str, FieldExtent]:
@@ -211,7 +217,12 @@ def bound_scalars(prog: n.Program) -> set[str]:
     for stmt in prog.body:
         for r in stmt.domain:
             names.update(x.name for b in (r.start, r.stop) for x in walk(b) if isinstance(x, n.Ref))
-        for x in walk(stmt):
-            if isinstance(x, n.BinOp) and any(isinstance(y, n.DimIndex) for y in walk(x)):
-                names.update(y.name for y in walk(x) if isinstance(y, n.Ref) and isinstance(y.type, ScalarType))
+        # the scalars under a BinOp that has an index under it (each node looked at once)
+        order = postorder(stmt)
+        has_index: dict[int, bool] = {}
+        for x in order:
+            has_index[id(x)] = isinstance(x, n.DimIndex) or any(has_index[id(c)] for c in children(x))
+        tops = [x for x in order if isinstance(x, n.BinOp) and has_index[id(x)]]
+        if tops:
+            names.update(y.name for y in postorder(*tops) if isinstance(y, n.Ref) and isinstance(y.type, ScalarType))
     return names

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from . import nodes as n
-from .visit import map_children, walk
+from .visit import deep, map_children, walk
 
 
 def _reads(k: n.Kernel) -> set[str]:
@@ -39,16 +39,23 @@ def can_fuse(a: n.Kernel, b: n.Kernel) -> bool:
 
 def fuse_pair(a: n.Kernel, b: n.Kernel) -> n.Kernel:
     produced = dict(zip(a.outs, a.values))
+    memo: dict[int, n.Node] = {}  # by id: b's values are DAGs, each node is rebuilt once
 
     def inline(x: n.Node) -> n.Node:
-        if isinstance(x, n.Access) and x.field in produced:
-            return produced[x.field]
-        return map_children(x, inline)
+        hit = memo.get(id(x))
+        if hit is None:
+            if isinstance(x, n.Access) and x.field in produced:
+                hit = produced[x.field]
+            else:
+                hit = map_children(x, inline)
+            memo[id(x)] = hit
+        return hit
 
     values: tuple[n.Expr, ...] = (*a.values, *(inline(v) for v in b.values))  # type: ignore[arg-type]
     return replace(a, name=f"{a.name}+{b.name}", outs=a.outs + b.outs, values=values)
 
 
+@deep
 def fuse_kernels(prog: n.StencilProgram) -> n.StencilProgram:
     """``prog`` with every legal run of consecutive kernels fused into one."""
     kernels: list[n.Kernel] = []

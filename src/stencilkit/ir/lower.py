@@ -8,13 +8,14 @@ the output point; neighbour shifts become table ``Lookup`` indices; reductions b
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from ..core.dims import Dimension
 from ..core.errors import InternalError, StencilTypeError, StencilValueError
 from ..core.types import FieldType, ScalarType, TupleType, TypeSpec
 from . import nodes as n
 from .tuples import flat_name, flatten_value
-from .visit import map_children
+from .visit import deep, map_children
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,9 +48,21 @@ class _Lowerer:
         self.carries = carries  # carry element name -> flattened scalar name
         # The dimension each neighbour table is indexed by (its rows), for skip masks.
         self.table_rows = _neighbor_targets(root)
+        # Lowered values per (node, position): a value used at one position is lowered once
+        # (the node is kept beside its result so that its id is not reused).
+        self.memo: dict[tuple[int, Any], tuple[n.Node, Any]] = {}
 
     def lower(self, e: n.Expr, pos: Position) -> n.Expr:
+        key = (id(e), frozenset(pos.items()))  # the same position however the dict was built
+        hit = self.memo.get(key)
+        if hit is None:
+            hit = self.memo[key] = (e, self._lower(e, pos))
+        return hit[1]  # type: ignore[no-any-return]
+
+    def _lower(self, e: n.Expr, pos: Position) -> n.Expr:
         if isinstance(e, n.TupleGet):
+            if isinstance(_tuple_base(e), n.IfElse):
+                return self.tuple_element(e, pos)
             inner = self.simplify_tuple(e)
             if inner is not e:
                 return self.lower(inner, pos)
@@ -85,6 +98,49 @@ class _Lowerer:
             tt = t.types[e.index] if isinstance(t, TupleType) else t
             return n.IfElse(inner.cond, n.TupleGet(inner.true, e.index, tt), n.TupleGet(inner.false, e.index, tt), tt)
         return e if inner is e.expr else n.TupleGet(inner, e.index, e.type)
+
+    def tuple_element(self, e: n.TupleGet, pos: Position) -> n.Expr:
+        """A scalar element of a tuple computed by an ``if`` (``x, y = t if c else f``, or the
+        names an if statement assigns): the tuple is chosen once, its elements read from it."""
+        if isinstance(e.type, TupleType):
+            raise StencilTypeError("a tuple cannot be used as a single value here")
+        leaves = self.tuple_leaves(e.expr, pos)
+        return leaves[_leaf_offset(e.expr.type, e.index)]
+
+    def tuple_leaves(self, e: n.Expr, pos: Position) -> tuple[n.Expr, ...]:
+        """The lowered scalar elements of the (nested) tuple value ``e``, in order."""
+        key = (id(e), ("leaves", frozenset(pos.items())))
+        hit = self.memo.get(key)
+        if hit is None:
+            hit = self.memo[key] = (e, self._tuple_leaves(e, pos))
+        return hit[1]  # type: ignore[no-any-return]
+
+    def _tuple_leaves(self, e: n.Expr, pos: Position) -> tuple[n.Expr, ...]:
+        if not isinstance(e.type, TupleType):
+            return (self.lower(e, pos),)
+        if isinstance(e, n.MakeTuple):
+            return tuple(x for el in e.elems for x in self.tuple_leaves(el, pos))
+        if isinstance(e, n.TupleGet) and flat_name(e) is None:
+            leaves = self.tuple_leaves(e.expr, pos)
+            start = _leaf_offset(e.expr.type, e.index)
+            return leaves[start:start + _leaf_count(e.type)]
+        if isinstance(e, n.IfElse):
+            cond = self.lower(e.cond, pos)
+            t, f = self.tuple_leaves(e.true, pos), self.tuple_leaves(e.false, pos)
+            differ = [k for k in range(len(t)) if t[k] is not f[k]]
+            if not differ:
+                return t
+            if len(differ) == 1:
+                k = differ[0]
+                return (*t[:k], n.IfElse(cond, t[k], f[k], t[k].type), *t[k + 1:])
+            tt = TupleType(tuple(t[k].type for k in differ))
+            chosen = n.IfElse(cond, n.MakeTuple(tuple(t[k] for k in differ), tt),
+                              n.MakeTuple(tuple(f[k] for k in differ), tt), tt)
+            out = list(t)
+            for j, k in enumerate(differ):
+                out[k] = n.TupleGet(chosen, j, t[k].type)
+            return tuple(out)
+        return tuple(self.lower(x, pos) for x in flatten_value(e))
 
     def ref(self, name: str, t: TypeSpec, pos: Position) -> n.Expr:
         if name in self.carries:
@@ -192,6 +248,22 @@ def _special_shift(lw: _Lowerer, pos: Position, by: n.DynamicShift | n.Staggered
     return new
 
 
+def _tuple_base(e: n.Expr) -> n.Expr:
+    while isinstance(e, n.TupleGet):
+        e = e.expr
+    return e
+
+
+def _leaf_count(t: TypeSpec) -> int:
+    return sum(_leaf_count(s) for s in t.types) if isinstance(t, TupleType) else 1
+
+
+def _leaf_offset(t: TypeSpec, index: int) -> int:
+    """Where element ``index`` of a tuple of type ``t`` starts among its scalar leaves."""
+    assert isinstance(t, TupleType)
+    return sum(_leaf_count(s) for s in t.types[:index])
+
+
 def _shifts_into(e: n.Node, axis: Dimension) -> list[n.Shift]:
     from .visit import walk
 
@@ -199,6 +271,7 @@ def _shifts_into(e: n.Node, axis: Dimension) -> list[n.Shift]:
             and x.by.index is None and len(x.by.target) == 2 and x.by.target[1] == axis]
 
 
+@deep
 def lower_program(prog: n.Program, tables: dict[str, TableInfo]) -> n.StencilProgram:
     """The stencil-level form of ``prog`` for neighbour tables described by ``tables``."""
     kernels = []
@@ -207,6 +280,7 @@ def lower_program(prog: n.Program, tables: dict[str, TableInfo]) -> n.StencilPro
     return n.StencilProgram(prog.name, flat_params(prog.params + prog.temps), tuple(kernels))
 
 
+@deep
 def lower_statement(stmt: n.Apply | n.ScanApply, tables: dict[str, TableInfo], name: str) -> n.Kernel:
     out_types = [o.type for o in stmt.outs]
     dims = out_types[0].dims  # type: ignore[union-attr]

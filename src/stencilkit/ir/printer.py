@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Any
 
 from . import nodes as n
+from .visit import deep, postorder, use_counts
 
 
 def _idx(i: Any) -> str:
@@ -63,19 +66,12 @@ _RULES: dict[type, Callable[[Any], str]] = {
     + f": {to_text(x.body)})",
     n.Param: lambda x: f"{x.name}: {x.type}",
     n.DomainRange: lambda x: f"{x.dim}: {to_text(x.start)}:{to_text(x.stop)}",
-    n.FieldOperator: lambda x: f"field_operator {x.name}({', '.join(map(to_text, x.params))})"
-    f" {{\n  return {to_text(x.body)}\n}}",
-    n.Apply: lambda x: f"{', '.join(o.name for o in x.outs)} @ {_domain(x.domain)}"
-    f" <- {to_text(x.expr)}" + (f"  # {x.label}" if x.label else ""),
-    n.ScanApply: lambda x: f"{', '.join(o.name for o in x.outs)} @ {_domain(x.domain)}"
-    f" <- scan[{x.axis}, {'forward' if x.forward else 'backward'}]"
-    f"({x.carry_name} = {to_text(x.init)}; {to_text(x.step)})"
-    + (f"  # {x.label}" if x.label else ""),
+    n.FieldOperator: lambda x: _field_operator(x),
+    n.Apply: lambda x: _apply(x),
+    n.ScanApply: lambda x: _scan_apply(x),
     n.Scan: lambda x: f"scan[{x.axis}, {'forward' if x.forward else 'backward'}]("
     + ", ".join(f"{c} = {to_text(i)}" for c, i in zip(x.carries, x.inits)) + ")",
-    n.Kernel: lambda x: f"kernel {x.name} over [{', '.join(map(str, x.dims))}] @ {_domain(x.domain)}"
-    + (f" {to_text(x.scan)}" if x.scan else "") + " {\n"
-    + "".join(f"    {o} = {to_text(v)}\n" for o, v in zip(x.outs, x.values)) + "  }",
+    n.Kernel: lambda x: _kernel(x),
     n.StencilProgram: lambda x: f"stencil_program {x.name}({', '.join(map(to_text, x.params))}) {{\n"
     + "".join(f"  {to_text(k)}\n" for k in x.kernels) + "}",
     n.Program: lambda x: f"program {x.name}({', '.join(map(to_text, x.params))}) {{\n"
@@ -86,7 +82,105 @@ _RULES: dict[type, Callable[[Any], str]] = {
 
 
 def to_text(node: Any) -> str:
+    """``node`` as text; a value used more than once is printed once, as ``let tN = ...``."""
+    names = getattr(_ctx, "names", None)
+    if names is None:
+        return _top(node)
+    name = names.get(id(node))
+    if name is not None:
+        return name  # type: ignore[no-any-return]
+    return _rule(node)
+
+
+def _rule(node: Any) -> str:
     rule = _RULES.get(type(node))
     if rule is None:
         return repr(node) if not isinstance(node, n.Node) else type(node).__name__
     return rule(node)
+
+
+# ---------------------------------------------------------------- shared values: let bindings
+_ctx = threading.local()
+
+#: Nodes printed in place even when shared: leaves and indices, as short as a name.
+_INLINE = (n.Literal, n.Ref, n.Pos, n.ConstIndex, n.LocalIndex, n.Lookup, n.Access, n.IndexValue,
+           n.DimIndex, n.CartesianShift, n.NeighborShift, n.Param, n.DomainRange)
+
+
+@deep
+def _top(node: Any) -> str:
+    with _scope():
+        if isinstance(node, n.Node) and type(node) not in _STATEMENTS:
+            lets = _lets((node,))
+            return "".join(f"{line}\n" for line in lets) + to_text(node)
+        return _rule(node)
+
+
+@contextmanager
+def _scope() -> Iterator[None]:
+    """Names bound inside the block are forgotten after it."""
+    outer = getattr(_ctx, "names", None)
+    _ctx.names = dict(outer or {})
+    try:
+        yield
+    finally:
+        _ctx.names = outer
+
+
+def _lets(roots: tuple[Any, ...]) -> list[str]:
+    """``let tN = ...`` for every value the ``roots`` use more than once, each after the values
+    it uses; from now on (in this scope) they print as their names."""
+    nodes = tuple(r for r in roots if isinstance(r, n.Node))
+    counts = use_counts(*nodes)
+    names: dict[int, str] = _ctx.names
+    lines: list[str] = []
+    for x in postorder(*nodes):
+        if counts[id(x)] > 1 and not isinstance(x, _INLINE) and id(x) not in names:
+            text = _rule(x)
+            names[id(x)] = name = f"t{len(lines)}"
+            lines.append(f"let {name} = {text}")
+    return lines
+
+
+def _block(lets: list[str], indent: str) -> str:
+    return "".join(f"{indent}{line}\n" for line in lets)
+
+
+def _field_operator(x: n.FieldOperator) -> str:
+    with _scope():
+        lets = _lets((x.body,))
+        return (f"field_operator {x.name}({', '.join(map(to_text, x.params))}) {{\n"
+                f"{_block(lets, '  ')}  return {to_text(x.body)}\n}}")
+
+
+def _statement(outs: tuple[n.Ref, ...], domain: tuple[n.DomainRange, ...], label: str,
+               roots: tuple[Any, ...], value: Callable[[], str]) -> str:
+    with _scope():
+        lets = _lets(roots)
+        head = f"{', '.join(o.name for o in outs)} @ {_domain(domain)} <- "
+        tail = f"  # {label}" if label else ""
+        if not lets:
+            return head + value() + tail
+        return head + "{\n" + _block(lets, "    ") + f"    {value()}\n  }}" + tail
+
+
+def _apply(x: n.Apply) -> str:
+    return _statement(x.outs, x.domain, x.label, (x.expr,), lambda: to_text(x.expr))
+
+
+def _scan_apply(x: n.ScanApply) -> str:
+    return _statement(x.outs, x.domain, x.label, (x.init, x.step), lambda: (
+        f"scan[{x.axis}, {'forward' if x.forward else 'backward'}]"
+        f"({x.carry_name} = {to_text(x.init)}; {to_text(x.step)})"))
+
+
+def _kernel(x: n.Kernel) -> str:
+    with _scope():
+        lets = _lets((*x.values, *(x.scan.inits if x.scan else ())))
+        return (f"kernel {x.name} over [{', '.join(map(str, x.dims))}] @ {_domain(x.domain)}"
+                + (f" {to_text(x.scan)}" if x.scan else "") + " {\n" + _block(lets, "    ")
+                + "".join(f"    {o} = {to_text(v)}\n" for o, v in zip(x.outs, x.values)) + "  }")
+
+
+_STATEMENTS = frozenset({n.FieldOperator, n.Apply, n.ScanApply, n.Kernel, n.Program, n.StencilProgram,
+                         n.Scan, n.Param, n.DomainRange})

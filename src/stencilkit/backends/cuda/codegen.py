@@ -12,6 +12,7 @@ import numpy as np
 
 from ...core.dims import Dimension
 from ...ir import nodes as ir
+from ...ir.visit import deep
 from ..abi import ArgLayout
 from ..cfamily import PRELUDE, CTarget, ExprEmitter, index_typedef, unpack_args
 from ..cpp.codegen import _scan_body, _stores, loop_order
@@ -143,6 +144,7 @@ def _kernel(prog: ir.StencilProgram, k: ir.Kernel, ki: int, layout: ArgLayout, w
     return lines
 
 
+@deep
 def generate_cuda(prog: ir.StencilProgram, layout: ArgLayout, variants: bool = False,
                   narrow_index: bool = False) -> str:
     """CUDA source of ``prog``: one kernel per stencil kernel, plus (``variants``) its z-chunked

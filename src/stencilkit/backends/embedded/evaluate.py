@@ -18,6 +18,7 @@ from ...core.domain import UnitRange
 from ...core.errors import InternalError, StencilValueError
 from ...ir import nodes as ir
 from ...ir.ops import array_function
+from ...ir.visit import deep
 
 
 def _quietly(fn: Callable[[Any, Any], Any], a: Any, b: Any) -> Any:
@@ -83,6 +84,11 @@ class KernelEvaluator:
         # > 0 inside a concat_where branch: reads there may fall outside a field where the branch
         # is not selected, so they are clamped into the field (the values are discarded).
         self.guarded = 0
+        # Values by (node id, enclosing reductions): a shared value is computed once. A value
+        # first computed inside a concat_where branch is the same outside it: it is read there
+        # too, so within the field, where clamping changes nothing.
+        self.memo: dict[tuple[int, tuple[Any, ...]], Any] = {}
+        self.reductions: tuple[Any, ...] = ()
 
     # --------------------------------------------------------------- index arrays
     def _axis_shape(self, d: Any, size: int) -> tuple[int, ...]:
@@ -120,6 +126,14 @@ class KernelEvaluator:
 
     # --------------------------------------------------------------- expressions
     def eval(self, e: ir.Expr) -> Any:
+        key = (id(e), self.reductions)
+        try:
+            return self.memo[key]
+        except KeyError:
+            value = self.memo[key] = self._eval(e)
+            return value
+
+    def _eval(self, e: ir.Expr) -> Any:
         method = getattr(self, f"_{type(e).__name__}", None)
         if method is None:
             raise InternalError(f"embedded backend cannot evaluate {type(e).__name__}")
@@ -198,12 +212,21 @@ class KernelEvaluator:
         cond = self.eval(e.cond)
         if getattr(cond, "ndim", 0) == 0:
             return self.eval(e.true) if bool(cond) else self.eval(e.false)
-        # a condition per column (an if in a scan body): choose element-wise; the branch not
-        # taken at a point is computed there too, its values discarded
+        # A condition per column (an if in a scan body): both branches, chosen per point; the
+        # branch not taken at a point is computed there too (it may divide by zero), its values
+        # discarded.
         with np.errstate(all="ignore"):
             t, f = self.eval(e.true), self.eval(e.false)
+            if isinstance(t, tuple):
+                return tuple(self.xp.where(cond, a, b) for a, b in zip(t, f))
         dtype = np.dtype(e.type.dtype)  # type: ignore[union-attr]
         return self.xp.asarray(self.xp.where(cond, t, f)).astype(dtype, copy=False)
+
+    def _MakeTuple(self, e: ir.MakeTuple) -> Any:
+        return tuple(self.eval(x) for x in e.elems)
+
+    def _TupleGet(self, e: ir.TupleGet) -> Any:
+        return self.eval(e.expr)[e.index]
 
     def _Call(self, e: ir.Call) -> Any:
         xp = self.xp
@@ -240,6 +263,8 @@ class KernelEvaluator:
         key = (e.dim, e.var)
         self.axes.append(key)
         self.local_sizes[key] = e.size
+        outer = self.reductions
+        self.reductions = (*outer, key, e.size)
         try:
             body = self.eval(e.body)
             dt = np.dtype(e.type.dtype)
@@ -253,6 +278,7 @@ class KernelEvaluator:
         finally:
             self.axes.pop()
             del self.local_sizes[key]
+            self.reductions = outer
 
 
 def _has_dynamic(idx: ir.Index) -> bool:
@@ -260,6 +286,7 @@ def _has_dynamic(idx: ir.Index) -> bool:
         _has_dynamic(idx.source) or _has_dynamic(idx.neighbor)))
 
 
+@deep
 def run_kernel(xp: ModuleType, k: ir.Kernel, domain: tuple[UnitRange, ...], fields: Mapping[str, Any],
                scalars: Mapping[str, Any], tables: Mapping[str, Any]) -> None:
     """Evaluate ``k`` over ``domain`` and write its outputs."""
