@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, TypeAlias
+from typing import Any, TypeAlias, TypeVar
 
 import numpy as np
 
@@ -41,6 +41,9 @@ FiniteDomain = Domain
 FiniteUnitRange = UnitRange
 FiniteNamedRange = NamedRange
 AnyIndexSpec: TypeAlias = Any
+#: Type variables of gt4py's generic annotations (``Field[Dims[DimsT], ScalarT]``, icon4py).
+DimT = TypeVar("DimT", bound=Dimension)
+DimsT = TypeVar("DimsT", bound=Sequence[Dimension], covariant=True)
 
 
 def is_neighbor_table(obj: Any) -> bool:
@@ -123,7 +126,7 @@ def order_dimensions(dims: Sequence[Dimension]) -> list[Dimension]:
 
 
 __all__ = [
-    "AnyIndexSpec", "CartesianConnectivity", "Connectivity", "ConnectivityType", "Dimension",
+    "AnyIndexSpec", "CartesianConnectivity", "Connectivity", "ConnectivityType", "DimT", "DimsT", "Dimension",
     "DimensionKind", "Dims", "Domain", "DomainLike", "Field", "FieldOffset", "FiniteDomain",
     "FiniteNamedRange", "FiniteUnitRange", "GatherConnectivity", "GridType", "Infinity",
     "MutableField", "NamedIndex", "NamedRange", "NeighborConnectivityType", "NeighborTable",
