@@ -87,3 +87,11 @@ def test_a_broken_detection_record_is_ignored(fresh_discovery, tmp_path) -> None
         record.write_text("{not json")
     cxx.find_cxx.cache_clear()
     assert cxx.find_cxx() == first
+
+
+def test_very_large_sources_are_built_at_O1() -> None:
+    from stencilkit.toolchain.cxx import LARGE_SOURCE_LINES, build_flags
+
+    flags = ("-std=c++17", "-O3", "-march=native")
+    assert build_flags(flags, "int x;\n" * 10) == flags
+    assert build_flags(flags, "int x;\n" * (LARGE_SOURCE_LINES + 1)) == ("-std=c++17", "-O1", "-march=native")
