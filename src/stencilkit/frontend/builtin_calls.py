@@ -10,11 +10,11 @@ import numpy as np
 
 from ..core.dims import Dimension, DimensionKind
 from ..core.dtypes import dtype_name, is_float
-from ..core.types import FieldType, ScalarType, TupleType, canonical_dims
+from ..core.types import FieldType, ScalarType, TupleType, canonical_dims, promote_dims
 from ..ir import nodes as ir
 from ..ir.ops import MATH_BUILTINS, REDUCTIONS
 from ..ir.visit import walk
-from .typing_rules import dims_of, dtype_of, make_type, unify_operands
+from .typing_rules import TypingError, dims_of, dtype_of, make_type, unify_operands
 
 
 def _is_pair(node: ast.expr) -> bool:
@@ -46,7 +46,7 @@ class BuiltinCalls:
             if spec.arity == 2:
                 a, b, _ = self.wrap(node, unify_operands, args[0], args[1])
                 args = [a, b]
-            dims = canonical_dims(tuple(dict.fromkeys(d for a in args for d in dims_of(a.type))))
+            dims = self.wrap(node, _promoted, *(dims_of(a.type) for a in args))
             dtype = self.wrap(node, dtype_of, args[0].type)
             if spec.needs_float and not is_float(dtype):
                 raise self.error(node, f"{name}() needs a floating-point argument, got {dtype}",
@@ -88,7 +88,9 @@ class BuiltinCalls:
                 elems.append(self._select(node, fn, mask, ti, fi))
             return ir.MakeTuple(tuple(elems), TupleType(tuple(e.type for e in elems)))
         t, f, dtype = self.wrap(node, unify_operands, t, f)
-        dims = canonical_dims(tuple(dict.fromkeys((*dims_of(mask.type), *dims_of(t.type), *dims_of(f.type)))))
+        # the values' dimension order wins (concat_where((J > 2) & (I < 3), a_ij, b) stays over
+        # [I, J]); the mask's dimensions join without an order of their own
+        dims = self.wrap(node, _promoted, dims_of(t.type), dims_of(f.type), *((d,) for d in dims_of(mask.type)))
         return ir.Call(fn, (mask, t, f), make_type(dims, dtype))
 
     def _builtin_astype(self, node: ast.Call) -> ir.Expr:
@@ -149,3 +151,9 @@ class BuiltinCalls:
                              f" got '{ast.unparse(node)}'",
                              hint="e.g. K == 0, (I < 2) | (I >= n - 2); for a boolean field use where()")
 
+
+def _promoted(*dim_lists: tuple[Dimension, ...]) -> tuple[Dimension, ...]:
+    try:
+        return promote_dims(*dim_lists)
+    except ValueError as err:
+        raise TypingError(str(err)) from None
