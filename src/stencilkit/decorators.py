@@ -254,6 +254,9 @@ class FieldOperator:
 
     def _program_for(self, args: tuple[Any, ...], out: Any, domain: Any) -> Program:
         out_type = _type_of_value(out)
+        if not (domain is None or hasattr(domain, "dims") or isinstance(domain, Mapping)):
+            raise StencilTypeError(f"{self.__name__}(): domain= must be a dict {{Dimension: (start, stop)}} or a"
+                                   f" gtx.Domain, got {type(domain).__name__}")
         dom_dims = tuple(domain.dims if hasattr(domain, "dims") else domain) if domain is not None else ()
         arg_types = tuple(_type_of_value(a) for a in args)
         key = (out_type, dom_dims, arg_types)

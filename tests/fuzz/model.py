@@ -8,7 +8,6 @@ stencilkit to parse, ``reference.py`` evaluates it with NumPy from the DSL's doc
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Union
 
 
 # ------------------------------------------------------------------------------ expressions
@@ -112,8 +111,8 @@ class TupleGet:
     index: int
 
 
-Expr = Union[Ref, Shift, Nb, Lit, Bin, Un, Cmp, Where, ConcatWhere, Reduce, TupleGet]
-Cond = Union[IdxCond, CondOp]
+Expr = Ref | Shift | Nb | Lit | Bin | Un | Cmp | Where | ConcatWhere | Reduce | TupleGet
+Cond = IdxCond | CondOp
 
 
 # ------------------------------------------------------------------------------ operators

@@ -194,7 +194,7 @@ def draw_program(ch: Chooser, max_statements: int = 4) -> Program:
     pg = ProgramGen(ch, max_statements)
     pg.draw_fields()
     statements: list[Statement] = []
-    for i in range(ch.integer(1, max_statements)):
+    for _ in range(ch.integer(1, max_statements)):
         for _ in range(4 if statements else 40):  # an empty legal domain or no writable output
             st = pg.statement(len(statements))
             if st is not None:

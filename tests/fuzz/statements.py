@@ -12,7 +12,6 @@ import dataclasses
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from .choices import Chooser
 from .model import (
     NEIGHBOURS,
     Bin,
@@ -24,18 +23,13 @@ from .model import (
     Lit,
     Local,
     Nb,
-    Program,
     Reduce,
     Ref,
-    ScalarParam,
-    Scan,
     Shift,
-    Statement,
     TupleGet,
     Un,
     Where,
 )
-from .reads import allowed_range, writable_in_place
 from .scans import draw_scan
 
 if TYPE_CHECKING:
@@ -66,7 +60,7 @@ class LocalInfo:
 class StatementGen:
     """One statement: its locals and results at ``loc``, over the program's fields."""
 
-    def __init__(self, pg: "ProgramGen", loc: str) -> None:
+    def __init__(self, pg: ProgramGen, loc: str) -> None:
         self.pg, self.ch, self.loc = pg, pg.ch, loc
         self.dtype = pg.dtype
         self.locals: list[Local] = []
