@@ -70,14 +70,15 @@ def worker(args: argparse.Namespace) -> None:
             values = shrink(ch.record, fails_like(o, [o.backend] if o.backend in backends else backends, args.rounds),
                             args.shrink_budget) if args.shrink_budget else ch.record
             small = draw_program(Replay(values))
-            record["shrunk"] = {"choices": values, "source": render(small)}
+            record["shrunk"] = {"choices": values, "program": repr(small), "source": render(small)}
             small_o = check(small, [o.backend] if o.backend in backends else backends, args.rounds)
             record["shrunk"]["message"] = small_o.message[-3000:]
             if args.save:
                 path = Path(args.save) / f"{o.status}-{o.backend}-seed{seed}.json"
                 path.parent.mkdir(parents=True, exist_ok=True)
                 path.write_text(json.dumps({"seed": seed, "status": o.status, "backend": o.backend,
-                                            "choices": values, "source": record["shrunk"]["source"],
+                                            "choices": values, "program": repr(small),
+                                            "source": record["shrunk"]["source"],
                                             "message": record["shrunk"]["message"]}, indent=1))
         print(json.dumps(record), flush=True)
         del source

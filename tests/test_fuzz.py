@@ -22,11 +22,12 @@ from hypothesis import HealthCheck, given, note, settings
 from hypothesis import strategies as st
 
 import stencilkit as gtx
+from fuzz import model
 from fuzz.choices import HypothesisChooser, RandomChooser, Replay
 from fuzz.execute import check, compare, make_data
 from fuzz.programs import draw_program
 from fuzz.reference import evaluate
-from fuzz.shrink import shrink
+from fuzz.shrink import fails_like, shrink
 from fuzz.source import render
 from stencilkit import Dims, Field, float64
 
@@ -62,6 +63,23 @@ def test_random_programs_cpu(data: st.DataObject) -> None:
     _fuzz(data, ["embedded", "cpu"])
 
 
+@pytest.mark.slow
+@pytest.mark.parametrize("block", range(4))
+def test_seeded_programs_cpu(block: int) -> None:
+    """Plain seeded draws (more varied than Hypothesis's, which starts from the simplest
+    programs); a failure is shrunk with the decision-list shrinker and printed."""
+    failures = []
+    for seed in range(block * 1000, block * 1000 + int(12 * SCALE)):
+        ch = RandomChooser(seed)
+        p = draw_program(ch, max_statements=3)
+        outcome = check(p, ["embedded", "cpu"], rounds=1)
+        if not outcome.ok:
+            small = shrink(ch.record, fails_like(outcome, [outcome.backend], 1), budget=60)
+            failures.append(f"seed {seed}: {outcome.status} on {outcome.backend}: {outcome.message}\n"
+                            f"decisions: {json.dumps(small)}\n{render(draw_program(Replay(small)))}")
+    assert not failures, "\n\n".join(failures)
+
+
 @pytest.mark.gpu
 @_settings(60)
 @given(st.data())
@@ -72,8 +90,10 @@ def test_random_programs_gpu(data: st.DataObject) -> None:
 @pytest.mark.parametrize("path", REGRESSIONS, ids=[p.stem for p in REGRESSIONS])
 @pytest.mark.parametrize("backend", ["embedded", "cpu", pytest.param("gpu", marks=pytest.mark.gpu)])
 def test_saved_failures_stay_fixed(path: Path, backend: str) -> None:
+    """A saved failure: its program (the model's repr, which outlives generator changes), or
+    else the decisions that drew it."""
     saved = json.loads(path.read_text())
-    p = draw_program(Replay(saved["choices"]))
+    p = eval(saved["program"], vars(model)) if "program" in saved else draw_program(Replay(saved["choices"]))
     outcome = check(p, [backend])
     assert outcome.ok, f"{outcome.status} on {outcome.backend}: {outcome.message}\n{render(p)}"
 
@@ -148,3 +168,21 @@ def test_a_condition_on_one_dimension_keeps_the_values_dimension_order(backend, 
     np.testing.assert_allclose(outs[0].asnumpy(), a - np.where(j > 2, b, 0.125), rtol=1e-15)
     np.testing.assert_allclose(outs[1].asnumpy(), a + np.where((j <= 1) & (i > 2), b, a), rtol=1e-15)
     np.testing.assert_allclose(outs[2].asnumpy(), np.minimum(c, a) + a, rtol=1e-15)
+
+
+@gtx.field_operator
+def _where_of_a_condition_on_j(a: IJ, s: float64) -> IJ:
+    return gtx.where(a >= 0.5, gtx.concat_where(J <= 2, s, 2.0), s * -3.0) + a
+
+
+@pytest.mark.parametrize("backend", [None, gtx.cpu, pytest.param(gtx.gpu, marks=pytest.mark.gpu)],
+                         ids=["embedded", "cpu", "gpu"])
+def test_where_keeps_its_masks_dimension_order(backend, rng) -> None:
+    """where(mask_ij, concat_where(J <= 2, s, 2.0), ...) was typed [J, I] (fuzzing seed 100232)."""
+    a = rng.uniform(0.0, 1.0, (5, 6))
+    alloc = gtx.gpu if backend is gtx.gpu else None
+    out = gtx.as_field([I, J], np.full((5, 6), 7.0), allocator=alloc)
+    _where_of_a_condition_on_j.with_backend(backend)(gtx.as_field([I, J], a, allocator=alloc), 1.5, out=out,
+                                                    offset_provider={})
+    j = np.arange(6)[None, :]
+    np.testing.assert_allclose(out.asnumpy(), np.where(a >= 0.5, np.where(j <= 2, 1.5, 2.0), -4.5) + a, rtol=1e-15)

@@ -88,9 +88,10 @@ class BuiltinCalls:
                 elems.append(self._select(node, fn, mask, ti, fi))
             return ir.MakeTuple(tuple(elems), TupleType(tuple(e.type for e in elems)))
         t, f, dtype = self.wrap(node, unify_operands, t, f)
-        # the values' dimension order wins (concat_where((J > 2) & (I < 3), a_ij, b) stays over
-        # [I, J]); the mask's dimensions join without an order of their own
-        dims = self.wrap(node, _promoted, dims_of(t.type), dims_of(f.type), *((d,) for d in dims_of(mask.type)))
+        # where()'s mask is a field with an order of its own; concat_where's condition is not (its
+        # dimensions join in the values' order: concat_where((J > 2) & (I < 3), a_ij, b) is [I, J])
+        mask_dims = (dims_of(mask.type),) if fn == "where" else tuple((d,) for d in dims_of(mask.type))
+        dims = self.wrap(node, _promoted, dims_of(t.type), dims_of(f.type), *mask_dims)
         return ir.Call(fn, (mask, t, f), make_type(dims, dtype))
 
     def _builtin_astype(self, node: ast.Call) -> ir.Expr:
