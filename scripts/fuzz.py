@@ -3,6 +3,8 @@
 
     PYTHONPATH=src python3 scripts/fuzz.py --backends embedded,cpu,gpu --programs 5000 --jobs 8
 
+Backends: embedded (NumPy arrays), embedded-cupy (CuPy arrays), cpu, gpu.
+
 Needs only NumPy (and CuPy for gpu), not Hypothesis: programs are drawn from a seeded NumPy
 generator (program ``i`` uses seed ``--seed + i``), the same model as tests/test_fuzz.py.
 Programs run in worker processes, so a crash (a segfault) is recorded against its program

@@ -84,7 +84,7 @@ def test_seeded_programs_cpu(block: int) -> None:
 @_settings(60)
 @given(st.data())
 def test_random_programs_gpu(data: st.DataObject) -> None:
-    _fuzz(data, ["gpu"])
+    _fuzz(data, ["gpu", "embedded-cupy"])
 
 
 @pytest.mark.parametrize("path", REGRESSIONS, ids=[p.stem for p in REGRESSIONS])

@@ -20,7 +20,7 @@ from .model import FieldParam, Program
 from .reference import evaluate
 from .source import forget, load, render
 
-BACKENDS = ("embedded", "cpu", "gpu")
+BACKENDS = ("embedded", "cpu", "gpu", "embedded-cupy")
 TOLERANCE = {"float64": (1e-9, 1e-10), "float32": (3e-4, 3e-5), "int32": (0.0, 0.0)}
 
 
@@ -111,11 +111,15 @@ class Arg:
 def backend_object(name: str) -> Any:
     import stencilkit as gtx
 
-    return {"embedded": None, "cpu": gtx.cpu, "gpu": gtx.gpu}[name]
+    return {"embedded": None, "cpu": gtx.cpu, "gpu": gtx.gpu, "embedded-cupy": None}[name]
+
+
+def on_gpu(name: str) -> bool:
+    return name in ("gpu", "embedded-cupy")
 
 
 def _namespace(name: str) -> Any:
-    if name == "gpu":
+    if on_gpu(name):
         import cupy
 
         return cupy
@@ -135,13 +139,13 @@ def run(p: Program, module: ModuleType, backend: str, round_: int,
     scalars = {s.name: dtype(s.value) for s in p.scalars}
     provider: dict[str, Any] = {}
     if p.kind == "mesh":
-        alloc = gtx.gpu if backend == "gpu" else None
+        alloc = gtx.gpu if on_gpu(backend) else None
         provider["E2C"] = gtx.as_connectivity([module.Edge, module.E2CDim], module.Cell, tables["E2C"], allocator=alloc)
         provider["C2E"] = gtx.as_connectivity([module.Cell, module.C2EDim], module.Edge, tables["C2E"],
                                               skip_value=-1, allocator=alloc)
     call = [args[n].value if n in args else scalars[n] for n in p.order]
     prog(*call, offset_provider=provider)
-    if backend == "gpu":
+    if on_gpu(backend):
         xp.cuda.runtime.deviceSynchronize()
     problems = [m for a in args.values() if (m := a.padding_problem())]
     return {n: a.read() for n, a in args.items()}, problems
