@@ -135,8 +135,7 @@ def run(p: Program, module: ModuleType, backend: str, round_: int,
     xp = _namespace(backend)
     rng = np.random.default_rng([p.data_seed, round_, 7])
     args = {f.name: Arg(f, arrays[f.name], xp, module, rng) for f in p.fields}
-    dtype = np.dtype(p.dtype).type
-    scalars = {s.name: dtype(s.value) for s in p.scalars}
+    scalars = {s.name: np.dtype(s.dtype or p.dtype).type(s.value) for s in p.scalars}
     provider: dict[str, Any] = {}
     if p.kind == "mesh":
         alloc = gtx.gpu if on_gpu(backend) else None

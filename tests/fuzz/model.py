@@ -148,6 +148,7 @@ class Statement:
     outs: tuple[str, ...]
     loc: str  # the output's horizontal location: "cart" for Cartesian programs, Cell or Edge
     domain: tuple[tuple[str, int, int], ...] | None  # None: no ``domain=`` (the whole output)
+    from_sizes: tuple[str, ...] = ()  # dimensions whose upper bound is written ``n_D - c``
 
 
 @dataclass(frozen=True)
@@ -164,6 +165,7 @@ class FieldParam:
 class ScalarParam:
     name: str
     value: float | int
+    dtype: str = ""  # empty: the program's dtype; ``n_D`` sizes for domain bounds are int32
 
 
 @dataclass(frozen=True)

@@ -31,6 +31,7 @@ class ProgramGen:
         self.bounds: dict[str, float] = {}
         self.peaks: dict[str, float] = {}
         self.skip_rows: tuple[int, ...] = ()
+        self.size_params: set[str] = set()
 
     # ------------------------------------------------------------------ the program's shape
     def size(self, dim: str) -> int:
@@ -129,6 +130,7 @@ class ProgramGen:
             outs.append(ch.choice(preferred if preferred and ch.chance(80) else pool))
         st = dataclasses.replace(st, outs=tuple(outs))
         domain = []
+        from_sizes = []
         for d, n in zip(self.loc_dims(loc), self.field(outs[0]).shape):
             lo, hi = allowed_range(self, st, d, n)
             if lo >= hi:
@@ -138,7 +140,11 @@ class ProgramGen:
             if (a, b) == (0, n) and ch.chance(50):
                 continue  # leave the dimension out of domain=: the output's whole range
             domain.append((d, a, b))
-        st = dataclasses.replace(st, domain=tuple(domain) if domain or ch.chance(50) else None)
+            if ch.chance(20):
+                from_sizes.append(d)  # written n_D - c, with n_D a program argument
+                self.size_params.add(d)
+        st = dataclasses.replace(st, domain=tuple(domain) if domain or ch.chance(50) else None,
+                                 from_sizes=tuple(from_sizes))
         if st.domain == ():
             st = dataclasses.replace(st, domain=None)
         peak = max([sg.peak, *(self.peaks[a] for a in used if not self.is_scalar(a))])
@@ -202,6 +208,7 @@ def draw_program(ch: Chooser, max_statements: int = 4) -> Program:
                 break
     if not statements:
         raise RuntimeError("no valid statement drawn")  # not seen: the first one has 40 tries
+    pg.scalars += [ScalarParam(f"n_{d}", pg.sizes[d], "int32") for d in sorted(pg.size_params)]
     names = [f.name for f in pg.fields] + [s.name for s in pg.scalars]
     order: list[str] = []
     while names:

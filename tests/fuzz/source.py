@@ -134,11 +134,18 @@ def _out_dims(p: Program, st: Statement) -> tuple[str, ...]:
     return p.field(st.outs[0]).dims
 
 
-def _call(st: Statement) -> str:
+def _call(p: Program, st: Statement) -> str:
     out = st.outs[0] if len(st.outs) == 1 else "(" + ", ".join(st.outs) + ")"
     text = f"        {st.op}({', '.join(st.args)}, out={out}"
+    sizes = dict(p.sizes)
+
+    def upper(d: str, hi: int) -> str:
+        if d not in st.from_sizes:
+            return str(hi)
+        return f"n_{d}" if hi == sizes[d] else f"n_{d} - {sizes[d] - hi}"
+
     if st.domain is not None:
-        text += ", domain={" + ", ".join(f"{d}: ({lo}, {hi})" for d, lo, hi in st.domain) + "}"
+        text += ", domain={" + ", ".join(f"{d}: ({lo}, {upper(d, hi)})" for d, lo, hi in st.domain) + "}"
     return text + ")"
 
 
@@ -151,11 +158,13 @@ def render(p: Program) -> str:
         lines += _operator(p, st)
 
     def ptype(name: str) -> str:
-        return p.dtype if p.is_scalar(name) else _ftype(p.field(name).dims, p.dtype)
+        if p.is_scalar(name):
+            return next(s.dtype or p.dtype for s in p.scalars if s.name == name)
+        return _ftype(p.field(name).dims, p.dtype)
 
     lines += ["def build(backend):", "    @gtx.program(backend=backend)",
               f"    def prog({', '.join(f'{n}: {ptype(n)}' for n in p.order)}):"]
-    lines += [_call(st) for st in p.statements]
+    lines += [_call(p, st) for st in p.statements]
     lines += ["", "    return prog", ""]
     return "\n".join(lines)
 
