@@ -279,6 +279,10 @@ class StatementGen:
                     args.append(Ref(self.ch.choice(self.pg.scalars).name))
                 else:
                     args.append(self.clamp(self.gen(depth - 1, not args)).expr)
+            # every field argument needs the scan axis: one over fewer dimensions (a
+            # concat_where of scalars, say) is refused, as it is in gt4py
+            args = [a if self._full(a) or (isinstance(a, Ref) and self.pg.is_scalar(a.name))
+                    else self.field_leaf().expr for a in args]
             if not any(self._full(a) for a in args):
                 args[0] = self.field_leaf().expr
             names = tuple(f"u{i}_{k}" for k in range(len(scan.init)))
