@@ -352,13 +352,24 @@ def scan_operator(definition: Callable[..., Any] | None = None, *, axis: Dimensi
     """
     from .frontend.expressions import literal
 
+    if not isinstance(axis, Dimension):
+        raise StencilTypeError(f"scan_operator(axis=...) must be a Dimension, got {axis!r}", hint="e.g. axis=K")
+    if not isinstance(forward, bool):
+        raise StencilTypeError(f"scan_operator(forward=...) must be True or False, got {forward!r}")
+
     def init_expr(v: Any, t: TypeSpec) -> ir.Expr:
         if isinstance(t, TupleType):
             if not isinstance(v, tuple) or len(v) != len(t.types):
                 raise StencilTypeError(f"init= of a scan with carry {t} must be a tuple of {len(t.types)}")
             elems = tuple(init_expr(x, s) for x, s in zip(v, t.types))
             return ir.MakeTuple(elems, t)
-        lit = literal(v)
+        if isinstance(v, tuple):
+            raise StencilTypeError(f"init={v!r} is a tuple of {len(v)}, but the scan's carry is {t}",
+                                   hint="give one init value per carry element, or annotate the carry as a tuple")
+        try:
+            lit = literal(v)
+        except TypeError:
+            raise StencilTypeError(f"init={v!r} is not a value of the scan's carry type {t}") from None
         import numpy as np
 
         if not isinstance(t, ScalarType):

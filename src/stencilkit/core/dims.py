@@ -100,4 +100,6 @@ class Dims:
         for d in dims:
             if not isinstance(d, Dimension):
                 raise TypeError(f"Dims[...] takes Dimension objects, got {d!r}")
+            if dims.count(d) > 1:
+                raise TypeError(f"Dims[...] lists {d.value} twice; a field has each dimension once")
         return tuple(dims)

@@ -163,6 +163,8 @@ class Field:
                     f"Field[...] dimensions must be Dimension objects, got {d!r}",
                     hint="write Field[Dims[I, J], float64]",
                 )
+            if dims.count(d) > 1:
+                raise StencilTypeError(f"Field[...] lists dimension {d.value} twice; a field has each dimension once")
         try:
             name = dtype_name(dtype)
         except TypeError as err:
