@@ -186,3 +186,23 @@ def test_where_keeps_its_masks_dimension_order(backend, rng) -> None:
                                                     offset_provider={})
     j = np.arange(6)[None, :]
     np.testing.assert_allclose(out.asnumpy(), np.where(a >= 0.5, np.where(j <= 2, 1.5, 2.0), -4.5) + a, rtol=1e-15)
+
+
+@gtx.field_operator
+def _axpy(a: Field[Dims[I], float64], b: Field[Dims[I], float64]) -> Field[Dims[I], float64]:
+    return a * 2.0 + b
+
+
+@pytest.mark.parametrize("backend", [
+    None,
+    pytest.param(gtx.cpu, marks=pytest.mark.xfail(
+        strict=True, reason="a direct call op(a, b, out=a) becomes a program whose input and output are two"
+        " parameters, so the compiled backends refuse it (\"argument 'a' is the same field as output '__out'\")"
+        " although it reads a only at the point it writes; embedded and a program statement accept it")),
+    pytest.param(gtx.gpu, marks=pytest.mark.gpu)], ids=["embedded", "cpu", "gpu"])
+def test_a_direct_call_may_update_an_argument_in_place(backend, rng) -> None:
+    a0, b0 = rng.standard_normal(8), rng.standard_normal(8)
+    alloc = gtx.gpu if backend is gtx.gpu else None
+    a, b = gtx.as_field([I], a0.copy(), allocator=alloc), gtx.as_field([I], b0.copy(), allocator=alloc)
+    _axpy.with_backend(backend)(a, b, out=a, offset_provider={})
+    np.testing.assert_allclose(a.asnumpy(), 2.0 * a0 + b0, rtol=1e-15)

@@ -68,6 +68,7 @@ class Arg:
 
         self.f, self.xp = f, xp
         self.buffer: Any = None
+        self.wrapped = False  # a raw array wrapped by gtx.as_field for a direct call
         dims = [getattr(module, d) for d in f.dims]
         data = xp.asarray(base)
         axis = int(rng.integers(0, base.ndim)) if base.ndim else 0
@@ -95,7 +96,7 @@ class Arg:
             self.value = gtx.as_field(dom, data.copy())
 
     def read(self) -> np.ndarray:
-        if self.f.layout in ("field", "halo"):
+        if self.f.layout in ("field", "halo") or self.wrapped:
             return np.asarray(self.value.asnumpy())
         return np.asarray(self.value.get() if hasattr(self.value, "get") else self.value)
 
@@ -142,12 +143,31 @@ def run(p: Program, module: ModuleType, backend: str, round_: int,
         provider["E2C"] = gtx.as_connectivity([module.Edge, module.E2CDim], module.Cell, tables["E2C"], allocator=alloc)
         provider["C2E"] = gtx.as_connectivity([module.Cell, module.C2EDim], module.Edge, tables["C2E"],
                                               skip_value=-1, allocator=alloc)
-    call = [args[n].value if n in args else scalars[n] for n in p.order]
-    prog(*call, offset_provider=provider)
+    if p.direct:
+        _direct_calls(p, module, backend, args, scalars, provider)
+    else:
+        prog(*[args[n].value if n in args else scalars[n] for n in p.order], offset_provider=provider)
     if on_gpu(backend):
         xp.cuda.runtime.deviceSynchronize()
     problems = [m for a in args.values() if (m := a.padding_problem())]
     return {n: a.read() for n, a in args.items()}, problems
+
+
+def _direct_calls(p: Program, module: ModuleType, backend: str, args: dict[str, Arg], scalars: dict[str, Any],
+                  provider: dict[str, Any]) -> None:
+    """Each statement as ``op.with_backend(b)(args..., out=..., domain=...)`` on fields."""
+    import stencilkit as gtx
+
+    for a in args.values():
+        if not isinstance(a.value, gtx.Field):
+            a.value = gtx.as_field([getattr(module, d) for d in a.f.dims], a.value)
+            a.wrapped = True
+    for st in p.statements:
+        op = getattr(module, st.op).with_backend(backend_object(backend))
+        values = [args[n].value if n in args else scalars[n] for n in st.args]
+        outs = tuple(args[o].value for o in st.outs)
+        domain = None if st.domain is None else {getattr(module, d): (lo, hi) for d, lo, hi in st.domain}
+        op(*values, out=outs[0] if len(outs) == 1 else outs, domain=domain, offset_provider=provider)
 
 
 def compare(p: Program, ref: dict[str, np.ndarray], got: dict[str, np.ndarray]) -> list[str]:

@@ -180,6 +180,7 @@ class Program:
     order: tuple[str, ...]  # the program's parameter order
     data_seed: int
     skip_rows: tuple[int, ...] = field(default=())  # C2E rows with no neighbour at all
+    direct: bool = False  # run each statement as a direct call of its field operator, not a program
     peaks: tuple[tuple[str, float], ...] = field(default=())  # per field: the largest magnitude
     # of any value its results are computed from (sets the comparison's absolute tolerance)
 

@@ -32,6 +32,7 @@ class ProgramGen:
         self.peaks: dict[str, float] = {}
         self.skip_rows: tuple[int, ...] = ()
         self.size_params: set[str] = set()
+        self.direct = False
 
     # ------------------------------------------------------------------ the program's shape
     def size(self, dim: str) -> int:
@@ -98,6 +99,7 @@ class ProgramGen:
                 self._field("wc", ("Cell", "C2EDim"), "weight")
             if ch.chance(50):
                 self._field("we", ("Edge", "E2CDim"), "weight")
+        self.direct = ch.chance(20)
         for i in range(ch.integer(0, 2)):
             if self.dtype == "int32":
                 v: float | int = ch.choice((3, -2, 5, 1))
@@ -120,7 +122,8 @@ class ProgramGen:
         st = Statement(f"op{index}", params, tuple(used), tuple(_rename(loc_, rename) for loc_ in sg.locals),
                        tuple(_rename(r.expr, rename) for r in results), (), loc, None)
         candidates = [f for f in self.fields if self.loc_of(f) == loc and f.role != "weight"
-                      and f.layout in WRITABLE and writable_in_place(self, st, f.name)]
+                      and f.layout in WRITABLE and writable_in_place(self, st, f.name)
+                      and not (self.direct and f.name in st.args)]  # see test_fuzz.py: direct in-place
         outs: list[str] = []
         for _ in results:
             pool = [f.name for f in candidates if f.name not in outs]
@@ -215,4 +218,4 @@ def draw_program(ch: Chooser, max_statements: int = 4) -> Program:
         order.append(names.pop(ch.integer(0, len(names) - 1) if ch.chance(50) else 0))
     return Program(pg.dtype, pg.kind, tuple(pg.sizes.items()), tuple(pg.fields), tuple(pg.scalars),
                    tuple(pg.scans), tuple(statements), tuple(order), ch.integer(0, 2**31 - 1),
-                   pg.skip_rows, tuple(pg.peaks.items()))
+                   pg.skip_rows, pg.direct, tuple(pg.peaks.items()))
