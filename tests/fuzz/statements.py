@@ -30,7 +30,7 @@ from .model import (
     Un,
     Where,
 )
-from .scans import draw_scan
+from .scans import ARG_BOUND, draw_scan
 
 if TYPE_CHECKING:
     from .programs import ProgramGen
@@ -81,6 +81,12 @@ class StatementGen:
         lim = LIMIT[self.dtype]
         lit = int(lim) if self.dtype == "int32" else lim
         return Value(Bin("min", Bin("max", v.expr, Lit(-lit)), Lit(lit)), lim)
+
+    def squash(self, v: Value) -> Value:
+        """Clamped to the magnitude scan bodies assume for their arguments (scans.ARG_BOUND)."""
+        if v.bound <= ARG_BOUND:
+            return v
+        return Value(Bin("min", Bin("max", v.expr, Lit(-ARG_BOUND)), Lit(ARG_BOUND)), ARG_BOUND)
 
     def note(self, v: Value) -> Value:
         if v.bound < BIG:
@@ -207,8 +213,10 @@ class StatementGen:
             return self.note(Value(Where(Cmp(self.ch.choice(CMP_OPS), c1.expr, c2.expr), a.expr, b.expr),
                                    max(a.bound, b.bound)))
         if kind == "concat":
+            # a branch with the location's dimensions: scalar branches make a field over the
+            # condition's dimensions only ([J] beside [I] is ambiguous: gt4py refuses it too)
             cond = self.condition(1)
-            a, b = self.gen(depth - 1, full), self.gen(depth - 1, full)
+            a, b = self.gen(depth - 1, True), self.gen(depth - 1, full)
             return self.note(Value(ConcatWhere(cond, a.expr, b.expr), max(a.bound, b.bound)))
         return self.reduce(depth)
 
@@ -278,13 +286,13 @@ class StatementGen:
                 if a.startswith("s") and self.pg.scalars:
                     args.append(Ref(self.ch.choice(self.pg.scalars).name))
                 else:
-                    args.append(self.clamp(self.gen(depth - 1, not args)).expr)
+                    args.append(self.squash(self.gen(depth - 1, not args)).expr)
             # every field argument needs the scan axis: one over fewer dimensions (a
             # concat_where of scalars, say) is refused, as it is in gt4py
             args = [a if self._full(a) or (isinstance(a, Ref) and self.pg.is_scalar(a.name))
-                    else self.field_leaf().expr for a in args]
+                    else self.squash(self.field_leaf()).expr for a in args]
             if not any(self._full(a) for a in args):
-                args[0] = self.field_leaf().expr
+                args[0] = self.squash(self.field_leaf()).expr
             names = tuple(f"u{i}_{k}" for k in range(len(scan.init)))
             self.locals.append(Local(names, tuple(args), scan=scan.name))
             for n in names:
