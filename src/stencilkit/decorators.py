@@ -663,6 +663,11 @@ def scan_operator(definition: Callable[..., Any] | None = None, *, axis: Dimensi
     ... def cumsum(carry: float, x: float) -> float:
     ...     return carry + x
     """
+    if not isinstance(axis, Dimension):
+        raise StencilTypeError(f"scan_operator(axis=...) must be a Dimension, got {axis!r}", hint="e.g. axis=K")
+    if not isinstance(forward, bool):
+        raise StencilTypeError(f"scan_operator(forward=...) must be True or False, got {forward!r}")
+
     def wrap(fn: Callable[..., Any]) -> FieldOperator:
         parsed = parse_field_operator(fn)
         scan = (axis, forward, scan_init(fn, *parsed, _plain_values(init)))

@@ -162,6 +162,8 @@ class Dims:
         for d in dims:
             if not isinstance(d, Dimension | TypeVar):
                 raise TypeError(f"Dims[...] takes Dimension objects, got {d!r}")
+            if dims.count(d) > 1:
+                raise TypeError(f"Dims[...] lists {d} twice; a field has each dimension once")
         return types.GenericAlias(cls, dims)
 
 

@@ -191,6 +191,8 @@ class Field:
                     f"Field[...] dimensions must be Dimension objects, got {d!r}",
                     hint="write Field[Dims[I, J], float64]",
                 )
+            if dims.count(d) > 1:
+                raise StencilTypeError(f"Field[...] lists dimension {d} twice; a field has each dimension once")
         if not generic:
             dims = Dims[dims_of_annotation(dims)]  # type: ignore[misc]
         if not isinstance(dtype, typing.TypeVar):

@@ -11,11 +11,11 @@ import numpy as np
 from ..core.dims import Dimension, DimensionKind
 from ..core.dtypes import dtype_name, is_float
 from ..core.named_collections import NamedCollectionType
-from ..core.types import FieldType, ScalarType, TupleType, canonical_dims
+from ..core.types import FieldType, ScalarType, TupleType, canonical_dims, promote_dims
 from ..ir import nodes as ir
 from ..ir.ops import MATH_BUILTINS, REDUCTIONS
 from ..ir.visit import walk
-from .typing_rules import dims_of, dtype_of, make_type, unary_type, unify_operands
+from .typing_rules import TypingError, dims_of, dtype_of, make_type, unary_type, unify_operands
 
 
 def _is_pair(node: ast.expr) -> bool:
@@ -64,7 +64,7 @@ class BuiltinCalls:
             if spec.arity == 2:
                 a, b, _ = self.wrap(node, unify_operands, args[0], args[1])
                 args = [a, b]
-            dims = canonical_dims(tuple(dict.fromkeys(d for a in args for d in dims_of(a.type))))
+            dims = self.wrap(node, _promoted, *(dims_of(a.type) for a in args))
             dtype = self.wrap(node, dtype_of, args[0].type)
             if spec.needs_float and not is_float(dtype):
                 raise self.error(node, f"{name}() needs a floating-point argument, got {dtype}",
@@ -111,7 +111,10 @@ class BuiltinCalls:
                 return ir.MakeTuple(tuple(elems), NamedCollectionType(types, named.names, named.cls))
             return ir.MakeTuple(tuple(elems), TupleType(types))
         t, f, dtype = self.wrap(node, unify_operands, t, f)
-        dims = canonical_dims(tuple(dict.fromkeys((*dims_of(mask.type), *dims_of(t.type), *dims_of(f.type)))))
+        # where()'s mask is a field with an order of its own; concat_where's condition is not (its
+        # dimensions join in the values' order: concat_where((J > 2) & (I < 3), a_ij, b) is [I, J])
+        mask_dims = (dims_of(mask.type),) if fn == "where" else tuple((d,) for d in dims_of(mask.type))
+        dims = self.wrap(node, _promoted, dims_of(t.type), dims_of(f.type), *mask_dims)
         return ir.Call(fn, (mask, t, f), make_type(dims, dtype))
 
     def _builtin_astype(self, node: ast.Call) -> ir.Expr:
@@ -173,3 +176,9 @@ class BuiltinCalls:
                              f" got '{ast.unparse(node)}'",
                              hint="e.g. K == 0, (I < 2) | (I >= n - 2); for a boolean field use where()")
 
+
+def _promoted(*dim_lists: tuple[Dimension, ...]) -> tuple[Dimension, ...]:
+    try:
+        return promote_dims(*dim_lists)
+    except ValueError as err:
+        raise TypingError(str(err)) from None

@@ -59,18 +59,28 @@ def find_cxx() -> CxxCompiler:
         record = _record_path(path)
         known = _read_record(record, path)
         if known is not None:
-            return CxxCompiler(path, known.version, known.flags + cfg.cxxflags, known.openmp)
+            return CxxCompiler(path, known.version, known.flags + sanitizer_flags() + cfg.cxxflags, known.openmp)
         version = subprocess.run([path, "--version"], capture_output=True, text=True, check=False).stdout.splitlines()
         base = ("-std=c++17", "-O3", "-march=native", "-fPIC", "-shared", "-fno-math-errno")
         openmp = _probe(path, (*base, "-fopenmp"))
         flags = (*base, "-fopenmp") if openmp else base
         found = CxxCompiler(path, version[0] if version else "unknown", flags, openmp)
         _write_record(record, found)
-        return CxxCompiler(path, found.version, flags + cfg.cxxflags, openmp)
+        return CxxCompiler(path, found.version, flags + sanitizer_flags() + cfg.cxxflags, openmp)
     wanted = f"$CXX={cfg.cxx}" if cfg.cxx else "g++, clang++ or c++"
     raise BackendUnavailableError(
         f"no C++ compiler found (looked for {wanted}) for the cpu backend",
         hint="install one (Debian/Ubuntu: apt-get install g++; conda: conda install gxx) or set CXX")
+
+
+def sanitizer_flags() -> tuple[str, ...]:
+    """``STENCILKIT_SANITIZE=address,undefined``: instrumented builds (part of the cache key, as
+    every flag is) that stop at the first error. Loading them into Python needs the sanitizer's
+    runtime first: ``LD_PRELOAD=$(g++ -print-file-name=libasan.so)``."""
+    sanitize = config().sanitize
+    if not sanitize:
+        return ()
+    return (f"-fsanitize={','.join(sanitize)}", "-fno-omit-frame-pointer", "-fno-sanitize-recover=all", "-g")
 
 
 def _record_path(path: str) -> Path | None:

@@ -1,0 +1,1 @@
+"""Differential fuzzing of stencilkit: random programs against a NumPy reference (see scripts/fuzz.py)."""
