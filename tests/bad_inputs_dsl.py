@@ -29,7 +29,7 @@ def _run(k: Kit, op: object, *args: object) -> None:
 
 
 # ------------------------------------------------------------------ annotations
-@misuse(TypeError, r"parameter 'a' has no type annotation")
+@misuse(TypeError, r"Parameter 'a' is missing type annotations")
 def missing_parameter_annotation(k: Kit) -> None:
     @gtx.field_operator(backend=k.backend)
     def op(a) -> FI:
@@ -129,7 +129,7 @@ def shift_by_an_undefined_offset(k: Kit) -> None:
 
 
 # ------------------------------------------------------------------ names, statements, types
-@misuse(TypeError, r"name 'undefined_thing' is not defined")
+@misuse(TypeError, r"Undeclared symbol 'undefined_thing'")
 def undefined_name(k: Kit) -> None:
     @gtx.field_operator(backend=k.backend)
     def op(a: FI) -> FI:
@@ -325,14 +325,14 @@ def field_operator_called_with_too_few_arguments(k: Kit) -> None:
 
 
 # ------------------------------------------------------------------ scans
-@misuse(TypeError, r"init=\(0\.0, 1\.0\) is a tuple of 2, but the scan's carry is float64")
+@misuse(TypeError, r"Argument 'init' to scan operator 'scan' must have same type as 'carry' argument: expected 'float64', got 'tuple\[float64, float64\]'")
 def scan_init_not_matching_the_carry(k: Kit) -> None:
     @gtx.scan_operator(axis=K, forward=True, init=(0.0, 1.0))
     def scan(carry: float64, x: float64) -> float64:
         return carry + x
 
 
-@misuse(TypeError, r"init='zero' is not a value of the scan's carry type float64")
+@misuse(TypeError, r"Argument 'init' to scan operator 'scan' must have same type as 'carry' argument: expected 'float64', got 'str'")
 def scan_init_of_wrong_type(k: Kit) -> None:
     @gtx.scan_operator(axis=K, forward=True, init="zero")
     def scan(carry: float64, x: float64) -> float64:
