@@ -99,7 +99,9 @@ def _ftype(dims: tuple[str, ...], dtype: str) -> str:
 
 def _scan(s: Scan, dtype: str) -> list[str]:
     n = len(s.init)
-    init = repr(s.init[0]) if n == 1 else repr(tuple(s.init))
+    # gt4py checks init against the carry's type: a Python float is float64, int is int32
+    typed = [repr(v) if dtype in ("float64", "int32") else f"{dtype}({v!r})" for v in s.init]
+    init = typed[0] if n == 1 else "(" + ", ".join(typed) + ")"
     carry = dtype if n == 1 else f"tuple[{', '.join([dtype] * n)}]"
     args = "".join(f", {a}: {dtype}" for a in s.args)
     lines = [f"@gtx.scan_operator(axis=K, forward={s.forward}, init={init})",
