@@ -376,6 +376,10 @@ def _check_table_kind(t: str, table: Any, program: ir.Program, name: str) -> Non
             raise StencilValueError(
                 f"{name}(): offset_provider['{t}'] is a table over {dims[0]}, but the offset {t} goes"
                 f" from {by.target[0]}", hint=f"pass the {t} table of dimensions {list(map(str, by.target))}")
+        if len(dims) == 2 and len(by.target) == 2 and dims[1] != by.target[1]:
+            raise StencilValueError(
+                f"{name}(): offset_provider['{t}'] has the local dimension {dims[1]}, but the offset {t}"
+                f" declares {by.target[1]}", hint=f"pass the {t} table of dimensions {list(map(str, by.target))}")
 
 
 @dataclass(frozen=True, slots=True)
