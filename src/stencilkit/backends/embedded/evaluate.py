@@ -18,7 +18,7 @@ from ...core.domain import UnitRange
 from ...core.errors import InternalError, StencilValueError
 from ...ir import nodes as ir
 from ...ir.ops import array_function
-from ...ir.visit import deep
+from ...ir.visit import deep, use_counts
 
 
 def _quietly(fn: Callable[[Any, Any], Any], a: Any, b: Any) -> Any:
@@ -72,8 +72,13 @@ class KernelEvaluator:
     """Evaluates one kernel's expressions over a concrete domain."""
 
     def __init__(self, xp: ModuleType, dims: tuple[Dimension, ...], domain: tuple[UnitRange, ...],
-                 fields: Mapping[str, Any], scalars: Mapping[str, Any], tables: Mapping[str, Any]) -> None:
+                 fields: Mapping[str, Any], scalars: Mapping[str, Any], tables: Mapping[str, Any],
+                 shared: frozenset[int] | None = None) -> None:
         self.xp = xp
+        # ids of the nodes used more than once (None: keep every value). Only those are kept:
+        # keeping every intermediate array alive until the kernel ends costs fresh memory (and
+        # page faults) for each of them, where freed ones would be reused while hot in cache.
+        self.shared = shared
         # kernel dimensions, then (dimension, loop variable) of each enclosing reduction
         self.axes: list[Any] = list(dims)
         self.ranges: dict[Dimension, UnitRange] = dict(zip(dims, domain))
@@ -126,6 +131,8 @@ class KernelEvaluator:
 
     # --------------------------------------------------------------- expressions
     def eval(self, e: ir.Expr) -> Any:
+        if self.shared is not None and id(e) not in self.shared:
+            return self._eval(e)
         key = (id(e), self.reductions)
         try:
             return self.memo[key]
@@ -286,6 +293,23 @@ def _has_dynamic(idx: ir.Index) -> bool:
         _has_dynamic(idx.source) or _has_dynamic(idx.neighbor)))
 
 
+#: Shared nodes per kernel, kept with the kernel (so that its id cannot be reused meanwhile).
+_SHARED: dict[int, tuple[ir.Kernel, frozenset[int]]] = {}
+
+
+def shared_nodes(k: ir.Kernel) -> frozenset[int]:
+    """The ids of the nodes of ``k`` that more than one parent uses (found once per kernel)."""
+    hit = _SHARED.get(id(k))
+    if hit is not None and hit[0] is k:
+        return hit[1]
+    roots = (*k.values, *(k.scan.inits if k.scan else ()))
+    shared = frozenset(i for i, n in use_counts(*roots).items() if n > 1)
+    if len(_SHARED) >= 512:
+        _SHARED.pop(next(iter(_SHARED)))
+    _SHARED[id(k)] = (k, shared)
+    return shared
+
+
 @deep
 def run_kernel(xp: ModuleType, k: ir.Kernel, domain: tuple[UnitRange, ...], fields: Mapping[str, Any],
                scalars: Mapping[str, Any], tables: Mapping[str, Any]) -> None:
@@ -293,7 +317,7 @@ def run_kernel(xp: ModuleType, k: ir.Kernel, domain: tuple[UnitRange, ...], fiel
     if any(len(r) == 0 for r in domain):
         return
     if k.scan is None:
-        ev = KernelEvaluator(xp, k.dims, domain, fields, scalars, tables)
+        ev = KernelEvaluator(xp, k.dims, domain, fields, scalars, tables, shared_nodes(k))
         values = _detached(xp, [ev.eval(v) for v in k.values], [fields[o] for o in k.outs])
         for name, value in zip(k.outs, values):
             _store(xp, fields[name], k.dims, domain, value)
@@ -303,11 +327,12 @@ def run_kernel(xp: ModuleType, k: ir.Kernel, domain: tuple[UnitRange, ...], fiel
     levels = list(domain[axis_pos])
     if not scan.forward:
         levels.reverse()
+    shared = shared_nodes(k)
     carry = {c: KernelEvaluator(xp, k.dims, domain, fields, scalars, tables).eval(i)
              for c, i in zip(scan.carries, scan.inits)}
     for level in levels:
         level_dom = tuple(UnitRange(level, level + 1) if d == scan.axis else r for d, r in zip(k.dims, domain))
-        ev = KernelEvaluator(xp, k.dims, level_dom, fields, {**scalars, **carry}, tables)
+        ev = KernelEvaluator(xp, k.dims, level_dom, fields, {**scalars, **carry}, tables, shared)
         values = _detached(xp, [ev.eval(v) for v in k.values], [fields[o] for o in k.outs])
         for name, value in zip(k.outs, values):
             _store(xp, fields[name], k.dims, level_dom, value)
