@@ -40,7 +40,9 @@ from .core import (
 from .core.dims import NamedIndex
 from .core.domain import NamedRange, unit_range
 from .core.dtypes import (
-    bool_,
+    bool_ as bool_,
+)
+from .core.dtypes import (
     float32,
     float64,
     int8,
@@ -55,6 +57,9 @@ from .core.dtypes import (
 from .core.grid import CartesianConnectivity, GridType
 from .core.staggered import as_non_staggered, flip_staggered, is_staggered
 from .decorators import FieldOperator, Program, field_operator, program, scan_operator
+
+# gt4py.next's re-exports of bool/float/int/tuple and its ``IndexType``: defined once, in fbuiltins
+from .ffront.fbuiltins import IndexType, bool, float, int, tuple
 from .fields import (
     Connectivity,
     Field,
@@ -100,14 +105,6 @@ from .frontend.builtins import (
     trunc,
     where,
 )
-
-bool = bool_
-float = _builtins.float
-int = _builtins.int
-tuple = _builtins.tuple  # type: ignore[type-arg]
-
-#: The dtype of indices and neighbour tables (gt4py.next's ``IndexType``).
-IndexType = int32
 
 #: ``DeviceType.CUDA`` when CuPy is installed, else None (found without importing CuPy).
 CUPY_DEVICE_TYPE = DeviceType.CUDA if _importlib_util.find_spec("cupy") is not None else None

@@ -15,7 +15,7 @@ from .backends.binding import flatten_args, wrap_arrays
 from .core.dims import Dimension
 from .core.errors import MissingOutError, StencilTypeError
 from .core.named_collections import NamedCollectionType, collection_values
-from .core.types import FieldType, ScalarType, TupleType, TypeSpec
+from .core.types import FieldType, ScalarType, TupleType, TypeSpec, scalar_type_of_value
 from .frontend.parse import ProgramParser, build_apply, parse_field_operator
 from .frontend.scans import own_domains, scan_call, scan_init, shared_domain_groups
 from .frontend.source import SourceFunction
@@ -591,16 +591,9 @@ def _type_of_value(v: Any) -> TypeSpec:
         return TupleType(tuple(_type_of_value(x) for x in v))
     if hasattr(v, "domain") and hasattr(v, "dtype"):
         return FieldType(tuple(v.domain.dims), v.dtype.name)
-    import numpy as np
-
-    if isinstance(v, np.generic):
-        return ScalarType(v.dtype.name)
-    if isinstance(v, bool):
-        return ScalarType("bool")
-    if isinstance(v, int):
-        return ScalarType("int32")
-    if isinstance(v, float):
-        return ScalarType("float64")
+    scalar = scalar_type_of_value(v)
+    if scalar is not None:
+        return scalar
     raise StencilTypeError(f"cannot pass a {type(v).__name__} to a field operator")
 
 

@@ -38,6 +38,22 @@ class TupleType:
 TypeSpec = ScalarType | FieldType | TupleType
 
 
+def scalar_type_of_value(v: Any) -> ScalarType | None:
+    """The DSL type of a Python or NumPy scalar value as gt4py sees it (``int`` is int32,
+    ``float`` float64, a NumPy scalar its own dtype), or None for anything else."""
+    import numpy as np
+
+    if isinstance(v, np.generic):
+        return ScalarType(v.dtype.name)
+    if isinstance(v, bool):
+        return ScalarType("bool")
+    if isinstance(v, int):
+        return ScalarType("int32")
+    if isinstance(v, float):
+        return ScalarType("float64")
+    return None
+
+
 def field_type_of(args: tuple[Any, ...]) -> FieldType:
     """The DSL type of ``Field[dims, dtype]`` given its two type arguments; ``TypeError`` when
     they are not concrete dimensions and a scalar type (e.g. a type variable left unbound)."""

@@ -15,7 +15,14 @@ from typing import Any
 
 import numpy as np
 
-from ..core.types import FieldType, ScalarType, TupleType, TypeSpec, canonical_dims
+from ..core.types import (
+    FieldType,
+    ScalarType,
+    TupleType,
+    TypeSpec,
+    canonical_dims,
+    scalar_type_of_value,
+)
 from ..ir import nodes as ir
 from ..ir.extents import FIELD_START, FIELD_STOP
 from ..ir.tuples import flat_name, flatten_value
@@ -380,15 +387,8 @@ def _init_type(v: Any) -> TypeSpec | str:
         if all(isinstance(t, TypeSpec) for t in types):
             return TupleType(tuple(types))  # type: ignore[arg-type]
         return f"tuple[{', '.join(map(str, types))}]"
-    if isinstance(v, np.generic):
-        return ScalarType(v.dtype.name)
-    if isinstance(v, bool):
-        return ScalarType("bool")
-    if isinstance(v, int):
-        return ScalarType("int32")
-    if isinstance(v, float):
-        return ScalarType("float64")
-    return type(v).__name__
+    t = scalar_type_of_value(v)
+    return t if t is not None else type(v).__name__
 
 
 def _init_expr(v: Any, t: TypeSpec) -> ir.Expr:
