@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # The one script run on a lent GPU machine (H200) in a single call:
-#   environment -> GPU tests -> the rest of the test suite -> gpu_bench -> cpu_bench -> summary.
+#   environment -> GPU tests -> [sanitizers, icon4py, fuzzing: opt-in] -> the rest of the test suite
+#   -> gpu_bench -> cpu_bench -> summary.  Opt-in: SANITIZE=1, ICON4PY=1 (wheels in .whl), FUZZ_PROGRAMS=N;
+#   opt-out: SKIP_OTHER_TESTS=1, SKIP_GPU_BENCH=1, SKIP_CPU_BENCH=1; GPU_TESTS_PATHS="tests/x.py ..." narrows the GPU tests.
 # Everything lands under $OUT (default ./.out); the end of stdout is a short summary.
 # Each step has its own time limit; the limits add up to under 9 minutes (typical run: ~4).
 # gpu_bench = `stencilkit bench --gpu -v`: copy, Laplacian, tridiagonal scan, E2C/C2E/V2E
@@ -60,8 +62,52 @@ head -c 4000 "$OUT/env.txt" | grep -E "NVIDIA H|Driver Version|python|cupy|numpy
 
 # ---------------------------------------------------------------- GPU tests
 step "pytest -m gpu"
-STENCILKIT_REQUIRE_GPU=1 timeout "${GPU_TESTS_LIMIT:-330}" $PY -m pytest -m gpu -q -p no:cacheprovider --timeout 90 2>&1 | tee "$OUT/gpu_tests.log" | tail -40
+STENCILKIT_REQUIRE_GPU=1 timeout "${GPU_TESTS_LIMIT:-330}" $PY -m pytest -m gpu -q -p no:cacheprovider --timeout 90 ${GPU_TESTS_PATHS:-} 2>&1 | tee "$OUT/gpu_tests.log" | tail -40
 RC_GPU_TESTS=${PIPESTATUS[0]}
+
+# ---------------------------------------------------------------- optional: sanitizers (SANITIZE=1)
+RC_SAN=0
+if [ "${SANITIZE:-0}" = 1 ]; then
+  step "compute-sanitizer memcheck + racecheck"
+  SAN_TESTS="${SANITIZE_TESTS:-tests/test_gpu_launch.py tests/test_language_compat_cuda.py tests/test_reliability.py tests/test_inplace_compat.py tests/test_cuda_graph.py}"
+  export STENCILKIT_TEST_NO_CUPY_POOL=1
+  for tool in memcheck racecheck; do
+    [ "$tool" = racecheck ] && SAN_TESTS="${RACECHECK_TESTS:-tests/test_gpu_launch.py tests/test_language_compat_cuda.py}"
+    echo "== $tool on: $SAN_TESTS"
+    STENCILKIT_REQUIRE_GPU=1 timeout "${SANITIZE_LIMIT:-150}" compute-sanitizer --tool "$tool" --error-exitcode 99 \
+      --print-limit 20 $PY -m pytest -m gpu -q -p no:cacheprovider $SAN_TESTS 2>&1 | tee "$OUT/sanitizer_$tool.log" | tail -8
+    rc=${PIPESTATUS[0]}; echo "$tool exit code: $rc"; [ "$rc" = 0 ] || RC_SAN=$rc
+    grep -E "ERROR SUMMARY|========= (Invalid|Race|Error)" "$OUT/sanitizer_$tool.log" | sort | uniq -c | head -10
+    # the first reports in full (kernel, address, host back trace), and the tests they came from
+    grep -E "^=========" "$OUT/sanitizer_$tool.log" | grep -v -E "^=========\s*$" | head -"${SANITIZE_SHOW:-40}"
+  done
+  unset STENCILKIT_TEST_NO_CUPY_POOL
+fi
+
+# ---------------------------------------------------------------- optional: icon4py on the gpu (ICON4PY=1)
+RC_ICON=0
+if [ "${ICON4PY:-0}" = 1 ]; then
+  step "icon4py acceptance, embedded vs gpu"
+  # the icon4py 0.4.1 wheels and their pure-Python needs are carried in .whl (see the device README)
+  $PY -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/icon4py-site .whl/*.whl \
+    > "$OUT/icon4py_install.log" 2>&1 || echo "icon4py wheel install failed (see icon4py_install.log)"
+  PYTHONPATH=/tmp/icon4py-site:src timeout "${ICON4PY_LIMIT:-240}" $PY -m stencilkit.compat.icon4py --backend gpu --progress \
+    --jobs "${ICON4PY_JOBS:-16}" --timeout 120 --json "$OUT/icon4py-gpu.json" --markdown "$OUT/icon4py-gpu.md" \
+    > "$OUT/icon4py-gpu.log" 2>&1
+  RC_ICON=$?
+  tail -25 "$OUT/icon4py-gpu.md" 2>/dev/null || tail -25 "$OUT/icon4py-gpu.log"
+  grep -c ": ok$" "$OUT/icon4py-gpu.log" | sed 's/^/stencils ok so far: /'; grep -v ": ok$" "$OUT/icon4py-gpu.log" | tail -15
+fi
+
+# ---------------------------------------------------------------- optional: long differential fuzzing (FUZZ_PROGRAMS=N)
+RC_FUZZ=0
+if [ "${FUZZ_PROGRAMS:-0}" != 0 ]; then
+  step "fuzz $FUZZ_PROGRAMS programs on ${FUZZ_BACKENDS:-embedded,cpu,gpu,embedded-cupy}"
+  timeout "${FUZZ_LIMIT:-480}" $PY scripts/fuzz.py --backends "${FUZZ_BACKENDS:-embedded,cpu,gpu,embedded-cupy}" \
+    --programs "$FUZZ_PROGRAMS" --seed "${FUZZ_SEED:-20261201}" --jobs "${FUZZ_JOBS:-16}" --json "$OUT/fuzz.json" \
+    --log "$OUT/fuzz.jsonl" --save "$OUT/fuzz-failures" 2>&1 | tee "$OUT/fuzz.log" | tail -12
+  RC_FUZZ=${PIPESTATUS[0]}
+fi
 
 # ---------------------------------------------------------------- the rest of the suite
 step "pytest (not gpu)"
@@ -72,8 +118,12 @@ RC_ALL_TESTS=${PIPESTATUS[0]}
 
 # ---------------------------------------------------------------- GPU benchmarks
 step gpu_bench
-timeout 200 $PY benchmarks/gpu_bench.py --json "$OUT/gpu_bench.json" 2>&1 | tee "$OUT/gpu_bench.log"
-RC_GPU_BENCH=${PIPESTATUS[0]}
+if [ "${SKIP_GPU_BENCH:-0}" = 1 ]; then
+  echo "skipped (SKIP_GPU_BENCH=1)" > "$OUT/gpu_bench.log"; RC_GPU_BENCH=0
+else
+  timeout 200 $PY benchmarks/gpu_bench.py --json "$OUT/gpu_bench.json" 2>&1 | tee "$OUT/gpu_bench.log"
+  RC_GPU_BENCH=${PIPESTATUS[0]}
+fi
 
 # ---------------------------------------------------------------- CPU benchmarks
 step cpu_bench
@@ -105,6 +155,6 @@ for b in gpu cpu; do
   echo
 done
 echo
-echo "exit codes (124 = timed out): gpu_tests=$RC_GPU_TESTS other_tests=$RC_ALL_TESTS gpu_bench=$RC_GPU_BENCH cpu_bench=$RC_CPU_BENCH"
+echo "exit codes (124 = timed out): gpu_tests=$RC_GPU_TESTS other_tests=$RC_ALL_TESTS gpu_bench=$RC_GPU_BENCH cpu_bench=$RC_CPU_BENCH sanitizers=$RC_SAN icon4py=$RC_ICON fuzz=$RC_FUZZ"
 echo "total $(( $(date +%s) - T0 )) s; logs and JSON in $OUT: $(ls "$OUT" | tr '\n' ' ')"
-[ "$RC_GPU_TESTS" = 0 ] && [ "$RC_ALL_TESTS" = 0 ] && [ "$RC_GPU_BENCH" = 0 ] && [ "$RC_CPU_BENCH" = 0 ]
+[ "$RC_SAN" = 0 ] && [ "$RC_ICON" = 0 ] && [ "$RC_FUZZ" = 0 ] && [ "$RC_GPU_TESTS" = 0 ] && [ "$RC_ALL_TESTS" = 0 ] && [ "$RC_GPU_BENCH" = 0 ] && [ "$RC_CPU_BENCH" = 0 ]

@@ -33,6 +33,10 @@ def _cupy_status() -> tuple[bool, str]:
     try:
         import cupy as cp
 
+        if os.environ.get("STENCILKIT_TEST_NO_CUPY_POOL") == "1":
+            # one cudaMalloc per array, so compute-sanitizer's memcheck sees every array's bounds
+            # (CuPy's pool hands out pieces of large blocks, which hides overruns into a neighbour)
+            cp.cuda.set_allocator(None)
         n = cp.cuda.runtime.getDeviceCount()
         if n < 1:
             return False, "CuPy sees no CUDA device"

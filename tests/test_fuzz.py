@@ -88,7 +88,8 @@ def test_random_programs_gpu(data: st.DataObject) -> None:
 
 
 @pytest.mark.parametrize("path", REGRESSIONS, ids=[p.stem for p in REGRESSIONS])
-@pytest.mark.parametrize("backend", ["embedded", "cpu", pytest.param("gpu", marks=pytest.mark.gpu)])
+@pytest.mark.parametrize("backend", ["embedded", "cpu", pytest.param("gpu", marks=pytest.mark.gpu),
+                                     pytest.param("embedded-cupy", marks=pytest.mark.gpu)])
 def test_saved_failures_stay_fixed(path: Path, backend: str) -> None:
     """A saved failure: its program (the model's repr, which outlives generator changes), or
     else the decisions that drew it."""

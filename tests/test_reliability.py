@@ -158,6 +158,30 @@ def test_integer_division_by_zero_gives_zero(case, rng) -> None:
         np.testing.assert_array_equal(r.asnumpy(), np.remainder(a, b))
 
 
+@gtx.field_operator
+def _fmod(a: FI, b: FI) -> FI:
+    return a % b
+
+
+def test_float_remainder_is_exact_for_huge_dividends(case, rng) -> None:
+    """Found by the fuzzer on the H200: ``max_over`` of a cell whose neighbours are all skipped
+    is the lowest float, and CuPy's ``remainder`` of it was off by 4e291. Every backend gives
+    NumPy's exact value (from ``fmod``), with the divisor's sign."""
+    @gtx.program(backend=case.backend)
+    def prog(a: FI, b: FI, r: FI):
+        _fmod(a, b, out=r)
+
+    a = rng.normal(size=N) * 10.0 ** rng.integers(-3, 300, N)
+    a[:4] = np.finfo(np.float64).min, np.finfo(np.float64).max, -0.0, 3.0
+    b = rng.uniform(0.5, 4.0, N) * rng.choice([-1.0, 1.0], N)
+    b[3] = 1.5
+    r = case.field([I], rng.random(N))
+    prog(case.field([I], a), case.field([I], b), r, offset_provider={})
+    want = np.remainder(a, b)
+    np.testing.assert_allclose(r.asnumpy(), want, rtol=1e-15, atol=0)
+    assert np.array_equal(np.signbit(r.asnumpy()), np.signbit(want))
+
+
 # ---------------------------------------------------------------- 9. a negative literal after an operator
 @gtx.field_operator
 def _negated(a: Field[Dims[I], float32]) -> Field[Dims[I], float32]:

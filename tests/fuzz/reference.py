@@ -90,7 +90,60 @@ class StatementEval:
         self.params = dict(zip(st.params, st.args))
         self.locals: dict[str, tuple[Local, int]] = {n: (loc, i) for loc in st.locals for i, n in enumerate(loc.names)}
         self.scans = {s.name: s for s in p.scans}
+        # a scan call's values over the box where they are used (see plan_scans), keyed by the
+        # call's first local name (one scan operator may be called twice in a statement)
         self.scan_values: dict[str, list[np.ndarray]] = {}
+        self.scan_boxes: dict[str, Box] = {}
+
+    # ------------------------------------------------------------------ where scans run
+    def plan_scans(self, box: Box) -> None:
+        """The box each scan call runs over: the bounding box of the points where its value is
+        used. A use inside a ``concat_where`` branch counts only where the branch is selected, a
+        shifted use moves the points; so the scan's ``init`` applies at the first level where
+        its value is used (gt4py's domain inference), not at the statement's first level."""
+        needs: dict[str, list[tuple[Box, np.ndarray]]] = {}
+
+        def need(e: object, box: Box, mask: np.ndarray) -> None:
+            if not mask.any():
+                return
+            match e:
+                case Ref(name) | Shift(name, _, _):
+                    if isinstance(e, Shift):
+                        box = _shifted(box, e.dim, e.off)
+                    if name in self.params:
+                        return
+                    loc, i = self.locals[name]
+                    if loc.scan is not None:
+                        needs.setdefault(loc.names[0], []).append((box, mask))
+                    else:
+                        need(loc.exprs[i], box, mask)
+                case TupleGet(name, index):
+                    need(self.locals[name][0].exprs[index], box, mask)
+                case Bin(_, a, b) | Cmp(_, a, b):
+                    need(a, box, mask)
+                    need(b, box, mask)
+                case Un(_, a) | Reduce(_, a, _):
+                    need(a, box, mask)
+                case Where(c, a, b):
+                    for x in (c, a, b):
+                        need(x, box, mask)
+                case ConcatWhere(c, a, b):
+                    cond = np.broadcast_to(self.condition(c, box), mask.shape)
+                    need(a, box, mask & cond)
+                    need(b, box, mask & ~cond)
+
+        full = np.ones(tuple(hi - lo for _, lo, hi in box), dtype=bool)
+        for r in self.st.results:
+            need(r, box, full)
+        for loc in reversed(self.st.locals):  # a scan's arguments use only earlier locals
+            uses = needs.get(loc.names[0]) if loc.scan is not None else None
+            if not uses:
+                continue
+            hull = _hull(uses)
+            self.scan_boxes[loc.names[0]] = hull
+            every = np.ones(tuple(hi - lo for _, lo, hi in hull), dtype=bool)
+            for e in loc.exprs:
+                need(e, hull, every)
 
     # ------------------------------------------------------------------ reads
     def field_at(self, name: str, box: Box) -> np.ndarray:
@@ -111,11 +164,28 @@ class StatementEval:
             return self.field_at(arg, box)
         loc, i = self.locals[name]
         if loc.scan is not None:
-            if loc.scan not in self.scan_values:
-                shape = tuple(hi - lo for _, lo, hi in box)
-                args = [self.value(e, box) for e in loc.exprs]
-                self.scan_values[loc.scan] = run_scan(self.scans[loc.scan], args, shape, self.dtype)
-            return self.scan_values[loc.scan][i]
+            key = loc.names[0]
+            hull = self.scan_boxes.get(key, box)
+            if key not in self.scan_values:
+                shape = tuple(hi - lo for _, lo, hi in hull)
+                args = [self.value(e, hull) for e in loc.exprs]
+                self.scan_values[key] = run_scan(self.scans[loc.scan], args, shape, self.dtype)
+            values = self.scan_values[key][i]
+            if all(hlo <= lo and hi <= hhi for (_, lo, hi), (_, hlo, hhi) in zip(box, hull)):
+                return values[tuple(slice(lo - hlo, hi - hlo) for (_, lo, hi), (_, hlo, _) in zip(box, hull))]
+            # read where a concat_where branch is not selected (np.where evaluates both branches):
+            # those points are discarded, so they hold a filler (NaN, so that a leak would show)
+            part = np.full(tuple(hi - lo for _, lo, hi in box), np.nan if self.dtype.kind == "f" else 0,
+                           dtype=self.dtype)
+            src, dst = [], []
+            for (_, lo, hi), (_, hlo, hhi) in zip(box, hull):
+                a, b = max(lo, hlo), min(hi, hhi)
+                if a >= b:
+                    return part
+                src.append(slice(a - hlo, b - hlo))
+                dst.append(slice(a - lo, b - lo))
+            part[tuple(dst)] = values[tuple(src)]
+            return part
         return self.value(loc.exprs[i], box)
 
     def neighbours(self, name: str, offset: str, index: int | None, box: Box) -> np.ndarray:
@@ -215,6 +285,26 @@ class StatementEval:
         return np.where(mask, v, info.max).min(axis=1)
 
 
+def _shifted(box: Box, dim: str, off: int) -> Box:
+    return tuple((d, lo + off, hi + off) if d == dim else (d, lo, hi) for d, lo, hi in box)
+
+
+def _hull(uses: list[tuple[Box, np.ndarray]]) -> Box:
+    """The bounding box of the selected points of every (box, mask) use."""
+    lo: list[int] = []
+    hi: list[int] = []
+    for box, mask in uses:
+        for axis, (_, blo, _) in enumerate(box):
+            on = np.nonzero(mask.any(axis=tuple(a for a in range(mask.ndim) if a != axis)))[0]
+            a, b = blo + int(on[0]), blo + int(on[-1]) + 1
+            if axis == len(lo):
+                lo.append(a)
+                hi.append(b)
+            else:
+                lo[axis], hi[axis] = min(lo[axis], a), max(hi[axis], b)
+    return tuple((d, a, b) for (d, _, _), a, b in zip(uses[0][0], lo, hi))
+
+
 def evaluate(p: Program, arrays: dict[str, np.ndarray], tables: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
     """Run the program on copies of ``arrays`` (in the model's index space); return the final arrays."""
     arrays = {k: v.copy() for k, v in arrays.items()}
@@ -225,6 +315,7 @@ def evaluate(p: Program, arrays: dict[str, np.ndarray], tables: dict[str, np.nda
             given = {d: (lo, hi) for d, lo, hi in st.domain or ()}
             box = tuple((d, *given.get(d, (0, sizes[d]))) for d in out_dims)
             ev = StatementEval(p, st, arrays, tables)
+            ev.plan_scans(box)
             shape = tuple(hi - lo for _, lo, hi in box)
             results = [np.broadcast_to(np.asarray(ev.value(r, box), dtype=ev.dtype), shape).copy()
                        for r in st.results]

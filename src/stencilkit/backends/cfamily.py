@@ -62,7 +62,8 @@ template <class T> SK_FN T sk_floordiv(T a, T b) {
     T q = a / b; return (q * b != a && ((a < T(0)) != (b < T(0)))) ? q - 1 : q; }
 }
 template <class T> SK_FN T sk_mod(T a, T b) {
-  if constexpr (sk_is_float<T>::value) { T r = fmod(a, b); return (r != T(0) && ((r < T(0)) != (b < T(0)))) ? r + b : r; }
+  if constexpr (sk_is_float<T>::value) {  // NumPy's steps: a zero takes the divisor's sign
+    T r = fmod(a, b); return r == T(0) ? copysign(T(0), b) : ((r < T(0)) != (b < T(0))) ? r + b : r; }
   else {
     if (b == T(0) || (T(-1) < T(0) && b == T(-1))) return T(0);
     T r = a % b; return (r != 0 && ((r < T(0)) != (b < T(0)))) ? r + b : r; }

@@ -28,13 +28,28 @@ def _quietly(fn: Callable[[Any, Any], Any], a: Any, b: Any) -> Any:
         return fn(a, b)
 
 
+def _remainder(xp: ModuleType, a: Any, b: Any) -> Any:
+    """Python's ``%`` (the sign of the divisor) as NumPy computes it for floats, exactly: from
+    ``fmod``. CuPy's ``remainder`` goes through a division and is off by up to an ulp of the
+    dividend (``-1.8e308 % 1.5`` gives ``-4e291``, not ``1.5``-sized), so for floats on CuPy the
+    same steps as NumPy's are taken here."""
+    if xp is np:
+        return np.remainder(a, b)
+    r = xp.remainder(a, b)
+    if r.dtype.kind != "f":
+        return r
+    m = xp.fmod(a, b)
+    m = xp.where((m != 0) & ((m < 0) != (b < 0)), m + b, m)
+    return xp.where(m == 0, xp.copysign(m, b), m)
+
+
 _BINARY: dict[str, Callable[[ModuleType, Any, Any], Any]] = {
     "+": lambda xp, a, b: a + b,
     "-": lambda xp, a, b: a - b,
     "*": lambda xp, a, b: a * b,
     "/": lambda xp, a, b: a / b,
     "//": lambda xp, a, b: _quietly(xp.floor_divide, a, b),
-    "%": lambda xp, a, b: _quietly(xp.remainder, a, b),  # Python's: the remainder has the divisor's sign
+    "%": lambda xp, a, b: _quietly(lambda x, y: _remainder(xp, x, y), a, b),  # the divisor's sign
     "**": lambda xp, a, b: xp.power(a, b),
     "&": lambda xp, a, b: a & b,
     "|": lambda xp, a, b: a | b,
