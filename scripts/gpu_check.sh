@@ -74,7 +74,7 @@ if [ "${SANITIZE:-0}" = 1 ]; then
   for tool in memcheck racecheck; do
     [ "$tool" = racecheck ] && SAN_TESTS="${RACECHECK_TESTS:-tests/test_gpu_launch.py tests/test_language_compat_cuda.py}"
     echo "== $tool on: $SAN_TESTS"
-    STENCILKIT_REQUIRE_GPU=1 timeout "${SANITIZE_LIMIT:-150}" compute-sanitizer --tool "$tool" --error-exitcode 99 \
+    STENCILKIT_REQUIRE_GPU=1 timeout "${SANITIZE_LIMIT:-150}" compute-sanitizer --tool "$tool" --error-exitcode 99 --report-api-errors no \
       --print-limit 20 $PY -m pytest -m gpu -q -p no:cacheprovider $SAN_TESTS 2>&1 | tee "$OUT/sanitizer_$tool.log" | tail -8
     rc=${PIPESTATUS[0]}; echo "$tool exit code: $rc"; [ "$rc" = 0 ] || RC_SAN=$rc
     grep -E "ERROR SUMMARY|========= (Invalid|Race|Error)" "$OUT/sanitizer_$tool.log" | sort | uniq -c | head -10
@@ -92,7 +92,7 @@ if [ "${ICON4PY:-0}" = 1 ]; then
   $PY -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/icon4py-site .whl/*.whl \
     > "$OUT/icon4py_install.log" 2>&1 || echo "icon4py wheel install failed (see icon4py_install.log)"
   PYTHONPATH=/tmp/icon4py-site:src timeout "${ICON4PY_LIMIT:-240}" $PY -m stencilkit.compat.icon4py --backend gpu --progress \
-    --jobs "${ICON4PY_JOBS:-16}" --timeout 120 --json "$OUT/icon4py-gpu.json" --markdown "$OUT/icon4py-gpu.md" \
+    --jobs "${ICON4PY_JOBS:-16}" --timeout 120 ${ICON4PY_MODULES_FILE:+--modules-file "$ICON4PY_MODULES_FILE"} --json "$OUT/icon4py-gpu.json" --markdown "$OUT/icon4py-gpu.md" \
     > "$OUT/icon4py-gpu.log" 2>&1
   RC_ICON=$?
   tail -25 "$OUT/icon4py-gpu.md" 2>/dev/null || tail -25 "$OUT/icon4py-gpu.log"
@@ -157,4 +157,6 @@ done
 echo
 echo "exit codes (124 = timed out): gpu_tests=$RC_GPU_TESTS other_tests=$RC_ALL_TESTS gpu_bench=$RC_GPU_BENCH cpu_bench=$RC_CPU_BENCH sanitizers=$RC_SAN icon4py=$RC_ICON fuzz=$RC_FUZZ"
 echo "total $(( $(date +%s) - T0 )) s; logs and JSON in $OUT: $(ls "$OUT" | tr '\n' ' ')"
+# only a few files come back from the device: everything also goes into one archive, sorted first
+tar czf "$OUT/0-all-logs.tgz" -C "$OUT" --exclude=0-all-logs.tgz . 2>/dev/null || true
 [ "$RC_SAN" = 0 ] && [ "$RC_ICON" = 0 ] && [ "$RC_FUZZ" = 0 ] && [ "$RC_GPU_TESTS" = 0 ] && [ "$RC_ALL_TESTS" = 0 ] && [ "$RC_GPU_BENCH" = 0 ] && [ "$RC_CPU_BENCH" = 0 ]

@@ -155,6 +155,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--json", type=Path, help="write the per-stencil records and counts here")
     p.add_argument("--markdown", type=Path, help="write the report here")
     p.add_argument("--only", default="", help="only modules whose name contains this")
+    p.add_argument("--modules-file", type=Path,
+                   help="only the modules named in this file (one per line), e.g. to finish an interrupted run")
     p.add_argument("--modules-from", type=Path, help=argparse.SUPPRESS)
     p.add_argument("--jobs", type=int, default=1)
     p.add_argument("--seed", type=int, default=0)
@@ -164,9 +166,10 @@ def main(argv: list[str] | None = None) -> int:
     args = p.parse_args(argv)
     args.backend = args.backend or ["cpu"]
     sources = stencil_sources(only=args.only)
-    if args.modules_from is not None:
-        wanted = set(args.modules_from.read_text().split())
-        sources = [s for s in sources if s.module in wanted]
+    for listing in (args.modules_file, args.modules_from):
+        if listing is not None:
+            wanted = set(listing.read_text().split())
+            sources = [s for s in sources if s.module in wanted]
     t0 = time.perf_counter()
     if args.jobs > 1 and args.modules_from is None:
         records = _sharded(args, sources)
