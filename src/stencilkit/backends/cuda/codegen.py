@@ -1,7 +1,10 @@
 """CUDA C++ source for a stencil program: one ``__global__`` kernel per stencil kernel.
 
-Threads map to output points: x to the unit-stride dimension (coalesced), y to the next, z to
-the rest. A scan kernel gives each thread one column and loops over the levels inside.
+Threads map to output points: x to the unit-stride dimension of the first output (consecutive
+threads, consecutive addresses: coalesced in horizontal-first and K-contiguous fields alike), y
+to the next, z to the rest. Every grid axis is a grid-stride loop, so a grid clamped to the
+device's limits (grid.py) still covers any domain. A scan kernel gives each thread one column
+and loops over the levels inside.
 """
 
 from __future__ import annotations
@@ -81,6 +84,13 @@ def x_align(k: ir.Kernel, layout: ArgLayout) -> int:
     return max(1, X_ALIGN_BYTES // np.dtype(out.dtype).itemsize)
 
 
+def _grid_loop(pad: str, ax: str, count: str) -> str:
+    """A grid-stride loop over ``count`` steps along grid axis ``ax``: any grid covers the domain
+    (grid.py clamps grids to the device's limits). 64-bit counters: ``t + stride`` may pass 2^31."""
+    return (f"{pad}for (int64_t t_{ax} = (int64_t)blockIdx.{ax} * blockDim.{ax} + threadIdx.{ax}; t_{ax} < {count};"
+            f" t_{ax} += (int64_t)gridDim.{ax} * blockDim.{ax}) {{")
+
+
 def _kernel(prog: ir.StencilProgram, k: ir.Kernel, ki: int, layout: ArgLayout, written: set[str],
             variant: Variant = PLAIN) -> list[str]:
     bounds = layout.bounds[ki]
@@ -92,56 +102,80 @@ def _kernel(prog: ir.StencilProgram, k: ir.Kernel, ki: int, layout: ArgLayout, w
     for i, d in enumerate(k.dims):
         lines.append(f"  const sk_idx {d.value}_lo{ki} = a[{bounds[2 * i]}], {d.value}_hi{ki} = a[{bounds[2 * i + 1]}];")
     gdims = grid_dims(k, layout)
-    axes = ["x", "y"]
-    align = x_align(k, layout)
-    cdim = gdims[-1] if chunk > 1 else None  # the dimension threads walk in chunks
-    for j, d in enumerate(gdims[:2]):
-        if d == cdim:
-            continue
-        ax = axes[j]
-        start = f"{d.value}_lo{ki}"
-        if j == 0 and align > 1:
-            # start rows on a cache line (origins are aligned); threads before lo idle
-            start = f"({start} - ((({start} - a[{layout.field(k.outs[0]).origins[layout.field(k.outs[0]).unit_dim]}]) % {align} + {align}) % {align}))"  # type: ignore[index]
-        lines.append(f"  const sk_idx i_{d.value} = {start} + (sk_idx)(blockIdx.{ax} * blockDim.{ax} + threadIdx.{ax});")
-    if align > 1 and gdims:
-        lines.append(f"  if (i_{gdims[0].value} < {gdims[0].value}_lo{ki}) return;")
     emit = ExprEmitter(CUDA_TARGET, layout, {d.value: f"i_{d.value}" for d in k.dims})
-    if cdim is not None:
-        z, cax = cdim.value, "xyz"[len(gdims) - 1]
-        lines.append(f"  const sk_idx z0 = {z}_lo{ki} + (sk_idx)(blockIdx.{cax} * blockDim.{cax} + threadIdx.{cax}) * {chunk};")
-        for d in gdims[:-1]:
-            lines.append(f"  if (i_{d.value} >= {d.value}_hi{ki}) return;")
-        lines.append(f"  if (z0 + {chunk} <= {z}_hi{ki}) {{")
-        lines.append("    #pragma unroll")
-        lines.append(f"    for (int c = 0; c < {chunk}; ++c) {{")
-        lines.append(f"      const sk_idx i_{z} = z0 + c;")
-        lines += _stores(k, emit, layout, "      ", variant.store)
-        lines.append("    }")
-        lines.append("  } else {")
-        lines.append(f"    for (sk_idx i_{z} = z0; i_{z} < {z}_hi{ki}; ++i_{z}) {{")
-        lines += _stores(k, emit, layout, "      ", variant.store)
-        lines.append("    }")
-        lines.append("  }")
-        lines.append("}")
-        return lines
-    if len(gdims) == 3:
-        d = gdims[2]
-        lines.append(f"  const sk_idx i_{d.value} = {d.value}_lo{ki} + (sk_idx)(blockIdx.z * blockDim.z + threadIdx.z);")
-    elif len(gdims) > 3:
-        lines.append("  sk_idx z = (sk_idx)(blockIdx.z * blockDim.z + threadIdx.z);")
-        for d in gdims[2:]:
-            n = f"({d.value}_hi{ki} - {d.value}_lo{ki})"
-            lines.append(f"  const sk_idx i_{d.value} = {d.value}_lo{ki} + z % {n}; z /= {n};")
-        lines.append("  if (z > 0) return;")
-    for d in gdims:
-        lines.append(f"  if (i_{d.value} >= {d.value}_hi{ki}) return;")
-    if k.scan is None:
-        lines += _stores(k, emit, layout, "  ", variant.store)
+    if not gdims:  # nothing parallel (a 0-d output, a scan over one dimension): one thread works
+        lines.append("  if (threadIdx.x + threadIdx.y + threadIdx.z + blockIdx.x + blockIdx.y + blockIdx.z != 0) return;")
+        lines += _body(k, ki, emit, layout, "  ", variant)
+        return [*lines, "}"]
+    ext = {d: f"({d.value}_hi{ki} - {d.value}_lo{ki})" for d in gdims}
+    chunked = gdims[-1] if chunk > 1 else None  # the dimension threads walk in chunks
+    pad, closers = "  ", 0
+    # x: the unit-stride dimension; rows start on a cache line (origins are aligned), threads
+    # before lo skip
+    x = gdims[0].value
+    align = x_align(k, layout)
+    if align > 1:
+        out = layout.field(k.outs[0])
+        start = f"({x}_lo{ki} - ((({x}_lo{ki} - a[{out.origins[out.unit_dim]}]) % {align} + {align}) % {align}))"  # type: ignore[index]
+        lines.append(f"  const sk_idx {x}_x0{ki} = {start};")
     else:
-        lines += _scan_body(k, ki, emit, layout, "  ", SCAN_UNROLL)
-    lines.append("}")
-    return lines
+        lines.append(f"  const sk_idx {x}_x0{ki} = {x}_lo{ki};")
+    axes: list[tuple[str, list[Dimension]]] = [("x", gdims[:1])]
+    if len(gdims) > 1:
+        axes.append(("y", gdims[1:2]))
+    if len(gdims) > 2:
+        axes.append(("z", gdims[2:]))
+    for ax, dims in axes:
+        if ax == "x":
+            count = f"({x}_hi{ki} - {x}_x0{ki})"
+        elif dims[-1] == chunked:
+            count = f"(({ext[dims[-1]]} + {chunk - 1}) / {chunk})"
+        else:
+            count = " * ".join(ext[d] for d in dims)
+        lines.append(_grid_loop(pad, ax, count))
+        closers += 1
+        pad += "  "
+        if ax == "x":
+            lines.append(f"{pad}const sk_idx i_{x} = {x}_x0{ki} + (sk_idx)t_x;")
+            if align > 1:
+                lines.append(f"{pad}if (i_{x} < {x}_lo{ki}) continue;")
+        elif dims[-1] == chunked:
+            lines.append(f"{pad}const sk_idx z0 = {dims[-1].value}_lo{ki} + (sk_idx)t_{ax} * {chunk};")
+        elif len(dims) == 1:
+            lines.append(f"{pad}const sk_idx i_{dims[0].value} = {dims[0].value}_lo{ki} + (sk_idx)t_{ax};")
+        else:  # z covers several dimensions: split the flat index, fastest first
+            lines.append(f"{pad}int64_t r_z = t_z;")
+            for j, d in enumerate(dims):
+                if j == len(dims) - 1:
+                    lines.append(f"{pad}const sk_idx i_{d.value} = {d.value}_lo{ki} + (sk_idx)r_z;")
+                else:
+                    lines.append(f"{pad}const sk_idx i_{d.value} = {d.value}_lo{ki} + (sk_idx)(r_z % {ext[d]});"
+                                 f" r_z /= {ext[d]};")
+    if chunked is not None:
+        z = chunked.value
+        lines.append(f"{pad}if (z0 + {chunk} <= {z}_hi{ki}) {{")
+        lines.append(f"{pad}  #pragma unroll")
+        lines.append(f"{pad}  for (int c = 0; c < {chunk}; ++c) {{")
+        lines.append(f"{pad}    const sk_idx i_{z} = z0 + c;")
+        lines += _stores(k, emit, layout, pad + "    ", variant.store)
+        lines.append(f"{pad}  }}")
+        lines.append(f"{pad}}} else {{")
+        lines.append(f"{pad}  for (sk_idx i_{z} = z0; i_{z} < {z}_hi{ki}; ++i_{z}) {{")
+        lines += _stores(k, emit, layout, pad + "    ", variant.store)
+        lines.append(f"{pad}  }}")
+        lines.append(f"{pad}}}")
+    else:
+        lines += _body(k, ki, emit, layout, pad, variant)
+    for _ in range(closers):
+        pad = pad[:-2]
+        lines.append(pad + "}")
+    return [*lines, "}"]
+
+
+def _body(k: ir.Kernel, ki: int, emit: ExprEmitter, layout: ArgLayout, pad: str, variant: Variant) -> list[str]:
+    if k.scan is None:
+        return _stores(k, emit, layout, pad, variant.store)
+    return _scan_body(k, ki, emit, layout, pad, SCAN_UNROLL)
 
 
 @deep

@@ -1,0 +1,105 @@
+"""Launch grids that never exceed the device's limits, for any extents.
+
+A kernel's parallel dimensions map to the grid fastest first: x is the unit-stride dimension of
+its first output (consecutive threads, consecutive addresses), y the next one, z the product of
+the rest (see ``codegen.grid_dims``). The generated kernels walk every grid axis with a
+*grid-stride loop* (``for (t = thread index; t < n; t += threads along the axis)``), so any grid
+of at least one block per axis covers the whole domain: ``grid_for`` asks for one thread per
+point and clamps each axis to the device's limit (2^31-1 blocks along x, 65,535 along y and z on
+every GPU since compute capability 3.0). An axis over its limit costs a few loop iterations per
+thread, never a failed launch. The limits are read from the device (``device_limits``); the
+defaults serve code-generation tests on machines without a GPU.
+
+>>> grid_for([80, 1_000_000], (32, 4, 1), limits=GridLimits())   # K-contiguous [Cell, K]
+(3, 65535, 1)
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import cache
+from typing import Any
+
+from ...ir import nodes as ir
+from ..abi import ArgLayout
+from .codegen import grid_dims, x_align
+
+
+@dataclass(frozen=True, slots=True)
+class GridLimits:
+    """The most blocks a launch may have along each grid axis (``cudaDevAttrMaxGridDim*``)."""
+
+    x: int = 2**31 - 1
+    y: int = 65535
+    z: int = 65535
+
+    def __post_init__(self) -> None:
+        if min(self.x, self.y, self.z) < 1:
+            raise ValueError(f"grid limits must be positive, got {self}")
+
+
+#: CUDA's limits for every device of compute capability >= 3.0. Used only where no device is at
+#: hand (code generation, tests); launches use ``device_limits``.
+DEFAULT_LIMITS = GridLimits()
+
+# cudaDeviceAttr values of the grid limits (stable since CUDA 2): used if CuPy lacks the names
+_ATTRS = (("cudaDevAttrMaxGridDimX", 5), ("cudaDevAttrMaxGridDimY", 6), ("cudaDevAttrMaxGridDimZ", 7))
+
+
+@cache
+def device_limits(device_id: int) -> GridLimits:
+    """The grid limits of CUDA device ``device_id``, read from the device once per process."""
+    from .runtime import cupy
+
+    rt = cupy().cuda.runtime
+    x, y, z = (int(rt.deviceGetAttribute(getattr(rt, name, number), device_id)) for name, number in _ATTRS)
+    return GridLimits(x, y, z)
+
+
+def axis_counts(extents: list[int], chunk: int = 1) -> tuple[int, int, int]:
+    """Points (or chunks of ``chunk`` points) the kernel walks along grid x, y and z: x the first
+    extent, y the second, z the product of the rest; chunks run along the last grid axis."""
+    x = extents[0] if extents else 1
+    y = extents[1] if len(extents) > 1 else 1
+    z = math.prod(extents[2:]) if len(extents) > 2 else 1
+    if chunk > 1 and len(extents) == 2:
+        y = -(-y // chunk)
+    elif chunk > 1 and len(extents) >= 3:
+        z = -(-z // chunk)
+    return x, y, z
+
+
+def grid_for(extents: list[int], block: tuple[int, int, int], chunk: int = 1,
+             limits: GridLimits = DEFAULT_LIMITS) -> tuple[int, int, int]:
+    """Blocks along x, y and z for a kernel over ``extents`` (grid dimensions, fastest first) with
+    ``block`` threads per block: one thread per point (per chunk along the last axis) where the
+    device allows, at most ``limits`` blocks per axis (the kernel's grid-stride loops do the rest)."""
+    counts = axis_counts(extents, chunk)
+    caps = (limits.x, limits.y, limits.z)
+    return tuple(max(1, min(cap, -(-n // b))) for n, b, cap in zip(counts, block, caps))  # type: ignore[return-value]
+
+
+def trips(extents: list[int], block: tuple[int, int, int], grid: tuple[int, int, int],
+          chunk: int = 1) -> tuple[int, int, int]:
+    """Iterations of each grid-stride loop for the thread that runs the most: 1 where the grid
+    gives every point its own thread."""
+    counts = axis_counts(extents, chunk)
+    return tuple(max(1, -(-n // (g * b))) for n, g, b in zip(counts, grid, block))  # type: ignore[return-value]
+
+
+def kernel_extents(k: ir.Kernel, layout: ArgLayout, domain: Sequence[Any], buf: Any) -> list[int]:
+    """The points kernel ``k`` walks along its grid dimensions (fastest first) for the ranges
+    ``domain`` (one per ``k.dims``); ``buf`` is the argument block. Where rows start on a cache
+    line (``x_align``) the x extent includes the threads before the domain's start."""
+    sizes = dict(zip(k.dims, (len(r) for r in domain)))
+    gdims = grid_dims(k, layout)
+    extents = [sizes[d] for d in gdims]
+    align = x_align(k, layout)
+    if align > 1 and extents:
+        out = layout.field(k.outs[0])
+        lo = domain[k.dims.index(gdims[0])].start
+        origin = int(buf[out.origins[out.unit_dim]])  # type: ignore[index]
+        extents[0] += (lo - origin) % align
+    return extents

@@ -1,0 +1,317 @@
+"""Launch grids within the device's limits, for every layout and size (issue 13).
+
+On the CPU: the grid-mapping function directly, the generated kernels run through a CPU emulation
+of their launches (small grid limits force the grid-stride loops), and the generated CUDA compiled
+with nvcc. On a GPU (``@pytest.mark.gpu``): each layout at extents 65,535 / 65,536 / 2^24+ along
+every dimension, with small cross-sections, against NumPy; untouched points stay untouched.
+"""
+
+from __future__ import annotations
+
+import shutil
+from types import SimpleNamespace
+from typing import Any
+
+import numpy as np
+import pytest
+from helpers.cuda_emulation import EmulatedCudaTarget
+
+import stencilkit as gtx
+from stencilkit import Dims, Field, float64
+from stencilkit.backends.compiled import CompiledRunner
+from stencilkit.backends.cuda import grid as cuda_grid
+from stencilkit.backends.cuda.codegen import PLAIN, Variant
+from stencilkit.backends.cuda.grid import DEFAULT_LIMITS, GridLimits, axis_counts, grid_for, trips
+from stencilkit.ir.lower import flat_params
+from stencilkit.meshes import C2E, C2EDim, Cell, Edge, periodic_triangular_mesh
+
+I, J = gtx.Dimension("I"), gtx.Dimension("J")
+K = gtx.Dimension("K", kind=gtx.DimensionKind.VERTICAL)
+BIG = (65535, 65536, 2**24 + 3)
+BLOCKS = [(32, 4, 1), (128, 1, 1), (256, 1, 1), (16, 8, 1), (32, 2, 2), (1, 1, 1)]
+
+
+# ----------------------------------------------------------------------------- the mapping itself
+@pytest.mark.parametrize("limits", [DEFAULT_LIMITS, GridLimits(7, 5, 3)], ids=["device", "tiny"])
+@pytest.mark.parametrize("rank", [1, 2, 3, 4])
+def test_grid_stays_within_limits_and_covers_every_point(rank: int, limits: GridLimits) -> None:
+    """Every grid dimension (x: the unit-stride one, whichever layout put it there) at each large
+    extent, with every block shape and chunk: the grid respects the limits, and its grid-stride
+    loops cover the extents; one thread per point wherever the limits allow it."""
+    caps = (limits.x, limits.y, limits.z)
+    for pos in range(rank):
+        for big in BIG:
+            extents = [3] * rank
+            extents[pos] = big
+            for block in BLOCKS:
+                for chunk in (1, 4) if rank in (2, 3) else (1,):
+                    g = grid_for(extents, block, chunk, limits)
+                    assert all(1 <= n <= cap for n, cap in zip(g, caps)), (extents, block, g)
+                    counts = axis_counts(extents, chunk)
+                    loops = trips(extents, block, g, chunk)
+                    for n, gi, b, t, cap in zip(counts, g, block, loops, caps):
+                        assert gi * b * t >= n
+                        if -(-n // b) <= cap:
+                            assert t == 1 and (gi - 1) * b < n  # no idle block, no loop
+
+
+def test_the_issue_case_fits_grid_y() -> None:
+    """Regression: K-contiguous [Cell, K] with 1M cells put 1M/block_y blocks on grid y
+    (CUDA_ERROR_INVALID_VALUE from cuLaunchKernel past 65,535)."""
+    assert grid_for([80, 1_000_000], (128, 1, 1)) == (1, 65535, 1)
+    assert grid_for([80, 65536], (32, 1, 1))[1] == 65535
+    assert grid_for([80, 65535], (32, 1, 1))[1] == 65535
+
+
+def test_limits_are_read_from_the_device(monkeypatch: pytest.MonkeyPatch) -> None:
+    asked: list[tuple[int, int]] = []
+
+    def attribute(attr: int, device: int) -> int:
+        asked.append((attr, device))
+        return {5: 1000, 6: 20, 7: 10}[attr]
+
+    runtime = SimpleNamespace(deviceGetAttribute=attribute, cudaDevAttrMaxGridDimX=5,
+                              cudaDevAttrMaxGridDimY=6, cudaDevAttrMaxGridDimZ=7)
+    fake = SimpleNamespace(cuda=SimpleNamespace(runtime=runtime))
+    from stencilkit.backends.cuda import runtime as cuda_runtime
+
+    monkeypatch.setattr(cuda_runtime, "cupy", lambda: fake)
+    cuda_grid.device_limits.cache_clear()
+    try:
+        assert cuda_grid.device_limits(3) == GridLimits(1000, 20, 10)
+        assert sorted(asked) == [(5, 3), (6, 3), (7, 3)]
+    finally:
+        cuda_grid.device_limits.cache_clear()
+
+
+def test_bad_limits_are_refused() -> None:
+    with pytest.raises(ValueError):
+        GridLimits(0, 1, 1)
+
+
+# ----------------------------------------------------------------------------- programs
+@gtx.field_operator
+def shift_k(a: Field[Dims[Cell, K], float64]) -> Field[Dims[Cell, K], float64]:
+    return 2.0 * a(K + 1) - a
+
+
+@gtx.program
+def run_shift_k(a: Field[Dims[Cell, K], float64], out: Field[Dims[Cell, K], float64], n: gtx.int32, nk: gtx.int32):
+    shift_k(a, out=out, domain={Cell: (1, n), K: (0, nk - 1)})
+
+
+@gtx.field_operator
+def shift3(a: Field[Dims[I, J, K], float64]) -> Field[Dims[I, J, K], float64]:
+    return a(I + 1) + 2.0 * a(J + 1) + 3.0 * a(K + 1) - a
+
+
+@gtx.program
+def run_shift3(a: Field[Dims[I, J, K], float64], out: Field[Dims[I, J, K], float64],
+               ni: gtx.int32, nj: gtx.int32, nk: gtx.int32):
+    shift3(a, out=out, domain={I: (0, ni - 1), J: (0, nj - 1), K: (0, nk - 1)})
+
+
+@gtx.field_operator
+def triple(a: Field[Dims[Cell], float64]) -> Field[Dims[Cell], float64]:
+    return 3.0 * a
+
+
+@gtx.program
+def run_triple(a: Field[Dims[Cell], float64], out: Field[Dims[Cell], float64], n: gtx.int32):
+    triple(a, out=out, domain={Cell: (1, n)})
+
+
+@gtx.field_operator
+def c2e_sum(e: Field[Dims[Edge, K], float64]) -> Field[Dims[Cell, K], float64]:
+    return gtx.neighbor_sum(e(C2E), axis=C2EDim)
+
+
+@gtx.program
+def run_c2e_sum(e: Field[Dims[Edge, K], float64], out: Field[Dims[Cell, K], float64]):
+    c2e_sum(e, out=out)
+
+
+@gtx.scan_operator(axis=K, forward=True, init=0.0)
+def cumsum(carry: float, x: float) -> float:
+    return carry + x
+
+
+@gtx.program
+def run_cumsum(a: Field[Dims[Cell, K], float64], out: Field[Dims[Cell, K], float64]):
+    cumsum(a, out=out)
+
+
+LAYOUTS = {"k-contiguous": np.ascontiguousarray, "horizontal-first": np.asfortranarray}
+
+
+def _host(data: np.ndarray, layout: str) -> np.ndarray:
+    return LAYOUTS[layout](data)
+
+
+def _run_emulated(prog: Any, args: list[Any], provider: dict[str, Any], target: EmulatedCudaTarget) -> None:
+    runner = CompiledRunner(prog.definition, flat_params(prog.definition.params), target)
+    runner(args, provider)
+
+
+def _nan_field(dims: list[Any], shape: tuple[int, ...], layout: str) -> Any:
+    return gtx.as_field(dims, _host(np.full(shape, np.nan), layout), copy=None)
+
+
+def _check_shift_k(rng: np.random.Generator, shape: tuple[int, int], layouts: tuple[str, str],
+                   target: EmulatedCudaTarget) -> None:
+    data = rng.standard_normal(shape)
+    a = gtx.as_field([Cell, K], _host(data, layouts[0]), copy=None)
+    out = _nan_field([Cell, K], shape, layouts[1])
+    _run_emulated(run_shift_k, [a, out, shape[0], shape[1]], {}, target)
+    result = out.asnumpy()
+    np.testing.assert_array_equal(result[1:, :-1], 2.0 * data[1:, 1:] - data[1:, :-1])
+    assert np.isnan(result[0]).all() and np.isnan(result[:, -1]).all()
+
+
+# ----------------------------------------------------------------------------- emulated on the CPU
+TINY = GridLimits(2, 3, 2)
+
+
+@pytest.mark.parametrize("variant", [PLAIN, Variant(4), Variant(2, True)], ids=str)
+@pytest.mark.parametrize("block", [(32, 4, 1), (16, 2, 2), (128, 1, 1)])
+@pytest.mark.parametrize("layouts", [("k-contiguous",) * 2, ("horizontal-first",) * 2,
+                                     ("k-contiguous", "horizontal-first"), ("horizontal-first", "k-contiguous")])
+def test_grid_stride_loops_cover_every_layout(rng, layouts, block, variant) -> None:
+    """Grids clamped to 2 x 3 x 2 blocks: each thread loops over many points; inputs and outputs
+    in either layout, chunked variants included."""
+    target = EmulatedCudaTarget(TINY, block, variant)
+    _check_shift_k(rng, (301, 19), layouts, target)
+    _check_shift_k(rng, (7, 203), layouts, target)
+    data = rng.standard_normal((23, 9, 17))
+    a = gtx.as_field([I, J, K], _host(data, layouts[0]), copy=None)
+    out = _nan_field([I, J, K], data.shape, layouts[1])
+    _run_emulated(run_shift3, [a, out, *data.shape], {}, target)
+    expect = data[1:, :-1, :-1] + 2.0 * data[:-1, 1:, :-1] + 3.0 * data[:-1, :-1, 1:] - data[:-1, :-1, :-1]
+    result = out.asnumpy()
+    np.testing.assert_allclose(result[:-1, :-1, :-1], expect, rtol=1e-14)
+    assert np.isnan(result[-1]).all() and np.isnan(result[:, -1]).all() and np.isnan(result[:, :, -1]).all()
+    assert all(g[0] <= TINY.x and g[1] <= TINY.y and g[2] <= TINY.z for t in target.loaded for g, _ in t.grids)
+
+
+@pytest.mark.parametrize("layouts", [("k-contiguous", "k-contiguous"), ("horizontal-first", "k-contiguous"),
+                                     ("k-contiguous", "horizontal-first")])
+def test_gathers_and_scans_with_clamped_grids(rng, layouts) -> None:
+    mesh = periodic_triangular_mesh(12, 10)
+    provider = mesh.offset_provider()
+    nk = 11
+    target = EmulatedCudaTarget(TINY, (16, 4, 1), Variant(4))
+    e = rng.standard_normal((mesh.n_edges, nk))
+    out = _nan_field([Cell, K], (mesh.n_cells, nk), layouts[1])
+    _run_emulated(run_c2e_sum, [gtx.as_field([Edge, K], _host(e, layouts[0]), copy=None), out], provider, target)
+    np.testing.assert_allclose(out.asnumpy(), e[mesh.c2e].sum(axis=1), rtol=1e-13)
+    c = rng.standard_normal((mesh.n_cells, nk))
+    out = _nan_field([Cell, K], c.shape, layouts[1])
+    _run_emulated(run_cumsum, [gtx.as_field([Cell, K], _host(c, layouts[0]), copy=None), out], {}, target)
+    np.testing.assert_allclose(out.asnumpy(), np.cumsum(c, axis=1), rtol=1e-13)
+
+
+@pytest.mark.parametrize("n", [65535, 65536])
+@pytest.mark.parametrize("layout", list(LAYOUTS))
+def test_device_limits_at_the_y_boundary(rng, n, layout) -> None:
+    """The issue's crash at the device's real limits: a K-contiguous [Cell, K] field puts the
+    cells on grid y; with one thread row per block, 65,536 cells need 65,536 blocks along y."""
+    target = EmulatedCudaTarget(DEFAULT_LIMITS, (32, 1, 1))
+    _check_shift_k(rng, (n + 1, 3), (layout, layout), target)
+    data = rng.standard_normal(n + 1)
+    out = gtx.as_field([Cell], np.full(n + 1, np.nan), copy=None)
+    _run_emulated(run_triple, [gtx.as_field([Cell], data, copy=None), out, n + 1], {}, target)
+    result = out.asnumpy()
+    assert np.isnan(result[0]) and np.array_equal(result[1:], 3.0 * data[1:])
+
+
+# ----------------------------------------------------------------------------- nvcc
+_NVCC = shutil.which("nvcc") or (shutil.os.path.exists("/usr/local/cuda/bin/nvcc") and "/usr/local/cuda/bin/nvcc")  # type: ignore[attr-defined]
+
+
+@pytest.mark.skipif(not _NVCC, reason="nvcc not installed")
+@pytest.mark.parametrize("layout", list(LAYOUTS))
+def test_generated_kernels_compile_with_nvcc(monkeypatch, layout) -> None:
+    """The grid-stride kernels (every chunk variant) of a gather in both layouts, built by nvcc."""
+    from stencilkit.backends.cuda import CudaTarget
+    from stencilkit.toolchain import cuda as cuda_toolchain
+    from stencilkit.toolchain.config import reset_config
+
+    monkeypatch.setenv("STENCILKIT_CUDA_COMPILER", "nvcc")
+    reset_config()
+    cuda_toolchain.find_cuda_compiler.cache_clear()
+    try:
+        mesh = periodic_triangular_mesh(4, 4)
+        e = gtx.as_field([Edge, K], _host(np.ones((mesh.n_edges, 5)), layout), copy=None)
+        out = gtx.as_field([Cell, K], _host(np.ones((mesh.n_cells, 5)), layout), copy=None)
+        runner = CompiledRunner(run_c2e_sum.definition, flat_params(run_c2e_sum.definition.params),
+                                CudaTarget(arch="90"))
+        sprog, arg_layout, *_ = runner.prepare([e, out], mesh.offset_provider(), check_device=False)
+        source, _, entry = runner.target.build(sprog, arg_layout, variants=True)
+        assert "gridDim.y" in source and "_z4" in source
+        assert b"sk_run_c2e_sum_k0_z4" in (entry.path / "program.cubin").read_bytes()
+    finally:
+        reset_config()
+        cuda_toolchain.find_cuda_compiler.cache_clear()
+
+
+# ----------------------------------------------------------------------------- on the GPU
+def _gpu_field(dims: list[Any], data: np.ndarray, layout: str) -> Any:
+    import cupy as cp
+
+    dev = cp.asarray(data) if layout == "k-contiguous" else cp.asfortranarray(cp.asarray(data))
+    return gtx.as_field(dims, dev, copy=None)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("big", BIG)
+@pytest.mark.parametrize("along", ["Cell", "K"])
+@pytest.mark.parametrize("layout", list(LAYOUTS))
+def test_gpu_cell_k_at_every_size(rng, layout, along, big) -> None:
+    shape = (big, 2) if along == "Cell" else (3, big)
+    data = rng.standard_normal(shape)
+    a = _gpu_field([Cell, K], data, layout)
+    out = _gpu_field([Cell, K], np.full(shape, np.nan), layout)
+    run_shift_k.with_backend(gtx.gpu)(a, out, shape[0], shape[1], offset_provider={})
+    result = out.asnumpy()
+    np.testing.assert_array_equal(result[1:, :-1], 2.0 * data[1:, 1:] - data[1:, :-1])
+    assert np.isnan(result[0]).all() and np.isnan(result[:, -1]).all()
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("big", BIG)
+@pytest.mark.parametrize("along", [0, 1, 2], ids=["I", "J", "K"])
+@pytest.mark.parametrize("layout", list(LAYOUTS))
+def test_gpu_ijk_at_every_size(rng, layout, along, big) -> None:
+    shape = [2, 2, 2]
+    shape[along] = big
+    data = rng.standard_normal(tuple(shape))
+    a = _gpu_field([I, J, K], data, layout)
+    out = _gpu_field([I, J, K], np.full(data.shape, np.nan), layout)
+    run_shift3.with_backend(gtx.gpu)(a, out, *shape, offset_provider={})
+    result = out.asnumpy()
+    expect = data[1:, :-1, :-1] + 2.0 * data[:-1, 1:, :-1] + 3.0 * data[:-1, :-1, 1:] - data[:-1, :-1, :-1]
+    np.testing.assert_allclose(result[:-1, :-1, :-1], expect, rtol=1e-14)
+    assert np.isnan(result[-1]).all() and np.isnan(result[:, -1]).all() and np.isnan(result[:, :, -1]).all()
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("big", BIG)
+def test_gpu_one_dimension_at_every_size(rng, big) -> None:
+    data = rng.standard_normal(big)
+    out = _gpu_field([Cell], np.full(big, np.nan), "k-contiguous")
+    run_triple.with_backend(gtx.gpu)(_gpu_field([Cell], data, "k-contiguous"), out, big, offset_provider={})
+    result = out.asnumpy()
+    assert np.isnan(result[0]) and np.array_equal(result[1:], 3.0 * data[1:])
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("layouts", [("k-contiguous",) * 2, ("horizontal-first",) * 2,
+                                     ("k-contiguous", "horizontal-first"), ("horizontal-first", "k-contiguous")])
+def test_gpu_gather_past_65536_cells(rng, layouts) -> None:
+    """The issue's crash: C2E over 131,072 cells (K-contiguous puts them on grid y)."""
+    mesh = periodic_triangular_mesh(256, 256)
+    provider = mesh.offset_provider(allocator=gtx.gpu)
+    e = rng.standard_normal((mesh.n_edges, 5))
+    out = _gpu_field([Cell, K], np.full((mesh.n_cells, 5), np.nan), layouts[1])
+    run_c2e_sum.with_backend(gtx.gpu)(_gpu_field([Edge, K], e, layouts[0]), out, offset_provider=provider)
+    np.testing.assert_allclose(out.asnumpy(), e[mesh.c2e].sum(axis=1), rtol=1e-13)
