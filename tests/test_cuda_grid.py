@@ -14,9 +14,9 @@ from typing import Any
 
 import numpy as np
 import pytest
-from helpers.cuda_emulation import EmulatedCudaTarget
 
 import stencilkit as gtx
+from helpers.cuda_emulation import EmulatedCudaTarget
 from stencilkit import Dims, Field, float64
 from stencilkit.backends.compiled import CompiledRunner
 from stencilkit.backends.cuda import grid as cuda_grid

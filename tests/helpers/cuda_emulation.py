@@ -18,7 +18,13 @@ import numpy as np
 
 from stencilkit.backends.abi import ArgLayout, Specialization
 from stencilkit.backends.compiled import Plan
-from stencilkit.backends.cuda.codegen import PLAIN, Variant, chunk_variants, generate_cuda, kernel_name
+from stencilkit.backends.cuda.codegen import (
+    PLAIN,
+    Variant,
+    chunk_variants,
+    generate_cuda,
+    kernel_name,
+)
 from stencilkit.backends.cuda.grid import DEFAULT_LIMITS, GridLimits, grid_for, kernel_extents
 from stencilkit.core.device import DeviceType
 from stencilkit.ir import nodes as ir
