@@ -93,7 +93,9 @@ class LoadedCuda:
                 tables = table_fingerprint(buf, [(f.ptr, sigs[f.name]) for f in self.layout.fields
                                                  if f.is_table and f.name in sigs])
             variant, blocks = choose_blocks(k, extents, launchers, stream, self.path,
-                                            device_name(self.module.device_id), tables)
+                                            device_name(self.module.device_id), tables,
+                                            grid.slowest_bounds(k, self.layout, ki),
+                                            grid.device_limits(self.module.device_id))
             result.append(KernelLaunch(launchers[variant], grid_for(extents, blocks, variant.chunk, self.module.device_id), blocks,
                                        kernel_name(self.sprog, ki, variant)))
         return result

@@ -103,3 +103,13 @@ def kernel_extents(k: ir.Kernel, layout: ArgLayout, domain: Sequence[Any], buf: 
         origin = int(buf[out.origins[out.unit_dim]])  # type: ignore[index]
         extents[0] += (lo - origin) % align
     return extents
+
+
+def slowest_bounds(k: ir.Kernel, layout: ArgLayout, ki: int) -> tuple[int, int] | None:
+    """The argument-block slots of the lo and hi bounds of kernel ``ki``'s slowest grid dimension
+    (where the block search cuts its timing slices); None for a kernel of fewer than two."""
+    gdims = grid_dims(k, layout)
+    if len(gdims) < 2:
+        return None
+    j = k.dims.index(gdims[-1])
+    return layout.bounds[ki][2 * j], layout.bounds[ki][2 * j + 1]
