@@ -225,5 +225,5 @@ def test_scan_compiles_with_its_level_loop_unrolled(compiler: str) -> None:
     a = gtx.as_field([I, J, K], _fortran((8, 6, 5)), copy=None)
     out = gtx.as_field([I, J, K], _fortran((8, 6, 5)), copy=None)
     source, entry = _build(run_running_sum, [a, out])
-    assert f"#pragma unroll {SCAN_UNROLL}\n      for (sk_idx i_K = K_lo0; i_K < K_hi0; ++i_K)" in source
+    assert f"#pragma unroll {SCAN_UNROLL}\n  for (sk_idx i_K = K_lo0; i_K < K_hi0; ++i_K)" in source
     assert b"sk_run_running_sum_k0" in (entry.path / "program.cubin").read_bytes()  # type: ignore[attr-defined]

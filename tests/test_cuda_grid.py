@@ -1,7 +1,7 @@
 """Launch grids within the device's limits, for every layout and size (issue 13).
 
 On the CPU: the grid-mapping function directly, the generated kernels run through a CPU emulation
-of their launches (small grid limits force the grid-stride loops), and the generated CUDA compiled
+of their launches (small grid limits force folded grids), and the generated CUDA compiled
 with nvcc. On a GPU (``@pytest.mark.gpu``): each layout at extents 65,535 / 65,536 / 2^24+ along
 every dimension, with small cross-sections, against NumPy; untouched points stay untouched.
 """
@@ -21,7 +21,14 @@ from stencilkit import Dims, Field, float64
 from stencilkit.backends.compiled import CompiledRunner
 from stencilkit.backends.cuda import grid as cuda_grid
 from stencilkit.backends.cuda.codegen import PLAIN, Variant
-from stencilkit.backends.cuda.grid import DEFAULT_LIMITS, GridLimits, axis_counts, grid_for, trips
+from stencilkit.backends.cuda.grid import (
+    DEFAULT_LIMITS,
+    GridLimits,
+    GridTooLarge,
+    grid_for,
+    needed_blocks,
+    unfold,
+)
 from stencilkit.ir.lower import flat_params
 from stencilkit.meshes import C2E, C2EDim, Cell, Edge, periodic_triangular_mesh
 
@@ -32,35 +39,53 @@ BLOCKS = [(32, 4, 1), (128, 1, 1), (256, 1, 1), (16, 8, 1), (32, 2, 2), (1, 1, 1
 
 
 # ----------------------------------------------------------------------------- the mapping itself
-@pytest.mark.parametrize("limits", [DEFAULT_LIMITS, GridLimits(7, 5, 3)], ids=["device", "tiny"])
+@pytest.mark.parametrize("limits", [DEFAULT_LIMITS, GridLimits(2**31 - 1, 7, 5000), GridLimits(2**31 - 1, 5000, 3)],
+                         ids=["device", "small-y", "small-z"])
 @pytest.mark.parametrize("rank", [1, 2, 3, 4])
 def test_grid_stays_within_limits_and_covers_every_point(rank: int, limits: GridLimits) -> None:
     """Every grid dimension (x: the unit-stride one, whichever layout put it there) at each large
-    extent, with every block shape and chunk: the grid respects the limits, and its grid-stride
-    loops cover the extents; one thread per point wherever the limits allow it."""
-    caps = (limits.x, limits.y, limits.z)
+    extent, with every block shape and chunk: the grid respects the limits and, unfolded as the
+    kernel unfolds it, gives every block of one-thread-per-point exactly once; a grid that fits
+    is not folded. Grids that cannot fit even folded are refused."""
     for pos in range(rank):
         for big in BIG:
             extents = [3] * rank
             extents[pos] = big
             for block in BLOCKS:
                 for chunk in (1, 4) if rank in (2, 3) else (1,):
+                    nx, ny, nz = needed_blocks(extents, block, chunk)
+                    if ny * nz > limits.y * limits.z:
+                        with pytest.raises(GridTooLarge):
+                            grid_for(extents, block, chunk, limits)
+                        continue
                     g = grid_for(extents, block, chunk, limits)
-                    assert all(1 <= n <= cap for n, cap in zip(g, caps)), (extents, block, g)
-                    counts = axis_counts(extents, chunk)
-                    loops = trips(extents, block, g, chunk)
-                    for n, gi, b, t, cap in zip(counts, g, block, loops, caps):
-                        assert gi * b * t >= n
-                        if -(-n // b) <= cap:
-                            assert t == 1 and (gi - 1) * b < n  # no idle block, no loop
+                    assert g[0] == nx <= limits.x and 1 <= g[1] <= limits.y and 1 <= g[2] <= limits.z
+                    if ny <= limits.y and nz <= limits.z:
+                        assert g == (nx, ny, nz)
+                        continue
+                    coords = unfold(g, block, extents, chunk)
+                    if g[1] * g[2] <= 70000:
+                        seen = {coords(by, bz) for by in range(g[1]) for bz in range(g[2])}
+                        assert {(y, z) for y in range(ny) for z in range(nz)} <= seen
+                    else:  # the corners and the last needed block
+                        assert coords(0, 0) == (0, 0) and coords(g[1] - 1, 0) == ((g[1] - 1) % ny, (g[1] - 1) // ny)
+                        last = ny * nz - 1
+                        assert coords(last % g[1], last // g[1]) == (ny - 1, nz - 1)
 
 
 def test_the_issue_case_fits_grid_y() -> None:
     """Regression: K-contiguous [Cell, K] with 1M cells put 1M/block_y blocks on grid y
     (CUDA_ERROR_INVALID_VALUE from cuLaunchKernel past 65,535)."""
-    assert grid_for([80, 1_000_000], (128, 1, 1)) == (1, 65535, 1)
-    assert grid_for([80, 65536], (32, 1, 1))[1] == 65535
-    assert grid_for([80, 65535], (32, 1, 1))[1] == 65535
+    assert grid_for([80, 1_000_000], (128, 1, 1)) == (1, 65535, 16)
+    assert grid_for([80, 65536], (32, 1, 1)) == (3, 65535, 2)
+    assert grid_for([80, 65535], (32, 1, 1)) == (3, 65535, 1)  # fits: not folded
+
+
+def test_grids_beyond_any_device_are_refused() -> None:
+    with pytest.raises(GridTooLarge):
+        grid_for([2**31 * 16], (1, 1, 1))
+    with pytest.raises(GridTooLarge):
+        grid_for([1, 2**33], (1, 1, 1))
 
 
 def test_limits_are_read_from_the_device(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -169,28 +194,33 @@ def _check_shift_k(rng: np.random.Generator, shape: tuple[int, int], layouts: tu
 
 
 # ----------------------------------------------------------------------------- emulated on the CPU
-TINY = GridLimits(2, 3, 2)
+TINY = [GridLimits(2**31 - 1, 2, 200), GridLimits(2**31 - 1, 100, 4)]  # fold y into z / z into y
 
 
 @pytest.mark.parametrize("variant", [PLAIN, Variant(4), Variant(2, True)], ids=str)
 @pytest.mark.parametrize("block", [(32, 4, 1), (16, 2, 2), (128, 1, 1)])
 @pytest.mark.parametrize("layouts", [("k-contiguous",) * 2, ("horizontal-first",) * 2,
                                      ("k-contiguous", "horizontal-first"), ("horizontal-first", "k-contiguous")])
-def test_grid_stride_loops_cover_every_layout(rng, layouts, block, variant) -> None:
-    """Grids clamped to 2 x 3 x 2 blocks: each thread loops over many points; inputs and outputs
-    in either layout, chunked variants included."""
-    target = EmulatedCudaTarget(TINY, block, variant)
-    _check_shift_k(rng, (301, 19), layouts, target)
-    _check_shift_k(rng, (7, 203), layouts, target)
-    data = rng.standard_normal((23, 9, 17))
-    a = gtx.as_field([I, J, K], _host(data, layouts[0]), copy=None)
-    out = _nan_field([I, J, K], data.shape, layouts[1])
-    _run_emulated(run_shift3, [a, out, *data.shape], {}, target)
-    expect = data[1:, :-1, :-1] + 2.0 * data[:-1, 1:, :-1] + 3.0 * data[:-1, :-1, 1:] - data[:-1, :-1, :-1]
-    result = out.asnumpy()
-    np.testing.assert_allclose(result[:-1, :-1, :-1], expect, rtol=1e-14)
-    assert np.isnan(result[-1]).all() and np.isnan(result[:, -1]).all() and np.isnan(result[:, :, -1]).all()
-    assert all(g[0] <= TINY.x and g[1] <= TINY.y and g[2] <= TINY.z for t in target.loaded for g, _ in t.grids)
+def test_folded_grids_cover_every_layout(rng, layouts, block, variant) -> None:
+    """Grids folded to fit tiny y and z limits: inputs and outputs in either layout, chunked
+    variants included."""
+    folded = 0
+    for limits in TINY:
+        target = EmulatedCudaTarget(limits, block, variant)
+        _check_shift_k(rng, (301, 19), layouts, target)
+        _check_shift_k(rng, (7, 203), layouts, target)
+        data = rng.standard_normal((23, 9, 17))
+        a = gtx.as_field([I, J, K], _host(data, layouts[0]), copy=None)
+        out = _nan_field([I, J, K], data.shape, layouts[1])
+        _run_emulated(run_shift3, [a, out, *data.shape], {}, target)
+        expect = data[1:, :-1, :-1] + 2.0 * data[:-1, 1:, :-1] + 3.0 * data[:-1, :-1, 1:] - data[:-1, :-1, :-1]
+        result = out.asnumpy()
+        np.testing.assert_allclose(result[:-1, :-1, :-1], expect, rtol=1e-14)
+        assert np.isnan(result[-1]).all() and np.isnan(result[:, -1]).all() and np.isnan(result[:, :, -1]).all()
+        grids = [g for t in target.loaded for g, _ in t.grids]
+        assert all(g[1] <= limits.y and g[2] <= limits.z for g in grids)
+        folded += sum(t.folded for t in target.loaded)
+    assert folded > 0  # some launches were folded
 
 
 @pytest.mark.parametrize("layouts", [("k-contiguous", "k-contiguous"), ("horizontal-first", "k-contiguous"),
@@ -199,7 +229,7 @@ def test_gathers_and_scans_with_clamped_grids(rng, layouts) -> None:
     mesh = periodic_triangular_mesh(12, 10)
     provider = mesh.offset_provider()
     nk = 11
-    target = EmulatedCudaTarget(TINY, (16, 4, 1), Variant(4))
+    target = EmulatedCudaTarget(TINY[0], (16, 4, 1), Variant(4))
     e = rng.standard_normal((mesh.n_edges, nk))
     out = _nan_field([Cell, K], (mesh.n_cells, nk), layouts[1])
     _run_emulated(run_c2e_sum, [gtx.as_field([Edge, K], _host(e, layouts[0]), copy=None), out], provider, target)
@@ -231,7 +261,7 @@ _NVCC = shutil.which("nvcc") or (shutil.os.path.exists("/usr/local/cuda/bin/nvcc
 @pytest.mark.skipif(not _NVCC, reason="nvcc not installed")
 @pytest.mark.parametrize("layout", list(LAYOUTS))
 def test_generated_kernels_compile_with_nvcc(monkeypatch, layout) -> None:
-    """The grid-stride kernels (every chunk variant) of a gather in both layouts, built by nvcc."""
+    """The generated kernels (every chunk variant, with their unfolding) of a gather in both layouts, built by nvcc."""
     from stencilkit.backends.cuda import CudaTarget
     from stencilkit.toolchain import cuda as cuda_toolchain
     from stencilkit.toolchain.config import reset_config
@@ -247,7 +277,7 @@ def test_generated_kernels_compile_with_nvcc(monkeypatch, layout) -> None:
                                 CudaTarget(arch="90"))
         sprog, arg_layout, *_ = runner.prepare([e, out], mesh.offset_provider(), check_device=False)
         source, _, entry = runner.target.build(sprog, arg_layout, variants=True)
-        assert "gridDim.y" in source and "_z4" in source
+        assert "lin % nby" in source and "_z4" in source
         assert b"sk_run_c2e_sum_k0_z4" in (entry.path / "program.cubin").read_bytes()
     finally:
         reset_config()

@@ -2,7 +2,7 @@
 compiles the generated kernels as C++ and launches them serially, block by block and thread by
 thread, with the grids ``grid.grid_for`` gives for chosen grid limits. It checks, without a GPU,
 that the generated indexing and the grid mapping cover every point exactly as a GPU would run
-them (small limits force the kernels' grid-stride loops)."""
+them (small limits force folded grids)."""
 
 from __future__ import annotations
 
@@ -25,7 +25,13 @@ from stencilkit.backends.cuda.codegen import (
     generate_cuda,
     kernel_name,
 )
-from stencilkit.backends.cuda.grid import DEFAULT_LIMITS, GridLimits, grid_for, kernel_extents
+from stencilkit.backends.cuda.grid import (
+    DEFAULT_LIMITS,
+    GridLimits,
+    grid_for,
+    kernel_extents,
+    needed_blocks,
+)
 from stencilkit.core.device import DeviceType
 from stencilkit.ir import nodes as ir
 
@@ -63,6 +69,7 @@ class EmulatedCuda:
         self.lib, self.sprog, self.layout, self.target = lib, sprog, layout, target
         self.source = ""
         self.grids: list[tuple[tuple[int, int, int], tuple[int, int, int]]] = []
+        self.folded = 0  # launches whose grid was folded to fit the limits
 
     def launch(self, plan: Plan, buf: np.ndarray) -> None:
         for ki, k in enumerate(self.sprog.kernels):
@@ -73,6 +80,7 @@ class EmulatedCuda:
             assert grid[0] <= self.target.limits.x and grid[1] <= self.target.limits.y
             assert grid[2] <= self.target.limits.z
             self.grids.append((grid, block))
+            self.folded += grid != needed_blocks(extents, block, variant.chunk)
             fn = getattr(self.lib, "emu_" + kernel_name(self.sprog, ki, variant))
             fn(ctypes.c_void_p(buf.ctypes.data), (ctypes.c_uint * 3)(*grid), (ctypes.c_uint * 3)(*block))
 

@@ -2,9 +2,10 @@
 
 Threads map to output points: x to the unit-stride dimension of the first output (consecutive
 threads, consecutive addresses: coalesced in horizontal-first and K-contiguous fields alike), y
-to the next, z to the rest. Every grid axis is a grid-stride loop, so a grid clamped to the
-device's limits (grid.py) still covers any domain. A scan kernel gives each thread one column
-and loops over the levels inside.
+to the next, z to the rest. Where the y or z blocks exceed the device's limits, grid.py folds
+them into one linear numbering over grid y and z and the kernel unfolds it (no loop: a kernel
+over a grid that fits runs as before). A scan kernel gives each thread one column and loops
+over the levels inside.
 """
 
 from __future__ import annotations
@@ -84,11 +85,19 @@ def x_align(k: ir.Kernel, layout: ArgLayout) -> int:
     return max(1, X_ALIGN_BYTES // np.dtype(out.dtype).itemsize)
 
 
-def _grid_loop(pad: str, ax: str, count: str) -> str:
-    """A grid-stride loop over ``count`` steps along grid axis ``ax``: any grid covers the domain
-    (grid.py clamps grids to the device's limits). 64-bit counters: ``t + stride`` may pass 2^31."""
-    return (f"{pad}for (int64_t t_{ax} = (int64_t)blockIdx.{ax} * blockDim.{ax} + threadIdx.{ax}; t_{ax} < {count};"
-            f" t_{ax} += (int64_t)gridDim.{ax} * blockDim.{ax}) {{")
+def _block_coords(ext_y: str, ext_z: str, has_z: bool) -> list[str]:
+    """The block's y and z coordinates. grid.py folds a grid whose y or z blocks exceed the
+    device's limits: the y and z blocks are then numbered linearly over grid y and z. A kernel
+    sees it from its grid (fewer threads along y or z than steps) and unfolds; a grid that fits
+    costs one uniform comparison."""
+    lines = ["  unsigned by_ = blockIdx.y, bz_ = blockIdx.z;",
+             f"  if ((int64_t)gridDim.y * blockDim.y < (int64_t){ext_y}"
+             + (f" || (int64_t)gridDim.z * blockDim.z < (int64_t){ext_z}" if has_z else "") + ") {",
+             f"    const uint64_t nby = ((uint64_t){ext_y} + blockDim.y - 1) / blockDim.y;",
+             "    const uint64_t lin = blockIdx.y + (uint64_t)gridDim.y * blockIdx.z;",
+             "    by_ = (unsigned)(lin % nby); bz_ = (unsigned)(lin / nby);",
+             "  }"]
+    return lines
 
 
 def _kernel(prog: ir.StencilProgram, k: ir.Kernel, ki: int, layout: ArgLayout, written: set[str],
@@ -108,67 +117,52 @@ def _kernel(prog: ir.StencilProgram, k: ir.Kernel, ki: int, layout: ArgLayout, w
         lines += _body(k, ki, emit, layout, "  ", variant)
         return [*lines, "}"]
     ext = {d: f"({d.value}_hi{ki} - {d.value}_lo{ki})" for d in gdims}
-    chunked = gdims[-1] if chunk > 1 else None  # the dimension threads walk in chunks
-    pad, closers = "  ", 0
+    cdim = gdims[-1] if chunk > 1 else None  # the dimension threads walk in chunks
+    steps = {d: (f"(({ext[d]} + {chunk - 1}) / {chunk})" if d == cdim else ext[d]) for d in gdims}
+    block = {"y": "by_", "z": "bz_"}
+    if len(gdims) > 1:
+        z_steps = " * ".join(steps[d] for d in gdims[2:]) if len(gdims) > 2 else "1"
+        lines += _block_coords(steps[gdims[1]], z_steps, len(gdims) > 2)
     # x: the unit-stride dimension; rows start on a cache line (origins are aligned), threads
-    # before lo skip
+    # before lo idle
     x = gdims[0].value
     align = x_align(k, layout)
+    start = f"{x}_lo{ki}"
     if align > 1:
         out = layout.field(k.outs[0])
-        start = f"({x}_lo{ki} - ((({x}_lo{ki} - a[{out.origins[out.unit_dim]}]) % {align} + {align}) % {align}))"  # type: ignore[index]
-        lines.append(f"  const sk_idx {x}_x0{ki} = {start};")
-    else:
-        lines.append(f"  const sk_idx {x}_x0{ki} = {x}_lo{ki};")
-    axes: list[tuple[str, list[Dimension]]] = [("x", gdims[:1])]
-    if len(gdims) > 1:
-        axes.append(("y", gdims[1:2]))
-    if len(gdims) > 2:
-        axes.append(("z", gdims[2:]))
-    for ax, dims in axes:
-        if ax == "x":
-            count = f"({x}_hi{ki} - {x}_x0{ki})"
-        elif dims[-1] == chunked:
-            count = f"(({ext[dims[-1]]} + {chunk - 1}) / {chunk})"
-        else:
-            count = " * ".join(ext[d] for d in dims)
-        lines.append(_grid_loop(pad, ax, count))
-        closers += 1
-        pad += "  "
-        if ax == "x":
-            lines.append(f"{pad}const sk_idx i_{x} = {x}_x0{ki} + (sk_idx)t_x;")
-            if align > 1:
-                lines.append(f"{pad}if (i_{x} < {x}_lo{ki}) continue;")
-        elif dims[-1] == chunked:
-            lines.append(f"{pad}const sk_idx z0 = {dims[-1].value}_lo{ki} + (sk_idx)t_{ax} * {chunk};")
-        elif len(dims) == 1:
-            lines.append(f"{pad}const sk_idx i_{dims[0].value} = {dims[0].value}_lo{ki} + (sk_idx)t_{ax};")
-        else:  # z covers several dimensions: split the flat index, fastest first
-            lines.append(f"{pad}int64_t r_z = t_z;")
-            for j, d in enumerate(dims):
-                if j == len(dims) - 1:
-                    lines.append(f"{pad}const sk_idx i_{d.value} = {d.value}_lo{ki} + (sk_idx)r_z;")
-                else:
-                    lines.append(f"{pad}const sk_idx i_{d.value} = {d.value}_lo{ki} + (sk_idx)(r_z % {ext[d]});"
-                                 f" r_z /= {ext[d]};")
-    if chunked is not None:
-        z = chunked.value
-        lines.append(f"{pad}if (z0 + {chunk} <= {z}_hi{ki}) {{")
-        lines.append(f"{pad}  #pragma unroll")
-        lines.append(f"{pad}  for (int c = 0; c < {chunk}; ++c) {{")
-        lines.append(f"{pad}    const sk_idx i_{z} = z0 + c;")
-        lines += _stores(k, emit, layout, pad + "    ", variant.store)
-        lines.append(f"{pad}  }}")
-        lines.append(f"{pad}}} else {{")
-        lines.append(f"{pad}  for (sk_idx i_{z} = z0; i_{z} < {z}_hi{ki}; ++i_{z}) {{")
-        lines += _stores(k, emit, layout, pad + "    ", variant.store)
-        lines.append(f"{pad}  }}")
-        lines.append(f"{pad}}}")
-    else:
-        lines += _body(k, ki, emit, layout, pad, variant)
-    for _ in range(closers):
-        pad = pad[:-2]
-        lines.append(pad + "}")
+        start = f"({start} - ((({start} - a[{out.origins[out.unit_dim]}]) % {align} + {align}) % {align}))"  # type: ignore[index]
+    lines.append(f"  const sk_idx i_{x} = {start} + (sk_idx)((sk_idx)blockIdx.x * blockDim.x + threadIdx.x);")
+    lines.append(f"  if (i_{x} < {x}_lo{ki} || i_{x} >= {x}_hi{ki}) return;")
+    if len(gdims) > 1 and gdims[1] != cdim:
+        y = gdims[1].value
+        lines.append(f"  const sk_idx i_{y} = {y}_lo{ki} + (sk_idx)((sk_idx)by_ * blockDim.y + threadIdx.y);")
+        lines.append(f"  if (i_{y} >= {y}_hi{ki}) return;")
+    if len(gdims) == 3 and gdims[2] != cdim:
+        z = gdims[2].value
+        lines.append(f"  const sk_idx i_{z} = {z}_lo{ki} + (sk_idx)((sk_idx)bz_ * blockDim.z + threadIdx.z);")
+        lines.append(f"  if (i_{z} >= {z}_hi{ki}) return;")
+    elif len(gdims) > 3:
+        lines.append("  int64_t r_z = (int64_t)bz_ * blockDim.z + threadIdx.z;")
+        for d in gdims[2:]:
+            n = ext[d]
+            lines.append(f"  const sk_idx i_{d.value} = {d.value}_lo{ki} + (sk_idx)(r_z % {n}); r_z /= {n};")
+        lines.append("  if (r_z > 0) return;")
+    if cdim is None:
+        lines += _body(k, ki, emit, layout, "  ", variant)
+        return [*lines, "}"]
+    c, cax = cdim.value, "yz"[len(gdims) - 2]
+    lines.append(f"  const sk_idx z0 = {c}_lo{ki} + (sk_idx)((sk_idx){block[cax]} * blockDim.{cax} + threadIdx.{cax}) * {chunk};")
+    lines.append(f"  if (z0 + {chunk} <= {c}_hi{ki}) {{")
+    lines.append("    #pragma unroll")
+    lines.append(f"    for (int c = 0; c < {chunk}; ++c) {{")
+    lines.append(f"      const sk_idx i_{c} = z0 + c;")
+    lines += _stores(k, emit, layout, "      ", variant.store)
+    lines.append("    }")
+    lines.append("  } else {")
+    lines.append(f"    for (sk_idx i_{c} = z0; i_{c} < {c}_hi{ki}; ++i_{c}) {{")
+    lines += _stores(k, emit, layout, "      ", variant.store)
+    lines.append("    }")
+    lines.append("  }")
     return [*lines, "}"]
 
 

@@ -2,16 +2,17 @@
 
 A kernel's parallel dimensions map to the grid fastest first: x is the unit-stride dimension of
 its first output (consecutive threads, consecutive addresses), y the next one, z the product of
-the rest (see ``codegen.grid_dims``). The generated kernels walk every grid axis with a
-*grid-stride loop* (``for (t = thread index; t < n; t += threads along the axis)``), so any grid
-of at least one block per axis covers the whole domain: ``grid_for`` asks for one thread per
-point and clamps each axis to the device's limit (2^31-1 blocks along x, 65,535 along y and z on
-every GPU since compute capability 3.0). An axis over its limit costs a few loop iterations per
-thread, never a failed launch. The limits are read from the device (``device_limits``); the
+the rest (see ``codegen.grid_dims``). A grid of one thread per point fits the device's limits
+(2^31-1 blocks along x, 65,535 along y and z on every GPU since compute capability 3.0) unless
+a y or z extent is large: a K-contiguous ``[Cell, K]`` field puts its cells on grid y. Then
+``grid_for`` *folds*: it numbers the y and z blocks linearly and spreads that number over grid
+y and z, and the generated kernel, seeing fewer threads along y or z than steps, unfolds it
+(one division, only in a folded launch). No loop is added to the kernels: a kernel over a grid
+that fits runs exactly as before. The limits are read from the device (``device_limits``); the
 defaults serve code-generation tests on machines without a GPU.
 
 >>> grid_for([80, 1_000_000], (32, 4, 1), limits=GridLimits())   # K-contiguous [Cell, K]
-(3, 65535, 1)
+(3, 65535, 4)
 """
 
 from __future__ import annotations
@@ -71,22 +72,49 @@ def axis_counts(extents: list[int], chunk: int = 1) -> tuple[int, int, int]:
     return x, y, z
 
 
+class GridTooLarge(ValueError):
+    """More blocks than a device can launch even folded (beyond any field that fits in memory)."""
+
+
+def needed_blocks(extents: list[int], block: tuple[int, int, int], chunk: int = 1) -> tuple[int, int, int]:
+    """Blocks along x, y and z for one thread per point (per chunk along the last axis)."""
+    return tuple(max(1, -(-n // b)) for n, b in zip(axis_counts(extents, chunk), block))  # type: ignore[return-value]
+
+
 def grid_for(extents: list[int], block: tuple[int, int, int], chunk: int = 1,
              limits: GridLimits = DEFAULT_LIMITS) -> tuple[int, int, int]:
     """Blocks along x, y and z for a kernel over ``extents`` (grid dimensions, fastest first) with
-    ``block`` threads per block: one thread per point (per chunk along the last axis) where the
-    device allows, at most ``limits`` blocks per axis (the kernel's grid-stride loops do the rest)."""
-    counts = axis_counts(extents, chunk)
-    caps = (limits.x, limits.y, limits.z)
-    return tuple(max(1, min(cap, -(-n // b))) for n, b, cap in zip(counts, block, caps))  # type: ignore[return-value]
+    ``block`` threads per block: one thread per point (per chunk along the last axis), the y
+    and z blocks folded over grid y and z where either exceeds ``limits``."""
+    nx, ny, nz = needed_blocks(extents, block, chunk)
+    if ny <= limits.y and nz <= limits.z:
+        if nx > limits.x:
+            raise GridTooLarge(f"{nx} blocks along grid x exceed the device's {limits.x}")
+        return nx, ny, nz
+    total = ny * nz
+    gy = min(total, limits.y)
+    gz = -(-total // gy)
+    if nx > limits.x or gz > limits.z:
+        raise GridTooLarge(f"extents {extents} need {nx} x {total} blocks; the device launches at most"
+                           f" {limits.x} x {limits.y * limits.z}")
+    return nx, gy, gz
 
 
-def trips(extents: list[int], block: tuple[int, int, int], grid: tuple[int, int, int],
-          chunk: int = 1) -> tuple[int, int, int]:
-    """Iterations of each grid-stride loop for the thread that runs the most: 1 where the grid
-    gives every point its own thread."""
+def unfold(grid: tuple[int, int, int], block: tuple[int, int, int], extents: list[int], chunk: int = 1
+           ) -> Any:
+    """What the generated kernel computes from its grid: a function from (blockIdx.y, blockIdx.z)
+    to the block's (y, z) coordinates (for tests and documentation)."""
     counts = axis_counts(extents, chunk)
-    return tuple(max(1, -(-n // (g * b))) for n, g, b in zip(counts, grid, block))  # type: ignore[return-value]
+    folded = grid[1] * block[1] < counts[1] or grid[2] * block[2] < counts[2]
+    nby = -(-counts[1] // block[1])
+
+    def coords(by: int, bz: int) -> tuple[int, int]:
+        if not folded:
+            return by, bz
+        lin = by + grid[1] * bz
+        return lin % nby, lin // nby
+
+    return coords
 
 
 def kernel_extents(k: ir.Kernel, layout: ArgLayout, domain: Sequence[Any], buf: Any) -> list[int]:
