@@ -73,6 +73,35 @@ def test_grid_stays_within_limits_and_covers_every_point(rank: int, limits: Grid
                         assert coords(last % g[1], last // g[1]) == (ny - 1, nz - 1)
 
 
+@pytest.mark.parametrize("order", [(0, 1, 2), (2, 1, 0), (1, 0, 2), (0, 2, 1)], ids=["C", "F", "JIK", "IKJ"])
+def test_every_layout_maps_its_unit_stride_dimension_to_x_within_limits(order: tuple[int, int, int]) -> None:
+    """For [I, J, K] fields in every stride order: grid x is the unit-stride dimension, and each
+    dimension at 65,535 / 65,536 / 2^24+ points (the others 3) gets a grid within the limits."""
+    from stencilkit.backends.cuda import CudaTarget
+    from stencilkit.backends.cuda.codegen import grid_dims
+
+    data = np.zeros((4, 5, 6)).transpose(np.argsort(order)).copy().transpose(order)
+    a = gtx.as_field([I, J, K], data, copy=None)
+    out = gtx.as_field([I, J, K], data.copy(order="K"), copy=None)
+    runner = CompiledRunner(run_shift3.definition, flat_params(run_shift3.definition.params), CudaTarget(arch="90"))
+    sprog, layout, *_ = runner.prepare([a, out, 4, 5, 6], {}, check_device=False)
+    gdims = [d.value for d in grid_dims(sprog.kernels[0], layout)]
+    unit = "IJK"[int(np.argmin(out.ndarray.strides))]
+    assert gdims[0] == unit and sorted(gdims) == ["I", "J", "K"]
+    for big in BIG:
+        for d in "IJK":
+            extents = [big if g == d else 3 for g in gdims]
+            for block in tuning_blocks(extents):
+                g = grid_for(extents, block)
+                assert g[0] <= DEFAULT_LIMITS.x and g[1] <= DEFAULT_LIMITS.y and g[2] <= DEFAULT_LIMITS.z
+
+
+def tuning_blocks(extents: list[int]) -> list[tuple[int, int, int]]:
+    from stencilkit.backends.cuda.tuning import block_candidates, default_block
+
+    return [*block_candidates(extents), default_block(extents)]
+
+
 def test_the_issue_case_fits_grid_y() -> None:
     """Regression: K-contiguous [Cell, K] with 1M cells put 1M/block_y blocks on grid y
     (CUDA_ERROR_INVALID_VALUE from cuLaunchKernel past 65,535)."""
