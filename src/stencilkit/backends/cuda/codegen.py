@@ -96,6 +96,9 @@ def _block_coords(ext_y: str, ext_z: str, has_z: bool) -> list[str]:
              f"    const uint64_t nby = ((uint64_t){ext_y} + blockDim.y - 1) / blockDim.y;",
              "    const uint64_t lin = blockIdx.y + (uint64_t)gridDim.y * blockIdx.z;",
              "    by_ = (unsigned)(lin % nby); bz_ = (unsigned)(lin / nby);",
+             # blocks past the last needed one (a folded grid is rounded up) would repeat blocks
+             # of z = 0 in a kernel without z; with z, the bounds check of z stops them
+             *([] if has_z else ["    if (bz_ != 0) return;"]),
              "  }"]
     return lines
 

@@ -103,16 +103,19 @@ def grid_for(extents: list[int], block: tuple[int, int, int], chunk: int = 1,
 def unfold(grid: tuple[int, int, int], block: tuple[int, int, int], extents: list[int], chunk: int = 1
            ) -> Any:
     """What the generated kernel computes from its grid: a function from (blockIdx.y, blockIdx.z)
-    to the block's (y, z) coordinates (for tests and documentation)."""
+    to the block's (y, z) coordinates, None for a block that returns at once (for tests and
+    documentation)."""
     counts = axis_counts(extents, chunk)
     folded = grid[1] * block[1] < counts[1] or grid[2] * block[2] < counts[2]
     nby = -(-counts[1] // block[1])
+    nbz = -(-counts[2] // block[2])
 
-    def coords(by: int, bz: int) -> tuple[int, int]:
+    def coords(by: int, bz: int) -> tuple[int, int] | None:
         if not folded:
             return by, bz
         lin = by + grid[1] * bz
-        return lin % nby, lin // nby
+        y, z = lin % nby, lin // nby
+        return (y, z) if z < nbz else None
 
     return coords
 
