@@ -400,3 +400,15 @@ def test_gpu_gather_past_65536_cells(rng, layouts) -> None:
     out = _gpu_field([Cell, K], np.full((mesh.n_cells, 5), np.nan), layouts[1])
     run_c2e_sum.with_backend(gtx.gpu)(_gpu_field([Edge, K], e, layouts[0]), out, offset_provider=provider)
     np.testing.assert_allclose(out.asnumpy(), e[mesh.c2e].sum(axis=1), rtol=1e-13)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("big", BIG)
+@pytest.mark.parametrize("layout", list(LAYOUTS))
+def test_gpu_in_place_update_runs_each_point_once(rng, layout, big) -> None:
+    """x += a over [Cell, K] with `big` cells: K-contiguous fields put the cells on grid y, whose
+    grid is folded past 65,535 blocks; a point run twice would be added twice."""
+    x0, a = rng.standard_normal((big, 2)), rng.standard_normal((big, 2))
+    x = _gpu_field([Cell, K], x0, layout)
+    run_accumulate.with_backend(gtx.gpu)(x, _gpu_field([Cell, K], a, layout), x, offset_provider={})
+    np.testing.assert_array_equal(x.asnumpy(), x0 + a)
