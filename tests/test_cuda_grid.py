@@ -255,7 +255,7 @@ def test_folded_grids_cover_every_layout(rng, layouts, block, variant) -> None:
 
 @pytest.mark.parametrize("layouts", [("k-contiguous", "k-contiguous"), ("horizontal-first", "k-contiguous"),
                                      ("k-contiguous", "horizontal-first")])
-def test_gathers_and_scans_with_clamped_grids(rng, layouts) -> None:
+def test_gathers_and_scans_with_folded_grids(rng, layouts) -> None:
     mesh = periodic_triangular_mesh(12, 10)
     provider = mesh.offset_provider()
     nk = 11

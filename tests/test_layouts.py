@@ -18,7 +18,7 @@ from stencilkit.backends.cuda.codegen import grid_dims
 from stencilkit.core import DeviceType, DimensionKind, StencilValueError
 from stencilkit.fields import FieldConstructor
 from stencilkit.ir.lower import flat_params
-from stencilkit.meshes import C2E, C2EDim, Cell, Edge, periodic_triangular_mesh
+from stencilkit.meshes import Cell, Edge, periodic_triangular_mesh
 from stencilkit.storage import (
     GPU_COLUMN_SCHEME,
     HORIZONTAL_FIRST,
@@ -26,8 +26,8 @@ from stencilkit.storage import (
     Layout,
     layout_for,
 )
+from test_cuda_grid import K, c2e_sum, run_c2e_sum
 
-K = gtx.Dimension("K", kind=gtx.DimensionKind.VERTICAL)
 NAMES = ["vertical-contiguous", "horizontal-contiguous", "c-contiguous"]
 
 
@@ -87,16 +87,6 @@ def test_gpu_column_fields_default_to_one_constant() -> None:
 
 
 # ----------------------------------------------------------------------------- thread mapping
-@gtx.field_operator
-def c2e_sum(e: Field[Dims[Edge, K], float64]) -> Field[Dims[Cell, K], float64]:
-    return gtx.neighbor_sum(e(C2E), axis=C2EDim)
-
-
-@gtx.program
-def run_c2e_sum(e: Field[Dims[Edge, K], float64], out: Field[Dims[Cell, K], float64]):
-    c2e_sum(e, out=out)
-
-
 @pytest.mark.parametrize(("out_layout", "x"), [("vertical-contiguous", "K"), ("horizontal-contiguous", "Cell")])
 @pytest.mark.parametrize("in_layout", ["vertical-contiguous", "horizontal-contiguous"])
 def test_gpu_threads_follow_the_output_unit_stride(in_layout: str, out_layout: str, x: str) -> None:
