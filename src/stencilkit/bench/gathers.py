@@ -117,7 +117,6 @@ import time
 
 case, sizes, programs_path, package = sys.argv[1], json.loads(sys.argv[2]), sys.argv[3], sys.argv[4]
 import cupy as cp
-import numpy as np
 
 import stencilkit as gtx
 from stencilkit.backends.cuda import backend as cuda_backend, tuning
