@@ -228,7 +228,7 @@ TINY = [GridLimits(2**31 - 1, 2, 200), GridLimits(2**31 - 1, 100, 4)]  # fold y 
 
 
 @pytest.mark.parametrize("variant", [PLAIN, Variant(4), Variant(2, True)], ids=str)
-@pytest.mark.parametrize("block", [(32, 4, 1), (16, 2, 2), (128, 1, 1)])
+@pytest.mark.parametrize("block", [(32, 4, 1), (16, 2, 2), (128, 1, 1), (7, 9, 1)])
 @pytest.mark.parametrize("layouts", [("k-contiguous",) * 2, ("horizontal-first",) * 2,
                                      ("k-contiguous", "horizontal-first"), ("horizontal-first", "k-contiguous")])
 def test_folded_grids_cover_every_layout(rng, layouts, block, variant) -> None:

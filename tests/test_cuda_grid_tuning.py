@@ -110,3 +110,5 @@ def test_block_candidates_follow_the_kernel_shape() -> None:
     assert (32, 4, 1) in horizontal and len(horizontal) <= 8
     assert tuning.block_candidates([1 << 24]) == tuning._CANDIDATES_1D
     assert all(b[0] * b[1] * b[2] <= 1024 for e in ([3, 5], [255, 7], [17, 9, 9]) for b in tuning.block_candidates(e))
+    assert (65, 2, 1) in tuning.block_candidates([65, 10**6])  # 65 levels: no idle thread
+    assert (5, 26, 1) in tuning.block_candidates([5, 10**6]) and tuning.default_block([5, 99]) == (5, 26, 1)

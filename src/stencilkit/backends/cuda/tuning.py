@@ -109,14 +109,15 @@ def table_fingerprint(buf: Any, slots: list[tuple[int, tuple[Any, ...]]]) -> str
 def block_candidates(extents: list[int]) -> list[tuple[int, int, int]]:
     """Block shapes worth timing for a kernel over ``extents`` (grid dimensions, fastest first).
     A short unit-stride extent (the levels of a K-contiguous field) gets blocks whose rows hold
-    whole columns (its extent rounded up to 16 threads: consecutive warps read one contiguous
-    run) or 16-64 threads; a long one the shapes that won on the H200 for Cartesian stencils."""
+    exactly one column (no idle thread: a warp runs on through the next columns, which follow
+    in memory), the column rounded up to 16 threads, or 16-64 threads; a long one the shapes
+    that won on the H200 for Cartesian stencils."""
     if len(extents) < 2 or all(e == 1 for e in extents[1:]):
         return list(_CANDIDATES_1D)
     nx = extents[0]
     if nx < 256:
         column = -(-nx // 16) * 16
-        widths = sorted({w for w in (column, 16, 32, 64) if w <= max(column, 32)})
+        widths = sorted({w for w in (nx, column, 16, 32, 64) if w <= max(column, 32)})
         out = []
         for w in widths:
             for threads in (128, 256):
@@ -134,6 +135,8 @@ def default_block(extents: list[int]) -> tuple[int, int, int]:
     """The block shape of launches too small to search (launch latency dominates them)."""
     if len(extents) < 2 or all(e == 1 for e in extents[1:]):
         return (128, 1, 1)
+    if extents[0] < 32:  # short columns (K-contiguous, few levels): one column per block row
+        return (extents[0], max(1, round(128 / extents[0])), 1)
     return (64, 4, 1) if extents[0] >= 64 else (32, 4, 1)
 
 
