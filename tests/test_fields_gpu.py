@@ -23,7 +23,15 @@ from stencilkit.core import (
     UnitRange,
 )
 from stencilkit.fields import Connectivity, Field, as_connectivity, as_field, empty, ones, zeros
-from stencilkit.storage import HORIZONTAL_FIRST, Layout, allocate, array_namespace, device_of
+from stencilkit.storage import (
+    GPU_COLUMN_SCHEME,
+    HORIZONTAL_FIRST,
+    Layout,
+    allocate,
+    array_namespace,
+    buffer_strides,
+    device_of,
+)
 
 pytestmark = pytest.mark.gpu
 
@@ -87,13 +95,14 @@ def test_zeros_on_gpu_layout_and_alignment(cp: ModuleType, allocator: str) -> No
 
 @pytest.mark.parametrize("dtype", [np.int8, np.float32, np.float64])
 def test_gpu_aligned_index(cp: ModuleType, dtype: Any) -> None:
-    f = empty({I: (-2, 9), K: (0, 5)}, dtype, aligned_index={I: 0, K: 3}, device=GPU0)
+    f = empty({I: (-2, 9), K: (0, 5)}, dtype, aligned_index={I: 0, K: 3}, device=GPU0,
+              layout="horizontal-contiguous")
     assert element_address(f, (2, 3)) % 128 == 0
     assert f.ndarray.strides[0] == np.dtype(dtype).itemsize
 
 
 def test_gpu_layout_puts_horizontal_axis_first_whatever_its_position(cp: ModuleType) -> None:
-    f = empty({K: 3, Cell: 50}, device=GPU0)
+    f = empty({K: 3, Cell: 50}, device=GPU0, layout="horizontal-contiguous")
     assert f.ndarray.strides[1] == 8  # Cell is unit-stride
     assert f.ndarray.strides[0] == 64 * 8  # 50 doubles padded to 64 (a multiple of 128 bytes)
 
@@ -113,7 +122,7 @@ def test_as_field_host_data_to_gpu_copies_into_gpu_layout(
     cp: ModuleType, rng: np.random.Generator
 ) -> None:
     a = rng.random((9, 4))
-    f = as_field([I, K], a, allocator=GpuBackend())
+    f = as_field([I, K], a, allocator=GpuBackend(), layout="horizontal-contiguous")
     assert isinstance(f.ndarray, cp.ndarray)
     assert f.ndarray.strides == (8, 128)  # 9 doubles padded to 16
     assert f._ptr % 128 == 0
@@ -194,7 +203,8 @@ def test_moving_between_devices(cp: ModuleType, rng: np.random.Generator) -> Non
     host = as_field([I, K], a)
     gpu = host.to(GPU0)
     assert gpu.xp is cp and gpu.device == GPU0 and gpu.domain == host.domain
-    assert gpu.ndarray.strides == (8, 128)
+    # a column field: the GPU's column layout (vertical-contiguous: 3 doubles padded to 4)
+    assert gpu.ndarray.strides == buffer_strides((5, 3), 8, GPU_COLUMN_SCHEME.layout((I.kind, K.kind)))[0]
     assert gpu.to(GPU0) is gpu
     back = gpu.to(Device(DeviceType.CPU, 0))
     assert back.xp is np

@@ -14,13 +14,16 @@ from stencilkit.core import Device, DeviceType, DimensionKind, StencilTypeError,
 from stencilkit.storage import (
     C_ORDER,
     DEVICE_SCHEMES,
+    GPU_COLUMN_SCHEME,
     HORIZONTAL_FIRST,
     SCHEMES,
+    VERTICAL_FIRST,
     Allocator,
     Layout,
     allocate,
     array_namespace,
     device_of,
+    is_column,
     layout_for,
 )
 
@@ -43,7 +46,8 @@ def address(array: np.ndarray, index: tuple[int, ...]) -> int:
 
 
 def test_scheme_table_names_and_devices() -> None:
-    assert SCHEMES == {"c-contiguous": C_ORDER, "horizontal-contiguous": HORIZONTAL_FIRST}
+    assert SCHEMES == {"c-contiguous": C_ORDER, "horizontal-contiguous": HORIZONTAL_FIRST,
+                       "vertical-contiguous": VERTICAL_FIRST}
     assert DEVICE_SCHEMES[DeviceType.CPU] is C_ORDER
     assert DEVICE_SCHEMES[DeviceType.CUDA] is HORIZONTAL_FIRST
 
@@ -52,9 +56,8 @@ def test_scheme_table_names_and_devices() -> None:
     ("kinds", "cpu_order", "cuda_order"),
     [
         ((H, H, V), (0, 1, 2), (2, 1, 0)),
-        ((H, V), (0, 1), (1, 0)),
         ((H, L), (0, 1), (1, 0)),
-        ((V, H), (0, 1), (0, 1)),  # the horizontal axis is unit-stride whatever its position
+        ((H, H), (0, 1), (1, 0)),
         ((H,), (0,), (0,)),
         ((), (), ()),
     ],
@@ -67,6 +70,25 @@ def test_layout_for(
     cuda = layout_for(kinds, DeviceType.CUDA)
     assert cuda == Layout(cuda_order, alignment=128, padding=True)
     assert layout_for(kinds, DeviceType.CPU_PINNED) == cpu
+
+
+@pytest.mark.parametrize(
+    ("kinds", "hfirst", "vfirst"),
+    [
+        ((H, V), (1, 0), (0, 1)),
+        ((V, H), (0, 1), (1, 0)),  # the horizontal axis is unit-stride whatever its position
+        ((H, V, L), (2, 1, 0), (0, 2, 1)),  # columns: all levels (and local entries) of a cell together
+    ],
+)
+def test_column_fields_on_the_gpu(
+    kinds: tuple[DimensionKind, ...], hfirst: tuple[int, ...], vfirst: tuple[int, ...]
+) -> None:
+    """One horizontal and a vertical axis: GPU_COLUMN_SCHEME decides (one constant)."""
+    assert is_column(kinds) and not is_column((H, H, V)) and not is_column((H, L))
+    assert HORIZONTAL_FIRST.layout(kinds).stride_order == hfirst
+    assert VERTICAL_FIRST.layout(kinds).stride_order == vfirst
+    assert layout_for(kinds, DeviceType.CUDA) == GPU_COLUMN_SCHEME.layout(kinds)
+    assert layout_for(kinds, DeviceType.CPU).stride_order == tuple(range(len(kinds)))
 
 
 def test_layout_for_unknown_device() -> None:

@@ -4,7 +4,10 @@
 
 GPU suite (``--gpu``; CuPy and an NVIDIA GPU): device-to-device copy bandwidth (the ceiling),
 7-point fp64 Laplacian, tridiagonal vertical solve (two scans), ICON-like neighbour sums over
-E2C / C2E / V2E tables, per-call overhead, first compile. Each kernel is timed beside a
+E2C / C2E / V2E tables, per-call overhead, first compile; ``gathers``: C2E / E2C neighbour
+sums over a random and a locality numbering in both GPU layouts (vertical- and
+horizontal-contiguous); ``first_call``: first calls of the Laplacian, the scan and C2E random
+in new processes, build and block search apart. Each kernel is timed beside a
 hand-written CUDA kernel (``cupy.RawKernel``) and the same program on the embedded backend
 with CuPy fields; rates are fractions of the copy bandwidth measured in the same run.
 

@@ -91,6 +91,26 @@ def c2e_prog(e: Field[Dims[Edge, K], float64], w: Field[Dims[Cell, C2EDim], floa
 
 
 @gtx.field_operator
+def c2e_nsum(e: Field[Dims[Edge, K], float64]) -> Field[Dims[Cell, K], float64]:
+    return gtx.neighbor_sum(e(C2E), axis=C2EDim)
+
+
+@gtx.program
+def c2e_nsum_prog(e: Field[Dims[Edge, K], float64], out: Field[Dims[Cell, K], float64]):
+    c2e_nsum(e, out=out)
+
+
+@gtx.field_operator
+def e2c_nsum(c: Field[Dims[Cell, K], float64]) -> Field[Dims[Edge, K], float64]:
+    return gtx.neighbor_sum(c(E2C), axis=E2CDim)
+
+
+@gtx.program
+def e2c_nsum_prog(c: Field[Dims[Cell, K], float64], out: Field[Dims[Edge, K], float64]):
+    e2c_nsum(c, out=out)
+
+
+@gtx.field_operator
 def v2e_sum(e: Field[Dims[Edge, K], float64], w: Field[Dims[Vertex, V2EDim], float64]) -> Field[Dims[Vertex, K], float64]:
     return gtx.neighbor_sum(e(V2E) * w, axis=V2EDim)
 

@@ -13,6 +13,7 @@ from .bandwidth import copy_section
 from .compile_time import compile_section
 from .cuda_sources import cuda_sources_section
 from .devices import Dev
+from .gathers import first_call_section, gathers_section
 from .laplacian import cpu_laplacian_section, gpu_laplacian_section
 from .neighbours import NB_OPS, mesh_section, nb_section
 from .options import Options, add_arguments, options_from_args, want
@@ -55,6 +56,8 @@ def run_gpu(opts: Options, R: Runner, env: dict[str, Any]) -> None:
         ("scan", lambda: scan_section(R, dev, P, opts, state)),
         ("mesh", lambda: mesh_section(R, dev, P, opts, state)),
         *((op, lambda op=op: nb_section(op, R, dev, P, opts, state)) for op in NB_OPS),
+        ("gathers", lambda: gathers_section(R, dev, P, opts, state)),
+        ("first_call", lambda: first_call_section(R, dev, P, opts, state)),
         ("overhead", lambda: gpu_overhead_section(R, dev, P, opts)),
         ("compile", lambda: compile_section(R, "gpu")),
     ]

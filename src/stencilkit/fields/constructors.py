@@ -3,7 +3,8 @@
 
 ``allocator=`` is an array namespace (``numpy``, ``cupy``), a backend, or an allocator object;
 ``device=`` a :class:`Device`. New buffers get the layout :func:`~stencilkit.storage.layout_for`
-gives for the device and the dimension kinds. ``as_field`` copies the data, as gt4py.next's
+gives for the device and the dimension kinds, or the one ``layout=`` names (a scheme name such
+as ``"vertical-contiguous"``, a ``LayoutScheme`` or a ``Layout``). ``as_field`` copies the data, as gt4py.next's
 does; ``as_field(..., copy=None)`` shares the caller's memory when it already sits on the target
 device with the target dtype (see ``docs/storage.md``).
 """
@@ -24,7 +25,15 @@ from ..core.errors import StencilTypeError, StencilValueError
 from ..storage.namespaces import array_namespace
 from .connectivity import Connectivity
 from .field import Field
-from .placement import buffer_index, fill_from, ingest, new_buffer, resolve_target, why_copied
+from .placement import (
+    buffer_index,
+    fill_from,
+    ingest,
+    layout_mismatch,
+    new_buffer,
+    resolve_target,
+    why_copied,
+)
 
 __all__ = ["FieldConstructor", "as_connectivity", "as_field", "empty", "full", "ones", "resolve_target", "zeros"]
 
@@ -68,12 +77,13 @@ def _new(
     aligned_index: Any,
     allocator: Any,
     device: Any,
+    layout: Any = None,
 ) -> Field:
     dom = _domain(domain)
     dt = _dtype(dtype)
     dev, custom = resolve_target(allocator, device, None)
     aligned = buffer_index(dom, aligned_index)
-    buf = new_buffer(dom, dt, dev, custom, aligned)
+    buf = new_buffer(dom, dt, dev, custom, aligned, layout)
     if fill is not None:
         buf[...] = fill
     return Field._wrap(dom, buf, array_namespace(buf))
@@ -86,18 +96,20 @@ def empty(
     aligned_index: Any = None,
     allocator: Any = None,
     device: Any = None,
+    layout: Any = None,
 ) -> Field:
     """A field of uninitialised values.
 
     ``domain`` is a Domain, a ``{Dim: size | (start, stop) | range}`` dict or ``(dim, range)``
     pairs. ``aligned_index`` (``{Dim: index}`` in absolute domain indices, default: the
     domain's first point) is the point whose address is aligned. ``allocator``/``device``
-    choose where the buffer lives (default: CPU).
+    choose where the buffer lives (default: CPU); ``layout`` its memory layout (default: the
+    device's, see docs/storage.md), e.g. ``layout="vertical-contiguous"``.
 
     >>> empty({I: 10, K: 5}, np.float32).shape
     (10, 5)
     """
-    return _new(domain, dtype, None, aligned_index, allocator, device)
+    return _new(domain, dtype, None, aligned_index, allocator, device, layout)
 
 
 def zeros(
@@ -107,9 +119,10 @@ def zeros(
     aligned_index: Any = None,
     allocator: Any = None,
     device: Any = None,
+    layout: Any = None,
 ) -> Field:
     """A field of zeros; arguments as for :func:`empty`."""
-    return _new(domain, dtype, 0, aligned_index, allocator, device)
+    return _new(domain, dtype, 0, aligned_index, allocator, device, layout)
 
 
 def ones(
@@ -119,9 +132,10 @@ def ones(
     aligned_index: Any = None,
     allocator: Any = None,
     device: Any = None,
+    layout: Any = None,
 ) -> Field:
     """A field of ones; arguments as for :func:`empty`."""
-    return _new(domain, dtype, 1, aligned_index, allocator, device)
+    return _new(domain, dtype, 1, aligned_index, allocator, device, layout)
 
 
 def full(
@@ -132,6 +146,7 @@ def full(
     aligned_index: Any = None,
     allocator: Any = None,
     device: Any = None,
+    layout: Any = None,
 ) -> Field:
     """A field with every point set to ``fill_value``; ``dtype`` defaults to its type.
 
@@ -140,7 +155,7 @@ def full(
     """
     if dtype is None:
         dtype = fill_value.dtype if isinstance(fill_value, np.generic) else type(fill_value)
-    return _new(domain, dtype, fill_value, aligned_index, allocator, device)
+    return _new(domain, dtype, fill_value, aligned_index, allocator, device, layout)
 
 
 def _domain_for(domain_or_dims: Any, shape: tuple[int, ...], origin: Any) -> Domain:
@@ -189,6 +204,7 @@ def as_field(
     device: Any = None,
     copy: bool | None = True,
     domain_or_dims: Any = _NOT_GIVEN,
+    layout: Any = None,
 ) -> Field:
     """A field holding ``data``: a NumPy/CuPy array, anything with ``__dlpack__`` or
     ``__cuda_array_interface__`` (PyTorch, JAX, ...), a nested list or a scalar.
@@ -200,8 +216,9 @@ def as_field(
     **Copies** the data by default, as gt4py.next does, so later changes to ``data`` do not show
     in the field. ``copy=None`` shares the memory when the data already sits on the target device
     with the target dtype and has positive element strides (and no ``aligned_index`` or
-    allocator object of your own was given), and copies otherwise; ``copy=False`` shares it or
-    raises. Raw arrays passed to a program are always used in place.
+    allocator object of your own was given, and its strides are those of ``layout`` if given),
+    and copies otherwise; ``copy=False`` shares it or raises. Raw arrays passed to a program are
+    always used in place. ``layout``: as for :func:`empty`, for the copy.
 
     >>> a = np.arange(5.0)
     >>> f = as_field([I], a, origin={I: 2})                  # domain I: -2..3, a copy
@@ -227,12 +244,14 @@ def as_field(
     if copy is not True:
         why = "an aligned_index was given" if aligned is not None else (
             "an allocator object was given" if custom is not None else why_copied(source, dt, target))
+        if not why and layout is not None:
+            why = layout_mismatch(source, dom, dt, layout)
         if not why:
             return Field._wrap(dom, source, array_namespace(source))
         if copy is False:
             raise StencilValueError(f"as_field(copy=False) cannot share the data's memory: {why}",
                                     hint="pass copy=None to copy when needed")
-    buf = new_buffer(dom, dt, target, custom, aligned)
+    buf = new_buffer(dom, dt, target, custom, aligned, layout)
     fill_from(buf, source)
     return Field._wrap(dom, buf, array_namespace(buf))
 
@@ -319,16 +338,19 @@ def as_connectivity(
 
 
 class FieldConstructor:
-    """Constructors bound to an allocator, device and aligned index (gt4py.next's
+    """Constructors bound to an allocator, device, aligned index and layout (gt4py.next's
     ``FieldConstructor``): ``FieldConstructor(allocator=gtx.gpu).zeros({I: 10})``."""
 
-    def __init__(self, allocator: Any = None, aligned_index: Any = None, device: Any = None) -> None:
+    def __init__(self, allocator: Any = None, aligned_index: Any = None, device: Any = None,
+                 layout: Any = None) -> None:
         self.allocator = allocator
         self.aligned_index = aligned_index
         self.device = device
+        self.layout = layout
 
     def _kw(self) -> dict[str, Any]:
-        return {"allocator": self.allocator, "aligned_index": self.aligned_index, "device": self.device}
+        return {"allocator": self.allocator, "aligned_index": self.aligned_index, "device": self.device,
+                "layout": self.layout}
 
     def empty(self, domain: Any, dtype: npt.DTypeLike = np.float64) -> Field:
         return empty(domain, dtype, **self._kw())

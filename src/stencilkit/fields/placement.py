@@ -13,8 +13,8 @@ from ..core.device import CPU_DEVICE, Device, DeviceType
 from ..core.dims import Dimension
 from ..core.domain import Domain
 from ..core.errors import StencilTypeError, StencilValueError
-from ..storage.allocation import Allocator, allocate
-from ..storage.layout import layout_for
+from ..storage.allocation import Allocator, allocate, buffer_strides
+from ..storage.layout import layout_for, resolve_layout
 from ..storage.namespaces import check_cuda_device, current_cuda_device_id, device_of, import_cupy
 
 _HOST = (DeviceType.CPU, DeviceType.CPU_PINNED)
@@ -168,6 +168,16 @@ def why_copied(array: Any, dtype: np.dtype[Any], device: Device, writable: bool 
     return ""
 
 
+def layout_mismatch(array: Any, domain: Domain, dtype: np.dtype[Any], layout: Any) -> str:
+    """Why ``array`` is not laid out as ``layout`` asks ('' if it is: same strides, axes of one
+    element aside), in the user's terms."""
+    want = resolve_layout(layout, [d.kind for d in domain.dims])
+    strides, _ = buffer_strides(tuple(array.shape), dtype.itemsize, want)
+    if all(n <= 1 or a == b for a, b, n in zip(array.strides, strides, array.shape, strict=True)):
+        return ""
+    return f"its strides {tuple(array.strides)} are not those of layout {layout!r} {strides}"
+
+
 def buffer_index(domain: Domain, aligned_index: Any) -> tuple[int, ...] | None:
     """The buffer-relative index of an absolute ``aligned_index`` (mapping or (dim, i) pairs)."""
     if aligned_index is None:
@@ -202,9 +212,12 @@ def new_buffer(
     device: Device,
     custom: Allocator | None,
     aligned: tuple[int, ...] | None,
+    layout: Any = None,
 ) -> Any:
-    """An uninitialised buffer for ``domain`` in the default layout of ``device``."""
-    layout = layout_for([d.kind for d in domain.dims], device.device_type)
+    """An uninitialised buffer for ``domain`` in ``layout`` (a scheme name, ``LayoutScheme`` or
+    ``Layout``; None: the default layout of ``device`` for the domain's dimension kinds)."""
+    kinds = [d.kind for d in domain.dims]
+    layout = layout_for(kinds, device.device_type) if layout is None else resolve_layout(layout, kinds)
     if custom is None:
         return allocate(domain.shape, dtype, layout, device, aligned)
     buf = custom.allocate(domain.shape, dtype, layout, device, aligned)

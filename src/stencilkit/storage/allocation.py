@@ -43,7 +43,7 @@ def buffer_strides(
     padded = list(shape)
     fastest = layout.fastest_axis
     if layout.padding and fastest is not None:
-        per_row = max(layout.alignment // itemsize, 1)
+        per_row = max(layout.row_bytes // itemsize, 1)
         padded[fastest] = -(-shape[fastest] // per_row) * per_row
     strides = [0] * len(shape)
     span = itemsize

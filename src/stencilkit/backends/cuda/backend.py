@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -16,7 +15,8 @@ from ...toolchain.cache import CacheEntry, cache_key, get_or_build
 from ...toolchain.cuda import compile_cubin, find_cuda_compiler
 from ..abi import ArgLayout, Specialization
 from ..compiled import Plan
-from .codegen import PLAIN, chunk_variants, generate_cuda, grid_dims, kernel_name, x_align
+from . import grid
+from .codegen import PLAIN, chunk_variants, generate_cuda, kernel_name
 from .runtime import Launcher, Module, cupy, device_arch, device_name
 from .tuning import choose_blocks, table_fingerprint, worth_searching
 
@@ -79,15 +79,7 @@ class LoadedCuda:
     def _configure(self, plan: Plan, buf: np.ndarray, stream: int) -> list[KernelLaunch]:
         result = []
         for ki, k in enumerate(self.sprog.kernels):
-            sizes = dict(zip(k.dims, (len(r) for r in plan.domains[ki])))
-            gdims = grid_dims(k, self.layout)
-            extents = [sizes[d] for d in gdims]
-            align = x_align(k, self.layout)
-            if align > 1 and extents:  # the x start is rounded down to a cache line in the kernel
-                out = self.layout.field(k.outs[0])
-                lo = plan.domains[ki][k.dims.index(gdims[0])].start
-                origin = int(buf[out.origins[out.unit_dim]])  # type: ignore[index]
-                extents[0] += (lo - origin) % align
+            extents = grid.kernel_extents(k, self.layout, plan.domains[ki], buf)
             variants = chunk_variants(k, self.layout)
             search = len(variants) > 1 and worth_searching(k, extents)
             if search:
@@ -101,21 +93,18 @@ class LoadedCuda:
                 tables = table_fingerprint(buf, [(f.ptr, sigs[f.name]) for f in self.layout.fields
                                                  if f.is_table and f.name in sigs])
             variant, blocks = choose_blocks(k, extents, launchers, stream, self.path,
-                                            device_name(self.module.device_id), tables)
-            result.append(KernelLaunch(launchers[variant], grid_for(extents, blocks, variant.chunk), blocks,
+                                            device_name(self.module.device_id), tables,
+                                            grid.slowest_bounds(k, self.layout, ki),
+                                            grid.device_limits(self.module.device_id))
+            result.append(KernelLaunch(launchers[variant], grid_for(extents, blocks, variant.chunk, self.module.device_id), blocks,
                                        kernel_name(self.sprog, ki, variant)))
         return result
 
 
-def grid_for(extents: list[int], block: tuple[int, int, int], chunk: int = 1) -> tuple[int, int, int]:
-    x = extents[0] if extents else 1
-    y = extents[1] if len(extents) > 1 else 1
-    z = math.prod(extents[2:]) if len(extents) > 2 else 1
-    if len(extents) == 2:  # chunks run along the last grid dimension
-        y = -(-y // chunk)
-    else:
-        z = -(-z // chunk)
-    return (max(1, -(-x // block[0])), max(1, -(-y // block[1])), max(1, -(-z // block[2])))
+def grid_for(extents: list[int], block: tuple[int, int, int], chunk: int = 1,
+             device_id: int = 0) -> tuple[int, int, int]:
+    """The launch grid for a kernel over ``extents``, within GPU ``device_id``'s grid limits (grid.py)."""
+    return grid.grid_for(extents, block, chunk, grid.device_limits(device_id))
 
 
 class CudaTarget:

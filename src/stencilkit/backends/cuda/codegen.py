@@ -1,7 +1,11 @@
 """CUDA C++ source for a stencil program: one ``__global__`` kernel per stencil kernel.
 
-Threads map to output points: x to the unit-stride dimension (coalesced), y to the next, z to
-the rest. A scan kernel gives each thread one column and loops over the levels inside.
+Threads map to output points: x to the unit-stride dimension of the first output (consecutive
+threads, consecutive addresses: coalesced in horizontal-first and K-contiguous fields alike), y
+to the next, z to the rest. Where the y or z blocks exceed the device's limits, grid.py folds
+them into one linear numbering over grid y and z and the kernel unfolds it (no loop: a kernel
+over a grid that fits runs as before). A scan kernel gives each thread one column and loops
+over the levels inside.
 """
 
 from __future__ import annotations
@@ -81,6 +85,24 @@ def x_align(k: ir.Kernel, layout: ArgLayout) -> int:
     return max(1, X_ALIGN_BYTES // np.dtype(out.dtype).itemsize)
 
 
+def _block_coords(ext_y: str, ext_z: str, has_z: bool) -> list[str]:
+    """The block's y and z coordinates. grid.py folds a grid whose y or z blocks exceed the
+    device's limits: the y and z blocks are then numbered linearly over grid y and z. A kernel
+    sees it from its grid (fewer threads along y or z than steps) and unfolds; a grid that fits
+    costs one uniform comparison."""
+    lines = ["  unsigned by_ = blockIdx.y, bz_ = blockIdx.z;",
+             f"  if ((int64_t)gridDim.y * blockDim.y < (int64_t){ext_y}"
+             + (f" || (int64_t)gridDim.z * blockDim.z < (int64_t){ext_z}" if has_z else "") + ") {",
+             f"    const uint64_t nby = ((uint64_t){ext_y} + blockDim.y - 1) / blockDim.y;",
+             "    const uint64_t lin = blockIdx.y + (uint64_t)gridDim.y * blockIdx.z;",
+             "    by_ = (unsigned)(lin % nby); bz_ = (unsigned)(lin / nby);",
+             # blocks past the last needed one (a folded grid is rounded up) would repeat blocks
+             # of z = 0 in a kernel without z; with z, the bounds check of z stops them
+             *([] if has_z else ["    if (bz_ != 0) return;"]),
+             "  }"]
+    return lines
+
+
 def _kernel(prog: ir.StencilProgram, k: ir.Kernel, ki: int, layout: ArgLayout, written: set[str],
             variant: Variant = PLAIN) -> list[str]:
     bounds = layout.bounds[ki]
@@ -92,56 +114,65 @@ def _kernel(prog: ir.StencilProgram, k: ir.Kernel, ki: int, layout: ArgLayout, w
     for i, d in enumerate(k.dims):
         lines.append(f"  const sk_idx {d.value}_lo{ki} = a[{bounds[2 * i]}], {d.value}_hi{ki} = a[{bounds[2 * i + 1]}];")
     gdims = grid_dims(k, layout)
-    axes = ["x", "y"]
-    align = x_align(k, layout)
-    cdim = gdims[-1] if chunk > 1 else None  # the dimension threads walk in chunks
-    for j, d in enumerate(gdims[:2]):
-        if d == cdim:
-            continue
-        ax = axes[j]
-        start = f"{d.value}_lo{ki}"
-        if j == 0 and align > 1:
-            # start rows on a cache line (origins are aligned); threads before lo idle
-            start = f"({start} - ((({start} - a[{layout.field(k.outs[0]).origins[layout.field(k.outs[0]).unit_dim]}]) % {align} + {align}) % {align}))"  # type: ignore[index]
-        lines.append(f"  const sk_idx i_{d.value} = {start} + (sk_idx)(blockIdx.{ax} * blockDim.{ax} + threadIdx.{ax});")
-    if align > 1 and gdims:
-        lines.append(f"  if (i_{gdims[0].value} < {gdims[0].value}_lo{ki}) return;")
     emit = ExprEmitter(CUDA_TARGET, layout, {d.value: f"i_{d.value}" for d in k.dims})
-    if cdim is not None:
-        z, cax = cdim.value, "xyz"[len(gdims) - 1]
-        lines.append(f"  const sk_idx z0 = {z}_lo{ki} + (sk_idx)(blockIdx.{cax} * blockDim.{cax} + threadIdx.{cax}) * {chunk};")
-        for d in gdims[:-1]:
-            lines.append(f"  if (i_{d.value} >= {d.value}_hi{ki}) return;")
-        lines.append(f"  if (z0 + {chunk} <= {z}_hi{ki}) {{")
-        lines.append("    #pragma unroll")
-        lines.append(f"    for (int c = 0; c < {chunk}; ++c) {{")
-        lines.append(f"      const sk_idx i_{z} = z0 + c;")
-        lines += _stores(k, emit, layout, "      ", variant.store)
-        lines.append("    }")
-        lines.append("  } else {")
-        lines.append(f"    for (sk_idx i_{z} = z0; i_{z} < {z}_hi{ki}; ++i_{z}) {{")
-        lines += _stores(k, emit, layout, "      ", variant.store)
-        lines.append("    }")
-        lines.append("  }")
-        lines.append("}")
-        return lines
-    if len(gdims) == 3:
-        d = gdims[2]
-        lines.append(f"  const sk_idx i_{d.value} = {d.value}_lo{ki} + (sk_idx)(blockIdx.z * blockDim.z + threadIdx.z);")
+    if not gdims:  # nothing parallel (a 0-d output, a scan over one dimension): one thread works
+        lines.append("  if (threadIdx.x + threadIdx.y + threadIdx.z + blockIdx.x + blockIdx.y + blockIdx.z != 0) return;")
+        lines += _body(k, ki, emit, layout, "  ", variant)
+        return [*lines, "}"]
+    ext = {d: f"({d.value}_hi{ki} - {d.value}_lo{ki})" for d in gdims}
+    cdim = gdims[-1] if chunk > 1 else None  # the dimension threads walk in chunks
+    steps = {d: (f"(({ext[d]} + {chunk - 1}) / {chunk})" if d == cdim else ext[d]) for d in gdims}
+    block = {"y": "by_", "z": "bz_"}
+    if len(gdims) > 1:
+        z_steps = " * ".join(steps[d] for d in gdims[2:]) if len(gdims) > 2 else "1"
+        lines += _block_coords(steps[gdims[1]], z_steps, len(gdims) > 2)
+    # x: the unit-stride dimension; rows start on a cache line (origins are aligned), threads
+    # before lo idle
+    x = gdims[0].value
+    align = x_align(k, layout)
+    start = f"{x}_lo{ki}"
+    if align > 1:
+        out = layout.field(k.outs[0])
+        start = f"({start} - ((({start} - a[{out.origins[out.unit_dim]}]) % {align} + {align}) % {align}))"  # type: ignore[index]
+    lines.append(f"  const sk_idx i_{x} = {start} + (sk_idx)((sk_idx)blockIdx.x * blockDim.x + threadIdx.x);")
+    lines.append(f"  if (i_{x} < {x}_lo{ki} || i_{x} >= {x}_hi{ki}) return;")
+    if len(gdims) > 1 and gdims[1] != cdim:
+        y = gdims[1].value
+        lines.append(f"  const sk_idx i_{y} = {y}_lo{ki} + (sk_idx)((sk_idx)by_ * blockDim.y + threadIdx.y);")
+        lines.append(f"  if (i_{y} >= {y}_hi{ki}) return;")
+    if len(gdims) == 3 and gdims[2] != cdim:
+        z = gdims[2].value
+        lines.append(f"  const sk_idx i_{z} = {z}_lo{ki} + (sk_idx)((sk_idx)bz_ * blockDim.z + threadIdx.z);")
+        lines.append(f"  if (i_{z} >= {z}_hi{ki}) return;")
     elif len(gdims) > 3:
-        lines.append("  sk_idx z = (sk_idx)(blockIdx.z * blockDim.z + threadIdx.z);")
+        lines.append("  int64_t r_z = (int64_t)bz_ * blockDim.z + threadIdx.z;")
         for d in gdims[2:]:
-            n = f"({d.value}_hi{ki} - {d.value}_lo{ki})"
-            lines.append(f"  const sk_idx i_{d.value} = {d.value}_lo{ki} + z % {n}; z /= {n};")
-        lines.append("  if (z > 0) return;")
-    for d in gdims:
-        lines.append(f"  if (i_{d.value} >= {d.value}_hi{ki}) return;")
+            n = ext[d]
+            lines.append(f"  const sk_idx i_{d.value} = {d.value}_lo{ki} + (sk_idx)(r_z % {n}); r_z /= {n};")
+        lines.append("  if (r_z > 0) return;")
+    if cdim is None:
+        lines += _body(k, ki, emit, layout, "  ", variant)
+        return [*lines, "}"]
+    c, cax = cdim.value, "yz"[len(gdims) - 2]
+    lines.append(f"  const sk_idx z0 = {c}_lo{ki} + (sk_idx)((sk_idx){block[cax]} * blockDim.{cax} + threadIdx.{cax}) * {chunk};")
+    lines.append(f"  if (z0 + {chunk} <= {c}_hi{ki}) {{")
+    lines.append("    #pragma unroll")
+    lines.append(f"    for (int c = 0; c < {chunk}; ++c) {{")
+    lines.append(f"      const sk_idx i_{c} = z0 + c;")
+    lines += _stores(k, emit, layout, "      ", variant.store)
+    lines.append("    }")
+    lines.append("  } else {")
+    lines.append(f"    for (sk_idx i_{c} = z0; i_{c} < {c}_hi{ki}; ++i_{c}) {{")
+    lines += _stores(k, emit, layout, "      ", variant.store)
+    lines.append("    }")
+    lines.append("  }")
+    return [*lines, "}"]
+
+
+def _body(k: ir.Kernel, ki: int, emit: ExprEmitter, layout: ArgLayout, pad: str, variant: Variant) -> list[str]:
     if k.scan is None:
-        lines += _stores(k, emit, layout, "  ", variant.store)
-    else:
-        lines += _scan_body(k, ki, emit, layout, "  ", SCAN_UNROLL)
-    lines.append("}")
-    return lines
+        return _stores(k, emit, layout, pad, variant.store)
+    return _scan_body(k, ki, emit, layout, pad, SCAN_UNROLL)
 
 
 @deep

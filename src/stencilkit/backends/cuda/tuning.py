@@ -1,12 +1,23 @@
 """Block shapes: a short timed search on first use of a kernel, remembered per kernel and size
-in this process and, beside the kernel's binary, in the build cache (so a new process reuses it)."""
+in this process and, beside the kernel's binary, in the build cache (so a new process reuses it).
+
+The search is cheap (about 20 launches on slices of the domain, at most ``TUNING_BUDGET_S``):
+block shapes are chosen from the kernel's shape (``block_candidates``: whole columns per block
+row where the unit-stride extent is short, as for K-contiguous fields), timed with the plain
+variant first; then the chunk and store variants with the best block; then the runners-up
+with the best variant. Each timing launch runs on its own slice of the slowest grid dimension
+(``SLICE_POINTS`` points or more), so the search costs the same on 1M x 80 as on 64k x 80, and
+consecutive launches never find their data in L2.
+"""
 
 from __future__ import annotations
 
 import hashlib
 import json
+import math
 import os
 import tempfile
+import time
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +28,7 @@ from ...ir.visit import walk
 from .codegen import PLAIN, Variant
 from .runtime import cupy
 
+#: Every block shape the search used to time (kept for benchmarks/explore_kernels.py).
 _CANDIDATES_2D = [(32, 2, 1), (32, 4, 1), (32, 8, 1), (64, 4, 1), (64, 2, 1), (128, 2, 1), (128, 1, 1),
                   (256, 1, 1), (64, 8, 1), (32, 16, 1), (32, 4, 2), (128, 4, 1), (256, 2, 1), (16, 16, 1)]
 _CANDIDATES_1D = [(64, 1, 1), (128, 1, 1), (256, 1, 1), (512, 1, 1)]
@@ -31,6 +43,12 @@ def _idempotent(k: ir.Kernel) -> bool:
 
 TUNING_FILE = "tuning.json"
 SEARCH_MIN_POINTS = 1 << 18  # smaller launches are dominated by launch latency: no search
+#: Points per timing launch (at least): enough to fill an H200 for ~15 waves, a small part of a large field.
+SLICE_POINTS = 1 << 22
+#: Seconds the timed search may take; it stops at the next candidate once over (keeping the best so far).
+TUNING_BUDGET_S = 0.25
+#: Timed launches per candidate (after one warm-up launch).
+REPEATS = 3
 
 
 def worth_searching(k: ir.Kernel, extents: list[int]) -> bool:
@@ -88,12 +106,104 @@ def table_fingerprint(buf: Any, slots: list[tuple[int, tuple[Any, ...]]]) -> str
     return digest.hexdigest()[:16]
 
 
+def block_candidates(extents: list[int]) -> list[tuple[int, int, int]]:
+    """Block shapes worth timing for a kernel over ``extents`` (grid dimensions, fastest first).
+    A short unit-stride extent (the levels of a K-contiguous field) gets blocks whose rows hold
+    exactly one column (no idle thread: a warp runs on through the next columns, which follow
+    in memory), the column rounded up to 16 threads, or 16-64 threads; a long one the shapes
+    that won on the H200 for Cartesian stencils."""
+    if len(extents) < 2 or all(e == 1 for e in extents[1:]):
+        return list(_CANDIDATES_1D)
+    nx = extents[0]
+    if nx < 256:
+        column = -(-nx // 16) * 16
+        widths = sorted({w for w in (nx, column, 16, 32, 64) if w <= max(column, 32)})
+        out = []
+        for w in widths:
+            for threads in (128, 256):
+                shape = (w, max(1, round(threads / w)), 1)
+                if shape not in out and shape[0] * shape[1] <= 1024:
+                    out.append(shape)
+        return out
+    out = [(32, 4, 1), (64, 4, 1), (128, 2, 1), (256, 1, 1), (32, 8, 1), (64, 2, 1)]
+    if len(extents) >= 3 and extents[2] > 1:
+        out.append((32, 4, 2))
+    return out
+
+
+def default_block(extents: list[int]) -> tuple[int, int, int]:
+    """The block shape of launches too small to search (launch latency dominates them)."""
+    if len(extents) < 2 or all(e == 1 for e in extents[1:]):
+        return (128, 1, 1)
+    if extents[0] < 32:  # short columns (K-contiguous, few levels): one column per block row
+        return (extents[0], max(1, round(128 / extents[0])), 1)
+    return (64, 4, 1) if extents[0] >= 64 else (32, 4, 1)
+
+
+class _Timer:
+    """Times launches on rotating slices of the slowest grid dimension (``bounds``: its lo and hi
+    slots in the launchers' argument block), restoring the block afterwards."""
+
+    def __init__(self, extents: list[int], launchers: dict[Variant, Any], stream: int,
+                 bounds: tuple[int, int] | None) -> None:
+        cp = cupy()
+        self.cp, self.stream = cp, stream
+        self.s = cp.cuda.ExternalStream(stream) if stream else cp.cuda.Stream.null
+        self.start, self.end = cp.cuda.Event(), cp.cuda.Event()
+        self.extents = list(extents)
+        self.buf = next(iter(launchers.values())).buf if bounds is not None else None
+        self.bounds = bounds
+        self.slices = [(0, 0)]
+        self.turn = 0
+        if self.buf is not None and len(extents) >= 2 and bounds is not None:
+            lo, hi = int(self.buf[bounds[0]]), int(self.buf[bounds[1]])
+            self.saved = (lo, hi)
+            cross = max(1, math.prod(extents[:-1]))
+            # a multiple of the longest chunk, two chunks at least: chunked variants are timed as they run
+            rows = max(-(-SLICE_POINTS // cross), 32)
+            rows = -(-rows // 16) * 16
+            if rows < hi - lo:
+                self.slices = [(lo + i * rows, lo + (i + 1) * rows) for i in range((hi - lo) // rows)]
+                self.extents[-1] = rows
+
+    def _next_slice(self) -> None:
+        if self.buf is None or self.slices == [(0, 0)]:
+            return
+        lo, hi = self.slices[self.turn % len(self.slices)]
+        self.turn += 1
+        self.buf[self.bounds[0]], self.buf[self.bounds[1]] = lo, hi  # type: ignore[index]
+
+    def time(self, launcher: Any, variant: Variant, block: tuple[int, int, int], limits: Any) -> float:
+        from .grid import grid_for
+
+        g = grid_for(self.extents, block, variant.chunk, limits)
+        self._next_slice()
+        launcher.launch(g, block, self.stream)  # warm-up
+        self.start.record(self.s)
+        for _ in range(REPEATS):
+            self._next_slice()  # the argument block is copied at launch: the next slice can be written
+            launcher.launch(g, block, self.stream)
+        self.end.record(self.s)
+        self.end.synchronize()
+        return float(self.cp.cuda.get_elapsed_time(self.start, self.end))
+
+    def restore(self) -> None:
+        if self.buf is not None and self.slices != [(0, 0)]:
+            self.buf[self.bounds[0]], self.buf[self.bounds[1]] = self.saved  # type: ignore[index]
+
+
 def choose_blocks(k: ir.Kernel, extents: list[int], launchers: dict[Variant, Any],
                   stream: int, cache_dir: Path | None = None, device: str = "",
-                  tables: str = "") -> tuple[Variant, tuple[int, int, int]]:
+                  tables: str = "", bounds: tuple[int, int] | None = None,
+                  limits: Any = None) -> tuple[Variant, tuple[int, int, int]]:
     """(z-chunk, block shape) for kernel ``k`` over ``extents``: timed on first use when the
     kernel is large and safe to re-run, else a default that is good for most stencils.
-    ``tables``: ``table_fingerprint`` of the neighbour tables the kernel reads."""
+    ``tables``: ``table_fingerprint`` of the neighbour tables the kernel reads. ``bounds``: the
+    argument-block slots of the lo and hi of the kernel's slowest grid dimension (``grid.
+    slowest_bounds``): timing launches then run on slices of it; None: on the whole domain.
+    ``limits``: the device's grid limits (``grid.device_limits``; default CUDA's)."""
+    from .grid import DEFAULT_LIMITS
+
     key = (str(k), tuple(extents), tables)
     if key in _CHOSEN:
         return _CHOSEN[key]
@@ -102,28 +212,36 @@ def choose_blocks(k: ir.Kernel, extents: list[int], launchers: dict[Variant, Any
     if stored is not None and stored[0] in launchers:
         _CHOSEN[key] = stored
         return stored
-    from .backend import grid_for
-
-    candidates = _CANDIDATES_2D if len(extents) >= 2 and extents[1] > 1 else _CANDIDATES_1D
     if not worth_searching(k, extents):
-        best = (PLAIN, (64, 4, 1) if candidates is _CANDIDATES_2D else candidates[1])
+        best = (PLAIN, default_block(extents))
         _CHOSEN[key] = best
         return best
-    cp = cupy()
-    s = cp.cuda.ExternalStream(stream) if stream else cp.cuda.Stream.null
-    start, end = cp.cuda.Event(), cp.cuda.Event()
-    timings = []
-    for variant, launcher in launchers.items():
-        for block in candidates:
-            grid = grid_for(extents, block, variant.chunk)
-            launcher.launch(grid, block, stream)  # warm-up
-            start.record(s)
-            for _ in range(5):
-                launcher.launch(grid, block, stream)
-            end.record(s)
-            end.synchronize()
-            timings.append((cp.cuda.get_elapsed_time(start, end), variant.chunk, variant.streaming, block))
-    _, chunk, streaming, block = min(timings)
-    _CHOSEN[key] = (Variant(chunk, streaming), block)
+    _CHOSEN[key] = _search(extents, launchers, stream, bounds, limits or DEFAULT_LIMITS)
     _store(cache_dir, disk_name, _CHOSEN[key])
     return _CHOSEN[key]
+
+
+def _search(extents: list[int], launchers: dict[Variant, Any], stream: int, bounds: tuple[int, int] | None,
+            limits: Any) -> tuple[Variant, tuple[int, int, int]]:
+    timer = _Timer(extents, launchers, stream, bounds)
+    deadline = time.perf_counter() + TUNING_BUDGET_S
+    timings: dict[tuple[Variant, tuple[int, int, int]], float] = {}
+
+    def run(variant: Variant, block: tuple[int, int, int]) -> None:
+        if (variant, block) not in timings and (not timings or time.perf_counter() < deadline):
+            timings[variant, block] = timer.time(launchers[variant], variant, block, limits)
+
+    first = PLAIN if PLAIN in launchers else next(iter(launchers))
+    blocks = block_candidates(extents)
+    try:
+        for block in blocks:  # 1: block shapes, plain variant
+            run(first, block)
+        ranked = sorted(blocks, key=lambda b: timings.get((first, b), float("inf")))
+        for variant in launchers:  # 2: every variant with the best block
+            run(variant, ranked[0])
+        best_variant = min((v for v, b in timings if b == ranked[0]), key=lambda v: timings[v, ranked[0]])
+        for block in ranked[1:3]:  # 3: the best variant with the runners-up
+            run(best_variant, block)
+    finally:
+        timer.restore()
+    return min(timings, key=lambda c: timings[c])

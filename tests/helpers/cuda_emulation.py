@@ -1,0 +1,123 @@
+"""The gpu backend's generated CUDA, run on the CPU: a compiled target for ``CompiledRunner`` that
+compiles the generated kernels as C++ and launches them serially, block by block and thread by
+thread, with the grids ``grid.grid_for`` gives for chosen grid limits. It checks, without a GPU,
+that the generated indexing and the grid mapping cover every point exactly as a GPU would run
+them (small limits force folded grids)."""
+
+from __future__ import annotations
+
+import ctypes
+import hashlib
+import os
+import shutil
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from stencilkit.backends.abi import ArgLayout, Specialization
+from stencilkit.backends.compiled import Plan
+from stencilkit.backends.cuda.codegen import (
+    PLAIN,
+    Variant,
+    chunk_variants,
+    generate_cuda,
+    kernel_name,
+)
+from stencilkit.backends.cuda.grid import (
+    DEFAULT_LIMITS,
+    GridLimits,
+    grid_for,
+    kernel_extents,
+    needed_blocks,
+)
+from stencilkit.core.device import DeviceType
+from stencilkit.ir import nodes as ir
+
+_PRELUDE = r"""
+#include <cstdint>
+#include <cstring>
+struct sk_dim3 { unsigned x, y, z; };
+static sk_dim3 blockIdx, threadIdx, blockDim, gridDim;
+#define __global__
+#define __device__
+#define __forceinline__ inline
+template <class T> static inline void __stcs(T* p, T v) { *p = v; }
+"""
+
+
+def _driver(name: str, nslots: int) -> str:
+    return f"""
+extern "C" void emu_{name}(const int64_t* args, const unsigned* g, const unsigned* b) {{
+    SkArgs s; std::memcpy(s.v, args, sizeof(int64_t) * {max(nslots, 1)});
+    gridDim = {{g[0], g[1], g[2]}}; blockDim = {{b[0], b[1], b[2]}};
+    for (unsigned bz = 0; bz < g[2]; ++bz) for (unsigned by = 0; by < g[1]; ++by)
+    for (unsigned bx = 0; bx < g[0]; ++bx) {{
+        blockIdx = {{bx, by, bz}};
+        for (unsigned tz = 0; tz < b[2]; ++tz) for (unsigned ty = 0; ty < b[1]; ++ty)
+        for (unsigned tx = 0; tx < b[0]; ++tx) {{ threadIdx = {{tx, ty, tz}}; {name}(s); }}
+    }}
+}}
+"""
+
+
+class EmulatedCuda:
+    """Runs a program's generated kernels on the CPU (see the module docstring)."""
+
+    def __init__(self, lib: Any, sprog: ir.StencilProgram, layout: ArgLayout, target: EmulatedCudaTarget) -> None:
+        self.lib, self.sprog, self.layout, self.target = lib, sprog, layout, target
+        self.source = ""
+        self.grids: list[tuple[tuple[int, int, int], tuple[int, int, int]]] = []
+        self.folded = 0  # launches whose grid was folded to fit the limits
+
+    def launch(self, plan: Plan, buf: np.ndarray) -> None:
+        for ki, k in enumerate(self.sprog.kernels):
+            extents = kernel_extents(k, self.layout, plan.domains[ki], buf)
+            variant = self.target.variant if self.target.variant in chunk_variants(k, self.layout) else PLAIN
+            block = self.target.block
+            grid = grid_for(extents, block, variant.chunk, self.target.limits)
+            assert grid[0] <= self.target.limits.x and grid[1] <= self.target.limits.y
+            assert grid[2] <= self.target.limits.z
+            self.grids.append((grid, block))
+            self.folded += grid != needed_blocks(extents, block, variant.chunk)
+            fn = getattr(self.lib, "emu_" + kernel_name(self.sprog, ki, variant))
+            fn(ctypes.c_void_p(buf.ctypes.data), (ctypes.c_uint * 3)(*grid), (ctypes.c_uint * 3)(*block))
+
+
+class EmulatedCudaTarget:
+    """A ``CompiledRunner`` target: host fields, CUDA code generation, serial CPU launches."""
+
+    name = "gpu-emulated"
+    device_type = DeviceType.CPU
+
+    def __init__(self, limits: GridLimits = DEFAULT_LIMITS, block: tuple[int, int, int] = (32, 4, 1),
+                 variant: Variant = PLAIN, workdir: Path | None = None) -> None:
+        self.limits, self.block, self.variant = limits, block, variant
+        self.workdir = workdir or Path(os.environ.get("STENCILKIT_CACHE_DIR", "/tmp")) / "cuda-emulation"
+        self.loaded: list[EmulatedCuda] = []
+
+    def compile(self, sprog: ir.StencilProgram, layout: ArgLayout, spec: Specialization) -> EmulatedCuda:
+        source = generate_cuda(sprog, layout, variants=True, narrow_index=spec.narrow_index)
+        names = [kernel_name(sprog, ki, v) for ki, k in enumerate(sprog.kernels) for v in chunk_variants(k, layout)]
+        code = _PRELUDE + source + "".join(_driver(n, layout.size) for n in names)
+        key = hashlib.sha256(code.encode()).hexdigest()[:20]
+        self.workdir.mkdir(parents=True, exist_ok=True)
+        src = self.workdir / f"emu_{key}.cpp"
+        so = src.with_suffix(".so")
+        if not so.exists():
+            src.write_text(code)
+            cxx = os.environ.get("CXX") or shutil.which("g++") or "c++"
+            tmp = so.with_suffix(f".{os.getpid()}.so")
+            cmd = [cxx, "-std=c++17", "-O1", "-shared", "-fPIC", "-w", "-o", str(tmp), str(src)]
+            done = subprocess.run(cmd, capture_output=True, text=True, check=False)
+            if done.returncode != 0:
+                raise RuntimeError(f"emulation build failed: {' '.join(cmd)}\n{done.stderr}")
+            os.replace(tmp, so)
+        lib = ctypes.CDLL(str(so))
+        for n in names:
+            getattr(lib, "emu_" + n).restype = None
+        loaded = EmulatedCuda(lib, sprog, layout, self)
+        loaded.source = source
+        self.loaded.append(loaded)
+        return loaded

@@ -1,0 +1,114 @@
+"""The block search (backends/cuda/tuning.py) without a GPU: a fake CuPy whose events read a
+clock that the fake launches advance, so the search's choices, its number of launches, the
+slices it times on and its time budget are checked on the CPU."""
+
+from __future__ import annotations
+
+import itertools
+from types import SimpleNamespace
+from typing import Any
+
+import numpy as np
+import pytest
+
+from stencilkit.backends.cuda import tuning
+from stencilkit.backends.cuda.codegen import PLAIN, Variant
+from stencilkit.backends.cuda.grid import GridLimits
+
+
+class _Clock:
+    def __init__(self) -> None:
+        self.now = 0.0
+
+
+def _fake_cupy(clock: _Clock) -> Any:
+    class Event:
+        def __init__(self) -> None:
+            self.t = 0.0
+
+        def record(self, stream: Any = None) -> None:
+            self.t = clock.now
+
+        def synchronize(self) -> None:
+            pass
+
+    cuda = SimpleNamespace(Event=Event, ExternalStream=lambda ptr: ptr, Stream=SimpleNamespace(null=0),
+                           get_elapsed_time=lambda a, b: b.t - a.t)
+    return SimpleNamespace(cuda=cuda)
+
+
+class _Launcher:
+    """Records each launch (grid, block, the bounds in the argument block) and advances the clock
+    by a cost that favours one variant and one block shape."""
+
+    def __init__(self, variant: Variant, buf: np.ndarray, clock: _Clock, log: list[Any], slots: tuple[int, int],
+                 best: tuple[Variant, tuple[int, int, int]]) -> None:
+        self.variant, self.buf, self.clock, self.log, self.slots, self.best = variant, buf, clock, log, slots, best
+
+    def launch(self, grid: tuple[int, int, int], block: tuple[int, int, int], stream: int) -> None:
+        lo, hi = int(self.buf[self.slots[0]]), int(self.buf[self.slots[1]])
+        self.log.append((self.variant, grid, block, lo, hi))
+        cost = 1.0 + 0.5 * (self.variant != self.best[0]) + 0.3 * (block != self.best[1])
+        self.clock.now += cost * (hi - lo)
+
+
+@pytest.fixture
+def setup(monkeypatch: pytest.MonkeyPatch) -> Any:
+    clock = _Clock()
+    monkeypatch.setattr(tuning, "cupy", lambda: _fake_cupy(clock))
+    tuning._CHOSEN.clear()
+    yield clock
+    tuning._CHOSEN.clear()
+
+
+def _launchers(buf: np.ndarray, clock: _Clock, log: list[Any], best: Any) -> dict[Variant, Any]:
+    variants = [Variant(c, s) for s in (False, True) for c in (1, 2, 4, 8, 16)]
+    return {v: _Launcher(v, buf, clock, log, (0, 1), best) for v in variants}
+
+
+@pytest.mark.parametrize("extents", [[80, 1_000_000], [1024, 1024, 80], [512, 510, 510]])
+def test_search_is_short_times_slices_and_finds_the_fastest(setup, monkeypatch, extents) -> None:
+    monkeypatch.setattr(tuning, "_idempotent", lambda k: True)
+    clock = setup
+    blocks = tuning.block_candidates(extents)
+    best = (Variant(8, True), blocks[-1])
+    buf = np.array([5, 5 + extents[-1]], dtype=np.int64)
+    log: list[Any] = []
+    k = SimpleNamespace(name="k")
+    chosen = tuning.choose_blocks(k, extents, _launchers(buf, clock, log, best), 0, None, "dev", "", (0, 1),  # type: ignore[arg-type]
+                                  GridLimits())
+    assert chosen == best
+    assert list(buf) == [5, 5 + extents[-1]]  # the argument block is restored
+    assert len(log) <= (len(blocks) + 9 + 2) * (1 + tuning.REPEATS)
+    cross = int(np.prod(extents[:-1]))
+    for _, grid, _block, lo, hi in log:
+        assert 5 <= lo < hi <= 5 + extents[-1]
+        assert (hi - lo) * cross >= min(tuning.SLICE_POINTS, extents[-1] * cross)
+        assert (hi - lo) % 16 == 0 or (lo, hi) == (5, 5 + extents[-1])
+        assert grid[1] <= 65535 and grid[2] <= 65535
+    # consecutive launches use different slices wherever there is more than one
+    spans = [(lo, hi) for *_, lo, hi in log]
+    if len(set(spans)) > 1:
+        assert all(a != b for a, b in itertools.pairwise(spans))
+
+
+def test_search_stops_at_its_budget(setup, monkeypatch) -> None:
+    monkeypatch.setattr(tuning, "_idempotent", lambda k: True)
+    monkeypatch.setattr(tuning, "TUNING_BUDGET_S", 0.0)
+    buf = np.array([0, 1 << 20], dtype=np.int64)
+    log: list[Any] = []
+    tuning.choose_blocks(SimpleNamespace(name="k"), [80, 1 << 20], _launchers(buf, setup, log, (PLAIN, (16, 8, 1))),  # type: ignore[arg-type]
+                         0, None, "dev", "", (0, 1))
+    assert len(log) == 1 + tuning.REPEATS  # one candidate, then the deadline
+
+
+def test_block_candidates_follow_the_kernel_shape() -> None:
+    k_contiguous = tuning.block_candidates([80, 1_000_000])
+    assert (80, 2, 1) in k_contiguous and (16, 8, 1) in k_contiguous  # whole columns per block row
+    assert all(b[0] <= 80 for b in k_contiguous) and len(k_contiguous) <= 8
+    horizontal = tuning.block_candidates([1_000_064, 80])
+    assert (32, 4, 1) in horizontal and len(horizontal) <= 8
+    assert tuning.block_candidates([1 << 24]) == tuning._CANDIDATES_1D
+    assert all(b[0] * b[1] * b[2] <= 1024 for e in ([3, 5], [255, 7], [17, 9, 9]) for b in tuning.block_candidates(e))
+    assert (65, 2, 1) in tuning.block_candidates([65, 10**6])  # 65 levels: no idle thread
+    assert (5, 26, 1) in tuning.block_candidates([5, 10**6]) and tuning.default_block([5, 99]) == (5, 26, 1)
