@@ -232,6 +232,16 @@ class FieldInterop:
         >>> da = f.to_xarray("temperature")
         >>> da.dims, da.coords["I"].values[0]        # dimension names; index 0 of I's range
         """
-        from ..io.xarray import to_xarray
+        from .xarray import to_xarray
 
-        return to_xarray(self, name, host=host)
+        return to_xarray(self, name, host=host)  # type: ignore[arg-type]
+
+    @staticmethod
+    def from_xarray(da: Any, dims: Any = None, **kwargs: Any) -> Any:
+        """A field from an ``xarray.DataArray``: :func:`stencilkit.from_xarray`.
+
+        >>> f = Field.from_xarray(da, dims=[I, K])
+        """
+        from .xarray import from_xarray
+
+        return from_xarray(da, dims, **kwargs)
