@@ -124,11 +124,11 @@ def read_icon_grid(path: str | os.PathLike[str]) -> Mesh:
                 f"{os.fspath(path)} is not an ICON grid file: it lacks {', '.join(missing)}",
                 hint="ICON grid files hold vertex_of_cell, edge_of_cell, adjacent_cell_of_edge, ...",
             )
-        tables = {TABLES[n][0]: _table(ds, n) for n in TABLES if TABLES[n][0] in _MESH_TABLES}
+        tables: dict[str, Any] = {TABLES[n][0]: _table(ds, n) for n in TABLES if TABLES[n][0] in _MESH_TABLES}
         geometry = int(ds.attrs.get("grid_geometry", SPHERE))
         nx, ny = int(ds.attrs.get("stencilkit_nx", 0)), int(ds.attrs.get("stencilkit_ny", 0))
         planar = geometry in (TORUS, PLANAR)
-        values: dict[str, npt.NDArray[np.float64]] = {}
+        values: dict[str, Any] = {}
         for attr, (cartesian, spherical, _) in _COORDS.items():
             name = cartesian if planar and cartesian in ds.variables else spherical
             values[attr] = _floats(ds, name)
