@@ -31,7 +31,6 @@ import matplotlib.pyplot as plt
 import numpy as np
 
 import stencilkit as gtx
-from stencilkit import Dims, Field, float64
 
 BACKEND = {"embedded": None, "cpu": gtx.cpu, "gpu": gtx.gpu}[
     os.environ.get("STENCILKIT_EXAMPLE_BACKEND", "embedded")
@@ -41,7 +40,7 @@ OUT = Path(os.environ.get("STENCILKIT_EXAMPLE_OUT", "."))
 I = gtx.Dimension("I")
 J = gtx.Dimension("J")
 K = gtx.Dimension("K", kind=gtx.DimensionKind.VERTICAL)
-IJK = Field[Dims[I, J, K], float64]
+IJK = gtx.Field[gtx.Dims[I, J, K], gtx.float64]
 
 # %% [markdown]
 # ## The stencil
@@ -57,12 +56,12 @@ def laplacian(u: IJK) -> IJK:
 
 
 @gtx.field_operator
-def diffusion_step(u: IJK, alpha: float64) -> IJK:
+def diffusion_step(u: IJK, alpha: gtx.float64) -> IJK:
     return u + alpha * laplacian(u)
 
 
 @gtx.program(backend=BACKEND)
-def diffuse(u: IJK, alpha: float64, out: IJK, ni: gtx.int32, nj: gtx.int32, nk: gtx.int32):
+def diffuse(u: IJK, alpha: gtx.float64, out: IJK, ni: gtx.int32, nj: gtx.int32, nk: gtx.int32):
     diffusion_step(u, alpha, out=out, domain={I: (0, ni), J: (0, nj), K: (0, nk)})
 
 

@@ -33,7 +33,6 @@ import matplotlib.pyplot as plt
 import numpy as np
 
 import stencilkit as gtx
-from stencilkit import Dims, Field, float64, neighbor_sum
 from stencilkit.io import read_icon_grid, write_icon_grid
 from stencilkit.meshes import C2E, E2C, C2EDim, Cell, Edge, periodic_triangular_mesh
 from stencilkit.meshes.plot import plot_cell_field
@@ -63,25 +62,25 @@ print(f"{mesh.n_cells} cells, {mesh.n_edges} edges, {mesh.n_vertices} vertices")
 # `orientation * edge_length / cell_area`.
 
 # %%
-CellField = Field[Dims[Cell], float64]
+CellField = gtx.Field[gtx.Dims[Cell], gtx.float64]
 
 
 @gtx.field_operator
-def laplacian(q: CellField, inv_dual_edge_length: Field[Dims[Edge], float64],
-              geofac_div: Field[Dims[Cell, C2EDim], float64]) -> CellField:
+def laplacian(q: CellField, inv_dual_edge_length: gtx.Field[gtx.Dims[Edge], gtx.float64],
+              geofac_div: gtx.Field[gtx.Dims[Cell, C2EDim], gtx.float64]) -> CellField:
     grad = (q(E2C[1]) - q(E2C[0])) * inv_dual_edge_length
-    return neighbor_sum(grad(C2E) * geofac_div, axis=C2EDim)
+    return gtx.neighbor_sum(grad(C2E) * geofac_div, axis=C2EDim)
 
 
 @gtx.field_operator
-def diffusion_step(q: CellField, inv_dual_edge_length: Field[Dims[Edge], float64],
-                   geofac_div: Field[Dims[Cell, C2EDim], float64], nu: float64) -> CellField:
+def diffusion_step(q: CellField, inv_dual_edge_length: gtx.Field[gtx.Dims[Edge], gtx.float64],
+                   geofac_div: gtx.Field[gtx.Dims[Cell, C2EDim], gtx.float64], nu: gtx.float64) -> CellField:
     return q + nu * laplacian(q, inv_dual_edge_length, geofac_div)
 
 
 @gtx.program(backend=BACKEND)
-def diffuse(q: CellField, inv_dual_edge_length: Field[Dims[Edge], float64],
-            geofac_div: Field[Dims[Cell, C2EDim], float64], nu: float64, out: CellField):
+def diffuse(q: CellField, inv_dual_edge_length: gtx.Field[gtx.Dims[Edge], gtx.float64],
+            geofac_div: gtx.Field[gtx.Dims[Cell, C2EDim], gtx.float64], nu: gtx.float64, out: CellField):
     diffusion_step(q, inv_dual_edge_length, geofac_div, nu, out=out)
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import copy
 import pickle
+import sys
 from concurrent.futures import ProcessPoolExecutor
 from multiprocessing import get_context
 from typing import Any
@@ -87,6 +88,25 @@ def test_unpickled_connectivity_drives_a_program(case: Any) -> None:
     provider = pickle.loads(pickle.dumps(mesh.offset_provider(allocator=case.allocator)))
     assert set(provider) == {"E2C", "C2E", "E2V", "V2E", "C2V", "V2C"}
     assert provider["E2C"].device == mesh.offset_provider(allocator=case.allocator)["E2C"].device
+
+
+def test_deepcopy_keeps_the_buffer_layout() -> None:
+    data = np.asfortranarray(np.arange(12.0).reshape(3, 4))  # K varies slowest: column-major
+    f = gtx.as_field([I, K], data, copy=None)
+    deep = copy.deepcopy(f)
+    assert deep.ndarray.strides == f.ndarray.strides and deep.ndarray.flags.f_contiguous
+    back = pickle.loads(pickle.dumps(f))
+    np.testing.assert_array_equal(back.asnumpy(), data)
+
+
+def test_gpu_pickle_without_cupy_says_what_to_install(monkeypatch: pytest.MonkeyPatch) -> None:
+    from stencilkit.core import BackendUnavailableError
+    from stencilkit.fields.interop import _restore
+
+    monkeypatch.setitem(sys.modules, "cupy", None)  # as on a machine without CuPy
+    dom = gtx.domain({I: (0, 2)})
+    with pytest.raises(BackendUnavailableError, match=r"(?s)pickled on GPU 1.*stencilkit\[cuda\]"):
+        _restore(dom, np.zeros(2), (int(gtx.DeviceType.CUDA), 1), ())
 
 
 def _total(field: Any) -> float:

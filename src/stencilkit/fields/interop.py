@@ -107,10 +107,12 @@ class FieldInterop:
         return self._like(self._domain, self._ndarray)
 
     def __deepcopy__(self, memo: dict[int, Any]) -> Any:
+        # order="K": the copy keeps the buffer's layout (e.g. K-first strides), so compiled
+        # programs see the same layout signature as for the original
         if self.xp is np:
-            return self._like(self._domain, self._ndarray.copy())
+            return self._like(self._domain, self._ndarray.copy(order="K"))
         with self.xp.cuda.Device(self._ndarray.device.id):
-            return self._like(self._domain, self._ndarray.copy())
+            return self._like(self._domain, self._ndarray.copy(order="K"))
 
     # -- reductions ----------------------------------------------------------------------------
     def _axes(self, axis: Any) -> tuple[int, ...] | None:

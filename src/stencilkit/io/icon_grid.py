@@ -16,7 +16,10 @@ ICON variable              file dims        stencilkit table            missing
 ``vertices_of_vertex``     (ne, vertex)     V2E2V (tables only)         pentagons, boundary
 =========================  ===============  ==========================  =================
 
-Read tables are 0-based ``int32`` with -1 for every missing neighbour. Geometry comes from
+Read tables are 0-based ``int32`` with -1 for every missing neighbour, in the file's order:
+a real ICON grid follows ICON's own neighbour ordering, not the counterclockwise order that
+:func:`~stencilkit.meshes.periodic_triangular_mesh` guarantees, and numbers its boundary
+edges by refinement zone rather than first (``n_boundary_edges`` still counts them). Geometry comes from
 ``cell_area``, ``dual_area``, ``edge_length``, ``dual_edge_length``, ``orientation_of_normal``
 (C2E orientation), ``edge_orientation`` (V2E orientation), ``zonal_normal_primal_edge`` /
 ``meridional_normal_primal_edge`` (edge normals) and the coordinates: on a planar or torus grid
@@ -26,7 +29,7 @@ Read tables are 0-based ``int32`` with -1 for every missing neighbour. Geometry 
 the file was written by :func:`write_icon_grid` from a synthetic mesh (attributes
 ``stencilkit_nx/ny``).
 
-Needs the ``icon-grid`` extra (xarray and netCDF4): ``pip install 'stencilkit[icon-grid]'``.
+Needs the ``icon-grid`` extra (xarray and netCDF4; h5netcdf also works for netCDF-4 files): ``pip install 'stencilkit[icon-grid]'``.
 
 >>> mesh = read_icon_grid("icon_grid_0013_R02B04_G.nc")
 >>> vn_div(vn, geofac_div, out=div, offset_provider=mesh.offset_provider())
@@ -34,6 +37,7 @@ Needs the ``icon-grid`` extra (xarray and netCDF4): ``pip install 'stencilkit[ic
 
 from __future__ import annotations
 
+import importlib.util
 import os
 from typing import Any
 
@@ -80,11 +84,19 @@ _COORDS: dict[str, tuple[str, str, str]] = {
 }
 
 
+def _engine(what: str) -> str:
+    """xarray's netCDF engine: netCDF4 (the extra's; reads netCDF-3 and -4), else h5netcdf."""
+    if importlib.util.find_spec("netCDF4") is None and importlib.util.find_spec("h5netcdf") is not None:
+        return "h5netcdf"
+    require("netCDF4", "icon-grid", what)
+    return "netcdf4"
+
+
 def _open(path: str | os.PathLike[str]) -> Any:
     xr = require("xarray", "icon-grid", "read_icon_grid()")
-    require("netCDF4", "icon-grid", "read_icon_grid()")
+    engine = _engine("read_icon_grid()")
     # no CF decoding: integer tables must stay integers (a _FillValue would turn them to floats)
-    return xr.open_dataset(path, engine="netcdf4", mask_and_scale=False, decode_times=False)
+    return xr.open_dataset(path, engine=engine, mask_and_scale=False, decode_times=False)
 
 
 def _table(ds: Any, name: str) -> npt.NDArray[np.int32]:
@@ -173,7 +185,7 @@ def write_icon_grid(mesh: Mesh, path: str | os.PathLike[str]) -> None:
     >>> write_icon_grid(periodic_triangular_mesh(8, 8), "torus_grid.nc")
     """
     xr = require("xarray", "icon-grid", "write_icon_grid()")
-    require("netCDF4", "icon-grid", "write_icon_grid()")
+    engine = _engine("write_icon_grid()")
     element_dims = {"cell": mesh.n_cells, "edge": mesh.n_edges, "vertex": mesh.n_vertices}
     tables: dict[str, Any] = {n: getattr(mesh, n) for n in _MESH_TABLES} | _derived(mesh)
     data: dict[str, Any] = {}
@@ -198,4 +210,4 @@ def write_icon_grid(mesh: Mesh, path: str | os.PathLike[str]) -> None:
         "stencilkit_ny": mesh.ny,
     }
     ds = xr.Dataset({k: xr.Variable(*v) for k, v in data.items()}, attrs=attrs)
-    ds.to_netcdf(path, engine="netcdf4", format="NETCDF4")
+    ds.to_netcdf(path, engine=engine, format="NETCDF4")
