@@ -57,6 +57,16 @@ def test_pickle_round_trip_keeps_domain_values_and_device(case: Any, rng: np.ran
     np.testing.assert_allclose(out.asnumpy(), expect)
 
 
+def test_unpickled_fields_are_program_arguments(case: Any, rng: np.random.Generator) -> None:
+    out, _ = _computed(case, rng)  # the program has run (and was built) with these fields
+    a, dest = pickle.loads(pickle.dumps(out)), copy.deepcopy(out)
+    smooth.with_backend(case.backend)(a, dest, offset_provider={})
+    data = out.asnumpy()
+    expect = data.copy()
+    expect[1:8] = 0.5 * data[1:8] + 0.25 * (data[2:9] + data[0:7])
+    np.testing.assert_allclose(dest.asnumpy(), expect, rtol=1e-14)
+
+
 def test_deepcopy_copies_on_the_device_and_copy_shares(case: Any, rng: np.random.Generator) -> None:
     out, expect = _computed(case, rng)
     deep, shallow = copy.deepcopy(out), copy.copy(out)
@@ -167,6 +177,16 @@ def test_other_numpy_functions_still_see_the_buffer(rng: np.random.Generator) ->
     np.testing.assert_allclose(f, data)
     assert np.allclose(f, data) and np.concatenate([f, f]).shape == (8, 3)
     np.testing.assert_array_equal(np.where(f > 0.5, f, 0.0), np.where(data > 0.5, data, 0.0))
+
+
+def test_xarray_wraps_a_field_as_a_numpy_array() -> None:
+    # regression: with __array_function__ a field looked like a duck array to xarray, which
+    # then kept the Field itself as its data and failed on the first reduction
+    xr = pytest.importorskip("xarray")
+    f = gtx.as_field([I, K], np.arange(6.0).reshape(2, 3))
+    da = xr.DataArray(f, dims=("a", "b"))
+    assert isinstance(da.data, np.ndarray)
+    assert float(da.sum()) == 15.0 and da.mean("a").values.tolist() == [1.5, 2.5, 3.5]
 
 
 def test_reduction_errors_name_the_problem() -> None:

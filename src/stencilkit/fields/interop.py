@@ -6,11 +6,16 @@
   device it lived on; a GPU field restores on the same GPU (with CuPy), a connectivity keeps
   its codomain and skip value. ``copy.deepcopy`` copies the buffer on its own device (no host
   round trip); ``copy.copy`` gives a new field on the same memory.
-- **Reductions**: ``f.sum()``, ``np.sum(f)``, ``f.max(axis=K)``, ... Over every dimension the
+- **Reductions**: ``f.sum()``, ``np.sum(f)``, ``f.max(axis=K)``, ... (NumPy's ``np.sum``,
+  ``np.prod``, ``np.mean``, ``np.std``, ``np.var``, ``np.min``/``np.amin``, ``np.max``,
+  ``np.any``, ``np.all`` call these methods). Over every dimension the
   result is a NumPy scalar for a CPU field and a 0-d CuPy array for a GPU field (as CuPy
   itself reduces: no device-to-host synchronisation until ``float()``); over some dimensions
   (``axis=`` an ``int``, a :class:`Dimension` or a tuple of them) it is a field on the
-  remaining dimensions, their index ranges kept.
+  remaining dimensions, their index ranges kept. Fields deliberately do not implement
+  ``__array_function__``: other NumPy functions (``np.nansum``, ``np.allclose``, ...) read a
+  CPU field through ``__array__`` as before, and xarray or dask do not mistake a field for a
+  duck array of their own.
 - **Scalars**: ``float(f)``, ``int(f)``, ``complex(f)`` of a 0-d field, e.g. a point
   selection ``f[I(3), K(0)]``; ``f.item()`` likewise.
 
@@ -33,23 +38,6 @@ from ..core.device import DeviceType
 from ..core.dims import Dimension
 from ..core.domain import Domain
 from ..core.errors import BackendUnavailableError, StencilTypeError, StencilValueError
-
-#: NumPy functions that reduce a field: ``np.sum(f)`` calls the method of the same name.
-_REDUCTIONS: dict[str, str] = {
-    "sum": "sum", "prod": "prod", "mean": "mean", "std": "std", "var": "var",
-    "min": "min", "max": "max", "amin": "min", "amax": "max", "any": "any", "all": "all",
-    "nansum": "nansum", "nanprod": "nanprod", "nanmean": "nanmean", "nanstd": "nanstd",
-    "nanvar": "nanvar", "nanmin": "nanmin", "nanmax": "nanmax",
-}
-
-
-def _unwrap(value: Any) -> Any:
-    """Fields inside (nested) argument lists replaced by their buffers."""
-    if isinstance(value, FieldInterop):
-        return value._ndarray
-    if isinstance(value, list | tuple):
-        return type(value)(_unwrap(v) for v in value)
-    return value
 
 
 def _restore(domain: Domain, values: np.ndarray[Any, Any], device: tuple[int, int],
@@ -194,15 +182,6 @@ class FieldInterop:
     def all(self, axis: Any = None, **kwargs: Any) -> Any:
         """Whether every value is true, over all dimensions or over ``axis``."""
         return self._reduce("all", axis, **kwargs)
-
-    def __array_function__(self, func: Any, types: Any, args: Any, kwargs: Any) -> Any:
-        # np.sum(f), np.max(f, axis=K), ...: the reductions above. Every other NumPy function
-        # sees the buffers, as before this hook existed: NumPy arrays for CPU fields (a plain
-        # array result); CuPy arrays for GPU fields, which CuPy's own hook then handles.
-        name = _REDUCTIONS.get(func.__name__)
-        if name is not None and args and args[0] is self and getattr(np, func.__name__, None) is func:
-            return self._reduce(name, *args[1:], **kwargs)
-        return func(*_unwrap(args), **_unwrap(kwargs))
 
     # -- scalars ---------------------------------------------------------------------------------
     def _scalar(self, kind: str) -> Any:
