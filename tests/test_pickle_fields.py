@@ -208,6 +208,9 @@ def test_float_and_int_of_0d_fields_and_point_selections(case: Any, rng: np.rand
     assert float(point) == expect[2, 2] and isinstance(float(point), float)
     assert int(out[I(3), K(0)]) == 7 and complex(point) == complex(expect[2, 2])
     assert point.item() == expect[2, 2]
+    assert bool(point > 0.0) is True and bool(point < 0.0) is False  # a 0-d comparison
+    with pytest.raises(StencilTypeError, match="ambiguous"):
+        bool(out > 0.0)
     assert float(out[2, 2]) == expect[2, 2]  # relative positions
     zero_d = gtx.as_field([], np.asarray(2.5), allocator=case.allocator)
     assert float(zero_d) == 2.5 and int(zero_d) == 2

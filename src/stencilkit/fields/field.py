@@ -363,9 +363,11 @@ class Field(FieldInterop):
         return self._apply(lambda *a: ufunc(*a, **kwargs), *inputs)
 
     def __bool__(self) -> bool:
+        if self._domain.ndim == 0:  # a point selection f[I(3)] > 0: one value, not ambiguous
+            return bool(self._ndarray.item())
         raise StencilTypeError(
             "the truth value of a field is ambiguous",
-            hint="reduce it explicitly, e.g. bool(f.asnumpy().all())",
+            hint="reduce it explicitly: bool(f.any()) or bool(f.all())",
         )
 
     # Python operators, each broadcasting by dimension names.
