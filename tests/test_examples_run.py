@@ -47,3 +47,10 @@ def test_example_is_a_percent_format_notebook(name: str) -> None:
     assert "jupytext:" in text and "formats: py:percent" in text
     cells = text.count("\n# %%")
     assert cells >= 6 and text.count("# %% [markdown]") >= 3
+    try:  # where jupytext is installed, check that it reads the script as a notebook
+        import jupytext
+    except ImportError:
+        return
+    notebook = jupytext.reads(text, fmt="py:percent")
+    kinds = [c.cell_type for c in notebook.cells]
+    assert len(kinds) == cells and kinds.count("markdown") == text.count("# %% [markdown]")
