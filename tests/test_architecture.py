@@ -20,6 +20,7 @@ ALLOWED = {
     "backends": {"core", "ir", "toolchain", "storage", "fields"},
     "distributed": {"core", "storage", "fields"},
     "meshes": {"core", "fields"},
+    "io": {"core", "fields", "meshes"},
 }
 
 

@@ -155,5 +155,6 @@ def test_examples_use_only_the_gt4py_compatible_surface() -> None:
         imports = [line for line in path.read_text().splitlines()
                    if line.startswith(("import stencilkit", "from stencilkit"))]
         assert imports[0] == "import stencilkit as gtx", path.name
-        assert all(i == "import stencilkit as gtx" or i.startswith("from stencilkit.meshes ")
-                   for i in imports), path.name
+        # the DSL through gtx only; meshes and the data tools (ICON grids, plots) are extras
+        assert all(i == "import stencilkit as gtx" or i.startswith(("from stencilkit.meshes ",
+                   "from stencilkit.meshes.plot ", "from stencilkit.io ")) for i in imports), path.name

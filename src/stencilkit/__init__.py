@@ -71,6 +71,7 @@ from .fields import (
     ones,
     zeros,
 )
+from .fields.xarray import from_xarray
 from .frontend import builtins as _frontend_builtins
 from .frontend.builtins import (
     abs,
@@ -134,7 +135,7 @@ __all__ = [
     "Program", "StencilError", "StencilTypeError", "StencilValueError", "UnitRange", "__version__",
     "abs", "capture_cuda_graph", "arccos", "arcsin", "arctan", "as_connectivity", "as_field", "astype", "bool",
     "broadcast", "cbrt", "ceil", "concat_where", "cos", "cosh", "cpu", "domain", "empty", "exp",
-    "field_operator", "float32", "float64", "floor", "fmod", "full", "gpu", "gtfn_cpu", "gtfn_gpu",
+    "field_operator", "float32", "from_xarray", "float64", "floor", "fmod", "full", "gpu", "gtfn_cpu", "gtfn_gpu",
     "int8", "int16", "int32", "int64", "isfinite", "isinf", "isnan", "log", "max_over", "maximum",
     "min_over", "minimum", "neighbor_sum", "ones", "power", "program", "scan_operator", "sin",
     "sinh", "sqrt", "tan", "tanh", "trunc", "uint8", "uint16", "uint32", "uint64", "where", "zeros",

@@ -20,6 +20,7 @@ from ..core.dtypes import dtype_name
 from ..core.errors import StencilTypeError, StencilValueError
 from ..storage.namespaces import array_namespace, device_of
 from .broadcast import absolute_index, result_domain, view_on
+from .interop import FieldInterop
 
 _SCALARS = (int, float, bool, np.generic)
 
@@ -38,7 +39,7 @@ _SIGNATURES: dict[tuple[Any, ...], int] = {}
 _TOKENS = itertools.count()
 
 
-class Field:
+class Field(FieldInterop):
     """Values on a domain: ``.domain`` names and indexes the axes of the buffer ``.ndarray``.
 
     Fields combine by dimension *names*: ``a + b`` with ``a`` on ``[I, K]`` and ``b`` on
@@ -362,9 +363,11 @@ class Field:
         return self._apply(lambda *a: ufunc(*a, **kwargs), *inputs)
 
     def __bool__(self) -> bool:
+        if self._domain.ndim == 0:  # a point selection f[I(3)] > 0: one value, not ambiguous
+            return bool(self._ndarray.item())
         raise StencilTypeError(
             "the truth value of a field is ambiguous",
-            hint="reduce it explicitly, e.g. bool(f.asnumpy().all())",
+            hint="reduce it explicitly: bool(f.any()) or bool(f.all())",
         )
 
     # Python operators, each broadcasting by dimension names.

@@ -9,15 +9,23 @@ from __future__ import annotations
 from typing import Any
 
 from ..ir.ops import MATH_BUILTINS, SPECIAL_BUILTINS, array_function
+from .builtin_docs import attach
 
 
 class Builtin:
-    """A DSL builtin; ``name`` is its IR name."""
+    """A DSL builtin; ``name`` is its IR name.
 
-    __slots__ = ("name",)
+    Each builtin carries its own signature and docstring (``help(gtx.neighbor_sum)``); the
+    ``__get__`` below makes it a routine to ``inspect`` and ``pydoc`` (a method descriptor
+    that never binds), so they document it as the function it stands for.
+    """
 
     def __init__(self, name: str) -> None:
         self.name = name
+        attach(self, name)
+
+    def __get__(self, obj: Any, objtype: Any = None) -> Builtin:
+        return self  # as a class attribute it stays the builtin, like a staticmethod
 
     def __repr__(self) -> str:
         return f"<stencilkit builtin {self.name}>"
