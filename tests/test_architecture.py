@@ -17,7 +17,8 @@ ALLOWED = {
     "ir": {"core"},
     "frontend": {"core", "ir"},
     "toolchain": {"core"},
-    "backends": {"core", "ir", "toolchain", "storage", "fields"},
+    "stages": {"core", "ir", "fields"},
+    "backends": {"core", "ir", "toolchain", "storage", "fields", "stages"},
     "distributed": {"core", "storage", "fields"},
     "meshes": {"core", "fields"},
 }

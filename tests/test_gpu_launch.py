@@ -128,17 +128,17 @@ def test_block_choice_is_kept_beside_the_binary(rng) -> None:
     run_lap7._runner.plans.clear()
     _check((97, 71, 61), rng)  # large enough for the timed search
     plan = next(iter(run_lap7._runner.plans.values()))
-    path = plan.loaded.path / tuning.TUNING_FILE
+    path = plan.stages.built.path / tuning.TUNING_FILE
     stored = json.loads(path.read_text())
     assert len(stored) == 1
     (choice,) = stored.values()
-    launch = plan.extra["launches"][0]
+    launch = plan.launches.kernels[0]
     assert tuple(choice["block"]) == launch.block
     # a new process (simulated: the in-memory choices forgotten) reuses the stored choice
     tuning._CHOSEN.clear()
     run_lap7._runner.plans.clear()
     _check((97, 71, 61), rng)
-    again = next(iter(run_lap7._runner.plans.values())).extra["launches"][0]
+    again = next(iter(run_lap7._runner.plans.values())).launches.kernels[0]
     assert again.block == launch.block and again.name == launch.name
 
 
@@ -175,21 +175,19 @@ def test_two_dimensional_chunks_along_the_levels(monkeypatch, rng, chunk) -> Non
 def test_fields_on_another_gpu_are_refused_before_launch(monkeypatch) -> None:
     """No illegal-address crash: memory of GPU 1 is never handed to kernels while GPU 0 is the
     current device (a program runs on the current device, as a CuPy kernel does)."""
-    from stencilkit.backends.compiled import CompiledRunner
     from stencilkit.backends.cuda import CudaTarget
     from stencilkit.core.device import DeviceType
-    from stencilkit.ir.lower import flat_params
+    from stencilkit.fields.signature import FieldSignature
+    from stencilkit.stages import check_device_of
 
-    class OnGpu1:  # stands for a field on GPU 1: only its signature is read
-        _sig = (("I", "J", "K"), "float64", (4, 4, 4), (1, 4, 16), (0, 0, 0), int(DeviceType.CUDA), 1)
-
-    runner = CompiledRunner(run_lap7.definition, flat_params(run_lap7.definition.params), CudaTarget())
-    monkeypatch.setattr(runner.target, "current_device", lambda: 0)
+    on_gpu1 = FieldSignature(("I", "J", "K"), "float64", (4, 4, 4), (1, 4, 16), (0, 0, 0), DeviceType.CUDA, 1)
+    target = CudaTarget()
+    monkeypatch.setattr(target, "current_device", lambda: 0)
     with pytest.raises(ValueError, match=r"argument 'a' lives on GPU 1, but the current CUDA device is GPU 0") as info:
-        runner._check_device("argument 'a'", OnGpu1())
+        check_device_of("run_lap7", target, "argument 'a'", on_gpu1)
     assert "cupy.cuda.Device(1)" in str(info.value)
-    monkeypatch.setattr(runner.target, "current_device", lambda: 1)
-    runner._check_device("argument 'a'", OnGpu1())  # GPU 1 current: accepted
+    monkeypatch.setattr(target, "current_device", lambda: 1)
+    check_device_of("run_lap7", target, "argument 'a'", on_gpu1)  # GPU 1 current: accepted
 
 
 FAR = 2**31 - 8  # a domain starting here has indices past 32 bits

@@ -10,8 +10,8 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from . import stages
 from .backends import Backend, embedded_runner
-from .backends.binding import flatten_args, wrap_arrays
 from .core.dims import Dimension
 from .core.errors import MissingOutError, StencilTypeError
 from .core.named_collections import NamedCollectionType, collection_values
@@ -23,6 +23,7 @@ from .frontend.typing_rules import TypingError
 from .ir import nodes as ir
 from .ir.lower import flat_params
 from .ir.visit import walk
+from .stages.binding import flatten_args, wrap_arrays
 
 
 def _runner(program: ir.Program, backend: Backend | None) -> Any:
@@ -150,8 +151,10 @@ class Program:
         return flat
 
     def compile(self, *args: Any, offset_provider: Mapping[str, Any] | None = None, **kwargs: Any) -> Program:
-        """Parse, and build ahead of time for arguments like these (nothing runs); returns ``self``.
-        Without arguments it only parses (and reports DSL errors)."""
+        """Parse, and run every stage ahead of time for arguments like these (nothing runs):
+        bind, lower, plan and, on compiled backends, generate, build, load and tune (GPU block
+        shapes are chosen now, on scratch outputs, so the first real call pays no tuning).
+        Returns ``self``; without arguments it only parses (and reports DSL errors)."""
         if not args and not kwargs:
             _ = self.definition
             return self
@@ -159,18 +162,23 @@ class Program:
         plan_of = getattr(self._runner, "plan_for", None)
         if plan_of is not None:
             plan_of(flat, offset_provider)
+        else:  # the embedded backend: check the arguments and lower now
+            stages.run_stages(self.definition, wrap_arrays(self._runner.flat, flat), offset_provider, None)
         return self
 
-    def inspect(self, *args: Any, offset_provider: Mapping[str, Any] | None = None, **kwargs: Any) -> dict[str, str]:
-        """The stages for arguments like these: ``ir``, ``stencil_ir`` and, on compiled backends, ``source``."""
+    def inspect(self, *args: Any, offset_provider: Mapping[str, Any] | None = None, **kwargs: Any) -> stages.Stages:
+        """Every stage's artefact for arguments like these (``stencilkit.stages.Stages``), each
+        printable with ``.as_text()``: ``program`` (IR), ``bound``, ``lowered``, ``planned`` and, on
+        compiled backends, ``source``, ``built``, ``loaded``, ``launches`` (built ahead of time).
+
+        >>> print(run.inspect(a, out, offset_provider={}).source.as_text())
+        """
         flat = self._flat(args, kwargs)
-        out = {"ir": str(self.definition)}
         plan_of = getattr(self._runner, "plan_for", None)
         if plan_of is not None:
-            plan = plan_of(flat, offset_provider)
-            out["stencil_ir"] = str(plan.sprog)
-            out["source"] = plan.loaded.source
-        return out
+            found: stages.Stages = plan_of(flat, offset_provider).stages
+            return found
+        return stages.run_stages(self.definition, wrap_arrays(self._runner.flat, flat), offset_provider, None)
 
 
 class ProgramWithBoundArgs:
@@ -318,6 +326,7 @@ class FieldOperator:
         self.backend = backend
         self.grid_type = grid_type
         self._programs: dict[Any, Program] = {}
+        self._result_programs: dict[Any, ir.Program] = {}  # behind calls without out=
 
     def _parse(self) -> tuple[ir.FieldOperator, SourceFunction]:
         if self._parsed is None:
@@ -457,12 +466,14 @@ class FieldOperator:
     def _inferred_domain(self, args: tuple[Any, ...], arg_types: tuple[TypeSpec, ...], rtype: TypeSpec,
                          dims: tuple[Dimension, ...], tables: dict[str, Any],
                          offset_provider: Mapping[str, Any] | None) -> dict[Dimension, tuple[int, int]]:
-        from .backends.binding import table_infos
         from .ir.extents import output_domain
-        from .ir.lower import lower_program
+        from .stages.binding import table_infos
 
-        prog = self._direct_program(arg_types, rtype, ())
-        sprog = lower_program(prog, table_infos(offset_provider, prog))
+        key = (arg_types, rtype)
+        prog = self._result_programs.get(key)
+        if prog is None:  # kept: the lowering cache knows programs by identity
+            prog = self._result_programs[key] = self._direct_program(arg_types, rtype, ())
+        sprog = stages.lower(prog, table_infos(offset_provider, prog)).stencil
         values = flatten_args(prog.params[:len(args)], args, {}, self.__name__)
         flat = flat_params(prog.params[:len(args)])
         have = {p.name: dict(v.domain.items()) for p, v in zip(flat, values)

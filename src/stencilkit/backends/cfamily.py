@@ -18,7 +18,7 @@ from ..core.errors import InternalError
 from ..core.types import TupleType
 from ..ir import nodes as ir
 from ..ir.visit import children, use_counts
-from .abi import ArgLayout, FieldSlots
+from ..stages.abi import ArgLayout, FieldSlots
 
 
 def index_typedef(narrow: bool) -> str:

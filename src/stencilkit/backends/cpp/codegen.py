@@ -5,7 +5,7 @@ from __future__ import annotations
 from ...core.dims import Dimension
 from ...ir import nodes as ir
 from ...ir.visit import deep, postorder
-from ..abi import ArgLayout
+from ...stages.abi import ArgLayout
 from ..cfamily import PRELUDE, CTarget, ExprEmitter, ctype, index_typedef, unpack_args
 
 _STD = ("sqrt", "exp", "log", "sin", "cos", "tan", "sinh", "cosh", "tanh", "floor", "ceil", "trunc",

@@ -13,7 +13,7 @@ import numpy as np
 from ...core.dims import Dimension
 from ...ir import nodes as ir
 from ...ir.visit import deep
-from ..abi import ArgLayout
+from ...stages.abi import ArgLayout
 from ..cfamily import PRELUDE, CTarget, ExprEmitter, index_typedef, unpack_args
 from ..cpp.codegen import _scan_body, _stores, loop_order
 

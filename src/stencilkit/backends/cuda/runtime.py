@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import ctypes
 import ctypes.util
+import math
 from functools import cache
 from typing import Any
 
@@ -114,3 +115,16 @@ class Launcher:
                             0, stream, self.params_ptr, None)
         if err != 0:
             check((driver().CUresult(err),), "cuLaunchKernel")
+
+
+def grid_for(extents: list[int], block: tuple[int, int, int], chunk: int = 1) -> tuple[int, int, int]:
+    """The grid covering ``extents`` (x, y, then every further extent along z) with ``block``;
+    ``chunk`` points per thread along the last grid dimension (the z-chunked variants)."""
+    x = extents[0] if extents else 1
+    y = extents[1] if len(extents) > 1 else 1
+    z = math.prod(extents[2:]) if len(extents) > 2 else 1
+    if len(extents) == 2:  # chunks run along the last grid dimension
+        y = -(-y // chunk)
+    else:
+        z = -(-z // chunk)
+    return (max(1, -(-x // block[0])), max(1, -(-y // block[1])), max(1, -(-z // block[2])))

@@ -15,7 +15,7 @@ import numpy as np
 from ...ir import nodes as ir
 from ...ir.visit import walk
 from .codegen import PLAIN, Variant
-from .runtime import cupy
+from .runtime import cupy, grid_for
 
 _CANDIDATES_2D = [(32, 2, 1), (32, 4, 1), (32, 8, 1), (64, 4, 1), (64, 2, 1), (128, 2, 1), (128, 1, 1),
                   (256, 1, 1), (64, 8, 1), (32, 16, 1), (32, 4, 2), (128, 4, 1), (256, 2, 1), (16, 16, 1)]
@@ -68,16 +68,16 @@ def _store(cache_dir: Path | None, name: str, choice: tuple[Variant, tuple[int, 
         pass  # a read-only cache only costs a new search next time
 
 
-def table_fingerprint(buf: Any, slots: list[tuple[int, tuple[Any, ...]]]) -> str:
+def table_fingerprint(buf: Any, slots: list[tuple[int, Any]]) -> str:
     """A short digest of the first rows of each neighbour table (``slots``: the table's pointer
-    slot in ``buf`` and its field signature). How a gather performs depends on the table's
+    slot in ``buf`` and its ``FieldSignature``). How a gather performs depends on the table's
     numbering, so block choices are kept per numbering, not only per size."""
     if not slots:
         return ""
     cp = cupy()
     digest = hashlib.sha256()
     for ptr_slot, sig in slots:
-        shape, strides, dtype = tuple(sig[2]), tuple(sig[3]), np.dtype(sig[1])
+        shape, strides, dtype = sig.shape, sig.strides, np.dtype(sig.dtype)
         if 0 in shape:
             continue
         span = (sum((n - 1) * abs(s) for n, s in zip(shape, strides)) + 1) * dtype.itemsize
@@ -102,8 +102,6 @@ def choose_blocks(k: ir.Kernel, extents: list[int], launchers: dict[Variant, Any
     if stored is not None and stored[0] in launchers:
         _CHOSEN[key] = stored
         return stored
-    from .backend import grid_for
-
     candidates = _CANDIDATES_2D if len(extents) >= 2 and extents[1] > 1 else _CANDIDATES_1D
     if not worth_searching(k, extents):
         best = (PLAIN, (64, 4, 1) if candidates is _CANDIDATES_2D else candidates[1])

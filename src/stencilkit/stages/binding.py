@@ -19,6 +19,7 @@ from ..core.errors import ArgumentTypeError, StencilTypeError, StencilValueError
 from ..core.named_collections import collection_values
 from ..core.staggered import flip_staggered
 from ..core.types import FieldType, ScalarType, TupleType, TypeSpec
+from ..fields.signature import FieldSignature
 from ..ir import nodes as ir
 from ..ir.extents import FIELD_START, FIELD_STOP, read_extents
 from ..ir.lower import TableInfo, flat_params
@@ -384,20 +385,45 @@ def _check_table_kind(t: str, table: Any, program: ir.Program, name: str) -> Non
 
 @dataclass(frozen=True, slots=True)
 class Bound:
-    """Checked arguments by parameter name: fields (viewed in their declared dimension order),
-    scalars (as NumPy scalars of their type), the neighbour tables used and their descriptions."""
+    """The ``bind`` stage's artefact: checked arguments by parameter name: fields (viewed in
+    their declared dimension order), scalars (as NumPy scalars of their type), the neighbour
+    tables used and their descriptions. ``signature(name)`` is a field's (or table's) typed
+    :class:`~stencilkit.fields.signature.FieldSignature`."""
 
     fields: dict[str, Any]
     scalars: dict[str, Any]
     tables: dict[str, Any]
     infos: dict[str, TableInfo]
     temps: frozenset[str] = frozenset()  # the program's temporaries (flattened names)
+    program: str = ""
+
+    def signature(self, name: str) -> FieldSignature:
+        sig: FieldSignature = (self.fields[name] if name in self.fields else self.tables[name])._sig
+        return sig
+
+    def signatures(self) -> tuple[FieldSignature, ...]:
+        """Every field's and table's signature, fields first."""
+        return tuple(v._sig for v in (*self.fields.values(), *self.tables.values()))
+
+    def as_text(self) -> str:
+        lines = [f"bound {self.program}("]
+        for name in self.fields:
+            temp = "  (temporary)" if name in self.temps else ""
+            lines.append(f"  {name}: {self.signature(name).as_text()}{temp}")
+        for name, value in self.scalars.items():
+            lines.append(f"  {name} = {value!r} ({np.asarray(value).dtype.name})")
+        for name, info in self.infos.items():
+            skip = ", skip values" if info.has_skip else ""
+            lines.append(f"  offset {name}: table {self.signature(name).as_text()},"
+                         f" {info.max_neighbors} neighbours{skip}")
+        return "\n".join([*lines, ")"])
 
 
-def bind(program: ir.Program, flat: tuple[ir.Param, ...], tables_used: tuple[str, ...], args: Sequence[Any],
-         offset_provider: Mapping[str, Any] | None,
-         check_device: Callable[[str, Any], None] | None = None) -> Bound:
-    """Check every argument of a call (and, with ``check_device``, where it lives)."""
+def bind_checked(program: ir.Program, flat: tuple[ir.Param, ...], tables_used: tuple[str, ...],
+                 args: Sequence[Any], offset_provider: Mapping[str, Any] | None,
+                 check_device: Callable[[str, Any], None] | None = None) -> Bound:
+    """Check every argument of a call (and, with ``check_device``, where it lives); the
+    ``bind`` stage (``stencilkit.stages.bind``) with the program's facts worked out."""
     name = program.name
     check_provider(offset_provider or {}, name)
     fields: dict[str, Any] = {}
@@ -422,7 +448,7 @@ def bind(program: ir.Program, flat: tuple[ir.Param, ...], tables_used: tuple[str
             check_device(f"offset_provider['{t}']", tables[t])
     infos = {k: v for k, v in table_infos(provider, program).items() if k in tables}
     temps = frozenset(p.name for p in flat_params(program.temps))
-    return Bound(fields, scalars, tables, infos, temps)
+    return Bound(fields, scalars, tables, infos, temps, name)
 
 
 def checked_domains(sprog: ir.StencilProgram, bound: Bound) -> list[tuple[ir.Kernel, tuple[UnitRange, ...]]]:
