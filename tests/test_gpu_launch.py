@@ -203,14 +203,14 @@ def test_index_width_on_the_gpu(rng) -> None:
     """Small calls run 32-bit index arithmetic; a field whose indices pass 2**31 runs 64-bit,
     with the same result."""
     _check((37, 29, 21), rng)
-    assert all("typedef int32_t sk_idx;" in p.loaded.source for p in run_lap7._runner.plans.values())
+    assert all("typedef int32_t sk_idx;" in p.stages.built.source.text for p in run_lap7._runner.plans.values())
     data = rng.standard_normal((40, 9, 20))
     dom = gtx.domain({I: (FAR, FAR + 40), J: (0, 9), K: (0, 20)})
     a = gtx.as_field(dom, data, allocator=gtx.gpu)
     out = gtx.as_field(dom, np.full((40, 9, 20), np.nan), allocator=gtx.gpu)
     run_far(a, out, offset_provider={})
     (plan,) = run_far._runner.plans.values()
-    assert "typedef int64_t sk_idx;" in plan.loaded.source
+    assert "typedef int64_t sk_idx;" in plan.stages.built.source.text
     result = out.asnumpy()
     np.testing.assert_allclose(result[1:-1, 1:-1, 1:-1], _reference(data), rtol=1e-13, atol=1e-12)
     inner = np.zeros(result.shape, bool)
@@ -248,7 +248,7 @@ def test_block_choice_is_kept_per_table_numbering(rng) -> None:
         prog = run_e2c_diff.with_backend(gtx.gpu)
         prog(c, out, offset_provider=provider)
         np.testing.assert_array_equal(out.asnumpy(), data[mesh.e2c[:, 1]] - data[mesh.e2c[:, 0]])
-        paths.update(p.loaded.path for p in prog._runner.plans.values())
+        paths.update(p.stages.built.path for p in prog._runner.plans.values())
     (path,) = paths  # one binary for both numberings
     names = list(json.loads((path / "tuning.json").read_text()))
     assert len(names) == 2 and names[0].split("|")[-1] != names[1].split("|")[-1], names

@@ -75,7 +75,7 @@ class Planned:
                              f" memory order [{order}], unit stride {unit}")
             for s in self.layout.scalars:
                 lines.append(f"    scalar {s.name}: {s.dtype} in slot {s.slot}")
-            lines.append(f"  {'32' if self.spec.narrow_index else '64'}-bit indices,"
+            lines.append(f"  indices {'fit' if self.spec.narrow_index else 'exceed'} 32 bits,"
                          f" device {self.spec.device_id}")
         return "\n".join(lines)
 

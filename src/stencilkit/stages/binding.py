@@ -411,7 +411,7 @@ class Bound:
             temp = "  (temporary)" if name in self.temps else ""
             lines.append(f"  {name}: {self.signature(name).as_text()}{temp}")
         for name, value in self.scalars.items():
-            lines.append(f"  {name} = {value!r} ({np.asarray(value).dtype.name})")
+            lines.append(f"  {name} = {value} ({np.asarray(value).dtype.name})")
         for name, info in self.infos.items():
             skip = ", skip values" if info.has_skip else ""
             lines.append(f"  offset {name}: table {self.signature(name).as_text()},"

@@ -34,14 +34,6 @@ class LoadedLibrary:
     built: Built
     fn: Any
 
-    @property
-    def path(self) -> Path:
-        return self.built.path
-
-    @property
-    def source(self) -> str:
-        return self.built.source.text
-
     def bind(self, launches: Launches, block: np.ndarray) -> Callable[[], None]:
         return functools.partial(self.fn, block.ctypes.data)  # type: ignore[no-any-return]
 

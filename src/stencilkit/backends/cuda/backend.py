@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -37,14 +36,6 @@ class LoadedCuda:
     module: Module
     target: CudaTarget
     _variants: list[Module] = field(default_factory=list)  # the variant module, once built
-
-    @property
-    def path(self) -> Path:
-        return self.built.path
-
-    @property
-    def source(self) -> str:
-        return self.built.source.text
 
     @property
     def device_id(self) -> int:
@@ -104,7 +95,7 @@ def refuse_during_capture(name: str) -> None:
         raise StencilValueError(
             f"{name}() is called for the first time with these arguments inside a CUDA graph capture;"
             " its first call compiles and tunes kernels, which a capture cannot record",
-            hint="call the program (or program.compile(...)) once with the same arguments before capturing")
+            hint="call the program once with the same arguments before capturing (or program.compile(...) it)")
 
 
 class CudaTarget:
@@ -134,6 +125,8 @@ class CudaTarget:
         """Compile (through the cache); no GPU needed when ``arch`` is given."""
         sprog = source.planned.sprog
         spec = source.planned.spec
+        if self.arch is None:  # building for the device: refuse before compiling inside a capture
+            refuse_during_capture(sprog.name)
         arch = self.arch or device_arch(spec.device_id if spec is not None else self.device_id)
         compiler = find_cuda_compiler()
         key = cache_key([("ir", str(sprog)), ("source", source.text), *compiler.key_parts(arch)])
@@ -193,7 +186,7 @@ class CudaTarget:
             if search:
                 tables = table_fingerprint(block, [(f.ptr, bound.signature(f.name)) for f in layout.fields
                                                    if f.is_table])
-            variant, shape = choose_blocks(k, extents, launchers, stream, loaded.path,
+            variant, shape = choose_blocks(k, extents, launchers, stream, loaded.built.path,
                                            device_name(loaded.device_id), tables)
             result.append(KernelLaunch(kernel_name(sprog, ki, variant), grid_for(extents, shape, variant.chunk), shape))
         return Launches(self.name, tuple(result))

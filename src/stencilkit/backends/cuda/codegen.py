@@ -14,8 +14,8 @@ from ...core.dims import Dimension
 from ...ir import nodes as ir
 from ...ir.visit import deep
 from ...stages.abi import ArgLayout
-from ..cfamily import PRELUDE, CTarget, ExprEmitter, index_typedef, unpack_args
-from ..cpp.codegen import _scan_body, _stores, loop_order
+from ..cfamily import CTarget, ExprEmitter, emit_scan_loop, emit_stores, loop_order, unpack_args
+from ..cprelude import PRELUDE, index_typedef
 
 CUDA_TARGET = CTarget()
 CUDA_TARGET.calls.update({"arcsin": "asin({0})", "arccos": "acos({0})", "arctan": "atan({0})"})
@@ -116,11 +116,11 @@ def _kernel(prog: ir.StencilProgram, k: ir.Kernel, ki: int, layout: ArgLayout, w
         lines.append("    #pragma unroll")
         lines.append(f"    for (int c = 0; c < {chunk}; ++c) {{")
         lines.append(f"      const sk_idx i_{z} = z0 + c;")
-        lines += _stores(k, emit, layout, "      ", variant.store)
+        lines += emit_stores(k, emit, layout, "      ", variant.store)
         lines.append("    }")
         lines.append("  } else {")
         lines.append(f"    for (sk_idx i_{z} = z0; i_{z} < {z}_hi{ki}; ++i_{z}) {{")
-        lines += _stores(k, emit, layout, "      ", variant.store)
+        lines += emit_stores(k, emit, layout, "      ", variant.store)
         lines.append("    }")
         lines.append("  }")
         lines.append("}")
@@ -137,9 +137,9 @@ def _kernel(prog: ir.StencilProgram, k: ir.Kernel, ki: int, layout: ArgLayout, w
     for d in gdims:
         lines.append(f"  if (i_{d.value} >= {d.value}_hi{ki}) return;")
     if k.scan is None:
-        lines += _stores(k, emit, layout, "  ", variant.store)
+        lines += emit_stores(k, emit, layout, "  ", variant.store)
     else:
-        lines += _scan_body(k, ki, emit, layout, "  ", SCAN_UNROLL)
+        lines += emit_scan_loop(k, ki, emit, layout, "  ", SCAN_UNROLL)
     lines.append("}")
     return lines
 
