@@ -188,6 +188,19 @@ def test_compile_runs_every_stage_before_the_first_call(rng) -> None:
     np.testing.assert_allclose(args[3].asnumpy()[1:7], _expected(args), rtol=1e-14)  # type: ignore[attr-defined]
 
 
+def test_embedded_compile_checks_and_keeps_the_plan(rng) -> None:
+    run = _program(None)
+    args = _args(rng)
+    run.compile(*args, offset_provider={})
+    assert len(run._runner.plans) == 1
+    run(*args, offset_provider={})
+    assert len(run._runner.plans) == 1
+    np.testing.assert_allclose(args[3].asnumpy()[1:7], _expected(args), rtol=1e-14)  # type: ignore[attr-defined]
+    bad = [*args[:3], gtx.as_field([I, J], rng.standard_normal((6, 5)))]  # out too small for the domain
+    with pytest.raises(ValueError, match="lies outside the output 'out'"):
+        run.compile(*bad, offset_provider={})
+
+
 def test_the_stages_run_one_by_one(rng) -> None:
     program = _program(gtx.cpu).definition
     args = _args(rng)

@@ -1,8 +1,9 @@
 """``@field_operator``, ``@scan_operator`` and ``@program``: the user-facing entry points.
 
-The pipeline, stage by stage: parse (at decoration, so errors show up early) -> bind arguments
--> lower -> generate -> build -> load -> call; the last five happen once per argument signature
-inside the backend's runner.
+A program is parsed on first use (or at decoration); then, once per argument signature, the
+backend's runner takes it through the stages of ``stencilkit.stages`` (bind -> lower -> plan ->
+generate -> build -> load -> tune; the embedded backend stops after plan) and keeps the result.
+``Program.compile(...)`` runs them ahead of time and ``Program.inspect(...)`` returns them.
 """
 
 from __future__ import annotations
@@ -159,11 +160,9 @@ class Program:
             _ = self.definition
             return self
         flat = self._flat(args, kwargs)
-        plan_of = getattr(self._runner, "plan_for", None)
-        if plan_of is not None:
-            plan_of(flat, offset_provider)
-        else:  # the embedded backend: check the arguments and lower now
-            stages.run_stages(self.definition, wrap_arrays(self._runner.flat, flat), offset_provider, None)
+        stages_for = getattr(self._runner, "stages_for", None)  # None: a runner of a user's backend
+        if stages_for is not None:
+            stages_for(flat, offset_provider)
         return self
 
     def inspect(self, *args: Any, offset_provider: Mapping[str, Any] | None = None, **kwargs: Any) -> stages.Stages:
@@ -174,11 +173,11 @@ class Program:
         >>> print(run.inspect(a, out, offset_provider={}).source.as_text())
         """
         flat = self._flat(args, kwargs)
-        plan_of = getattr(self._runner, "plan_for", None)
-        if plan_of is not None:
-            found: stages.Stages = plan_of(flat, offset_provider).stages
-            return found
-        return stages.run_stages(self.definition, wrap_arrays(self._runner.flat, flat), offset_provider, None)
+        stages_for = getattr(self._runner, "stages_for", None)
+        if stages_for is None:
+            raise StencilTypeError(f"{self.__name__}.inspect(): the runner of backend {self.backend!r} has no stages")
+        found: stages.Stages = stages_for(flat, offset_provider)
+        return found
 
 
 class ProgramWithBoundArgs:

@@ -162,6 +162,10 @@ class CompiledRunner:
                     hint="pass an output field with memory of its own (e.g. a copy)")
 
     # ------------------------------------------------------------------ slow path
+    def stages_for(self, args: list[Any], offset_provider: Mapping[str, Any] | None) -> Stages:
+        """Every stage for these arguments, run ahead of time if needed (``Program.compile``)."""
+        return self.plan_for(args, offset_provider).stages
+
     def plan_for(self, args: list[Any], offset_provider: Mapping[str, Any] | None) -> Plan:
         """The plan for these arguments, built if needed (ahead-of-time compilation)."""
         args = wrap_arrays(self.flat, list(args), self.written)

@@ -74,14 +74,36 @@ class EmbeddedRunner:
         for k, dom in kernels:
             run_kernel(xp, k, dom, fields, scalars, tables)
 
+    def stages_for(self, args: list[Any], offset_provider: Mapping[str, Any] | None) -> stages.Stages:
+        """The stages for these arguments (``Program.compile`` and ``.inspect``), kept for the
+        calls that follow."""
+        provider = offset_provider or {}
+        args = wrap_arrays(self.flat, list(args), self.written)
+        done = self._stages(args, provider)
+        try:
+            key = self._key(args, provider)
+        except (AttributeError, KeyError, TypeError):
+            return done
+        if len(self.plans) >= MAX_PLANS:
+            self.plans.pop(next(iter(self.plans)))
+        self.plans[key] = self._evaluation_plan(done)
+        return done
+
     def _plan(self, args: list[Any], offset_provider: Mapping[str, Any]) -> tuple[Any, list[tuple[ir.Kernel, Any]], dict[str, Any]]:
-        """Check everything about these arguments; return the array namespace and the kernels
-        with their concrete domains."""
+        """Check everything about these arguments; return the array namespace, the kernels
+        with their concrete domains, and the tables checked."""
+        return self._evaluation_plan(self._stages(args, offset_provider))
+
+    def _stages(self, args: list[Any], offset_provider: Mapping[str, Any]) -> stages.Stages:
         bound = stages.bind(self.program, args, offset_provider)
-        planned = stages.plan(stages.lower(self.program, bound), bound, None)
+        lowered = stages.lower(self.program, bound)
+        return stages.Stages(self.program, bound, lowered, stages.plan(lowered, bound, None))
+
+    def _evaluation_plan(self, done: stages.Stages) -> tuple[Any, list[tuple[ir.Kernel, Any]], dict[str, Any]]:
+        bound = done.bound
         xps = {f.xp for f in bound.fields.values()} | {t.xp for t in bound.tables.values()}
         if len(xps) > 1:
             raise StencilTypeError(f"{self.program.name}(): fields live on different devices (host and GPU)",
                                    hint="move them to one device with field.to(...) first")
         xp = xps.pop() if xps else __import__("numpy")
-        return xp, planned.kernels(), dict(bound.tables)
+        return xp, done.planned.kernels(), dict(bound.tables)
