@@ -27,7 +27,8 @@ from ..ir.fuse import fuse_kernels
 from ..ir.lower import TableInfo, flat_params, lower_program
 from .abi import Specialization, arg_layout, fits_narrow_index
 from .artefacts import Built, Launches, Loaded, Lowered, Planned, Source, Target
-from .binding import Bound, bind_checked, checked_domains, used_tables
+from .binding import Bound, bind_checked, used_tables
+from .domains import checked_domains
 
 #: Programs remembered per cache below (by identity; the oldest are dropped beyond this).
 _CACHE_SIZE = 1024
