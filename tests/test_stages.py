@@ -188,6 +188,21 @@ def test_compile_runs_every_stage_before_the_first_call(rng) -> None:
     np.testing.assert_allclose(args[3].asnumpy()[1:7], _expected(args), rtol=1e-14)  # type: ignore[attr-defined]
 
 
+def test_a_kept_plan_does_not_keep_the_fields_alive(rng) -> None:
+    import gc
+    import weakref
+
+    run = _program(gtx.cpu)
+    args = _args(rng)
+    run.compile(*args, offset_provider={})
+    buffers = [weakref.ref(a.ndarray) for a in args if hasattr(a, "ndarray")]  # type: ignore[attr-defined]
+    (plan,) = run._runner.plans.values()
+    assert plan.stages.bound.fields == {} and "a: float64[I: 8" in plan.stages.bound.as_text()
+    del args
+    gc.collect()
+    assert all(b() is None for b in buffers)
+
+
 def test_embedded_compile_checks_and_keeps_the_plan(rng) -> None:
     run = _program(None)
     args = _args(rng)

@@ -9,6 +9,7 @@ the block and launch: a few microseconds of Python.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -189,6 +190,7 @@ class CompiledRunner:
 
     def make_plan(self, args: list[Any], offset_provider: Mapping[str, Any] | None) -> Plan:
         done = self.stages(args, offset_provider)
+        done = dataclasses.replace(done, bound=done.bound.without_fields())  # the plan must not keep the fields alive
         assert done.loaded is not None and done.launches is not None and done.planned.layout is not None
         layout, sprog, bound = done.planned.layout, done.planned.sprog, done.bound
         buf = done.planned.new_block()

@@ -8,7 +8,8 @@ strides, origins, devices, and the scalar values used in domain bounds), so back
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from dataclasses import field as dataclass_field
 from typing import Any
 
 import numpy as np
@@ -252,18 +253,27 @@ class Bound:
     infos: dict[str, TableInfo]
     temps: frozenset[str] = frozenset()  # the program's temporaries (flattened names)
     program: str = ""
+    sigs: dict[str, FieldSignature] = dataclass_field(default_factory=dict)  # fields', then tables'
+
+    def __post_init__(self) -> None:
+        if not self.sigs:
+            self.sigs.update({n: v._sig for n, v in (*self.fields.items(), *self.tables.items())})
 
     def signature(self, name: str) -> FieldSignature:
-        sig: FieldSignature = (self.fields[name] if name in self.fields else self.tables[name])._sig
-        return sig
+        return self.sigs[name]
 
     def signatures(self) -> tuple[FieldSignature, ...]:
         """Every field's and table's signature, fields first."""
-        return tuple(v._sig for v in (*self.fields.values(), *self.tables.values()))
+        return tuple(self.sigs.values())
+
+    def without_fields(self) -> Bound:
+        """This binding without the argument fields (their signatures stay): what a kept plan
+        holds, so that it does not keep the first call's fields alive."""
+        return replace(self, fields={}, sigs=dict(self.sigs))
 
     def as_text(self) -> str:
         lines = [f"bound {self.program}("]
-        for name in self.fields:
+        for name in (n for n in self.sigs if n not in self.tables):
             temp = "  (temporary)" if name in self.temps else ""
             lines.append(f"  {name}: {self.signature(name).as_text()}{temp}")
         for name, value in self.scalars.items():
