@@ -188,6 +188,26 @@ def test_compile_runs_every_stage_before_the_first_call(rng) -> None:
     np.testing.assert_allclose(args[3].asnumpy()[1:7], _expected(args), rtol=1e-14)  # type: ignore[attr-defined]
 
 
+@pytest.mark.parametrize("backend", [None, gtx.cpu, pytest.param(gtx.gpu, marks=pytest.mark.gpu)],
+                         ids=["embedded", "cpu", "gpu"])
+def test_compile_from_domains_makes_the_plan_calls_use(rng, backend) -> None:
+    """``compile`` given domains instead of fields: the plan is made for fields the backend
+    allocates over them, and a call with such fields runs without planning again."""
+    run = _program(backend)
+    dom = {I: 8, J: 5}
+    run.compile(dom, 0.5, gtx.domain(dom), dom, offset_provider={})
+    assert len(run._runner.plans) == 1
+    args: list[object] = [gtx.empty(dom, gtx.float64, allocator=backend) for _ in range(3)]
+    for f in args:
+        f.ndarray[...] = f.xp.asarray(rng.standard_normal((8, 5)))  # type: ignore[attr-defined]
+    args.insert(1, 0.5)
+    untouched = args[3].asnumpy()[[0, 7]].copy()  # type: ignore[attr-defined]
+    run(*args, offset_provider={})
+    assert len(run._runner.plans) == 1
+    np.testing.assert_allclose(args[3].asnumpy()[1:7], _expected(args), rtol=1e-14)  # type: ignore[attr-defined]
+    np.testing.assert_array_equal(args[3].asnumpy()[[0, 7]], untouched)  # type: ignore[attr-defined]
+
+
 def test_a_kept_plan_does_not_keep_the_fields_alive(rng) -> None:
     import gc
     import weakref

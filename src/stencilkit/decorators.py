@@ -142,11 +142,14 @@ class Program:
             return
         run(flat, offset_provider)
 
-    def _flat(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> list[Any]:
-        """The runner's arguments: flattened, with the temporaries appended."""
+    def _flat(self, args: tuple[Any, ...], kwargs: dict[str, Any], placeholders: bool = False) -> list[Any]:
+        """The runner's arguments: flattened, with the temporaries appended. ``placeholders``:
+        a domain given for a field parameter stands for a field over it (``compile``)."""
         if self._run is None:
             self._prepare()
         flat = flatten_args(self.definition.params, args, kwargs, self.definition.name)
+        if placeholders:
+            flat = self._placeholder_fields(flat)
         if self._temps is not None:
             flat.extend(self._temps.fields(flat))
         return flat
@@ -155,15 +158,34 @@ class Program:
         """Parse, and run every stage ahead of time for arguments like these (nothing runs):
         bind, lower, plan and, on compiled backends, generate, build, load and tune (GPU block
         shapes are chosen now, on scratch outputs, so the first real call pays no tuning).
-        Returns ``self``; without arguments it only parses (and reports DSL errors)."""
+        A field parameter may be given as its domain (a ``Domain`` or ``{I: 64, K: (0, 80)}``):
+        it then stands for a field the backend's allocator makes over that domain, which is
+        what the calls must pass to use this plan. Returns ``self``; without arguments it only
+        parses (and reports DSL errors).
+
+        >>> run.compile({I: 256, J: 256}, {I: 256, J: 256}, offset_provider={})
+        """
         if not args and not kwargs:
             _ = self.definition
             return self
-        flat = self._flat(args, kwargs)
+        flat = self._flat(args, kwargs, placeholders=True)
         stages_for = getattr(self._runner, "stages_for", None)  # None: a runner of a user's backend
         if stages_for is not None:
             stages_for(flat, offset_provider)
         return self
+
+    def _placeholder_fields(self, flat: list[Any]) -> list[Any]:
+        """``flat`` with each domain given for a field parameter replaced by a field of zeros over
+        it, allocated as the backend allocates (zeros: index fields read by ``as_offset`` stay in
+        range while kernels are timed)."""
+        from .core.domain import Domain
+        from .fields import zeros
+
+        out = list(flat)
+        for i, (p, v) in enumerate(zip(flat_params(self.definition.params), flat)):
+            if isinstance(p.type, FieldType) and isinstance(v, Domain | Mapping):
+                out[i] = zeros(v, p.type.dtype, allocator=self.backend)
+        return out
 
     def inspect(self, *args: Any, offset_provider: Mapping[str, Any] | None = None, **kwargs: Any) -> stages.Stages:
         """Every stage's artefact for arguments like these (``stencilkit.stages.Stages``), each
