@@ -39,7 +39,8 @@ def main() -> int:
     fields = [gtx.as_field([I, J, K], np.asfortranarray(np.random.default_rng(i).random((16, 16, 16))))
               for i in range(2)]
     runner = CompiledRunner(run_lap.definition, flat_params(run_lap.definition.params), CudaTarget(arch="90"))
-    sprog, layout, *_ = runner.prepare([*fields, 16], {}, check_device=False)
+    planned = runner.stages([*fields, 16], {}, check_device=False, until="plan").planned
+    sprog, layout = planned.sprog, planned.layout
     compiler = find_cuda_compiler("nvrtc")
     for variants in (False, True):
         source = generate_cuda(sprog, layout, variants)

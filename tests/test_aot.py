@@ -31,7 +31,7 @@ def test_compile_many_in_parallel_then_call_without_building(rng) -> None:
     assert [r.error for r in reports] == [None] * 4
     for s, p in enumerate(progs):
         plan = next(iter(p._runner.plans.values()))
-        assert plan.loaded.built  # each distinct program was built once, ahead of time
+        assert plan.stages.built.built  # each distinct program was built once, ahead of time
         p(a, out, offset_provider={})
         np.testing.assert_allclose(out.asnumpy()[:9], a.asnumpy()[:9] * s + a.asnumpy()[1:], rtol=1e-14)
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import shutil
 
 import numpy as np
@@ -47,8 +48,9 @@ def _fortran(shape: tuple[int, ...], dtype: type = np.float64) -> np.ndarray:
 
 def _build(prog: gtx.Program, args: list[object], arch: str = "90") -> tuple[str, object]:
     runner = CompiledRunner(prog.definition, flat_params(prog.definition.params), CudaTarget(arch=arch))
-    sprog, layout, *_ = runner.prepare(list(args), {}, check_device=False)
-    source, _, entry = runner.target.build(sprog, layout)
+    planned = runner.stages(list(args), {}, check_device=False, until="plan").planned
+    entry = runner.target.build(runner.target.generate(planned))
+    source = entry.source.text
     return source, entry
 
 
@@ -126,9 +128,10 @@ def test_chunked_variants_are_built_separately(compiler: str) -> None:
     a = gtx.as_field([I, J, K], _fortran((8, 6, 3)), copy=None)
     out = gtx.as_field([I, J, K], _fortran((8, 6, 3)), copy=None)
     runner = CompiledRunner(run_lap.definition, flat_params(run_lap.definition.params), CudaTarget(arch="90"))
-    sprog, layout, *_ = runner.prepare([a, out], {}, check_device=False)
-    plain_source, plain_key, plain = runner.target.build(sprog, layout)
-    var_source, var_key, variants = runner.target.build(sprog, layout, variants=True)
+    planned = runner.stages([a, out], {}, check_device=False, until="plan").planned
+    plain = runner.target.build(runner.target.generate(planned))
+    variants = runner.target.build(runner.target.generate(planned, variants=True))
+    plain_key, var_key, plain_source, var_source = plain.key, variants.key, plain.source.text, variants.source.text
     assert plain_key != var_key
     assert b"sk_run_lap_k0_z8" not in (plain.path / "program.cubin").read_bytes()
     cubin = (variants.path / "program.cubin").read_bytes()
@@ -155,14 +158,10 @@ def test_nvrtc_leaves_shared_byte_objects_alone(compiler: str, tmp_path) -> None
 
 
 def _planned_spec(prog: gtx.Program, args: list[object], monkeypatch: pytest.MonkeyPatch) -> object:
-    """The Specialization ``make_plan`` hands the gpu target for ``args`` (host arrays stand in
+    """The Specialization the plan stage gives the gpu target for ``args`` (host arrays stand in
     for GPU ones: nothing is compiled or launched)."""
     runner = CompiledRunner(prog.definition, flat_params(prog.definition.params), CudaTarget(arch="90"))
-    seen = []
-    monkeypatch.setattr(runner, "_check_device", lambda what, value: None)
-    monkeypatch.setattr(runner.target, "compile", lambda sprog, layout, spec: seen.append(spec))
-    runner.make_plan(list(args), {})
-    return seen[0]
+    return runner.stages(list(args), {}, check_device=False, until="plan").planned.spec
 
 
 def test_index_width_follows_the_call(compiler: str, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -182,9 +181,11 @@ def test_index_width_follows_the_call(compiler: str, monkeypatch: pytest.MonkeyP
     assert _planned_spec(run_far, [a_far, out_far], monkeypatch).narrow_index is False  # type: ignore[attr-defined]
 
     runner = CompiledRunner(run_lap.definition, flat_params(run_lap.definition.params), CudaTarget(arch="90"))
-    sprog, layout, *_ = runner.prepare([a, out], {}, check_device=False)
-    narrow_src, narrow_key, narrow = runner.target.build(sprog, layout, narrow_index=True)
-    wide_src, wide_key, wide = runner.target.build(sprog, layout)
+    planned = runner.stages([a, out], {}, check_device=False, until="plan").planned
+    narrow_plan = dataclasses.replace(planned, spec=dataclasses.replace(planned.spec, narrow_index=True))
+    wide_plan = dataclasses.replace(planned, spec=dataclasses.replace(planned.spec, narrow_index=False))
+    narrow, wide = (runner.target.build(runner.target.generate(p)) for p in (narrow_plan, wide_plan))
+    narrow_src, narrow_key, wide_src, wide_key = narrow.source.text, narrow.key, wide.source.text, wide.key
     assert "typedef int32_t sk_idx;" in narrow_src and "typedef int64_t sk_idx;" in wide_src
     assert narrow_key != wide_key
     for entry in (narrow, wide):
@@ -192,10 +193,12 @@ def test_index_width_follows_the_call(compiler: str, monkeypatch: pytest.MonkeyP
 
 
 def test_fits_narrow_index_bounds() -> None:
-    from stencilkit.backends.abi import NARROW_INDEX_LIMIT, fits_narrow_index
+    from stencilkit.core.device import DeviceType
+    from stencilkit.fields.signature import FieldSignature
+    from stencilkit.stages.abi import NARROW_INDEX_LIMIT, fits_narrow_index
 
-    def sig(shape: tuple[int, ...], strides: tuple[int, ...], origin: tuple[int, ...]) -> tuple[object, ...]:
-        return (("I", "K"), "float64", shape, strides, origin)
+    def sig(shape: tuple[int, ...], strides: tuple[int, ...], origin: tuple[int, ...]) -> FieldSignature:
+        return FieldSignature(("I", "K"), "float64", shape, strides, origin, DeviceType.CPU, 0)
 
     small = sig((512, 512), (1, 512), (0, 0))
     assert fits_narrow_index([small], [[range(1, 511), range(1, 511)]])

@@ -85,7 +85,8 @@ def test_every_layout_maps_its_unit_stride_dimension_to_x_within_limits(order: t
     a = gtx.as_field([I, J, K], data, copy=None)
     out = gtx.as_field([I, J, K], data.copy(order="K"), copy=None)
     runner = CompiledRunner(run_shift3.definition, flat_params(run_shift3.definition.params), CudaTarget(arch="90"))
-    sprog, layout, *_ = runner.prepare([a, out, 4, 5, 6], {}, check_device=False)
+    planned = runner.stages([a, out, 4, 5, 6], {}, check_device=False, until="plan").planned
+    sprog, layout = planned.sprog, planned.layout
     gdims = [d.value for d in grid_dims(sprog.kernels[0], layout)]
     unit = "IJK"[int(np.argmin(out.ndarray.strides))]
     assert gdims[0] == unit and sorted(gdims) == ["I", "J", "K"]
@@ -330,8 +331,9 @@ def test_generated_kernels_compile_with_nvcc(monkeypatch, layout) -> None:
         out = gtx.as_field([Cell, K], _host(np.ones((mesh.n_cells, 5)), layout), copy=None)
         runner = CompiledRunner(run_c2e_sum.definition, flat_params(run_c2e_sum.definition.params),
                                 CudaTarget(arch="90"))
-        sprog, arg_layout, *_ = runner.prepare([e, out], mesh.offset_provider(), check_device=False)
-        source, _, entry = runner.target.build(sprog, arg_layout, variants=True)
+        planned = runner.stages([e, out], mesh.offset_provider(), check_device=False, until="plan").planned
+        src = runner.target.generate(planned, variants=True)
+        source, entry = src.text, runner.target.build(src)
         assert "lin % nby" in source and "_z4" in source
         assert b"sk_run_c2e_sum_k0_z4" in (entry.path / "program.cubin").read_bytes()
     finally:

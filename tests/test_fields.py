@@ -31,6 +31,7 @@ from stencilkit.fields import (
     ones,
     zeros,
 )
+from stencilkit.fields.signature import FieldSignature
 from stencilkit.storage import Layout, allocate
 
 I, J = Dimension("I"), Dimension("J")
@@ -170,7 +171,7 @@ def test_as_field_zero_copy_for_any_positive_strides(rng: np.random.Generator, v
     a = view(rng.random((6, 8)))
     f = as_field([I, J], a, copy=None)
     assert f._ptr == ptr(a)
-    assert f._sig[3] == tuple(s // 8 for s in a.strides)
+    assert f._sig.strides == tuple(s // 8 for s in a.strides)
 
 
 @pytest.mark.parametrize(
@@ -247,7 +248,7 @@ def test_as_field_origin(rng: np.random.Generator) -> None:
     a = rng.random((5, 3))
     f = as_field([I, K], a, origin={I: 2})
     assert f.domain == Domain((I, K), (UnitRange(-2, 3), UnitRange(0, 3)))
-    assert f._sig[4] == (-2, 0)
+    assert f._sig.origin == (-2, 0)
     g = as_field({I: (-2, 3), K: 3}, a)
     assert g.domain == f.domain
 
@@ -278,14 +279,14 @@ def test_dlpack_and_array_interface_export(rng: np.random.Generator) -> None:
 def test_sig_ptr_xp(rng: np.random.Generator) -> None:
     a = rng.random((4, 6, 3)).astype(np.float32)
     f = as_field([I, J, K], a, origin={J: 1}, copy=None)
-    assert f._sig == (("I", "J", "K"), "float32", (4, 6, 3), (18, 3, 1), (0, -1, 0), 1, 0)
+    assert f._sig == FieldSignature(("I", "J", "K"), "float32", (4, 6, 3), (18, 3, 1), (0, -1, 0), DeviceType.CPU, 0)
     assert f._sig is f._sig  # computed once
     hash(f._sig)
     assert f._ptr == ptr(a) and f.xp is np
     padded = empty({I: 5, K: 3}, aligned_index=None, allocator=None)
-    assert padded._sig[3] == (3, 1)
+    assert padded._sig.strides == (3, 1)
     t = as_field([I, J], rng.random((6, 4)).T, copy=None)
-    assert t._sig[3] == (1, 4)
+    assert t._sig.strides == (1, 4)
 
 
 # -- Field[...] annotations -----------------------------------------------------------------

@@ -23,6 +23,7 @@ from stencilkit.core import (
     UnitRange,
 )
 from stencilkit.fields import Connectivity, Field, as_connectivity, as_field, empty, ones, zeros
+from stencilkit.fields.signature import FieldSignature
 from stencilkit.storage import (
     GPU_COLUMN_SCHEME,
     HORIZONTAL_FIRST,
@@ -89,7 +90,7 @@ def test_zeros_on_gpu_layout_and_alignment(cp: ModuleType, allocator: str) -> No
     assert f.device == GPU0 and f.__dlpack_device__() == (2, 0)
     assert f._ptr == f.ndarray.data.ptr and f._ptr % 128 == 0
     # horizontal-first: I unit-stride, rows padded to 128 bytes (32 floats)
-    assert f._sig == (("I", "J", "K"), "float32", (10, 6, 4), (1, 32, 192), (0, 0, 0), 2, 0)
+    assert f._sig == FieldSignature(("I", "J", "K"), "float32", (10, 6, 4), (1, 32, 192), (0, 0, 0), DeviceType.CUDA, 0)
     assert bool((f.ndarray == 0).all())
 
 
@@ -115,7 +116,7 @@ def test_as_field_cupy_zero_copy(cp: ModuleType, rng: np.random.Generator) -> No
     strided = src[:, ::2]
     g = as_field([I, K], strided, copy=None)
     assert g._ptr == strided.data.ptr
-    assert g._sig[3] == (5, 2)
+    assert g._sig.strides == (5, 2)
 
 
 def test_as_field_host_data_to_gpu_copies_into_gpu_layout(

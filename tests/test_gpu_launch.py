@@ -128,17 +128,17 @@ def test_block_choice_is_kept_beside_the_binary(rng) -> None:
     run_lap7._runner.plans.clear()
     _check((97, 71, 61), rng)  # large enough for the timed search
     plan = next(iter(run_lap7._runner.plans.values()))
-    path = plan.loaded.path / tuning.TUNING_FILE
+    path = plan.stages.built.path / tuning.TUNING_FILE
     stored = json.loads(path.read_text())
     assert len(stored) == 1
     (choice,) = stored.values()
-    launch = plan.extra["launches"][0]
+    launch = plan.launches.kernels[0]
     assert tuple(choice["block"]) == launch.block
     # a new process (simulated: the in-memory choices forgotten) reuses the stored choice
     tuning._CHOSEN.clear()
     run_lap7._runner.plans.clear()
     _check((97, 71, 61), rng)
-    again = next(iter(run_lap7._runner.plans.values())).extra["launches"][0]
+    again = next(iter(run_lap7._runner.plans.values())).launches.kernels[0]
     assert again.block == launch.block and again.name == launch.name
 
 
@@ -175,21 +175,19 @@ def test_two_dimensional_chunks_along_the_levels(monkeypatch, rng, chunk) -> Non
 def test_fields_on_another_gpu_are_refused_before_launch(monkeypatch) -> None:
     """No illegal-address crash: memory of GPU 1 is never handed to kernels while GPU 0 is the
     current device (a program runs on the current device, as a CuPy kernel does)."""
-    from stencilkit.backends.compiled import CompiledRunner
     from stencilkit.backends.cuda import CudaTarget
     from stencilkit.core.device import DeviceType
-    from stencilkit.ir.lower import flat_params
+    from stencilkit.fields.signature import FieldSignature
+    from stencilkit.stages import check_device_of
 
-    class OnGpu1:  # stands for a field on GPU 1: only its signature is read
-        _sig = (("I", "J", "K"), "float64", (4, 4, 4), (1, 4, 16), (0, 0, 0), int(DeviceType.CUDA), 1)
-
-    runner = CompiledRunner(run_lap7.definition, flat_params(run_lap7.definition.params), CudaTarget())
-    monkeypatch.setattr(runner.target, "current_device", lambda: 0)
+    on_gpu1 = FieldSignature(("I", "J", "K"), "float64", (4, 4, 4), (1, 4, 16), (0, 0, 0), DeviceType.CUDA, 1)
+    target = CudaTarget()
+    monkeypatch.setattr(target, "current_device", lambda: 0)
     with pytest.raises(ValueError, match=r"argument 'a' lives on GPU 1, but the current CUDA device is GPU 0") as info:
-        runner._check_device("argument 'a'", OnGpu1())
+        check_device_of("run_lap7", target, "argument 'a'", on_gpu1)
     assert "cupy.cuda.Device(1)" in str(info.value)
-    monkeypatch.setattr(runner.target, "current_device", lambda: 1)
-    runner._check_device("argument 'a'", OnGpu1())  # GPU 1 current: accepted
+    monkeypatch.setattr(target, "current_device", lambda: 1)
+    check_device_of("run_lap7", target, "argument 'a'", on_gpu1)  # GPU 1 current: accepted
 
 
 FAR = 2**31 - 8  # a domain starting here has indices past 32 bits
@@ -205,14 +203,14 @@ def test_index_width_on_the_gpu(rng) -> None:
     """Small calls run 32-bit index arithmetic; a field whose indices pass 2**31 runs 64-bit,
     with the same result."""
     _check((37, 29, 21), rng)
-    assert all("typedef int32_t sk_idx;" in p.loaded.source for p in run_lap7._runner.plans.values())
+    assert all("typedef int32_t sk_idx;" in p.stages.built.source.text for p in run_lap7._runner.plans.values())
     data = rng.standard_normal((40, 9, 20))
     dom = gtx.domain({I: (FAR, FAR + 40), J: (0, 9), K: (0, 20)})
     a = gtx.as_field(dom, data, allocator=gtx.gpu)
     out = gtx.as_field(dom, np.full((40, 9, 20), np.nan), allocator=gtx.gpu)
     run_far(a, out, offset_provider={})
     (plan,) = run_far._runner.plans.values()
-    assert "typedef int64_t sk_idx;" in plan.loaded.source
+    assert "typedef int64_t sk_idx;" in plan.stages.built.source.text
     result = out.asnumpy()
     np.testing.assert_allclose(result[1:-1, 1:-1, 1:-1], _reference(data), rtol=1e-13, atol=1e-12)
     inner = np.zeros(result.shape, bool)
@@ -250,7 +248,7 @@ def test_block_choice_is_kept_per_table_numbering(rng) -> None:
         prog = run_e2c_diff.with_backend(gtx.gpu)
         prog(c, out, offset_provider=provider)
         np.testing.assert_array_equal(out.asnumpy(), data[mesh.e2c[:, 1]] - data[mesh.e2c[:, 0]])
-        paths.update(p.loaded.path for p in prog._runner.plans.values())
+        paths.update(p.stages.built.path for p in prog._runner.plans.values())
     (path,) = paths  # one binary for both numberings
     names = list(json.loads((path / "tuning.json").read_text()))
     assert len(names) == 2 and names[0].split("|")[-1] != names[1].split("|")[-1], names

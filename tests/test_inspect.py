@@ -31,14 +31,18 @@ def test_cpu_program_shows_every_stage_and_the_cache_keeps_them(rng) -> None:
     a = gtx.as_field([I, J], rng.standard_normal((8, 5)))
     out = gtx.as_field([I, J], rng.standard_normal((8, 5)))
     stages = run.inspect(a, out, offset_provider={})
-    assert stages["ir"] == run.ir_text and "smooth" in stages["ir"]
-    assert "kernel smooth over [I, J]" in stages["stencil_ir"]
-    assert "a[I+1, J]" in stages["stencil_ir"] and "a[I-1, J]" in stages["stencil_ir"]
-    assert 'extern "C" int sk_program' in stages["source"] and "#pragma omp" in stages["source"]
+    assert str(stages.program) == run.ir_text and "smooth" in run.ir_text
+    stencil_ir = stages.lowered.as_text()
+    assert "kernel smooth over [I, J]" in stencil_ir
+    assert "a[I+1, J]" in stencil_ir and "a[I-1, J]" in stencil_ir
+    assert stages.source is not None and stages.built is not None
+    source = stages.source.as_text()
+    assert 'extern "C" int sk_program' in source and "#pragma omp" in source
     plan = next(iter(run._runner.plans.values()))
-    entry = plan.loaded.path
-    assert (entry / "program.cpp").read_text() == stages["source"]
-    assert (entry / "program.ir").read_text() == stages["stencil_ir"]
+    assert plan.stages is stages
+    entry = stages.built.path
+    assert (entry / "program.cpp").read_text() == source
+    assert (entry / "program.ir").read_text() == str(stages.planned.sprog)
     # inspecting built the program ahead of time: the call needs no build and gives the result
     run(a, out, offset_provider={})
     expected = 0.5 * a.asnumpy()[1:7] + 0.25 * (a.asnumpy()[2:8] + a.asnumpy()[0:6])
@@ -48,7 +52,9 @@ def test_cpu_program_shows_every_stage_and_the_cache_keeps_them(rng) -> None:
 def test_embedded_program_shows_its_ir() -> None:
     stages = _program(None).inspect(
         gtx.as_field([I, J], np.ones((8, 5)) * 3.0), gtx.as_field([I, J], np.ones((8, 5))), offset_provider={})
-    assert set(stages) == {"ir"} and "program run(" in stages["ir"]
+    assert "program run(" in str(stages.program)
+    assert stages.source is None and stages.planned.target == "embedded"
+    assert "kernel smooth over {I: [1, 7), J: [0, 5)}" in stages.planned.as_text()
 
 
 def test_cuda_source_is_inspectable_without_a_gpu(rng) -> None:
@@ -56,6 +62,6 @@ def test_cuda_source_is_inspectable_without_a_gpu(rng) -> None:
     runner = CompiledRunner(run.definition, flat_params(run.definition.params), CudaTarget(arch="90"))
     a = gtx.as_field([I, J], np.asfortranarray(rng.standard_normal((8, 5))), copy=None)
     out = gtx.as_field([I, J], np.asfortranarray(rng.standard_normal((8, 5))), copy=None)
-    sprog, layout, *_ = runner.prepare([a, out], {}, check_device=False)
-    source = runner.target.generate(sprog, layout)
+    planned = runner.stages([a, out], {}, check_device=False, until="plan").planned
+    source = runner.target.generate(planned).text
     assert 'extern "C" __global__ void sk_run_k0(const SkArgs args)' in source

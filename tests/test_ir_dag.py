@@ -12,7 +12,6 @@ import pytest
 
 import stencilkit as gtx
 from stencilkit import Dims, Field, float64
-from stencilkit.backends.abi import arg_layout
 from stencilkit.backends.cpp.codegen import generate_cpp
 from stencilkit.bench.frontend import chain_source, ifs_source
 from stencilkit.core.types import FieldType, ScalarType
@@ -20,6 +19,7 @@ from stencilkit.ir import nodes as ir
 from stencilkit.ir.fuse import fuse_kernels
 from stencilkit.ir.lower import lower_program
 from stencilkit.ir.visit import deep, postorder, substitute, use_counts, walk
+from stencilkit.stages.abi import arg_layout
 
 I, K = gtx.Dimension("I"), gtx.Dimension("K", kind=gtx.DimensionKind.VERTICAL)
 F = Field[Dims[I], float64]
@@ -195,8 +195,9 @@ def test_only_names_read_later_are_merged() -> None:
 def _cpp(prog: gtx.Program, shape: tuple[int, ...], dims: list[gtx.Dimension], n_in: int, n_out: int) -> str:
     cpu = prog.with_backend(gtx.cpu)
     fields = [gtx.as_field(dims, np.ones(shape)) for _ in range(n_in + n_out)]
-    sprog, layout, spec, _ = cpu._runner.prepare(cpu._flat(fields, {}), {})
-    assert arg_layout(sprog, spec, ()) == layout
+    planned = cpu._runner.stages(cpu._flat(fields, {}), {}, until="plan").planned
+    sprog, layout = planned.sprog, planned.layout
+    assert planned.spec is not None and arg_layout(sprog, planned.spec, ()) == layout
     return generate_cpp(sprog, layout, "entry")
 
 
@@ -279,16 +280,16 @@ def test_cuda_sources_with_shared_values_compile(tmp_path) -> None:
     for prog, shape, dims, n in cases:
         runner = CompiledRunner(prog.definition, flat_params(prog.definition.params), CudaTarget(arch="90"))
         args = [gtx.as_field(dims, np.asfortranarray(np.ones(shape))) for _ in range(n)]
-        sprog, layout, *_ = runner.prepare(args, {}, check_device=False)
-        source, _, _ = runner.target.build(sprog, layout)
+        planned = runner.stages(args, {}, check_device=False, until="plan").planned
+        source = runner.target.build(runner.target.generate(planned)).source.text
         assert "const auto t" in source or "if (" in source
     # a reduction whose body and mask share values with the rest: a loop of statements
     runner = CompiledRunner(run_reduce_shared.definition, flat_params(run_reduce_shared.definition.params), CudaTarget(arch="90"))
     table = gtx.as_connectivity([Cell, C2EDim], Edge, np.array([[0, 1, -1], [2, -1, 1]], dtype=np.int32),
                                 skip_value=-1)
     args = [gtx.as_field([Edge, K], np.ones((3, 4))), gtx.as_field([Cell, K], np.ones((2, 4)))]
-    sprog, layout, *_ = runner.prepare(args, {"C2E": table}, check_device=False)
-    source, _, _ = runner.target.build(sprog, layout)
+    planned = runner.stages(args, {"C2E": table}, check_device=False, until="plan").planned
+    source = runner.target.build(runner.target.generate(planned)).source.text
     assert source.count("for (int n_C2E = 0; n_C2E < 3; ++n_C2E)") >= 2
 
 

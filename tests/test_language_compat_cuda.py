@@ -58,8 +58,9 @@ def run_lap_lap(a: CK, w: Field[Dims[Cell, C2CDim], float64], o1: CK, o2: CK):
 
 def _build(prog: gtx.Program, args: list[object], provider: dict[str, object]) -> str:
     runner = CompiledRunner(prog.definition, flat_params(prog.definition.params), CudaTarget(arch="90"))
-    sprog, layout, *_ = runner.prepare(list(args), provider, check_device=False)
-    source, _, entry = runner.target.build(sprog, layout)
+    planned = runner.stages(list(args), provider, check_device=False, until="plan").planned
+    entry = runner.target.build(runner.target.generate(planned))
+    source = entry.source.text
     assert (entry.path / "program.cubin").read_bytes()[:4] == b"\x7fELF"  # type: ignore[attr-defined]
     return source
 

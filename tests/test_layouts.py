@@ -97,9 +97,10 @@ def test_gpu_threads_follow_the_output_unit_stride(in_layout: str, out_layout: s
     e = gtx.zeros({Edge: mesh.n_edges, K: 6}, layout=in_layout)
     out = gtx.zeros({Cell: mesh.n_cells, K: 6}, layout=out_layout)
     runner = CompiledRunner(run_c2e_sum.definition, flat_params(run_c2e_sum.definition.params), CudaTarget(arch="90"))
-    sprog, layout, *_ = runner.prepare([e, out], mesh.offset_provider(), check_device=False)
+    planned = runner.stages([e, out], mesh.offset_provider(), check_device=False, until="plan").planned
+    sprog, layout = planned.sprog, planned.layout
     assert grid_dims(sprog.kernels[0], layout)[0].value == x
-    source = CudaTarget(arch="90").generate(sprog, layout)
+    source = CudaTarget(arch="90").generate(planned).text
     assert "out_b[i_Cell * out_s0 + i_K]" in source if x == "K" else "out_b[i_Cell + i_K * out_s1]" in source
 
 

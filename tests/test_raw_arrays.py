@@ -102,7 +102,7 @@ def test_outputs_that_cannot_be_written_in_place_are_refused(backend, kind, rng)
 
 @pytest.mark.parametrize("backend", [None, gtx.cpu], ids=["embedded", "cpu"])
 def test_read_only_inputs_are_read_in_place(backend, rng) -> None:
-    from stencilkit.backends.binding import wrap_arrays
+    from stencilkit.stages.binding import wrap_arrays
 
     a, b, out = (rng.standard_normal((8, 5)) for _ in range(3))
     expected = _expected(a, b, out)
@@ -135,7 +135,7 @@ def test_tuple_outputs_are_named_as_written() -> None:
 def test_jax_cpu_arrays_are_read_in_place(rng) -> None:
     jax = pytest.importorskip("jax")
     jnp = pytest.importorskip("jax.numpy")
-    from stencilkit.backends.binding import wrap_arrays
+    from stencilkit.stages.binding import wrap_arrays
 
     jax.config.update("jax_enable_x64", True)
     a, b = jnp.asarray(rng.standard_normal((8, 5))), jnp.asarray(rng.standard_normal((8, 5)))

@@ -232,8 +232,9 @@ def _cuda_build(prog: gtx.Program, args: list[object]) -> str:
 
     definition = prog.definition
     runner = CompiledRunner(definition, flat_params(definition.params + definition.temps), CudaTarget(arch="90"))
-    sprog, layout, *_ = runner.prepare(prog._flat(tuple(args), {}), {}, check_device=False)
-    source, _, entry = runner.target.build(sprog, layout)
+    planned = runner.stages(prog._flat(tuple(args), {}), {}, check_device=False, until="plan").planned
+    entry = runner.target.build(runner.target.generate(planned))
+    source = entry.source.text
     assert (entry.path / "program.cubin").read_bytes()[:4] == b"\x7fELF"  # type: ignore[attr-defined]
     return source  # type: ignore[no-any-return]
 

@@ -33,8 +33,10 @@ class CompileReport:
 
 def compile_programs(jobs: Sequence[CompileJob | tuple[Any, ...]], *, max_workers: int | None = None,
                      progress: bool = True) -> list[CompileReport]:
-    """Compile every job's program for its arguments (nothing runs); return one report per job,
-    in order. Errors are collected, not raised, so one bad program does not stop the others.
+    """Take every job's program through every stage for its arguments (``Program.compile``:
+    bind, lower, plan, generate, build, load and tune; nothing runs, so the first real call only
+    launches); return one report per job, in order. Errors are collected, not raised, so one bad
+    program does not stop the others.
 
     >>> compile_programs([CompileJob(run_lap, (a, out)), CompileJob(run_div, (vn, div), {"C2E": c2e})])
     """

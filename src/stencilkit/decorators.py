@@ -1,8 +1,9 @@
 """``@field_operator``, ``@scan_operator`` and ``@program``: the user-facing entry points.
 
-The pipeline, stage by stage: parse (at decoration, so errors show up early) -> bind arguments
--> lower -> generate -> build -> load -> call; the last five happen once per argument signature
-inside the backend's runner.
+A program is parsed on first use (or at decoration); then, once per argument signature, the
+backend's runner takes it through the stages of ``stencilkit.stages`` (bind -> lower -> plan ->
+generate -> build -> load -> tune; the embedded backend stops after plan) and keeps the result.
+``Program.compile(...)`` runs them ahead of time and ``Program.inspect(...)`` returns them.
 """
 
 from __future__ import annotations
@@ -10,8 +11,8 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from . import stages
 from .backends import Backend, embedded_runner
-from .backends.binding import flatten_args, wrap_arrays
 from .core.dims import Dimension
 from .core.errors import MissingOutError, StencilTypeError
 from .core.named_collections import NamedCollectionType, collection_values
@@ -23,6 +24,7 @@ from .frontend.typing_rules import TypingError
 from .ir import nodes as ir
 from .ir.lower import flat_params
 from .ir.visit import walk
+from .stages.binding import flatten_args, wrap_arrays
 
 
 def _runner(program: ir.Program, backend: Backend | None) -> Any:
@@ -140,37 +142,64 @@ class Program:
             return
         run(flat, offset_provider)
 
-    def _flat(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> list[Any]:
-        """The runner's arguments: flattened, with the temporaries appended."""
+    def _flat(self, args: tuple[Any, ...], kwargs: dict[str, Any], placeholders: bool = False) -> list[Any]:
+        """The runner's arguments: flattened, with the temporaries appended. ``placeholders``:
+        a domain given for a field parameter stands for a field over it (``compile``)."""
         if self._run is None:
             self._prepare()
         flat = flatten_args(self.definition.params, args, kwargs, self.definition.name)
+        if placeholders:
+            flat = self._placeholder_fields(flat)
         if self._temps is not None:
             flat.extend(self._temps.fields(flat))
         return flat
 
     def compile(self, *args: Any, offset_provider: Mapping[str, Any] | None = None, **kwargs: Any) -> Program:
-        """Parse, and build ahead of time for arguments like these (nothing runs); returns ``self``.
-        Without arguments it only parses (and reports DSL errors)."""
+        """Parse, and run every stage ahead of time for arguments like these (nothing runs):
+        bind, lower, plan and, on compiled backends, generate, build, load and tune (GPU block
+        shapes are chosen now, on scratch outputs, so the first real call pays no tuning).
+        A field parameter may be given as its domain (a ``Domain`` or ``{I: 64, K: (0, 80)}``):
+        it then stands for a field the backend's allocator makes over that domain, which is
+        what the calls must pass to use this plan. Returns ``self``; without arguments it only
+        parses (and reports DSL errors).
+
+        >>> run.compile({I: 256, J: 256}, {I: 256, J: 256}, offset_provider={})
+        """
         if not args and not kwargs:
             _ = self.definition
             return self
-        flat = self._flat(args, kwargs)
-        plan_of = getattr(self._runner, "plan_for", None)
-        if plan_of is not None:
-            plan_of(flat, offset_provider)
+        flat = self._flat(args, kwargs, placeholders=True)
+        stages_for = getattr(self._runner, "stages_for", None)  # None: a runner of a user's backend
+        if stages_for is not None:
+            stages_for(flat, offset_provider)
         return self
 
-    def inspect(self, *args: Any, offset_provider: Mapping[str, Any] | None = None, **kwargs: Any) -> dict[str, str]:
-        """The stages for arguments like these: ``ir``, ``stencil_ir`` and, on compiled backends, ``source``."""
-        flat = self._flat(args, kwargs)
-        out = {"ir": str(self.definition)}
-        plan_of = getattr(self._runner, "plan_for", None)
-        if plan_of is not None:
-            plan = plan_of(flat, offset_provider)
-            out["stencil_ir"] = str(plan.sprog)
-            out["source"] = plan.loaded.source
+    def _placeholder_fields(self, flat: list[Any]) -> list[Any]:
+        """``flat`` with each domain given for a field parameter replaced by a field of zeros over
+        it, allocated as the backend allocates (zeros: index fields read by ``as_offset`` stay in
+        range while kernels are timed)."""
+        from .core.domain import Domain
+        from .fields import zeros
+
+        out = list(flat)
+        for i, (p, v) in enumerate(zip(flat_params(self.definition.params), flat)):
+            if isinstance(p.type, FieldType) and isinstance(v, Domain | Mapping):
+                out[i] = zeros(v, p.type.dtype, allocator=self.backend)
         return out
+
+    def inspect(self, *args: Any, offset_provider: Mapping[str, Any] | None = None, **kwargs: Any) -> stages.Stages:
+        """Every stage's artefact for arguments like these (``stencilkit.stages.Stages``), each
+        printable with ``.as_text()``: ``program`` (IR), ``bound``, ``lowered``, ``planned`` and, on
+        compiled backends, ``source``, ``built``, ``loaded``, ``launches`` (built ahead of time).
+
+        >>> print(run.inspect(a, out, offset_provider={}).source.as_text())
+        """
+        flat = self._flat(args, kwargs)
+        stages_for = getattr(self._runner, "stages_for", None)
+        if stages_for is None:
+            raise StencilTypeError(f"{self.__name__}.inspect(): the runner of backend {self.backend!r} has no stages")
+        found: stages.Stages = stages_for(flat, offset_provider)
+        return found
 
 
 class ProgramWithBoundArgs:
@@ -318,6 +347,7 @@ class FieldOperator:
         self.backend = backend
         self.grid_type = grid_type
         self._programs: dict[Any, Program] = {}
+        self._result_programs: dict[Any, ir.Program] = {}  # behind calls without out=
 
     def _parse(self) -> tuple[ir.FieldOperator, SourceFunction]:
         if self._parsed is None:
@@ -457,12 +487,14 @@ class FieldOperator:
     def _inferred_domain(self, args: tuple[Any, ...], arg_types: tuple[TypeSpec, ...], rtype: TypeSpec,
                          dims: tuple[Dimension, ...], tables: dict[str, Any],
                          offset_provider: Mapping[str, Any] | None) -> dict[Dimension, tuple[int, int]]:
-        from .backends.binding import table_infos
         from .ir.extents import output_domain
-        from .ir.lower import lower_program
+        from .stages.binding import table_infos
 
-        prog = self._direct_program(arg_types, rtype, ())
-        sprog = lower_program(prog, table_infos(offset_provider, prog))
+        key = (arg_types, rtype)
+        prog = self._result_programs.get(key)
+        if prog is None:  # kept: the lowering cache knows programs by identity
+            prog = self._result_programs[key] = self._direct_program(arg_types, rtype, ())
+        sprog = stages.lower(prog, table_infos(offset_provider, prog)).stencil
         values = flatten_args(prog.params[:len(args)], args, {}, self.__name__)
         flat = flat_params(prog.params[:len(args)])
         have = {p.name: dict(v.domain.items()) for p, v in zip(flat, values)

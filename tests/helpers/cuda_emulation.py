@@ -11,13 +11,12 @@ import hashlib
 import os
 import shutil
 import subprocess
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from stencilkit.backends.abi import ArgLayout, Specialization
-from stencilkit.backends.compiled import Plan
 from stencilkit.backends.cuda.codegen import (
     PLAIN,
     Variant,
@@ -34,6 +33,8 @@ from stencilkit.backends.cuda.grid import (
 )
 from stencilkit.core.device import DeviceType
 from stencilkit.ir import nodes as ir
+from stencilkit.stages.abi import ArgLayout
+from stencilkit.stages.artefacts import Built, Launches, Planned, Source
 
 _PRELUDE = r"""
 #include <cstdint>
@@ -63,17 +64,26 @@ extern "C" void emu_{name}(const int64_t* args, const unsigned* g, const unsigne
 
 
 class EmulatedCuda:
-    """Runs a program's generated kernels on the CPU (see the module docstring)."""
+    """Runs a program's generated kernels on the CPU (see the module docstring); the ``load``
+    stage's artefact of ``EmulatedCudaTarget``."""
 
-    def __init__(self, lib: Any, sprog: ir.StencilProgram, layout: ArgLayout, target: EmulatedCudaTarget) -> None:
-        self.lib, self.sprog, self.layout, self.target = lib, sprog, layout, target
-        self.source = ""
+    def __init__(self, built: Built, lib: Any, target: EmulatedCudaTarget) -> None:
+        self.built, self.lib, self.target = built, lib, target
+        planned = built.source.planned
+        assert planned.layout is not None
+        self.sprog: ir.StencilProgram = planned.sprog
+        self.layout: ArgLayout = planned.layout
+        self.domains = planned.domains
+        self.source = built.source.text
         self.grids: list[tuple[tuple[int, int, int], tuple[int, int, int]]] = []
         self.folded = 0  # launches whose grid was folded to fit the limits
 
-    def launch(self, plan: Plan, buf: np.ndarray) -> None:
+    def bind(self, launches: Launches, block: np.ndarray) -> Callable[[], None]:
+        return lambda: self.launch(block)
+
+    def launch(self, buf: np.ndarray) -> None:
         for ki, k in enumerate(self.sprog.kernels):
-            extents = kernel_extents(k, self.layout, plan.domains[ki], buf)
+            extents = kernel_extents(k, self.layout, self.domains[ki], buf)
             variant = self.target.variant if self.target.variant in chunk_variants(k, self.layout) else PLAIN
             block = self.target.block
             grid = grid_for(extents, block, variant.chunk, self.target.limits)
@@ -86,7 +96,8 @@ class EmulatedCuda:
 
 
 class EmulatedCudaTarget:
-    """A ``CompiledRunner`` target: host fields, CUDA code generation, serial CPU launches."""
+    """A ``CompiledRunner`` target (the stages after ``plan``): host fields, CUDA code
+    generation, a C++ build of the kernels with a serial launch driver, serial CPU launches."""
 
     name = "gpu-emulated"
     device_type = DeviceType.CPU
@@ -97,15 +108,22 @@ class EmulatedCudaTarget:
         self.workdir = workdir or Path(os.environ.get("STENCILKIT_CACHE_DIR", "/tmp")) / "cuda-emulation"
         self.loaded: list[EmulatedCuda] = []
 
-    def compile(self, sprog: ir.StencilProgram, layout: ArgLayout, spec: Specialization) -> EmulatedCuda:
-        source = generate_cuda(sprog, layout, variants=True, narrow_index=spec.narrow_index)
+    def generate(self, planned: Planned) -> Source:
+        assert planned.layout is not None and planned.spec is not None
+        text = generate_cuda(planned.sprog, planned.layout, variants=True, narrow_index=planned.spec.narrow_index)
+        return Source(planned, "cuda", text, True)
+
+    def build(self, source: Source) -> Built:
+        sprog, layout = source.planned.sprog, source.planned.layout
+        assert layout is not None
         names = [kernel_name(sprog, ki, v) for ki, k in enumerate(sprog.kernels) for v in chunk_variants(k, layout)]
-        code = _PRELUDE + source + "".join(_driver(n, layout.size) for n in names)
+        code = _PRELUDE + source.text + "".join(_driver(n, layout.size) for n in names)
         key = hashlib.sha256(code.encode()).hexdigest()[:20]
         self.workdir.mkdir(parents=True, exist_ok=True)
         src = self.workdir / f"emu_{key}.cpp"
         so = src.with_suffix(".so")
-        if not so.exists():
+        built = not so.exists()
+        if built:
             src.write_text(code)
             cxx = os.environ.get("CXX") or shutil.which("g++") or "c++"
             tmp = so.with_suffix(f".{os.getpid()}.so")
@@ -114,10 +132,18 @@ class EmulatedCudaTarget:
             if done.returncode != 0:
                 raise RuntimeError(f"emulation build failed: {' '.join(cmd)}\n{done.stderr}")
             os.replace(tmp, so)
-        lib = ctypes.CDLL(str(so))
-        for n in names:
-            getattr(lib, "emu_" + n).restype = None
-        loaded = EmulatedCuda(lib, sprog, layout, self)
-        loaded.source = source
+        return Built(source, key, self.workdir, built, so.name)
+
+    def load(self, built: Built) -> EmulatedCuda:
+        sprog, layout = built.source.planned.sprog, built.source.planned.layout
+        assert layout is not None
+        lib = ctypes.CDLL(str(built.path / built.binary))
+        for ki, k in enumerate(sprog.kernels):
+            for v in chunk_variants(k, layout):
+                getattr(lib, "emu_" + kernel_name(sprog, ki, v)).restype = None
+        loaded = EmulatedCuda(built, lib, self)
         self.loaded.append(loaded)
         return loaded
+
+    def tune(self, loaded: EmulatedCuda, planned: Planned, bound: Any) -> Launches:
+        return Launches(self.name)  # the block and variant are the target's, fixed by the test

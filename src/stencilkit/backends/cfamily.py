@@ -13,87 +13,13 @@ from typing import Any
 
 import numpy as np
 
+from ..core.dims import Dimension
 from ..core.dtypes import C_TYPES
 from ..core.errors import InternalError
 from ..core.types import TupleType
 from ..ir import nodes as ir
 from ..ir.visit import children, use_counts
-from .abi import ArgLayout, FieldSlots
-
-
-def index_typedef(narrow: bool) -> str:
-    """The C type of index arithmetic (``sk_idx``): 32-bit where every index of the call fits
-    (cheaper address arithmetic on a GPU), else 64-bit. The argument block stays 64-bit."""
-    return f"typedef {'int32_t' if narrow else 'int64_t'} sk_idx;"
-
-
-PRELUDE = r"""
-#if defined(__CUDACC_RTC__)
-typedef signed char int8_t; typedef short int16_t; typedef int int32_t; typedef long long int64_t;
-typedef unsigned char uint8_t; typedef unsigned short uint16_t; typedef unsigned int uint32_t;
-typedef unsigned long long uint64_t;
-#else
-#include <cstdint>
-#include <cstring>
-#include <cmath>
-#endif
-#ifndef SK_FN
-#define SK_FN static inline
-#endif
-template <class T> struct sk_is_float { static constexpr bool value = false; };
-template <> struct sk_is_float<float> { static constexpr bool value = true; };
-template <> struct sk_is_float<double> { static constexpr bool value = true; };
-template <class T> struct sk_limits;
-#define SK_LIMITS(T, LO, HI) \
-  template <> struct sk_limits<T> { static constexpr T lo = LO; static constexpr T hi = HI; };
-SK_LIMITS(double, -1.7976931348623157e308, 1.7976931348623157e308)
-SK_LIMITS(float, -3.4028234663852886e38f, 3.4028234663852886e38f)
-SK_LIMITS(int8_t, -128, 127) SK_LIMITS(int16_t, -32768, 32767)
-SK_LIMITS(int32_t, -2147483647 - 1, 2147483647) SK_LIMITS(int64_t, -9223372036854775807LL - 1, 9223372036854775807LL)
-SK_LIMITS(uint8_t, 0, 255) SK_LIMITS(uint16_t, 0, 65535) SK_LIMITS(uint32_t, 0, 4294967295u)
-SK_LIMITS(uint64_t, 0, 18446744073709551615ull) SK_LIMITS(bool, false, true)
-template <class T> SK_FN T sk_floordiv(T a, T b) {
-  if constexpr (sk_is_float<T>::value) { return floor(a / b); }
-  else {
-    // Integer division by zero gives 0 (NumPy's result), and the one overflowing quotient
-    // INT_MIN // -1 wraps to INT_MIN as in NumPy: never a SIGFPE.
-    if (b == T(0)) return T(0);
-    if (T(-1) < T(0) && b == T(-1)) return (T)(0ULL - (unsigned long long)a);
-    T q = a / b; return (q * b != a && ((a < T(0)) != (b < T(0)))) ? q - 1 : q; }
-}
-template <class T> SK_FN T sk_mod(T a, T b) {
-  if constexpr (sk_is_float<T>::value) {  // NumPy's steps: a zero takes the divisor's sign
-    T r = fmod(a, b); return r == T(0) ? copysign(T(0), b) : ((r < T(0)) != (b < T(0))) ? r + b : r; }
-  else {
-    if (b == T(0) || (T(-1) < T(0) && b == T(-1))) return T(0);
-    T r = a % b; return (r != 0 && ((r < T(0)) != (b < T(0)))) ? r + b : r; }
-}
-// NaN propagates through minimum/maximum/min_over/max_over, as in NumPy: a + b is NaN then.
-template <class T> SK_FN T sk_min(T a, T b) {
-  if constexpr (sk_is_float<T>::value) { if (a != a || b != b) return a + b; }
-  return b < a ? b : a;
-}
-template <class T> SK_FN T sk_max(T a, T b) {
-  if constexpr (sk_is_float<T>::value) { if (a != a || b != b) return a + b; }
-  return a < b ? b : a;
-}
-template <class T> SK_FN T sk_abs(T a) { return a < T(0) ? -a : a; }
-template <class T> SK_FN T sk_pow(T a, T b) {
-  if constexpr (sk_is_float<T>::value) { return pow(a, b); }
-  else { T r = 1; while (b > 0) { if (b & 1) r *= a; a *= a; b >>= 1; } return r; }
-}
-SK_FN double sk_slot_double(int64_t v) {
-#if defined(__CUDACC__)
-  return __longlong_as_double(v);
-#else
-  double d; memcpy(&d, &v, 8); return d;
-#endif
-}
-template <class T> SK_FN T sk_from_slot(int64_t v) {
-  if constexpr (sk_is_float<T>::value) { return (T)sk_slot_double(v); }
-  else { return (T)v; }
-}
-"""
+from ..stages.abi import ArgLayout, FieldSlots
 
 #: C spelling of the math builtins; ``{0}``, ``{1}`` are the arguments.
 CALLS: dict[str, str] = {
@@ -416,4 +342,66 @@ def unpack_args(layout: ArgLayout, written: set[str], const_qual: str = "const")
         lines.append(f"{qual}{t}* __restrict__ {f.name}_b = reinterpret_cast<{qual}{t}*>(a[{f.ptr}]) - ({offset or '0'});")
     for sc in layout.scalars:
         lines.append(f"const {ctype(sc.dtype)} {sc.name}_v = sk_from_slot<{ctype(sc.dtype)}>(a[{sc.slot}]);")
+    return lines
+
+
+# ----------------------------------------------------------------------------- loop bodies
+def loop_order(k: ir.Kernel, layout: ArgLayout) -> list[Dimension]:
+    """Outer to inner; the unit-stride dimension of the first output innermost, scan axis inside
+    the parallel loops."""
+    out = layout.field(k.outs[0])
+    dims = [out.dims[j] for j in out.order]
+    if k.scan is not None:
+        dims.remove(k.scan.axis)
+        dims.append(k.scan.axis)
+    return dims
+
+
+def emit_stores(k: ir.Kernel, emit: ExprEmitter, layout: ArgLayout, pad: str,
+            store: str = "{ref} = {val};") -> list[str]:
+    """Compute every output value of ``k`` at the current point, then store them (``store``
+    formats one store; the CUDA backend may use cache-streaming stores)."""
+    lines = []
+    out_index = tuple(ir.Pos(d) for d in k.dims)
+    values = []
+    emit.prepare(k)
+    with emit.scope():  # the locals of one point (the caller's loop body)
+        for j, (o, v) in enumerate(zip(k.outs, k.values)):
+            t = ctype(layout.field(o).dtype)
+            value = emit.emit(v)
+            lines += emit.statements(pad)
+            lines.append(f"{pad}const {t} r{j} = {value};")
+            values.append(f"r{j}")
+    for o, val in zip(k.outs, values):
+        f = layout.field(o)
+        idx = tuple(out_index[k.dims.index(d)] for d in f.dims)
+        fmt = store if f.dtype != "bool" else "{ref} = {val};"
+        lines.append(pad + fmt.format(ref=emit.element(f, idx), val=val))
+    return lines
+
+
+def emit_scan_loop(k: ir.Kernel, ki: int, emit: ExprEmitter, layout: ArgLayout, pad: str,
+               unroll: int = 1) -> list[str]:
+    """The loop over the scan axis; ``unroll`` > 1 asks the compiler to unroll it (the loads of
+    later levels do not depend on the carry, so an unrolled loop issues them early)."""
+    scan = k.scan
+    assert scan is not None
+    ax = scan.axis.value
+    lines = []
+    emit.prepare(k)
+    for c, init, o in zip(scan.carries, scan.inits, k.outs):
+        value = emit.emit(init)
+        lines += emit.statements(pad)
+        lines.append(f"{pad}{ctype(layout.field(o).dtype)} {c}_v = {value};")
+    if unroll > 1:
+        lines.append(f"{pad}#pragma unroll {unroll}")
+    if scan.forward:
+        lines.append(f"{pad}for (sk_idx i_{ax} = {ax}_lo{ki}; i_{ax} < {ax}_hi{ki}; ++i_{ax}) {{")
+    else:
+        lines.append(f"{pad}for (sk_idx i_{ax} = {ax}_hi{ki} - 1; i_{ax} >= {ax}_lo{ki}; --i_{ax}) {{")
+    inner = emit_stores(k, emit, layout, pad + "  ")
+    lines.extend(inner)
+    for j, c in enumerate(scan.carries):
+        lines.append(f"{pad}  {c}_v = r{j};")
+    lines.append(f"{pad}}}")
     return lines

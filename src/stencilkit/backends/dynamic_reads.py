@@ -17,7 +17,7 @@ from ..core.errors import StencilValueError
 from ..core.types import FieldType, ScalarType
 from ..ir import nodes as ir
 from ..ir.visit import children, walk
-from .binding import as_declared
+from ..stages.binding import as_declared
 
 
 def has_dynamic_reads(sprog: ir.StencilProgram) -> bool:

@@ -115,7 +115,7 @@ def finite(xp: Any, a: Any) -> bool:
 
 def launches(plan: Any) -> list[Any]:
     """The kernel launches the library configured for a plan (internals: may change)."""
-    return list(plan.extra["launches"])
+    return list(plan.launches.kernels)
 
 
 def kernel_names(plan: Any, kls: list[Any]) -> list[str]:

@@ -171,8 +171,8 @@ def child(case: str, n: int, workdir: Path) -> dict[str, Any]:
 
     cpu = prog.with_backend(gtx.cpu)
     args = [*inputs, *outs()]
-    sprog, layout, _, _ = cpu._runner.prepare(cpu._flat(args, {}), {})
-    res["generate"], source = _timed(lambda: CppTarget().generate(sprog, layout))
+    planned = cpu._runner.stages(cpu._flat(args, {}), {}, until="plan").planned
+    res["generate"], source = _timed(lambda: CppTarget().generate(planned).text)
     res["source_lines"] = source.count("\n")
     build_dir = Path(tempfile.mkdtemp(dir=workdir))
     res["build"], _ = _timed(lambda: build_shared_library(source, build_dir, "program"))

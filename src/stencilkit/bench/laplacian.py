@@ -53,10 +53,10 @@ def gpu_laplacian_section(R: Runner, dev: Dev, P: Any, opts: Options, state: dic
         kls = launches(plan)
         res["stencilkit_launch"] = [{"grid": kl.grid, "block": kl.block, "kernel": nm}
                                     for kl, nm in zip(kls, kernel_names(plan, kls))]
-        res["stencilkit_source"] = plan.loaded.source
+        res["stencilkit_source"] = plan.stages.built.source.text
         from cuda.bindings import driver as drv
 
-        fn = kls[0].launcher.function
+        fn = plan.run.launches[0][0].function  # the first kernel's Launcher
         _, regs = drv.cuFuncGetAttribute(drv.CUfunction_attribute.CU_FUNC_ATTRIBUTE_NUM_REGS, fn)
         res["stencilkit_regs"] = int(regs)
     except Exception as err:

@@ -6,7 +6,7 @@ from collections.abc import Callable
 from typing import Any
 
 from .cuda_sources import TRIVIAL_SRC
-from .devices import Dev, launches, maxdiff
+from .devices import Dev, maxdiff
 from .options import Options
 from .programs import N_INPUTS_WIDE
 from .report import DESIGN, Runner
@@ -60,17 +60,15 @@ def gpu_overhead_section(R: Runner, dev: Dev, P: Any, opts: Options) -> dict[str
             entry["runner_call"] = rr
             R.row("  .. CompiledRunner.__call__ (no flatten)", f"{rr['loop_us']:.2f} us")
             (plan,) = runner.plans.values()
-            loaded, buf = plan.loaded, plan.buf
-            rl = per_call_us(lambda loaded=loaded, plan=plan, buf=buf: loaded.launch(plan, buf), opts.calls, sync,  # type: ignore[misc]
-                             batch=BATCH)
+            rl = per_call_us(plan.run, opts.calls, sync, batch=BATCH)
             entry["loaded_launch"] = rl
-            R.row("  .. LoadedCuda.launch (no arg handling)", f"{rl['loop_us']:.2f} us")
-            kls = launches(plan)
+            R.row("  .. CudaCall (no arg handling)", f"{rl['loop_us']:.2f} us")
+            kls = list(plan.run.launches)  # (launcher, grid, block) per kernel
             sptr = dev.stream_ptr()
 
             def bare(kls: list[Any] = kls, sptr: int = sptr) -> None:
-                for kl in kls:
-                    kl.launcher.launch(kl.grid, kl.block, sptr)
+                for launcher, grid, block in kls:
+                    launcher.launch(grid, block, sptr)
 
             rb = per_call_us(bare, opts.calls, sync, batch=BATCH)
             entry["bare_cuLaunchKernel"] = rb

@@ -21,6 +21,7 @@ from ..core.errors import StencilTypeError, StencilValueError
 from ..storage.namespaces import array_namespace, device_of
 from .broadcast import absolute_index, result_domain, view_on
 from .interop import FieldInterop
+from .signature import FieldSignature
 
 _SCALARS = (int, float, bool, np.generic)
 
@@ -35,7 +36,7 @@ _LAZY = frozenset({"_sig", "_key", "_ptr", "_device"})
 
 
 #: A small integer per distinct field signature (see ``Field._key``): one per layout in use.
-_SIGNATURES: dict[tuple[Any, ...], int] = {}
+_SIGNATURES: dict[FieldSignature, int] = {}
 _TOKENS = itertools.count()
 
 
@@ -62,7 +63,7 @@ class Field(FieldInterop):
     _domain: Domain
     _ndarray: Any
     xp: ModuleType
-    _sig: tuple[Any, ...]
+    _sig: FieldSignature  # what compiled code is specialized on (fields/signature.py)
     _key: int  # equal for fields with equal ``_sig``: a cheap cache key for compiled calls
     _ptr: int
     _device: Device
@@ -115,13 +116,13 @@ class Field(FieldInterop):
         else:
             itemsize = buf.dtype.itemsize
             dev = self.device
-            value = (
+            value = FieldSignature(
                 tuple(d.value for d in self._domain.dims),
                 buf.dtype.name,
                 tuple(buf.shape),
                 tuple(s // itemsize for s in buf.strides),
                 self._domain.origin,
-                int(dev.device_type),
+                DeviceType(int(dev.device_type)),
                 dev.device_id,
             )
         setattr(self, name, value)

@@ -1,8 +1,14 @@
-"""The ``cpu`` backend: generated C++17 + OpenMP, built into a shared library, called via ctypes."""
+"""The ``cpu`` backend: generated C++17 + OpenMP, built into a shared library, called via ctypes.
+
+Its stages (see ``stencilkit.stages``): ``generate`` (codegen.py), ``build`` (a shared library in
+the build cache), ``load`` (ctypes), ``tune`` (nothing: one call runs every kernel).
+"""
 
 from __future__ import annotations
 
 import ctypes
+import functools
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -11,24 +17,25 @@ import numpy as np
 
 from ...core.device import DeviceType
 from ...ir import nodes as ir
+from ...stages.artefacts import Built, Launches, Planned, Source
+from ...stages.binding import Bound
 from ...toolchain.cache import cache_key, get_or_build
 from ...toolchain.cxx import build_shared_library, find_cxx
-from ..abi import ArgLayout, Specialization
-from ..compiled import Plan
 from .codegen import generate_cpp
 
 ENTRY = "sk_program"
+BINARY = "program.so"
 
 
-@dataclass
+@dataclass(frozen=True, slots=True)
 class LoadedLibrary:
-    path: Path
-    source: str
-    fn: Any
-    built: bool
+    """A built program loaded with ctypes: ``fn(block address)`` runs every kernel."""
 
-    def launch(self, plan: Plan, buf: np.ndarray) -> None:
-        self.fn(buf.ctypes.data)
+    built: Built
+    fn: Any
+
+    def bind(self, launches: Launches, block: np.ndarray) -> Callable[[], None]:
+        return functools.partial(self.fn, block.ctypes.data)  # type: ignore[no-any-return]
 
 
 _LOADED: dict[str, LoadedLibrary] = {}
@@ -38,23 +45,29 @@ class CppTarget:
     name = "cpu"
     device_type = DeviceType.CPU
 
-    def generate(self, sprog: ir.StencilProgram, layout: ArgLayout) -> str:
-        return generate_cpp(sprog, layout, ENTRY)
+    def generate(self, planned: Planned) -> Source:
+        assert planned.layout is not None
+        return Source(planned, "c++", generate_cpp(planned.sprog, planned.layout, ENTRY))
 
-    def compile(self, sprog: ir.StencilProgram, layout: ArgLayout, spec: Specialization) -> LoadedLibrary:
-        source = self.generate(sprog, layout)
-        cxx = find_cxx()
-        key = cache_key([("ir", str(sprog)), ("source", source), *cxx.key_parts()])
-        if key in _LOADED:
-            return _LOADED[key]
-        entry = get_or_build(key, lambda d: _build(d, source, sprog), {"program": sprog.name, "target": "cpu"})
-        lib = ctypes.CDLL(str(entry.path / "program.so"))
+    def build(self, source: Source) -> Built:
+        sprog = source.planned.sprog
+        key = cache_key([("ir", str(sprog)), ("source", source.text), *find_cxx().key_parts()])
+        entry = get_or_build(key, lambda d: _build(d, source.text, sprog), {"program": sprog.name, "target": "cpu"})
+        return Built(source, key, entry.path, entry.built, BINARY)
+
+    def load(self, built: Built) -> LoadedLibrary:
+        hit = _LOADED.get(built.key)
+        if hit is not None:
+            return hit
+        lib = ctypes.CDLL(str(built.path / BINARY))
         fn = getattr(lib, ENTRY)
         fn.argtypes = [ctypes.c_void_p]
         fn.restype = ctypes.c_int
-        loaded = LoadedLibrary(entry.path, source, fn, entry.built)
-        _LOADED[key] = loaded
+        loaded = _LOADED[built.key] = LoadedLibrary(built, fn)
         return loaded
+
+    def tune(self, loaded: LoadedLibrary, planned: Planned, bound: Bound) -> Launches:
+        return Launches(self.name)  # one call of the library runs every kernel: nothing to choose
 
 
 def _build(d: Path, source: str, sprog: ir.StencilProgram) -> None:

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from ...core.dims import Dimension
 from ...ir import nodes as ir
 from ...ir.visit import deep, postorder
-from ..abi import ArgLayout
-from ..cfamily import PRELUDE, CTarget, ExprEmitter, ctype, index_typedef, unpack_args
+from ...stages.abi import ArgLayout
+from ..cfamily import CTarget, ExprEmitter, emit_scan_loop, emit_stores, loop_order, unpack_args
+from ..cprelude import PRELUDE, index_typedef
 
 _STD = ("sqrt", "exp", "log", "sin", "cos", "tan", "sinh", "cosh", "tanh", "floor", "ceil", "trunc",
         "cbrt", "isfinite", "isnan", "isinf", "fmod")
@@ -19,15 +19,11 @@ CPP_TARGET.calls.update({"arcsin": "std::asin({0})", "arccos": "std::acos({0})",
                         "arctanh": "std::atanh({0})"})
 
 
-def loop_order(k: ir.Kernel, layout: ArgLayout) -> list[Dimension]:
-    """Outer to inner; the unit-stride dimension of the first output innermost, scan axis inside
-    the parallel loops."""
-    out = layout.field(k.outs[0])
-    dims = [out.dims[j] for j in out.order]
-    if k.scan is not None:
-        dims.remove(k.scan.axis)
-        dims.append(k.scan.axis)
-    return dims
+def omp_parallel_pragma(collapse: int, simd: bool) -> str:
+    """The OpenMP line that spreads a kernel's outer loops over the threads."""
+    if collapse > 1:
+        return f"#pragma omp parallel for collapse({collapse}) schedule(static)"
+    return f"#pragma omp parallel for{' simd' if simd else ''} schedule(static)"
 
 
 def _kernel(k: ir.Kernel, ki: int, layout: ArgLayout) -> list[str]:
@@ -47,8 +43,7 @@ def _kernel(k: ir.Kernel, ki: int, layout: ArgLayout) -> list[str]:
     simd = len(postorder(*k.values)) <= SIMD_MAX_NODES
     simd_alone = n_par == 1 and k.scan is None and simd  # one loop: threads and vector lanes share it
     if n_par >= 1:
-        lines.append(f"  #pragma omp parallel for collapse({collapse}) schedule(static)" if collapse > 1
-                     else f"  #pragma omp parallel for{' simd' if simd_alone else ''} schedule(static)")
+        lines.append("  " + omp_parallel_pragma(collapse, simd_alone))
     depth = 1
     for j, d in enumerate(parallel):
         pad = "  " * depth
@@ -58,63 +53,13 @@ def _kernel(k: ir.Kernel, ki: int, layout: ArgLayout) -> list[str]:
         depth += 1
     pad = "  " * depth
     if k.scan is None:
-        body_lines = _stores(k, emit, layout, pad)
+        body_lines = emit_stores(k, emit, layout, pad)
         lines.extend(body_lines)
     else:
-        lines.extend(_scan_body(k, ki, emit, layout, pad))
+        lines.extend(emit_scan_loop(k, ki, emit, layout, pad))
     for _ in parallel:
         depth -= 1
         lines.append("  " * depth + "}")
-    return lines
-
-
-def _stores(k: ir.Kernel, emit: ExprEmitter, layout: ArgLayout, pad: str,
-            store: str = "{ref} = {val};") -> list[str]:
-    """Compute every output value of ``k`` at the current point, then store them (``store``
-    formats one store; the CUDA backend may use cache-streaming stores)."""
-    lines = []
-    out_index = tuple(ir.Pos(d) for d in k.dims)
-    values = []
-    emit.prepare(k)
-    with emit.scope():  # the locals of one point (the caller's loop body)
-        for j, (o, v) in enumerate(zip(k.outs, k.values)):
-            t = ctype(layout.field(o).dtype)
-            value = emit.emit(v)
-            lines += emit.statements(pad)
-            lines.append(f"{pad}const {t} r{j} = {value};")
-            values.append(f"r{j}")
-    for o, val in zip(k.outs, values):
-        f = layout.field(o)
-        idx = tuple(out_index[k.dims.index(d)] for d in f.dims)
-        fmt = store if f.dtype != "bool" else "{ref} = {val};"
-        lines.append(pad + fmt.format(ref=emit.element(f, idx), val=val))
-    return lines
-
-
-def _scan_body(k: ir.Kernel, ki: int, emit: ExprEmitter, layout: ArgLayout, pad: str,
-               unroll: int = 1) -> list[str]:
-    """The loop over the scan axis; ``unroll`` > 1 asks the compiler to unroll it (the loads of
-    later levels do not depend on the carry, so an unrolled loop issues them early)."""
-    scan = k.scan
-    assert scan is not None
-    ax = scan.axis.value
-    lines = []
-    emit.prepare(k)
-    for c, init, o in zip(scan.carries, scan.inits, k.outs):
-        value = emit.emit(init)
-        lines += emit.statements(pad)
-        lines.append(f"{pad}{ctype(layout.field(o).dtype)} {c}_v = {value};")
-    if unroll > 1:
-        lines.append(f"{pad}#pragma unroll {unroll}")
-    if scan.forward:
-        lines.append(f"{pad}for (sk_idx i_{ax} = {ax}_lo{ki}; i_{ax} < {ax}_hi{ki}; ++i_{ax}) {{")
-    else:
-        lines.append(f"{pad}for (sk_idx i_{ax} = {ax}_hi{ki} - 1; i_{ax} >= {ax}_lo{ki}; --i_{ax}) {{")
-    inner = _stores(k, emit, layout, pad + "  ")
-    lines.extend(inner)
-    for j, c in enumerate(scan.carries):
-        lines.append(f"{pad}  {c}_v = r{j};")
-    lines.append(f"{pad}}}")
     return lines
 
 

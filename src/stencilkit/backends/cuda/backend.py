@@ -1,110 +1,102 @@
-"""The ``gpu`` backend: generated CUDA, compiled with NVRTC or nvcc, launched on CuPy's stream."""
+"""The ``gpu`` backend: generated CUDA, compiled with NVRTC or nvcc, launched on CuPy's stream.
+
+Its stages (see ``stencilkit.stages``): ``generate`` (codegen.py), ``build`` (a cubin in the build
+cache), ``load`` (a CUDA module on the fields' GPU), ``tune`` (block shapes and z-chunk variants,
+timed on large domains by tuning.py on scratch outputs, before the first call).
+"""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from ...core.device import DeviceType
 from ...core.errors import StencilValueError
-from ...ir import nodes as ir
-from ...toolchain.cache import CacheEntry, cache_key, get_or_build
+from ...stages.artefacts import Built, KernelLaunch, Launches, Planned, Source
+from ...stages.binding import Bound
+from ...stages.pipeline import argument_block
+from ...toolchain.cache import cache_key, get_or_build
 from ...toolchain.cuda import compile_cubin, find_cuda_compiler
-from ..abi import ArgLayout, Specialization
-from ..compiled import Plan
 from . import grid
-from .codegen import PLAIN, chunk_variants, generate_cuda, kernel_name
+from .codegen import PLAIN, chunk_variants, generate_cuda, grid_dims, kernel_name, x_align
 from .runtime import Launcher, Module, cupy, device_arch, device_name
 from .tuning import choose_blocks, table_fingerprint, worth_searching
 
-#: True while a CUDA graph is being captured (see graphs.py): no tuning or first launches then.
-CAPTURING = False
+BINARY = "program.cubin"
 
 
-@dataclass
-class KernelLaunch:
-    launcher: Launcher
-    grid: tuple[int, int, int]
-    block: tuple[int, int, int]
-    name: str = ""
-
-
-@dataclass
+@dataclass(frozen=True, slots=True)
 class LoadedCuda:
-    source: str
-    module: Module
-    names: list[str]
-    sprog: ir.StencilProgram
-    layout: ArgLayout
-    built: bool
-    path: Path | None = None
-    build_variants: Any = None  # () -> Module with every variant: compiled only when a search needs it
-    cupy: Any = field(default_factory=cupy)
-    _variants: Module | None = None
-    get_device: Any = field(init=False, repr=False)  # cudaGetDevice: checked on every call (~0.1 us)
+    """A cubin loaded on one GPU; the z-chunked variants are built and loaded only when a block
+    search needs them (``variant_module``)."""
 
-    def __post_init__(self) -> None:
-        self.get_device = self.cupy.cuda.runtime.getDevice
+    built: Built
+    module: Module
+    target: CudaTarget
+    _variants: list[Module] = field(default_factory=list)  # the variant module, once built
+
+    @property
+    def device_id(self) -> int:
+        return self.module.device_id
+
+    def variant_module(self) -> Module:
+        if not self._variants:
+            source = self.target.generate(self.built.source.planned, variants=True)
+            self._variants.append(self.target.load_module(self.target.build(source)))
+        return self._variants[0]
+
+    def function(self, name: str) -> Any:
+        found = self.module.functions.get(name)
+        return found if found is not None else self.variant_module().functions[name]
+
+    def bind(self, launches: Launches, block: np.ndarray) -> Callable[[], None]:
+        return CudaCall(self.built.source.planned.sprog.name, self.device_id,
+                        tuple((Launcher(self.function(kl.name), block), kl.grid, kl.block) for kl in launches.kernels))
+
+
+class CudaCall:
+    """The per-call launch of a tuned plan: every kernel on the current stream of the current
+    device (which must be the GPU the program was loaded on: checked, about 0.1 us)."""
+
+    __slots__ = ("device_id", "get_device", "get_stream", "launches", "name")
+
+    def __init__(self, name: str, device_id: int,
+                 launches: tuple[tuple[Launcher, tuple[int, int, int], tuple[int, int, int]], ...]) -> None:
+        cp = cupy()
+        self.name = name
+        self.device_id = device_id
+        self.launches = launches
+        self.get_device = cp.cuda.runtime.getDevice
+        self.get_stream = cp.cuda.get_current_stream
+
+    def __call__(self) -> None:
+        if self.get_device() != self.device_id:
+            self._wrong_device()
+        stream = self.get_stream().ptr
+        for launcher, grid_, block in self.launches:
+            launcher.launch(grid_, block, stream)
 
     def _wrong_device(self) -> None:
         """A plan loaded on one GPU called while another is current: refused before launch."""
-        here, there = self.get_device(), self.module.device_id
+        here, there = self.get_device(), self.device_id
         raise StencilValueError(
-            f"{self.sprog.name}(): the fields of this call live on GPU {there}, but the current CUDA"
+            f"{self.name}(): the fields of this call live on GPU {there}, but the current CUDA"
             f" device is GPU {here}; the gpu backend runs a program on the current device, as CuPy does",
             hint=f"call it under `with cupy.cuda.Device({there}):` (or after cupy.cuda.Device({there}).use())")
 
-    def variant_module(self) -> Module:
-        if self._variants is None:
-            self._variants = self.build_variants()
-        return self._variants
 
-    def launch(self, plan: Plan, buf: np.ndarray) -> None:
-        if self.get_device() != self.module.device_id:
-            self._wrong_device()
-        stream = self.cupy.cuda.get_current_stream().ptr
-        launches = plan.extra.get("launches")
-        if launches is None and CAPTURING:
-            from .graphs import refuse_unconfigured_launch
-
-            refuse_unconfigured_launch(self.sprog.name)
-        if launches is None:  # first call of this plan: pick block shapes, bind the argument block
-            launches = plan.extra["launches"] = self._configure(plan, buf, stream)
-        for kl in launches:
-            kl.launcher.launch(kl.grid, kl.block, stream)
-
-    def _configure(self, plan: Plan, buf: np.ndarray, stream: int) -> list[KernelLaunch]:
-        result = []
-        for ki, k in enumerate(self.sprog.kernels):
-            extents = grid.kernel_extents(k, self.layout, plan.domains[ki], buf)
-            variants = chunk_variants(k, self.layout)
-            search = len(variants) > 1 and worth_searching(k, extents)
-            if search:
-                module = self.variant_module()
-            else:
-                module, variants = self.module, (PLAIN,)
-            launchers = {v: Launcher(module.functions[kernel_name(self.sprog, ki, v)], buf) for v in variants}
-            tables = ""
-            if search:
-                sigs = plan.extra.get("table_sigs", {})
-                tables = table_fingerprint(buf, [(f.ptr, sigs[f.name]) for f in self.layout.fields
-                                                 if f.is_table and f.name in sigs])
-            variant, blocks = choose_blocks(k, extents, launchers, stream, self.path,
-                                            device_name(self.module.device_id), tables,
-                                            grid.slowest_bounds(k, self.layout, ki),
-                                            grid.device_limits(self.module.device_id))
-            result.append(KernelLaunch(launchers[variant], grid_for(extents, blocks, variant.chunk, self.module.device_id), blocks,
-                                       kernel_name(self.sprog, ki, variant)))
-        return result
-
-
-def grid_for(extents: list[int], block: tuple[int, int, int], chunk: int = 1,
-             device_id: int = 0) -> tuple[int, int, int]:
-    """The launch grid for a kernel over ``extents``, within GPU ``device_id``'s grid limits (grid.py)."""
-    return grid.grid_for(extents, block, chunk, grid.device_limits(device_id))
+def refuse_during_capture(name: str) -> None:
+    """Loading a module or timing kernels is not allowed while the current stream is being
+    captured into a CUDA graph (graphs.py): a program's first call with new arguments must
+    happen before the capture."""
+    if cupy().cuda.get_current_stream().is_capturing():
+        raise StencilValueError(
+            f"{name}() is called for the first time with these arguments inside a CUDA graph capture;"
+            " its first call compiles and tunes kernels, which a capture cannot record",
+            hint="call the program once with the same arguments before capturing (or program.compile(...) it)")
 
 
 class CudaTarget:
@@ -115,7 +107,7 @@ class CudaTarget:
     device_type = DeviceType.CUDA
 
     def __init__(self, device_id: int = 0, arch: str | None = None) -> None:
-        self.device_id = device_id  # the device whose architecture ``build`` targets by default
+        self.device_id = device_id  # the device whose architecture ``build`` targets without a plan
         self.arch = arch  # None: the device's own compute capability
         self._loaded: dict[tuple[str, int], LoadedCuda] = {}
 
@@ -123,45 +115,101 @@ class CudaTarget:
         """The current CUDA device (CuPy's): where a call runs."""
         return int(cupy().cuda.runtime.getDevice())
 
-    def generate(self, sprog: ir.StencilProgram, layout: ArgLayout, variants: bool = False,
-                 narrow_index: bool = False) -> str:
-        return generate_cuda(sprog, layout, variants, narrow_index)
+    def generate(self, planned: Planned, variants: bool = False) -> Source:
+        """CUDA source; ``variants``: also the z-chunked kernels (several times slower to compile,
+        so built only when a block search on a large domain needs them)."""
+        assert planned.layout is not None and planned.spec is not None
+        text = generate_cuda(planned.sprog, planned.layout, variants, planned.spec.narrow_index)
+        return Source(planned, "cuda", text, variants)
 
-    def build(self, sprog: ir.StencilProgram, layout: ArgLayout, variants: bool = False,
-              narrow_index: bool = False, device_id: int | None = None) -> tuple[str, str, CacheEntry]:
-        """Generate and compile (through the cache); no GPU needed when ``arch`` is given.
-        ``variants``: also the z-chunked kernels (several times slower to compile, so built only
-        when a block search on a large domain needs them). ``narrow_index``: 32-bit index
-        arithmetic, for calls whose indices all fit (``Specialization.narrow_index``).
-        ``device_id``: the GPU whose architecture to build for (default ``self.device_id``)."""
-        source = self.generate(sprog, layout, variants, narrow_index)
-        arch = self.arch or device_arch(self.device_id if device_id is None else device_id)
+    def build(self, source: Source) -> Built:
+        """Compile (through the cache); no GPU needed when ``arch`` is given."""
+        sprog = source.planned.sprog
+        spec = source.planned.spec
+        if self.arch is None:  # building for the device: refuse before compiling inside a capture
+            refuse_during_capture(sprog.name)
+        arch = self.arch or device_arch(spec.device_id if spec is not None else self.device_id)
         compiler = find_cuda_compiler()
-        key = cache_key([("ir", str(sprog)), ("source", source), *compiler.key_parts(arch)])
+        key = cache_key([("ir", str(sprog)), ("source", source.text), *compiler.key_parts(arch)])
 
         def build(d: Any) -> None:
             (d / "program.ir").write_text(str(sprog))
-            compile_cubin(source, arch, d, "program", compiler)
+            compile_cubin(source.text, arch, d, "program", compiler)
 
-        return source, key, get_or_build(key, build, {"program": sprog.name, "target": f"cuda sm_{arch}"})
+        entry = get_or_build(key, build, {"program": sprog.name, "target": f"cuda sm_{arch}"})
+        return Built(source, key, entry.path, entry.built, BINARY)
 
-    def compile(self, sprog: ir.StencilProgram, layout: ArgLayout, spec: Specialization) -> LoadedCuda:
-        if CAPTURING:  # loading a module is not allowed while a stream is being captured
-            from .graphs import refuse_unconfigured_launch
+    def load_module(self, built: Built) -> Module:
+        planned = built.source.planned
+        names = [kernel_name(planned.sprog, i, v) for i, k in enumerate(planned.sprog.kernels)
+                 for v in (chunk_variants(k, planned.layout) if built.source.variants else (PLAIN,))]  # type: ignore[arg-type]
+        device = planned.spec.device_id if planned.spec is not None else self.device_id
+        return Module((built.path / BINARY).read_bytes(), names, device)
 
-            refuse_unconfigured_launch(sprog.name)
-        device = spec.device_id
-        source, key, entry = self.build(sprog, layout, narrow_index=spec.narrow_index, device_id=device)
-        if (key, device) in self._loaded:
-            return self._loaded[key, device]
-        names = [kernel_name(sprog, i) for i in range(len(sprog.kernels))]
-        module = Module((entry.path / "program.cubin").read_bytes(), names, device)
-
-        def build_variants() -> Module:
-            _, _, ventry = self.build(sprog, layout, variants=True, narrow_index=spec.narrow_index, device_id=device)
-            vnames = [kernel_name(sprog, i, v) for i, k in enumerate(sprog.kernels) for v in chunk_variants(k, layout)]
-            return Module((ventry.path / "program.cubin").read_bytes(), vnames, device)
-
-        loaded = LoadedCuda(source, module, names, sprog, layout, entry.built, entry.path, build_variants)
-        self._loaded[key, device] = loaded
+    def load(self, built: Built) -> LoadedCuda:
+        planned = built.source.planned
+        refuse_during_capture(planned.sprog.name)  # loading a module is not allowed during a capture
+        device = planned.spec.device_id if planned.spec is not None else self.device_id
+        hit = self._loaded.get((built.key, device))
+        if hit is not None:
+            return hit
+        loaded = self._loaded[built.key, device] = LoadedCuda(built, self.load_module(built), self)
         return loaded
+
+    def tune(self, loaded: LoadedCuda, planned: Planned, bound: Bound) -> Launches:
+        """Block shape and z-chunk variant per kernel: a timed search on large domains (on scratch
+        outputs: the caller's fields are only read), else a default (tuning.py)."""
+        sprog, layout = planned.sprog, planned.layout
+        assert layout is not None
+        refuse_during_capture(sprog.name)
+        stream = cupy().cuda.get_current_stream().ptr
+        timing: list[Any] = []  # [block, scratch arrays]: made when the first search needs them
+        result = []
+        for ki, k in enumerate(sprog.kernels):
+            sizes = dict(zip(k.dims, (len(r) for r in planned.domains[ki])))
+            gdims = grid_dims(k, layout)
+            extents = [sizes[d] for d in gdims]
+            align = x_align(k, layout)
+            if align > 1 and extents:  # the x start is rounded down to a cache line in the kernel
+                out = layout.field(k.outs[0])
+                lo = planned.domains[ki][k.dims.index(gdims[0])].start
+                origin = planned.block[out.origins[out.unit_dim]]  # type: ignore[index]
+                extents[0] += (lo - origin) % align
+            variants = chunk_variants(k, layout)
+            search = len(variants) > 1 and worth_searching(k, extents)
+            if not search:
+                variants = (PLAIN,)
+            if search and not timing:
+                timing.extend(_timing_block(planned, bound))
+            block = timing[0] if timing else planned.new_block()
+            launchers = {v: Launcher(loaded.function(kernel_name(sprog, ki, v)), block) for v in variants}
+            tables = ""
+            if search:
+                tables = table_fingerprint(block, [(f.ptr, bound.signature(f.name)) for f in layout.fields
+                                                   if f.is_table])
+            limits = grid.device_limits(loaded.device_id)
+            variant, shape = choose_blocks(k, extents, launchers, stream, loaded.built.path,
+                                           device_name(loaded.device_id), tables,
+                                           grid.slowest_bounds(k, layout, ki), limits)
+            result.append(KernelLaunch(kernel_name(sprog, ki, variant),
+                                       grid.grid_for(extents, shape, variant.chunk, limits), shape))
+        return Launches(self.name, tuple(result))
+
+
+def _timing_block(planned: Planned, bound: Bound) -> tuple[np.ndarray, list[Any]]:
+    """An argument block for timing kernels: the call's inputs, tables and scalars, and zeroed
+    scratch memory of the same layout for every field a kernel writes."""
+    assert planned.layout is not None
+    block = argument_block(planned, bound)
+    written = {o for k in planned.sprog.kernels for o in k.outs}
+    cp = cupy()
+    scratch = []
+    for f in planned.layout.fields:
+        if f.name in written:
+            lo, hi = bound.signature(f.name).span()
+            mem = cp.zeros(max(hi - lo, 1), dtype=cp.uint8)
+            scratch.append(mem)
+            block[f.ptr] = int(mem.data.ptr) - lo
+    return block, scratch
+
+

@@ -17,9 +17,9 @@ import numpy as np
 from ...core.dims import Dimension
 from ...ir import nodes as ir
 from ...ir.visit import deep
-from ..abi import ArgLayout
-from ..cfamily import PRELUDE, CTarget, ExprEmitter, index_typedef, unpack_args
-from ..cpp.codegen import _scan_body, _stores, loop_order
+from ...stages.abi import ArgLayout
+from ..cfamily import CTarget, ExprEmitter, emit_scan_loop, emit_stores, loop_order, unpack_args
+from ..cprelude import PRELUDE, index_typedef
 
 CUDA_TARGET = CTarget()
 CUDA_TARGET.calls.update({"arcsin": "asin({0})", "arccos": "acos({0})", "arctan": "atan({0})"})
@@ -159,11 +159,11 @@ def _kernel(prog: ir.StencilProgram, k: ir.Kernel, ki: int, layout: ArgLayout, w
     lines.append("    #pragma unroll")
     lines.append(f"    for (int c = 0; c < {chunk}; ++c) {{")
     lines.append(f"      const sk_idx i_{c} = z0 + c;")
-    lines += _stores(k, emit, layout, "      ", variant.store)
+    lines += emit_stores(k, emit, layout, "      ", variant.store)
     lines.append("    }")
     lines.append("  } else {")
     lines.append(f"    for (sk_idx i_{c} = z0; i_{c} < {c}_hi{ki}; ++i_{c}) {{")
-    lines += _stores(k, emit, layout, "      ", variant.store)
+    lines += emit_stores(k, emit, layout, "      ", variant.store)
     lines.append("    }")
     lines.append("  }")
     return [*lines, "}"]
@@ -171,8 +171,8 @@ def _kernel(prog: ir.StencilProgram, k: ir.Kernel, ki: int, layout: ArgLayout, w
 
 def _body(k: ir.Kernel, ki: int, emit: ExprEmitter, layout: ArgLayout, pad: str, variant: Variant) -> list[str]:
     if k.scan is None:
-        return _stores(k, emit, layout, pad, variant.store)
-    return _scan_body(k, ki, emit, layout, pad, SCAN_UNROLL)
+        return emit_stores(k, emit, layout, pad, variant.store)
+    return emit_scan_loop(k, ki, emit, layout, pad, SCAN_UNROLL)
 
 
 @deep

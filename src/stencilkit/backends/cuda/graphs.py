@@ -9,7 +9,6 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from ...core.errors import StencilValueError
 from .runtime import cupy
 
 
@@ -35,8 +34,10 @@ class CudaGraph:
 def capture_cuda_graph(body: Callable[[], Any], stream: Any = None) -> CudaGraph:
     """Capture the GPU work of ``body()`` into a graph without running it.
 
-    Call each program once before capturing it: the first call of a program with new arguments
-    compiles it and times block shapes, which cannot happen during a capture.
+    Call each program once (or ``program.compile(...)`` it) before capturing it: the first call
+    of a program with new arguments compiles and tunes it, which cannot happen during a capture
+    (``CudaTarget.load`` and ``.tune`` refuse while the current stream is capturing). A call
+    with arguments seen before only writes its argument block and launches its tuned kernels.
 
     >>> step(u, v, offset_provider={})             # first call: compile and tune
     >>> graph = gtx.capture_cuda_graph(lambda: [step(u, v, offset_provider={}) for _ in range(10)])
@@ -44,23 +45,10 @@ def capture_cuda_graph(body: Callable[[], Any], stream: Any = None) -> CudaGraph
     """
     cp = cupy()
     stream = stream or cp.cuda.Stream(non_blocking=True)
-    from . import backend
-
-    backend.CAPTURING = True
-    try:
-        with stream:
-            stream.begin_capture()
-            try:
-                body()
-            finally:
-                graph = stream.end_capture()
-    finally:
-        backend.CAPTURING = False
+    with stream:
+        stream.begin_capture()
+        try:
+            body()
+        finally:
+            graph = stream.end_capture()
     return CudaGraph(graph, stream)
-
-
-def refuse_unconfigured_launch(name: str) -> None:
-    raise StencilValueError(
-        f"{name}() is called for the first time with these arguments inside a CUDA graph capture;"
-        " its first call compiles and times kernels, which a capture cannot record",
-        hint="call the program once with the same arguments before capturing")

@@ -24,7 +24,7 @@ from functools import cache
 from typing import Any
 
 from ...ir import nodes as ir
-from ..abi import ArgLayout
+from ...stages.abi import ArgLayout
 from .codegen import grid_dims, x_align
 
 

@@ -114,3 +114,4 @@ class Launcher:
                             0, stream, self.params_ptr, None)
         if err != 0:
             check((driver().CUresult(err),), "cuLaunchKernel")
+

@@ -86,16 +86,16 @@ def _store(cache_dir: Path | None, name: str, choice: tuple[Variant, tuple[int, 
         pass  # a read-only cache only costs a new search next time
 
 
-def table_fingerprint(buf: Any, slots: list[tuple[int, tuple[Any, ...]]]) -> str:
+def table_fingerprint(buf: Any, slots: list[tuple[int, Any]]) -> str:
     """A short digest of the first rows of each neighbour table (``slots``: the table's pointer
-    slot in ``buf`` and its field signature). How a gather performs depends on the table's
+    slot in ``buf`` and its ``FieldSignature``). How a gather performs depends on the table's
     numbering, so block choices are kept per numbering, not only per size."""
     if not slots:
         return ""
     cp = cupy()
     digest = hashlib.sha256()
     for ptr_slot, sig in slots:
-        shape, strides, dtype = tuple(sig[2]), tuple(sig[3]), np.dtype(sig[1])
+        shape, strides, dtype = sig.shape, sig.strides, np.dtype(sig.dtype)
         if 0 in shape:
             continue
         span = (sum((n - 1) * abs(s) for n, s in zip(shape, strides)) + 1) * dtype.itemsize

@@ -5,20 +5,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from ... import stages
 from ...core.errors import StencilTypeError
 from ...core.types import FieldType, ScalarType
 from ...ir import nodes as ir
 from ...ir.extents import bound_scalars
-from ...ir.lower import lower_program
-from ..binding import (
-    as_declared,
-    bind,
-    check_scalar,
-    checked_domains,
-    used_tables,
-    wrap_arrays,
-    written_params,
-)
+from ...stages.binding import as_declared, check_scalar, used_tables, wrap_arrays, written_params
 from ..dynamic_reads import check_dynamic_reads, stale_dynamic_read, uses_as_offset
 from .evaluate import run_kernel
 
@@ -30,13 +22,13 @@ MAX_PLANS = 64
 class EmbeddedRunner:
     """Runs a program on the arrays its fields hold; no compilation.
 
-    The checks (dimensions, dtypes, devices, domains, bounds) and the lowering are done once per
-    argument signature and kept, as on the compiled backends; later calls only evaluate."""
+    The stages ``bind``, ``lower`` and ``plan`` (``stencilkit.stages``: the checks of dimensions,
+    dtypes, devices, domains, bounds; the lowering) run once per argument signature and are
+    kept, as on the compiled backends; later calls only evaluate the planned kernels."""
 
     def __init__(self, program: ir.Program, flat: tuple[ir.Param, ...]) -> None:
         self.program = program
         self.flat = flat
-        self.lowered: dict[Any, ir.StencilProgram] = {}
         self.table_names = used_tables(program)
         self.written = written_params(program)
         bound = bound_scalars(program)
@@ -82,17 +74,36 @@ class EmbeddedRunner:
         for k, dom in kernels:
             run_kernel(xp, k, dom, fields, scalars, tables)
 
+    def stages_for(self, args: list[Any], offset_provider: Mapping[str, Any] | None) -> stages.Stages:
+        """The stages for these arguments (``Program.compile`` and ``.inspect``), kept for the
+        calls that follow."""
+        provider = offset_provider or {}
+        args = wrap_arrays(self.flat, list(args), self.written)
+        done = self._stages(args, provider)
+        try:
+            key = self._key(args, provider)
+        except (AttributeError, KeyError, TypeError):
+            return done
+        if len(self.plans) >= MAX_PLANS:
+            self.plans.pop(next(iter(self.plans)))
+        self.plans[key] = self._evaluation_plan(done)
+        return done
+
     def _plan(self, args: list[Any], offset_provider: Mapping[str, Any]) -> tuple[Any, list[tuple[ir.Kernel, Any]], dict[str, Any]]:
-        """Check everything about these arguments; return the array namespace and the kernels
-        with their concrete domains."""
-        bound = bind(self.program, self.flat, self.table_names, args, offset_provider)
-        key = tuple(sorted(bound.infos.items()))
-        sprog = self.lowered.get(key)
-        if sprog is None:
-            sprog = self.lowered[key] = lower_program(self.program, bound.infos)
+        """Check everything about these arguments; return the array namespace, the kernels
+        with their concrete domains, and the tables checked."""
+        return self._evaluation_plan(self._stages(args, offset_provider))
+
+    def _stages(self, args: list[Any], offset_provider: Mapping[str, Any]) -> stages.Stages:
+        bound = stages.bind(self.program, args, offset_provider)
+        lowered = stages.lower(self.program, bound)
+        return stages.Stages(self.program, bound, lowered, stages.plan(lowered, bound, None))
+
+    def _evaluation_plan(self, done: stages.Stages) -> tuple[Any, list[tuple[ir.Kernel, Any]], dict[str, Any]]:
+        bound = done.bound
         xps = {f.xp for f in bound.fields.values()} | {t.xp for t in bound.tables.values()}
         if len(xps) > 1:
             raise StencilTypeError(f"{self.program.name}(): fields live on different devices (host and GPU)",
                                    hint="move them to one device with field.to(...) first")
         xp = xps.pop() if xps else __import__("numpy")
-        return xp, checked_domains(sprog, bound), dict(bound.tables)
+        return xp, done.planned.kernels(), dict(bound.tables)

@@ -14,6 +14,7 @@ from typing import Any
 
 from ..core.dims import Dimension
 from ..core.types import FieldType, ScalarType
+from ..fields.signature import FieldSignature
 from ..ir import nodes as ir
 
 
@@ -99,15 +100,15 @@ def arg_layout(prog: ir.StencilProgram, spec: Specialization, tables: tuple[str,
 NARROW_INDEX_LIMIT = 2**31 - 2**24
 
 
-def fits_narrow_index(sigs: Iterable[tuple[Any, ...]], domains: Iterable[Iterable[Any]]) -> bool:
+def fits_narrow_index(sigs: Iterable[FieldSignature], domains: Iterable[Iterable[Any]]) -> bool:
     """Whether 32-bit index arithmetic is exact for a call: every element offset a kernel can
     form, ``sum(i_d * stride_d)`` with ``i_d`` inside the field's domain (reads outside it are
     refused before launch), and every domain bound stay below ``NARROW_INDEX_LIMIT``.
 
-    ``sigs``: field signatures (``Field._sig``: dims, dtype, shape, strides in elements, origin,
-    ...), tables included; ``domains``: each kernel's ranges."""
+    ``sigs``: the fields' signatures (strides in elements), tables included; ``domains``: each
+    kernel's ranges."""
     for sig in sigs:
-        shape, strides, origin = sig[2], sig[3], sig[4]
+        shape, strides, origin = sig.shape, sig.strides, sig.origin
         span = sum(max(abs(o), abs(o + n)) * abs(s) for n, s, o in zip(shape, strides, origin))
         if span >= NARROW_INDEX_LIMIT:
             return False

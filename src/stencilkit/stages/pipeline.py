@@ -1,0 +1,251 @@
+"""The pipeline, stage by stage: every way of running a program goes through these functions.
+
+    bind -> lower -> plan -> generate -> build -> load -> tune
+
+``run_stages`` lists them in order. Each stage takes and returns a frozen artefact (see
+``artefacts.py``) that prints itself with ``as_text()``; ``Program.inspect(...)`` returns them.
+The embedded backend stops after ``plan`` (it evaluates the planned kernels with NumPy/CuPy);
+the compiled runners (``backends/compiled.py``) run every stage once per argument signature
+and keep the result, so later calls only write addresses and scalars and launch.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from ..core.device import DeviceType
+from ..core.errors import StencilTypeError, StencilValueError
+from ..core.types import FieldType
+from ..fields.signature import FieldSignature
+from ..ir import nodes as ir
+from ..ir.fuse import fuse_kernels
+from ..ir.lower import TableInfo, flat_params, lower_program
+from .abi import Specialization, arg_layout, fits_narrow_index
+from .artefacts import Built, Launches, Loaded, Lowered, Planned, Source, Target
+from .binding import Bound, bind_checked, used_tables
+from .domains import checked_domains
+
+#: Programs remembered per cache below (by identity; the oldest are dropped beyond this).
+_CACHE_SIZE = 1024
+_LOCK = threading.Lock()  # ahead-of-time compilation runs stages in threads
+
+
+def _remember(cache: dict[Any, Any], key: Any, value: Any) -> None:
+    with _LOCK:
+        if len(cache) >= _CACHE_SIZE:
+            cache.pop(next(iter(cache)))
+        cache[key] = value
+
+
+_FACTS: dict[int, tuple[ir.Program, tuple[ir.Param, ...], tuple[str, ...]]] = {}
+
+
+def _facts(program: ir.Program) -> tuple[tuple[ir.Param, ...], tuple[str, ...]]:
+    """The flattened parameters (temporaries last) and the neighbour tables of ``program``."""
+    hit = _FACTS.get(id(program))
+    if hit is None or hit[0] is not program:
+        hit = (program, flat_params(program.params + program.temps), used_tables(program))
+        _remember(_FACTS, id(program), hit)
+    return hit[1], hit[2]
+
+
+# ----------------------------------------------------------------------------- 1. bind
+def bind(program: ir.Program, args: Sequence[Any], offset_provider: Mapping[str, Any] | None,
+         target: Target | None = None, *, check_device: bool = True) -> Bound:
+    """Check every argument of a call: dimensions, dtypes, scalars, the neighbour tables and,
+    for a compiled ``target``, that each field lives where the target runs. ``args``: fields
+    in the order of the flattened parameters (temporaries included)."""
+    flat, tables = _facts(program)
+
+    def on_device(what: str, value: Any) -> None:
+        assert target is not None
+        check_device_of(program.name, target, what, value._sig)
+
+    checker = on_device if target is not None and check_device else None
+    return bind_checked(program, flat, tables, args, offset_provider, checker)
+
+
+def check_device_of(name: str, target: Target, what: str, sig: FieldSignature) -> None:
+    """Refuse an argument that lives on another device than ``target`` runs on."""
+    want = target.device_type
+    if sig.on_gpu != (want == DeviceType.CUDA):
+        where = "GPU" if sig.on_gpu else "host"
+        raise StencilTypeError(
+            f"{name}(): {what} lives on the {where}, but backend '{target.name}'"
+            f" runs on the {'GPU' if want == DeviceType.CUDA else 'host'}",
+            hint="allocate with allocator=<the backend> or move it with field.to(...)")
+    current = getattr(target, "current_device", None)
+    if sig.on_gpu and current is not None and sig.device_id != current():
+        # Like a CuPy kernel, a program runs on the current CUDA device; handing it another
+        # GPU's memory would be an illegal address, not an error message: refuse before anything runs.
+        here, there = current(), sig.device_id
+        raise StencilValueError(
+            f"{name}(): {what} lives on GPU {there}, but the current CUDA device is"
+            f" GPU {here}; the gpu backend runs a program on the current device, as CuPy does",
+            hint=f"call it under `with cupy.cuda.Device({there}):` (or after cupy.cuda.Device({there}).use()),"
+            f" or move the field with field.to(gtx.Device(gtx.DeviceType.CUDA, {here}))")
+
+
+# ----------------------------------------------------------------------------- 2. lower
+_LOWERED: dict[tuple[int, tuple[tuple[str, TableInfo], ...]], tuple[ir.Program, Lowered]] = {}
+
+
+def lower(program: ir.Program, bound: Bound | Mapping[str, TableInfo]) -> Lowered:
+    """Program IR -> stencil IR (kernels over index spaces), then kernel fusion; one cache for
+    every caller, keyed by the program and the neighbour tables' shapes (``bound.infos``, or
+    the table descriptions themselves where there are no arguments to bind)."""
+    infos = bound.infos if isinstance(bound, Bound) else dict(bound)
+    key = (id(program), tuple(sorted(infos.items())))
+    hit = _LOWERED.get(key)
+    if hit is not None and hit[0] is program:
+        return hit[1]
+    stencil = lower_program(program, infos)
+    lowered = Lowered(stencil, fuse_kernels(stencil))
+    _remember(_LOWERED, key, (program, lowered))
+    return lowered
+
+
+# ----------------------------------------------------------------------------- 3. plan
+def plan(lowered: Lowered, bound: Bound, target: Target | None) -> Planned:
+    """Concrete domains (every read and write checked against the arguments) and, for a
+    compiled target, what its code is specialized on and the argument block's constant slots.
+    ``target=None``: the embedded backend, which evaluates the unfused kernels."""
+    if target is None:
+        sprog = lowered.stencil
+        return Planned("embedded", sprog, tuple(dom for _, dom in checked_domains(sprog, bound)))
+    sprog = lowered.fused
+    domains = tuple(dom for _, dom in checked_domains(sprog, bound))
+    sigs = bound.signatures()
+    device = next((s.device_id for s in sigs if s.on_gpu), 0)  # all on one GPU: see bind
+    spec = _specialize(sprog, bound, fits_narrow_index(sigs, domains), device)
+    layout = arg_layout(sprog, spec, tuple(bound.tables))
+    block = [0] * layout.size
+    for f in layout.fields:
+        sig = bound.signature(f.name)
+        for axis, d in enumerate(f.dims):
+            a = sig.axis(d.value)
+            block[f.strides[axis]] = sig.strides[a]
+            block[f.origins[axis]] = sig.origin[a]
+    for ki, dom in enumerate(domains):
+        for j, r in enumerate(dom):
+            block[layout.bounds[ki][2 * j]] = r.start
+            block[layout.bounds[ki][2 * j + 1]] = r.stop
+    return Planned(target.name, sprog, domains, layout, spec, tuple(block))
+
+
+def _specialize(sprog: ir.StencilProgram, bound: Bound, narrow: bool, device: int) -> Specialization:
+    entries = []
+    for p in sprog.params:
+        if isinstance(p.type, FieldType):
+            sig = bound.signature(p.name)
+            entries.append((p.name, p.type.dims, unit_axis(p.type.dims, sig), memory_order(p.type.dims, sig)))
+    table_dtypes = []
+    for t, table in bound.tables.items():
+        dims = tuple(table.domain.dims)
+        sig = bound.signature(t)
+        entries.append((t, dims, unit_axis(dims, sig), memory_order(dims, sig)))
+        table_dtypes.append((t, sig.dtype))
+    return Specialization(tuple(entries), tuple(table_dtypes), narrow, device)
+
+
+def unit_axis(dims: tuple[Any, ...], sig: FieldSignature) -> int | None:
+    """Index (in ``dims`` order) of the unit-stride dimension of a field with signature ``sig``."""
+    for j, d in enumerate(dims):
+        a = sig.axis(d.value)
+        if sig.strides[a] == 1 and sig.shape[a] > 1:
+            return j
+    return None
+
+
+def memory_order(dims: tuple[Any, ...], sig: FieldSignature) -> tuple[int, ...]:
+    """Axes of ``dims`` from the largest stride to the smallest (ties keep declaration order)."""
+    strides = [sig.stride_of(d.value) for d in dims]
+    return tuple(sorted(range(len(dims)), key=lambda j: -strides[j]))
+
+
+# ----------------------------------------------------------------------------- 4-7. per target
+def generate(planned: Planned, target: Target) -> Source:
+    """Stencil IR -> C++ or CUDA source for this plan."""
+    return target.generate(planned)
+
+
+def build(source: Source, target: Target) -> Built:
+    """Source -> binary, through the content-addressed build cache."""
+    return target.build(source)
+
+
+def load(built: Built, target: Target) -> Loaded:
+    """Binary -> a program loaded into this process (a shared library, a CUDA module)."""
+    return target.load(built)
+
+
+def tune(loaded: Loaded, planned: Planned, bound: Bound, target: Target) -> Launches:
+    """The launch configuration: GPU block shapes (timed on large domains, remembered beside
+    the binary); nothing on the CPU. Runs before the first call, never during one."""
+    return target.tune(loaded, planned, bound)
+
+
+# ----------------------------------------------------------------------------- all of them
+@dataclass(frozen=True, slots=True)
+class Stages:
+    """Every stage's artefact for one call signature (``Program.inspect(...)``)."""
+
+    program: ir.Program
+    bound: Bound
+    lowered: Lowered
+    planned: Planned
+    source: Source | None = None
+    built: Built | None = None
+    loaded: Loaded | None = None
+    launches: Launches | None = None
+
+    def as_text(self) -> str:
+        parts = [("program", str(self.program)), ("bind", self.bound.as_text()), ("lower", self.lowered.as_text()),
+                 ("plan", self.planned.as_text())]
+        if self.source is not None:
+            parts.append(("generate", self.source.as_text()))
+        if self.built is not None:
+            parts.append(("build", self.built.as_text()))
+        if self.launches is not None:
+            parts.append(("tune", self.launches.as_text()))
+        return "\n".join(f"== {name} ==\n{text}" for name, text in parts)
+
+    def __str__(self) -> str:
+        return self.as_text()
+
+
+def run_stages(program: ir.Program, args: Sequence[Any], offset_provider: Mapping[str, Any] | None,
+               target: Target | None, *, check_device: bool = True) -> Stages:
+    """The whole pipeline for one call signature; the embedded backend (``target=None``) stops
+    after ``plan``."""
+    bound = bind(program, args, offset_provider, target, check_device=check_device)
+    lowered = lower(program, bound)
+    planned = plan(lowered, bound, target)
+    if target is None:
+        return Stages(program, bound, lowered, planned)
+    source = generate(planned, target)
+    built = build(source, target)
+    loaded = load(built, target)
+    launches = tune(loaded, planned, bound, target)
+    return Stages(program, bound, lowered, planned, source, built, loaded, launches)
+
+
+def argument_block(planned: Planned, bound: Bound) -> np.ndarray:
+    """The argument block of ``planned`` filled completely for the arguments of ``bound``:
+    constants, addresses and scalars (what a call writes; ``tune`` times kernels with it)."""
+    assert planned.layout is not None
+    block = planned.new_block()
+    floats = block.view(np.float64)
+    for f in planned.layout.fields:
+        block[f.ptr] = (bound.fields[f.name] if f.name in bound.fields else bound.tables[f.name])._ptr
+    for s in planned.layout.scalars:
+        if s.dtype.startswith("float"):
+            floats[s.slot] = float(bound.scalars[s.name])
+        else:
+            block[s.slot] = int(bound.scalars[s.name])
+    return block
