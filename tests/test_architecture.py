@@ -18,7 +18,7 @@ ALLOWED = {
     "frontend": {"core", "ir"},
     "toolchain": {"core"},
     "backends": {"core", "ir", "toolchain", "storage", "fields"},
-    "distributed": {"core", "storage", "fields"},
+    "distributed": {"core", "storage", "fields", "ir", "meshes"},  # ir: halos from read extents
     "meshes": {"core", "fields"},
 }
 
