@@ -16,11 +16,12 @@ from .collectives import gather, global_max, global_min, global_sum, scatter
 from .comm import DistributedError, abort_on_error, agree, cuda_aware, install_abort_hook, select_device, world
 from .field import DecomposedField
 from .halo import Exchange
+from .unstructured import MeshDecomposition, decompose_mesh, partition_cells
 from .program import DistributedProgram, HaloNeed, distribute, halo_requirements
 
 __all__ = [
     "CartesianDecomposition", "DecomposedField", "Decomposition", "DistributedError", "DistributedProgram",
-    "Exchange", "HaloNeed", "distribute", "halo_requirements",
+    "Exchange", "HaloNeed", "MeshDecomposition", "decompose_mesh", "partition_cells", "distribute", "halo_requirements",
     "abort_on_error", "agree", "cuda_aware", "decompose", "exchange", "exchange_start", "gather",
     "global_max", "global_min", "global_sum", "install_abort_hook", "scatter", "select_device", "world",
 ]

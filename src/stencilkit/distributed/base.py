@@ -89,11 +89,18 @@ class Decomposition:
     def describe(self) -> str:
         return self.kind
 
+    def default_method(self, fields: Sequence[DecomposedField]) -> str:
+        """The transport for CPU fields when none is asked for."""
+        return "datatype"
+
+    def owned_domain(self, f: DecomposedField) -> Any:
+        raise NotImplementedError
+
     def _method(self, fields: Sequence[DecomposedField], method: str | None) -> str:
         on_gpu = not isinstance(fields[0].field.ndarray, np.ndarray)
         if method is None:
             if not on_gpu:
-                return "datatype"
+                return self.default_method(fields)
             if self._cuda_aware is None:
                 self._cuda_aware = cuda_aware()
             return "packed" if self._cuda_aware else "staged"

@@ -132,6 +132,11 @@ class CartesianDecomposition(Decomposition):
                     " from ranks beyond the neighbours", hint="use fewer ranks or a narrower halo")
         return widths
 
+    def owned_domain(self, f: DecomposedField) -> Domain:
+        """The owned points of the decomposed field ``f``: its domain without the halo."""
+        return Domain(*((d, UnitRange(r.start + f.halo.get(d, 0), r.stop - f.halo.get(d, 0)))
+                        for d, r in f.field.domain.items()))
+
     def local_domain(self, dims: Sequence[Dimension], halo: Mapping[Dimension, int],
                      extra: Mapping[Dimension, Any] | None = None) -> Domain:
         ranges = []

@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..core.dims import Dimension
-from ..core.domain import Domain, UnitRange
+from ..core.domain import Domain
 from ..fields.field import Field
 
 
@@ -37,12 +37,8 @@ class DecomposedField:
     @property
     def owned_domain(self) -> Domain:
         """The owned points: the local domain without its halo."""
-        dom = self.field.domain
-        ranges = []
-        for d, r in dom.items():
-            h = self.halo.get(d, 0)
-            ranges.append((d, UnitRange(r.start + h, r.stop - h)))
-        return Domain(*ranges)
+        dom: Domain = self.decomposition.owned_domain(self)
+        return dom
 
     @property
     def owned(self) -> Field:
