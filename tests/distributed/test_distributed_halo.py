@@ -51,7 +51,9 @@ def _poison_halo(f: dist.DecomposedField, value: float) -> None:
 @pytest.mark.parametrize("method", METHODS)
 @pytest.mark.parametrize("periodic", [True, False], ids=["periodic", "bounded"])
 @pytest.mark.parametrize("halo", [1, 2])
-def test_exchange_fills_halos_with_neighbour_values(method: str, periodic: bool, halo: int, rng: Any) -> None:
+@pytest.mark.parametrize("blocking", [True, False], ids=["blocking", "nonblocking"])
+def test_exchange_fills_halos_with_neighbour_values(method: str, periodic: bool, halo: int, blocking: bool,
+                                                   rng: Any) -> None:
     d = dist.decompose({I: 11, J: (3, 12)}, periodic=periodic)
     g2 = rng.random((11, 9))
     g3 = rng.random((11, 9, 4)).astype(np.float32)
@@ -59,7 +61,10 @@ def test_exchange_fills_halos_with_neighbour_values(method: str, periodic: bool,
     b = dist.scatter(d, [I, J, K], g3, halo=halo, extra={K: 4}, name="b")
     for f in (a, b):
         _poison_halo(f, -7.0)
-    d.exchange(a, b, method=method)  # two fields, two dtypes, one message per neighbour
+    if blocking:  # phases along one dimension after the other, one message per neighbour
+        d.exchange(a, b, method=method)
+    else:  # every direction at once, corners included, one message per neighbour
+        d.exchange_start(a, b, method=method).wait()
     np.testing.assert_array_equal(a.asnumpy(), _expected(g2, a, d, -7.0))
     np.testing.assert_array_equal(b.asnumpy(), _expected(g3, b, d, -7.0))
     assert a.halo_fresh and b.halo_fresh
@@ -113,8 +118,10 @@ def test_repeated_exchanges_reuse_the_plan(rng: Any) -> None:
     f = dist.scatter(d, [I, J], rng.random((8, 8)), halo=1, name="f")
     plan = d.plan([f])
     for _ in range(3):
-        d.exchange(f)
+        d.exchange_start(f).wait()
     assert d.plan([f]) is plan
+    sizes = d.message_sizes([f])  # blocking: faces only, spanning the J halo along I
+    assert all(b > 0 for _, b in sizes) and len(sizes) <= 4
 
 
 # ----------------------------------------------------------------------------- bad input

@@ -13,11 +13,19 @@ See docs/distributed.md. Needs the ``mpi`` extra (mpi4py and an MPI library).
 from .base import Decomposition, exchange, exchange_start
 from .cartesian import CartesianDecomposition, decompose
 from .collectives import gather, global_max, global_min, global_sum, scatter
-from .comm import DistributedError, abort_on_error, agree, cuda_aware, install_abort_hook, select_device, world
+from .comm import (
+    DistributedError,
+    abort_on_error,
+    agree,
+    cuda_aware,
+    install_abort_hook,
+    select_device,
+    world,
+)
 from .field import DecomposedField
 from .halo import Exchange
-from .unstructured import MeshDecomposition, decompose_mesh, partition_cells
 from .program import DistributedProgram, HaloNeed, distribute, halo_requirements
+from .unstructured import MeshDecomposition, decompose_mesh, partition_cells
 
 __all__ = [
     "CartesianDecomposition", "DecomposedField", "Decomposition", "DistributedError", "DistributedProgram",

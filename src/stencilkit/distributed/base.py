@@ -15,7 +15,7 @@ import numpy as np
 from ..core.dims import Dimension
 from .comm import DistributedError, agree, cuda_aware, install_abort_hook, select_device
 from .field import DecomposedField
-from .halo import Exchange, Message, Plan, PlanCache, tag_base
+from .halo import Exchange, Message, PhasedPlan, Plan, PlanCache, tag_base
 
 
 class Decomposition:
@@ -37,6 +37,10 @@ class Decomposition:
     # -- to be provided by a decomposition ---------------------------------------------------
     def messages(self, fields: Sequence[DecomposedField]) -> list[Message]:
         raise NotImplementedError
+
+    def phases(self, fields: Sequence[DecomposedField]) -> list[list[Message]]:
+        """The messages of a blocking exchange, in phases run one after the other."""
+        return [self.messages(fields)]
 
     def signature(self) -> tuple[Any, ...]:
         """Equal on two decompositions that split the same points the same way."""
@@ -111,10 +115,15 @@ class Decomposition:
         return method
 
     def plan(self, fields: Sequence[DecomposedField], method: str | None = None) -> Plan:
-        """The (cached) plan of exchanging ``fields``; collective on its first use."""
+        """The (cached) plan of a non-blocking exchange of ``fields``; collective on first use."""
+        plan = self._plan(fields, method, phased=False)
+        assert isinstance(plan, Plan)
+        return plan
+
+    def _plan(self, fields: Sequence[DecomposedField], method: str | None, phased: bool) -> Plan | PhasedPlan:
         chosen = self._method(fields, method) if fields and isinstance(fields[0], DecomposedField) else "?"
-        key = (chosen, *((f.field._ptr, f.field._sig, tuple(f.halo.items())) for f in fields
-                         if isinstance(f, DecomposedField)))
+        key = (chosen, phased, *((f.field._ptr, f.field._sig, tuple(f.halo.items())) for f in fields
+                                 if isinstance(f, DecomposedField)))
         plan = self._cache.get(key)
         if plan is not None:
             return plan
@@ -122,10 +131,21 @@ class Decomposition:
         self._agree_signatures(fields)
         if self._cuda_aware is None and chosen == "packed" and not isinstance(fields[0].field.ndarray, np.ndarray):
             self._cuda_aware = cuda_aware()
-        plan = Plan(self.comm, self.messages(fields), [f.field.ndarray for f in fields], chosen,
-                    bool(self._cuda_aware))
+        arrays = [f.field.ndarray for f in fields]
+        aware = bool(self._cuda_aware)
+        if phased:
+            plan = PhasedPlan([Plan(self.comm, ms, arrays, chosen, aware) for ms in self.phases(fields)])
+        else:
+            plan = Plan(self.comm, self.messages(fields), arrays, chosen, aware)
         self._cache.put(key, plan)
         return plan
+
+    def message_sizes(self, fields: Sequence[DecomposedField], blocking: bool = True) -> list[tuple[int, int]]:
+        """(neighbour rank, bytes) of every message this rank sends in one exchange of
+        ``fields`` (``blocking=False``: the non-blocking exchange's messages). Collective."""
+        plan = self._plan(fields, None, phased=blocking)
+        arrays = [f.field.ndarray for f in fields]
+        return [(m.rank, sum(int(np.prod(r.shape)) * arrays[i].itemsize for i, r in m.send)) for m in plan.remote]
 
     def _agree_signatures(self, fields: Sequence[DecomposedField]) -> None:
         """Every rank must exchange the same fields (names, dtypes, halos, other dimensions)."""
@@ -151,7 +171,12 @@ class Decomposition:
 
     def exchange(self, *fields: DecomposedField, method: str | None = None) -> None:
         """Fill the halos of ``fields`` with their neighbours' owned values (blocking)."""
-        self.exchange_start(*fields, method=method).wait()
+        plan = self._plan(fields, method, phased=True)
+        base = tag_base(self._sequence)
+        self._sequence += 1
+        plan.exchange(base)
+        for f in fields:
+            f.mark_exchanged()
 
 
 def exchange(*fields: DecomposedField, method: str | None = None) -> None:
@@ -164,7 +189,8 @@ def exchange(*fields: DecomposedField, method: str | None = None) -> None:
 
 def exchange_start(*fields: DecomposedField, method: str | None = None) -> Exchange:
     """Start a halo exchange; ``.wait()`` on the result completes it (see :class:`Exchange`)."""
-    return _first(fields).decomposition.exchange_start(*fields, method=method)
+    handle: Exchange = _first(fields).decomposition.exchange_start(*fields, method=method)
+    return handle
 
 
 def _first(fields: Sequence[Any]) -> DecomposedField:

@@ -175,10 +175,32 @@ class CartesianDecomposition(Decomposition):
 
     # -- messages -------------------------------------------------------------------------------
     def messages(self, fields: Sequence[DecomposedField]) -> list[Message]:
-        """One message per neighbour direction (faces, edges and corners), all fields in it."""
+        """One message per neighbour direction (faces, edges and corners), all fields in it:
+        every message can be in flight at once (the non-blocking exchange)."""
         nd = len(self._dims)
         directions = [v for v in itertools.product((-1, 0, 1), repeat=nd) if any(v)]
-        tag = {v: i for i, v in enumerate(directions)}
+        return self._messages(fields, directions, set())
+
+    def phases(self, fields: Sequence[DecomposedField]) -> list[list[Message]]:
+        """The blocking exchange, one decomposed dimension after the other: a phase sends the
+        faces along its dimension, spanning the halos the phases before it filled, so corners
+        arrive without diagonal messages. The dimension of the largest stride goes last: its
+        faces are then contiguous in memory and go to MPI as they lie, without packing."""
+        strides = dict(zip(fields[0].field.domain.dims, fields[0].field.ndarray.strides))
+        order = sorted(self._dims, key=lambda d: strides.get(d, 0))
+        done: set[Dimension] = set()
+        out = []
+        for d in order:
+            k = self._dims.index(d)
+            directions = [tuple(s if i == k else 0 for i in range(len(self._dims))) for s in (-1, 1)]
+            out.append(self._messages(fields, directions, done))
+            done.add(d)
+        return out
+
+    def _messages(self, fields: Sequence[DecomposedField], directions: Sequence[tuple[int, ...]],
+                  full: set[Dimension]) -> list[Message]:
+        nd = len(self._dims)
+        tag = {v: i for i, v in enumerate(v for v in itertools.product((-1, 0, 1), repeat=nd) if any(v))}
         out = []
         for v in directions:
             nb = self.neighbor(v)
@@ -186,7 +208,7 @@ class CartesianDecomposition(Decomposition):
                 continue
             send, recv = [], []
             for k, f in enumerate(fields):
-                regions = self._regions(f, v)
+                regions = self._regions(f, v, full)
                 if regions is not None:
                     send.append((k, regions[0]))
                     recv.append((k, regions[1]))
@@ -195,12 +217,12 @@ class CartesianDecomposition(Decomposition):
                 out.append(Message(nb, tag[v], tag[back], tuple(send), tuple(recv)))
         return out
 
-    def _regions(self, f: DecomposedField, v: Sequence[int]) -> tuple[Region, Region] | None:
+    def _regions(self, f: DecomposedField, v: Sequence[int], full: set[Dimension]) -> tuple[Region, Region] | None:
         dom = f.field.domain
         send: list[slice] = []
         recv: list[slice] = []
         for d, r in dom.items():
-            if d not in self.ranges:
+            if d not in self.ranges or d in full:
                 send.append(slice(0, len(r)))
                 recv.append(slice(0, len(r)))
                 continue
@@ -213,7 +235,7 @@ class CartesianDecomposition(Decomposition):
                     1: ((hi - h, hi), (hi, hi + h))}[step]
             send.append(slice(*s))
             recv.append(slice(*t))
-        shape = tuple(s.stop - s.start for s in send)
+        shape = tuple(x.stop - x.start for x in send)
         return Region(tuple(send), shape), Region(tuple(recv), shape)
 
     # -- global arrays --------------------------------------------------------------------------

@@ -45,7 +45,7 @@ def scatter(decomposition: Any, dims: Sequence[Dimension], data: Any, *, root: i
     >>> h = scatter(d, [I, J], h0, halo=1, name="h")
     """
     d = decomposition
-    f = d.empty(dims, data.dtype if data is not None else np.float64, halo=halo, extra=extra,
+    f: DecomposedField = d.empty(dims, data.dtype if data is not None else np.float64, halo=halo, extra=extra,
                 name=name, allocator=allocator)
     blocks = None
     if d.rank == root:

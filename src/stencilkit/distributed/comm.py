@@ -116,7 +116,7 @@ def select_device(comm: Any) -> int:
     n = cupy.cuda.runtime.getDeviceCount()
     if n < 1:
         raise DistributedError(f"rank {comm.Get_rank()}: no CUDA device visible")
-    dev = local_rank(comm) % n
+    dev = local_rank(comm) % int(n)
     cupy.cuda.Device(dev).use()
     return dev
 

@@ -153,10 +153,21 @@ class Plan:
         # what I send towards a direction, I receive from the opposite one: pair them by tag
         by_tag_in = {m.tag_in: m for m in self.local}
         self.local_pairs = [(m, by_tag_in[m.tag_out]) for m in self.local]
+        # Cartesian messages (distinct tags per direction) can also go as shifts: everyone sends
+        # towards direction v and receives from -v at once, one Sendrecv per direction, which
+        # never deadlocks and is what a hand-written MPI halo exchange does
+        tags = [m.tag_out for m in self.remote]
+        self.shifts: list[tuple[int | None, int | None]] | None = None
+        if len(set(tags)) == len(tags):
+            index_in = {m.tag_in: k for k, m in enumerate(self.remote)}
+            self.shifts = [(k, index_in.get(m.tag_out)) for k, m in enumerate(self.remote)]
+            paired = {r for _, r in self.shifts}
+            self.shifts += [(None, k) for k in range(len(self.remote)) if k not in paired]
         self.nbytes = 0
         MPI = mpi()
-        self.send_types: list[Any] = []
-        self.recv_types: list[Any] = []
+        self.types: list[Any] = []  # MPI datatypes to free with the plan
+        self.send_specs: list[Any] = []  # per message, what mpi4py sends: a view or [BOTTOM, 1, type]
+        self.recv_specs: list[Any] = []
         self.send_views: list[list[Any]] = []
         self.recv_views: list[list[Any]] = []
         self.send_dev: list[Any] = []  # device buffers (staged) whose host copies are sent
@@ -165,9 +176,9 @@ class Plan:
         self.recv_host: list[Any] = []
         for m in self.remote:
             if method == "datatype":
-                self.send_types.append(_struct(MPI, m.send, arrays))
-                self.recv_types.append(_struct(MPI, m.recv, arrays))
-                self.nbytes += self.send_types[-1].Get_size()
+                self.send_specs.append(self._spec(MPI, m.send, arrays))
+                self.recv_specs.append(self._spec(MPI, m.recv, arrays))
+                self.nbytes += sum(int(np.prod(r.shape)) * arrays[i].itemsize for i, r in m.send)
                 continue
             s_off, s_total = _segments(m.send, arrays)
             r_off, r_total = _segments(m.recv, arrays)
@@ -183,35 +194,91 @@ class Plan:
             elif xp is not np and not cuda_aware:
                 raise ValueError("method='packed' on GPU fields needs a CUDA-aware MPI; use 'staged'")
 
+    def _spec(self, MPI: Any, parts: Sequence[tuple[int, Region]], arrays: Sequence[Any]) -> Any:
+        """A message of one contiguous region is the field's memory itself (no datatype, no
+        copy); anything else is a struct datatype over the regions where they lie."""
+        if len(parts) == 1:
+            i, region = parts[0]
+            if isinstance(region.index[0], slice):
+                view = arrays[i][region.index]
+                if view.flags.c_contiguous:
+                    return view
+        t = _struct(MPI, parts, arrays)
+        self.types.append(t)
+        return [MPI.BOTTOM, 1, t]
+
     def free(self) -> None:
-        for t in self.send_types + self.recv_types:
+        for t in self.types:
             t.Free()
-        self.send_types, self.recv_types = [], []
+        self.types = []
 
     # -- one exchange ------------------------------------------------------------------------
     def start(self, tag_base: int) -> list[Any]:
-        MPI = mpi()
-        comm, arrays, xp = self.comm, self.arrays, self.xp
+        comm = self.comm
         requests = []
         if self.method == "datatype":
-            for m, st, rt in zip(self.remote, self.send_types, self.recv_types):
-                requests.append(comm.Irecv([MPI.BOTTOM, 1, rt], m.rank, tag_base + m.tag_in))
-            for m, st in zip(self.remote, self.send_types):
-                requests.append(comm.Isend([MPI.BOTTOM, 1, st], m.rank, tag_base + m.tag_out))
+            for m, spec in zip(self.remote, self.recv_specs):
+                requests.append(comm.Irecv(spec, m.rank, tag_base + m.tag_in))
+            for m, spec in zip(self.remote, self.send_specs):
+                requests.append(comm.Isend(spec, m.rank, tag_base + m.tag_out))
         else:
             receive_into = self.recv_host if self.method == "staged" else self.recv_dev
             for m, buf in zip(self.remote, receive_into):
                 requests.append(comm.Irecv(buf, m.rank, tag_base + m.tag_in))
-            for m, views in zip(self.remote, self.send_views):
-                for (i, region), view in zip(m.send, views):
-                    region.take(xp, arrays[i], view)
-            if self.method == "staged":
-                for dev, host in zip(self.send_dev, self.send_host):
-                    _to_host(xp, dev, host)
-            _synchronize(xp)  # packed bytes must be in memory before MPI reads them
+            self._pack()
             send_from = self.send_host if self.method == "staged" else self.send_dev
             for m, buf in zip(self.remote, send_from):
                 requests.append(comm.Isend(buf, m.rank, tag_base + m.tag_out))
+        self._copy_local()
+        return requests
+
+    def exchange(self, tag_base: int) -> None:
+        """The whole exchange, blocking: shifts of ``Sendrecv`` where the messages allow it."""
+        if self.shifts is None:
+            self.finish(self.start(tag_base))
+            return
+        comm = self.comm
+        null = mpi().PROC_NULL
+        if self.method != "datatype":
+            self._pack()
+        for k, r in self.shifts:
+            m = self.remote[k] if k is not None else None
+            back = self.remote[r] if r is not None else None
+            tag = tag_base + (m.tag_out if m is not None else back.tag_in)  # type: ignore[union-attr]
+            comm.Sendrecv(self._buffer(k, True), m.rank if m is not None else null, tag,
+                          self._buffer(r, False), back.rank if back is not None else null, tag)
+        self._copy_local()
+        if self.method != "datatype":
+            self._unpack()
+
+    def _buffer(self, k: int | None, send: bool) -> Any:
+        if k is None:
+            return None
+        if self.method == "datatype":
+            return (self.send_specs if send else self.recv_specs)[k]
+        if self.method == "staged":
+            return (self.send_host if send else self.recv_host)[k]
+        return (self.send_dev if send else self.recv_dev)[k]
+
+    def _pack(self) -> None:
+        for m, views in zip(self.remote, self.send_views):
+            for (i, region), view in zip(m.send, views):
+                region.take(self.xp, self.arrays[i], view)
+        if self.method == "staged":
+            for dev, host in zip(self.send_dev, self.send_host):
+                _to_host(self.xp, dev, host)
+        _synchronize(self.xp)  # packed bytes must be in memory before MPI reads them
+
+    def _unpack(self) -> None:
+        if self.method == "staged":
+            for dev, host in zip(self.recv_dev, self.recv_host):
+                _from_host(self.xp, host, dev)
+        for m, views in zip(self.remote, self.recv_views):
+            for (i, region), view in zip(m.recv, views):
+                region.put(self.arrays[i], view)
+
+    def _copy_local(self) -> None:
+        arrays, xp = self.arrays, self.xp
         for m, into in self.local_pairs:  # periodic wrap onto oneself: a copy
             for (i, sr), (_, rr) in zip(m.send, into.recv):
                 if isinstance(sr.index[0], slice):
@@ -220,18 +287,12 @@ class Plan:
                     tmp = xp.empty(sr.shape, arrays[i].dtype)
                     sr.take(xp, arrays[i], tmp)
                     rr.put(arrays[i], tmp)
-        return requests
 
     def finish(self, requests: list[Any]) -> None:
         mpi().Request.Waitall(requests)
         if self.method == "datatype":
             return
-        if self.method == "staged":
-            for dev, host in zip(self.recv_dev, self.recv_host):
-                _from_host(self.xp, host, dev)
-        for m, views in zip(self.remote, self.recv_views):
-            for (i, region), view in zip(m.recv, views):
-                region.put(self.arrays[i], view)
+        self._unpack()
 
 
 def _namespace(arr: Any) -> Any:
@@ -269,20 +330,40 @@ def _synchronize(xp: Any) -> None:
         xp.cuda.get_current_stream().synchronize()
 
 
+class PhasedPlan:
+    """Plans run one after the other (the phases of a blocking Cartesian exchange)."""
+
+    def __init__(self, phases: Sequence[Plan]) -> None:
+        self.phases = list(phases)
+        self.nbytes = sum(p.nbytes for p in phases)
+
+    @property
+    def remote(self) -> list[Message]:
+        return [m for p in self.phases for m in p.remote]
+
+    def exchange(self, tag_base: int) -> None:
+        for p in self.phases:
+            p.exchange(tag_base)
+
+    def free(self) -> None:
+        for p in self.phases:
+            p.free()
+
+
 class PlanCache:
     """Plans by buffer addresses and layouts: valid while buffers of that layout live there."""
 
     def __init__(self, size: int = 64) -> None:
         self.size = size
-        self.plans: OrderedDict[tuple[Any, ...], Plan] = OrderedDict()
+        self.plans: OrderedDict[tuple[Any, ...], Plan | PhasedPlan] = OrderedDict()
 
-    def get(self, key: tuple[Any, ...]) -> Plan | None:
+    def get(self, key: tuple[Any, ...]) -> Plan | PhasedPlan | None:
         plan = self.plans.get(key)
         if plan is not None:
             self.plans.move_to_end(key)
         return plan
 
-    def put(self, key: tuple[Any, ...], plan: Plan) -> None:
+    def put(self, key: tuple[Any, ...], plan: Plan | PhasedPlan) -> None:
         self.plans[key] = plan
         while len(self.plans) > self.size:
             _, old = self.plans.popitem(last=False)
@@ -324,4 +405,4 @@ class Exchange:
         self.wait()
 
 
-__all__ = ["METHODS", "TAG_SPAN", "Exchange", "Message", "Plan", "PlanCache", "Region", "tag_base"]
+__all__ = ["METHODS", "TAG_SPAN", "Exchange", "Message", "PhasedPlan", "Plan", "PlanCache", "Region", "tag_base"]

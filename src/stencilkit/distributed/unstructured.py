@@ -220,7 +220,8 @@ class MeshDecomposition(Decomposition):
         return (slice(None),) * axis + (ids,)
 
     def take(self, arr: np.ndarray[Any, Any], f: DecomposedField, rank: int) -> np.ndarray[Any, Any]:
-        return arr[self._index(f, rank)]
+        block: np.ndarray[Any, Any] = arr[self._index(f, rank)]
+        return block
 
     def place(self, arr: np.ndarray[Any, Any], f: DecomposedField, rank: int, block: Any) -> None:
         arr[self._index(f, rank)] = block

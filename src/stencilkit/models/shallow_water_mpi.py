@@ -27,7 +27,16 @@ import numpy as np
 import stencilkit as gtx
 from stencilkit import distributed as dist
 
-from .shallow_water import BACKENDS, CFL, GRAVITY, I, J, ShallowWater, initial_state, lax_wendroff_step
+from .shallow_water import (
+    BACKENDS,
+    CFL,
+    GRAVITY,
+    I,
+    J,
+    ShallowWater,
+    initial_state,
+    lax_wendroff_step,
+)
 
 
 class DistributedShallowWater:
