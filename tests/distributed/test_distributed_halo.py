@@ -12,7 +12,7 @@ from stencilkit import distributed as dist
 
 I, J = gtx.Dimension("I"), gtx.Dimension("J")
 K = gtx.Dimension("K", kind=gtx.DimensionKind.VERTICAL)
-METHODS = ["datatype", "packed", "staged"]
+METHODS = ["direct", "packed", "staged"]
 
 
 def _expected(g: np.ndarray, f: dist.DecomposedField, d: dist.CartesianDecomposition, sentinel: float) -> np.ndarray:

@@ -34,6 +34,10 @@ class HaloNeed:
     offsets: dict[Dimension, tuple[int, int]] = field(default_factory=dict)
     layers: int = 0
 
+    def __repr__(self) -> str:
+        offs = ", ".join(f"{d.value}: ({lo}, {hi})" for d, (lo, hi) in self.offsets.items())
+        return f"HaloNeed(offsets={{{offs}}}, layers={self.layers})"
+
     def width(self, dim: Dimension) -> int:
         lo, hi = self.offsets.get(dim, (0, 0))
         return max(-lo, hi, 0)

@@ -179,9 +179,6 @@ class MeshDecomposition(Decomposition):
         f.mark_exchanged()
         return f
 
-    def default_method(self, fields: Sequence[DecomposedField]) -> str:
-        return "datatype" if all(self._horizontal(f)[0] == 0 for f in fields) else "packed"
-
     # -- messages -------------------------------------------------------------------------------
     def messages(self, fields: Sequence[DecomposedField]) -> list[Message]:
         """One message per neighbour rank: the owned elements it has in its halo, all fields."""

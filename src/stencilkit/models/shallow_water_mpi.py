@@ -124,7 +124,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--backend", choices=tuple(BACKENDS), default="embedded")
     p.add_argument("--steps", type=int, default=50)
     p.add_argument("--size", type=int, default=64)
-    p.add_argument("--method", choices=("datatype", "packed", "staged"), default=None)
+    p.add_argument("--method", choices=("direct", "packed", "staged"), default=None)
     args = p.parse_args(argv)
     with dist.abort_on_error():
         r = run(args.backend, args.steps, args.size, method=args.method)
