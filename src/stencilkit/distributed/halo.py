@@ -193,7 +193,7 @@ class Plan:
         """Post every message (the non-blocking exchange); ``finish`` completes it. Parts of
         one message share its tag: MPI keeps their order between two ranks."""
         comm = self.comm
-        requests = []
+        requests: list[Any] = []
         for m, side in zip(self.remote, self.recvs):
             requests.extend(comm.Irecv(b, m.rank, tag_base + m.tag_in) for b in side.buffers)
         self._pack()
