@@ -164,7 +164,9 @@ def _demo_ranks(args: argparse.Namespace) -> int:
         raise ValueError("--ranks needs mpiexec: pip install -e '.[mpi]' (mpi4py and the mpich wheel)")
     cmd = [mpiexec, "-n", str(args.ranks), sys.executable, "-m", "stencilkit.models.shallow_water_mpi",
            "--backend", args.backend, "--steps", str(args.steps), "--size", str(args.size)]
-    return subprocess.run(cmd, check=False).returncode
+    env = dict(os.environ)  # ranks share the cores: OpenMP threads per rank, not per machine
+    env.setdefault("OMP_NUM_THREADS", str(max(1, (os.cpu_count() or 1) // args.ranks)))
+    return subprocess.run(cmd, check=False, env=env).returncode
 
 
 def _demo(args: argparse.Namespace) -> int:
