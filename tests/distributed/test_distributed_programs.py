@@ -191,3 +191,18 @@ def test_cli_demo_on_two_ranks(comm: Any) -> None:
                            "--size", "16"], capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr
     assert "2 ranks (process grid 2x1)" in proc.stdout and "bitwise identical" in proc.stdout
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("method", ["staged", "packed"])
+def test_mesh_exchange_of_gpu_fields(method: str) -> None:
+    if method == "packed" and not dist.cuda_aware():
+        pytest.skip("the MPI library takes no GPU buffers")
+    mesh = periodic_triangular_mesh(12, 10)
+    md = dist.decompose_mesh(mesh, layers=1, gpu=True)
+    g = np.arange(mesh.n_edges, dtype=np.float64)[:, None] * np.ones(3)
+    f = dist.scatter(md, [Edge, gtx.Dimension("K", kind=gtx.DimensionKind.VERTICAL)], g,
+                     extra={gtx.Dimension("K", kind=gtx.DimensionKind.VERTICAL): 3}, name="vn", allocator=gtx.gpu)
+    f.ndarray[md.count(Edge):] = -1.0
+    md.exchange(f, method=method)
+    np.testing.assert_array_equal(f.asnumpy(), g[md.global_ids(Edge)])
