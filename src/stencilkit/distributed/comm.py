@@ -26,8 +26,18 @@ class DistributedError(StencilValueError):
     fields and the ranks; every rank of the communicator raises it."""
 
 
+_MPI: Any = None
+
+
 def mpi() -> Any:
     """The ``mpi4py.MPI`` module, or a clear error saying how to install it."""
+    if _MPI is not None:
+        return _MPI
+    return _load_mpi()
+
+
+def _load_mpi() -> Any:
+    global _MPI
     try:
         from mpi4py import MPI
     except ImportError as err:  # pragma: no cover - the mpi extra is installed in CI
@@ -35,6 +45,7 @@ def mpi() -> Any:
             f"stencilkit.distributed needs mpi4py and an MPI library ({err})",
             hint="pip install -e '.[mpi]' (mpi4py and the mpich wheel)",
         ) from None
+    _MPI = MPI
     return MPI
 
 

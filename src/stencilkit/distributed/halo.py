@@ -138,6 +138,16 @@ class Plan:
             self.shifts += [(None, k) for k in range(len(self.remote)) if k not in paired]
         self.sends = [self._side(m.send) for m in self.remote]
         self.recvs = [self._side(m.recv) for m in self.remote]
+        self.has_packing = any(side.packed for side in self.sends + self.recvs)
+        null = mpi().PROC_NULL
+        # per shift: (send buffers, destination, receive buffers, source, tag offset)
+        self.shift_calls = [
+            (self.sends[k].buffers if k is not None else [],
+             self.remote[k].rank if k is not None else null,
+             self.recvs[r].buffers if r is not None else [],
+             self.remote[r].rank if r is not None else null,
+             self.remote[k].tag_out if k is not None else self.remote[r].tag_in)  # type: ignore[index]
+            for k, r in (self.shifts or [])]
         self.nbytes = sum(int(np.prod(r.shape)) * arrays[i].itemsize for m in self.remote for i, r in m.send)
 
     def _side(self, parts: Sequence[tuple[int, Region]]) -> _Side:
@@ -212,21 +222,19 @@ class Plan:
             self.finish(self.start(tag_base))
             return
         comm = self.comm
-        null = mpi().PROC_NULL
-        self._pack()
-        for k, r in self.shifts:
-            out = self.sends[k].buffers if k is not None else []
-            into = self.recvs[r].buffers if r is not None else []
-            dest = self.remote[k].rank if k is not None else null
-            source = self.remote[r].rank if r is not None else null
-            tag = tag_base + (self.remote[k].tag_out if k is not None else self.remote[r].tag_in)  # type: ignore[index]
+        if self.has_packing:
+            self._pack()
+        for out, dest, into, source, offset in self.shift_calls:
+            tag = tag_base + offset
             if len(out) <= 1 and len(into) <= 1:
                 comm.Sendrecv(out[0] if out else None, dest, tag, into[0] if into else None, source, tag)
             else:  # several parts: all in flight at once, one latency
                 reqs = [comm.Irecv(b, source, tag) for b in into] + [comm.Isend(b, dest, tag) for b in out]
                 mpi().Request.Waitall(reqs)
-        self._copy_local()
-        self._unpack()
+        if self.local_pairs:
+            self._copy_local()
+        if self.has_packing:
+            self._unpack()
 
 
 def arrays_view(arr: Any, region: Region) -> Any:
@@ -284,7 +292,7 @@ class PhasedPlan:
     """Plans run one after the other (the phases of a blocking Cartesian exchange)."""
 
     def __init__(self, phases: Sequence[Plan]) -> None:
-        self.phases = list(phases)
+        self.phases = [p for p in phases if p.remote or p.local_pairs]  # a phase with no neighbour is skipped
         self.nbytes = sum(p.nbytes for p in phases)
 
     @property
