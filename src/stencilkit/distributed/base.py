@@ -7,7 +7,7 @@ and which messages fill a halo; this base turns that into checked, cached exchan
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -57,6 +57,27 @@ class Decomposition:
             return name
         self._names += 1
         return f"field{self._names}"
+
+    def _wrap(self, field: Any, halo: dict[Dimension, int], name: str | None) -> DecomposedField:
+        out = DecomposedField(field, self, halo, self._name(name))
+        err = self.check_device(out)
+        if err:
+            raise DistributedError(f"rank {self.rank}: {err}")
+        return out
+
+    def empty(self, dims: Sequence[Dimension], dtype: Any = np.float64, *, halo: Any = 1,
+              extra: Mapping[Dimension, Any] | None = None, name: str | None = None,
+              allocator: Any = None) -> DecomposedField:
+        """A decomposed field of uninitialised values (see the decompositions)."""
+        raise NotImplementedError
+
+    def zeros(self, dims: Sequence[Dimension], dtype: Any = np.float64, **kwargs: Any) -> DecomposedField:
+        """A decomposed field of zeros, halo included (so the halo is fresh); arguments as for
+        ``empty``: ``d.zeros([I, J, K], halo=1, extra={K: 80}, name="h", allocator=gtx.gpu)``."""
+        f = self.empty(dims, dtype, **kwargs)
+        f.field.ndarray[...] = 0
+        f.mark_exchanged()  # zeros everywhere: the halo agrees with the neighbours
+        return f
 
     def check_device(self, f: DecomposedField) -> str | None:
         """An error text if ``f`` is not on this rank's device, else None."""

@@ -151,7 +151,7 @@ class CartesianDecomposition(Decomposition):
                     f"dimension {d.value} is not decomposed; give its size: extra={{{d.value}: n}}")
         return Domain(*ranges)
 
-    def empty(self, dims: Sequence[Dimension], dtype: Any = np.float64, *, halo: int | Mapping[Dimension, int] = 1,
+    def empty(self, dims: Sequence[Dimension], dtype: Any = np.float64, *, halo: Any = 1,
               extra: Mapping[Dimension, Any] | None = None, name: str | None = None,
               allocator: Any = None) -> DecomposedField:
         """A decomposed field of uninitialised values on ``dims`` with ``halo`` points per side.
@@ -160,18 +160,7 @@ class CartesianDecomposition(Decomposition):
         for :func:`stencilkit.empty` (``gtx.gpu`` for this rank's GPU)."""
         widths = self._halo(halo)
         field = empty(self.local_domain(dims, widths, extra), dtype, allocator=allocator)
-        out = DecomposedField(field, self, {d: widths[d] for d in dims if d in widths}, self._name(name))
-        err = self.check_device(out)
-        if err:
-            raise DistributedError(f"rank {self.rank}: {err}")
-        return out
-
-    def zeros(self, dims: Sequence[Dimension], dtype: Any = np.float64, **kwargs: Any) -> DecomposedField:
-        """A decomposed field of zeros (halo included); arguments as for :meth:`empty`."""
-        f = self.empty(dims, dtype, **kwargs)
-        f.field.ndarray[...] = 0
-        f.mark_exchanged()  # zeros everywhere: the halo agrees with the neighbours
-        return f
+        return self._wrap(field, {d: widths[d] for d in dims if d in widths}, name)
 
     # -- messages -------------------------------------------------------------------------------
     def messages(self, fields: Sequence[DecomposedField]) -> list[Message]:

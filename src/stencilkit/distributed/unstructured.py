@@ -167,17 +167,7 @@ class MeshDecomposition(Decomposition):
                 raise DistributedError(f"dimension {d.value} is not a mesh dimension; give its size: extra={{...}}")
         field = empty(Domain(*ranges), dtype, allocator=allocator)
         h = next(d for d in dims if d in _KINDS)
-        out = DecomposedField(field, self, {h: self.layers}, self._name(name))
-        err = self.check_device(out)
-        if err:
-            raise DistributedError(f"rank {self.rank}: {err}")
-        return out
-
-    def zeros(self, dims: Sequence[Dimension], dtype: Any = np.float64, **kwargs: Any) -> DecomposedField:
-        f = self.empty(dims, dtype, **kwargs)
-        f.field.ndarray[...] = 0
-        f.mark_exchanged()
-        return f
+        return self._wrap(field, {h: self.layers}, name)
 
     # -- messages -------------------------------------------------------------------------------
     def messages(self, fields: Sequence[DecomposedField]) -> list[Message]:
