@@ -104,6 +104,15 @@ def test_program_refuses_a_stale_halo(rng: Any) -> None:
     step(a, out.owned, offset_provider={})
 
 
+def test_program_refuses_fields_of_two_decompositions(rng: Any) -> None:
+    d1 = dist.decompose({I: 12, J: 10}, periodic=True)
+    d2 = dist.decompose({I: 12, J: 10}, periodic=False)
+    a = dist.scatter(d1, [I, J], rng.random((12, 10)), halo=1, name="a")
+    b = d2.zeros([I, J], halo=1, name="b")
+    with pytest.raises(dist.DistributedError, match=r"parameter 'out' \(field 'b'\) is decomposed as I\[0:12\]"):
+        dist.distribute(run_double)(a, b, offset_provider={})
+
+
 def test_a_written_field_becomes_stale(rng: Any) -> None:
     d = dist.decompose({I: 12, J: 10}, periodic=True)
     a = dist.scatter(d, [I, J], rng.random((12, 10)), halo=1, name="a")

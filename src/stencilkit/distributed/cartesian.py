@@ -89,7 +89,8 @@ class CartesianDecomposition(Decomposition):
                 self.periodic, self.grid)
 
     def describe(self) -> str:
-        ext = " x ".join(f"{d.value}[{r.start}:{r.stop}]" for d, r in self.ranges.items())
+        ext = " x ".join(f"{d.value}[{r.start}:{r.stop}]{' periodic' if p else ''}"
+                         for (d, r), p in zip(self.ranges.items(), self.periodic))
         return f"{ext} over a {'x'.join(map(str, self.grid))} process grid"
 
     def owned_range(self, dim: Dimension, rank: int | None = None) -> UnitRange:

@@ -45,8 +45,8 @@ def scatter(decomposition: Any, dims: Sequence[Dimension], data: Any, *, root: i
     >>> h = scatter(d, [I, J], h0, halo=1, name="h")
     """
     d = decomposition
-    f: DecomposedField = d.empty(dims, data.dtype if data is not None else np.float64, halo=halo, extra=extra,
-                name=name, allocator=allocator)
+    dtype = d.comm.bcast(np.asarray(data).dtype.str if d.rank == root else None, root=root)
+    f: DecomposedField = d.empty(dims, np.dtype(dtype), halo=halo, extra=extra, name=name, allocator=allocator)
     blocks = None
     if d.rank == root:
         arr = np.asarray(data)

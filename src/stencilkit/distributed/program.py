@@ -137,7 +137,24 @@ class DistributedProgram:
         return DistributedProgram(self.program.with_backend(backend))
 
     def check(self, bound: Mapping[str, Any], offset_provider: Mapping[str, Any] | None) -> None:
-        """Refuse decomposed arguments whose halo is narrower than the program reads, or stale."""
+        """Refuse decomposed arguments from different decompositions or on another device than
+        their rank's, and those whose halo is narrower than the program reads, or stale."""
+        first: tuple[str, DecomposedField] | None = None
+        for name, f in bound.items():
+            if not isinstance(f, DecomposedField):
+                continue
+            d = f.decomposition
+            where = f"{self.__name__}() on rank {d.rank} of {d.size}"
+            if first is None:
+                first = (name, f)
+            elif d is not first[1].decomposition and d.signature() != first[1].decomposition.signature():
+                raise DistributedError(
+                    f"{where}: parameter '{name}' (field '{f.name}') is decomposed as {d.describe()}, parameter"
+                    f" '{first[0]}' (field '{first[1].name}') as {first[1].decomposition.describe()}",
+                    hint="make every field of one run from the same decomposition")
+            err = d.check_device(f)
+            if err:
+                raise DistributedError(f"{where}: parameter '{name}': {err}")
         for name, need in self.halos(offset_provider).items():
             f = bound.get(name)
             if not isinstance(f, DecomposedField):
