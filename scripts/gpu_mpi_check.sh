@@ -66,7 +66,7 @@ STENCILKIT_MPI_CUDA=0 timeout 120 "$MPIEXEC" -n 2 $PY -m stencilkit.models.shall
 grep -q "check passed" <(tail -1 "$OUT/shallow_water_gpu.log") || RC_SW=1
 
 step "mesh diffusion, 2 ranks (embedded on CPU; the example's check)"
-timeout 120 "$MPIEXEC" -n 2 $PY examples/mesh_diffusion_mpi.py cpu 2>&1 | tee "$OUT/mesh_diffusion.log" | tail -3
+timeout 120 "$MPIEXEC" -n 2 $PY -m stencilkit.models.mesh_diffusion_mpi cpu 2>&1 | tee "$OUT/mesh_diffusion.log" | tail -3
 RC_MESH=${PIPESTATUS[0]}
 
 step "benchmarks: weak scaling 1 -> 2 GPUs, exchange bandwidth, CPU exchange"

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import subprocess
 import sys
@@ -18,8 +17,6 @@ from stencilkit import distributed as dist
 from stencilkit.meshes import Cell, Edge, Vertex, periodic_triangular_mesh
 from stencilkit.models import shallow_water_mpi
 from stencilkit.models.shallow_water import I, J, lax_wendroff_step
-
-ROOT = Path(__file__).parents[2]
 
 
 @gtx.field_operator
@@ -43,12 +40,9 @@ def run_double(a: gtx.Field[gtx.Dims[I, J], gtx.float64], out: gtx.Field[gtx.Dim
 
 
 def _load_example() -> Any:
-    spec = importlib.util.spec_from_file_location("mesh_diffusion_mpi", ROOT / "examples" / "mesh_diffusion_mpi.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["mesh_diffusion_mpi"] = module
-    spec.loader.exec_module(module)
-    return module
+    from stencilkit.models import mesh_diffusion_mpi
+
+    return mesh_diffusion_mpi
 
 
 def test_halo_requirements_compose_through_temporaries() -> None:
