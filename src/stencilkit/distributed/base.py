@@ -134,6 +134,14 @@ class Decomposition:
             raise DistributedError(f"unknown exchange method {method!r}: 'direct', 'packed' or 'staged'")
         if method == "direct" and on_gpu:
             raise DistributedError("method='direct' is for CPU fields; GPU halos are packed")
+        if method == "packed" and on_gpu:
+            if self._cuda_aware is None:
+                self._cuda_aware = cuda_aware()
+            if not self._cuda_aware:
+                raise DistributedError("method='packed' hands GPU buffers to MPI, and this MPI library"
+                                       " does not take them (MPIX_Query_cuda_support)",
+                                       hint="use method='staged' (the default), or STENCILKIT_MPI_CUDA=1"
+                                            " if the library supports CUDA without saying so")
         return method
 
     def plan(self, fields: Sequence[DecomposedField], method: str | None = None) -> Plan:
@@ -163,14 +171,11 @@ class Decomposition:
             return plan
         agree(self.comm, self._check(fields))
         self._agree_signatures(fields)
-        if self._cuda_aware is None and chosen == "packed" and not isinstance(fields[0].field.ndarray, np.ndarray):
-            self._cuda_aware = cuda_aware()
         arrays = [f.field.ndarray for f in fields]
-        aware = bool(self._cuda_aware)
         if phased:
-            plan = PhasedPlan([Plan(self.comm, ms, arrays, chosen, aware) for ms in self.phases(fields)])
+            plan = PhasedPlan([Plan(self.comm, ms, arrays, chosen) for ms in self.phases(fields)])
         else:
-            plan = Plan(self.comm, self.messages(fields), arrays, chosen, aware)
+            plan = Plan(self.comm, self.messages(fields), arrays, chosen)
         self._cache.put(key, plan)
         return plan
 

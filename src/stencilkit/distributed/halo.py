@@ -109,8 +109,7 @@ class Plan:
     """The messages of one exchange of one list of buffers, with the pack buffers they need;
     built once per set of fields (cached by the decomposition), used by every exchange."""
 
-    def __init__(self, comm: Any, messages: Sequence[Message], arrays: Sequence[Any], method: str,
-                 cuda_aware: bool) -> None:
+    def __init__(self, comm: Any, messages: Sequence[Message], arrays: Sequence[Any], method: str) -> None:
         self.comm = comm
         self.rank = comm.Get_rank()
         self.arrays = list(arrays)
@@ -119,8 +118,6 @@ class Plan:
         self.xp = xp
         if xp is not np:  # index lists of mesh halos live on the device with the fields
             messages = [_on_device(xp, m) for m in messages]
-            if method == "packed" and not cuda_aware:
-                raise ValueError("method='packed' on GPU fields needs a CUDA-aware MPI; use 'staged'")
         self.local = [m for m in messages if m.rank == self.rank]
         self.remote = [m for m in messages if m.rank != self.rank]
         # what I send towards a direction, I receive from the opposite one: pair them by tag
