@@ -21,15 +21,9 @@ import numpy as np
 
 import stencilkit as gtx
 from stencilkit import distributed as dist
-from stencilkit.meshes import periodic_triangular_mesh
+from stencilkit.meshes import C2E, E2C, C2EDim, Cell, Edge, periodic_triangular_mesh
 
-Cell = gtx.Dimension("Cell")
-Edge = gtx.Dimension("Edge")
 K = gtx.Dimension("K", kind=gtx.DimensionKind.VERTICAL)
-E2CDim = gtx.Dimension("E2C", kind=gtx.DimensionKind.LOCAL)
-C2EDim = gtx.Dimension("C2E", kind=gtx.DimensionKind.LOCAL)
-E2C = gtx.FieldOffset("E2C", source=Cell, target=(Edge, E2CDim))
-C2E = gtx.FieldOffset("C2E", source=Edge, target=(Cell, C2EDim))
 
 CellField = gtx.Field[gtx.Dims[Cell, K], gtx.float64]
 EdgeField = gtx.Field[gtx.Dims[Edge, K], gtx.float64]
