@@ -33,7 +33,7 @@ class Decomposition:
         self._sequence = 0
         self._names = 0
         self._cuda_aware: bool | None = None
-        install_abort_hook(comm)
+        install_abort_hook()
 
     # -- to be provided by a decomposition ---------------------------------------------------
     def messages(self, fields: Sequence[DecomposedField]) -> list[Message]:

@@ -72,10 +72,10 @@ def agree(comm: Any, error: str | None) -> None:
 _HOOKED = False
 
 
-def install_abort_hook(comm: Any = None) -> None:
-    """Make an unhandled exception on any rank abort every rank of ``comm`` (default: the world)
-    with the exception's message, instead of leaving the others waiting in a collective forever.
-    Installed by every decomposition; safe to call more than once."""
+def install_abort_hook() -> None:
+    """Make an unhandled exception on any rank abort every rank of the job (``MPI_Abort`` on
+    the world) with the exception's message, instead of leaving the others waiting in a
+    collective forever. Installed by every decomposition; safe to call more than once."""
     global _HOOKED
     if _HOOKED:
         return
@@ -83,7 +83,7 @@ def install_abort_hook(comm: Any = None) -> None:
     previous = sys.excepthook
 
     def hook(kind: type[BaseException], value: BaseException, tb: TracebackType | None) -> None:
-        c = comm if comm is not None else world()
+        c = world()
         text = "".join(traceback.format_exception(kind, value, tb))
         sys.stderr.write(f"[rank {c.Get_rank()} of {c.Get_size()}] {text}"
                          f"[rank {c.Get_rank()}] aborting all ranks\n")
@@ -96,12 +96,12 @@ def install_abort_hook(comm: Any = None) -> None:
 
 
 @contextmanager
-def abort_on_error(comm: Any = None) -> Iterator[None]:
+def abort_on_error() -> Iterator[None]:
     """``with abort_on_error(): ...``: an exception inside aborts every rank with its message."""
     try:
         yield
     except BaseException as err:
-        c = comm if comm is not None else world()
+        c = world()
         detail = str(err) if isinstance(err, StencilError) else traceback.format_exc()
         sys.stderr.write(f"[rank {c.Get_rank()} of {c.Get_size()}] {type(err).__name__}: {detail}\n")
         sys.stderr.flush()
