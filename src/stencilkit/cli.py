@@ -152,8 +152,28 @@ def _add_cache(sub: Any) -> None:
 # --- demo ----------------------------------------------------------------------------------------
 
 
+def _demo_ranks(args: argparse.Namespace) -> int:
+    """The demo on ``args.ranks`` MPI ranks: mpiexec runs the decomposed model, checked bitwise."""
+    import os
+    import shutil
+    import subprocess
+
+    here = os.path.join(os.path.dirname(sys.executable), "mpiexec")
+    mpiexec = here if os.path.exists(here) else shutil.which("mpiexec")
+    if mpiexec is None:
+        raise ValueError("--ranks needs mpiexec: pip install -e '.[mpi]' (mpi4py and the mpich wheel)")
+    cmd = [mpiexec, "-n", str(args.ranks), sys.executable, "-m", "stencilkit.models.shallow_water_mpi",
+           "--backend", args.backend, "--steps", str(args.steps), "--size", str(args.size)]
+    env = dict(os.environ)  # ranks share the cores: OpenMP threads per rank, not per machine
+    env.setdefault("OMP_NUM_THREADS", str(max(1, (os.cpu_count() or 1) // args.ranks)))
+    return subprocess.run(cmd, check=False, env=env).returncode
+
+
 def _demo(args: argparse.Namespace) -> int:
     from .models.shallow_water import MASS_TOLERANCE, REFERENCE_TOLERANCE, run_demo
+
+    if args.ranks is not None:
+        return _demo_ranks(args)
 
     r = run_demo(args.backend, steps=args.steps, size=args.size, progress=not args.quiet)
     print(
@@ -193,6 +213,8 @@ def _add_demo(sub: Any) -> None:
     p.add_argument("--steps", type=_positive, default=200, help="time steps (default 200)")
     p.add_argument("--size", type=_positive, default=128, help="grid cells per side (default 128)")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
+    p.add_argument("--ranks", type=_positive, default=None,
+                   help="run decomposed on N MPI ranks (mpiexec) and check bitwise against one process")
     p.set_defaults(func=_demo)
 
 

@@ -138,16 +138,19 @@ def lax_wendroff_step(
     dt: float64,
     dx: float64,
     dy: float64,
-    nx: int32,
-    ny: int32,
+    i0: int32,
+    i1: int32,
+    j0: int32,
+    j1: int32,
 ):
-    half_step_x(h, hu, hv, g, dt, dx, out=(hx, hux, hvx), domain={I: (0, nx + 1), J: (1, ny + 1)})
-    half_step_y(h, hu, hv, g, dt, dy, out=(hy, huy, hvy), domain={I: (1, nx + 1), J: (0, ny + 1)})
+    # the interior is [i0, i1) x [j0, j1): the whole grid on one process, a rank's part on N
+    half_step_x(h, hu, hv, g, dt, dx, out=(hx, hux, hvx), domain={I: (i0 - 1, i1), J: (j0, j1)})
+    half_step_y(h, hu, hv, g, dt, dy, out=(hy, huy, hvy), domain={I: (i0, i1), J: (j0 - 1, j1)})
     # fmt: off
     full_step(
         h, hu, hv, hx, hux, hvx, hy, huy, hvy, g, dt, dx, dy,
         out=(h_new, hu_new, hv_new),
-        domain={I: (1, nx + 1), J: (1, ny + 1)},
+        domain={I: (i0, i1), J: (j0, j1)},
     )
     # fmt: on
 
@@ -202,8 +205,10 @@ class ShallowWater:
             self.dt,
             self.dx,
             self.dy,
-            self.size,
-            self.size,
+            1,
+            self.size + 1,
+            1,
+            self.size + 1,
             offset_provider={},
         )
         for field in self.next:
