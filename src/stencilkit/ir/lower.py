@@ -15,6 +15,7 @@ from ..core.errors import InternalError, StencilTypeError, StencilValueError
 from ..core.types import FieldType, ScalarType, TupleType, TypeSpec
 from . import nodes as n
 from .tuples import flat_name, flatten_value
+from .verify import check_program, check_stencil
 from .visit import deep, map_children
 
 
@@ -274,10 +275,13 @@ def _shifts_into(e: n.Node, axis: Dimension) -> list[n.Shift]:
 @deep
 def lower_program(prog: n.Program, tables: dict[str, TableInfo]) -> n.StencilProgram:
     """The stencil-level form of ``prog`` for neighbour tables described by ``tables``."""
+    check_program(prog, "the frontend")
     kernels = []
     for i, stmt in enumerate(prog.body):
         kernels.append(lower_statement(stmt, tables, stmt.label or f"statement{i}"))
-    return n.StencilProgram(prog.name, flat_params(prog.params + prog.temps), tuple(kernels))
+    out = n.StencilProgram(prog.name, flat_params(prog.params + prog.temps), tuple(kernels))
+    check_stencil(out, "lower_program", tables)
+    return out
 
 
 @deep
