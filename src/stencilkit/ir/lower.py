@@ -14,8 +14,10 @@ from ..core.dims import Dimension
 from ..core.errors import InternalError, StencilTypeError, StencilValueError
 from ..core.types import FieldType, ScalarType, TupleType, TypeSpec
 from . import nodes as n
-from .tuples import flat_name, flatten_value
+from .tuples import flat_name, flat_params, flatten_value
 from .verify import check_program, check_stencil
+
+__all__ = ["TableInfo", "flat_params", "lower_program", "lower_statement"]  # flat_params: from .tuples
 from .visit import deep, map_children
 
 
@@ -25,19 +27,6 @@ class TableInfo:
 
     max_neighbors: int
     has_skip: bool
-
-
-def flat_params(params: tuple[n.Param, ...]) -> tuple[n.Param, ...]:
-    out: list[n.Param] = []
-    for p in params:
-        out.extend(_flat_param(p.name, p.type))
-    return tuple(out)
-
-
-def _flat_param(name: str, t: TypeSpec) -> list[n.Param]:
-    if isinstance(t, TupleType):
-        return [q for i, s in enumerate(t.types) for q in _flat_param(f"{name}__{i}", s)]
-    return [n.Param(name, t)]
 
 
 Position = dict[Dimension, n.Index]
