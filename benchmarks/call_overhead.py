@@ -52,8 +52,8 @@ class _NoLaunch:
 
 def measure(n_fields: int, calls: int = 50000) -> float:
     module = _program(n_fields - 1)
-    run = module.run  # type: ignore[attr-defined]
-    fields = [gtx.as_field([module.I], np.random.default_rng(i).standard_normal(8))  # type: ignore[attr-defined]
+    run = module.run
+    fields = [gtx.as_field([module.I], np.random.default_rng(i).standard_normal(8))
               for i in range(n_fields)]
     run(*fields, offset_provider={})
     for plan in run._runner.plans.values():
@@ -69,8 +69,8 @@ def measure(n_fields: int, calls: int = 50000) -> float:
 
 def measure_embedded_copy(calls: int = 5000) -> float:
     module = _program(1, backend="None")  # total(a0) = a0: a copy program
-    run = module.run  # type: ignore[attr-defined]
-    dims = [module.I]  # type: ignore[attr-defined]
+    run = module.run
+    dims = [module.I]
     src = gtx.as_field(dims, np.random.default_rng(0).standard_normal(64))
     dst = gtx.as_field(dims, np.zeros(64) + 1.0)
     run(src, dst, offset_provider={})

@@ -212,7 +212,8 @@ def run_case(case: str, n: int, timeout: float) -> dict[str, Any]:
             return {"error": f"over {timeout:.0f} s"}
         for line in p.stdout.splitlines():
             if line.startswith("SKFRONTEND "):
-                return json.loads(line[len("SKFRONTEND "):])  # type: ignore[no-any-return]
+                result: dict[str, Any] = json.loads(line[len("SKFRONTEND "):])
+                return result
         err = (p.stderr.strip().splitlines() or ["no output"])[-1]
         return {"error": err[:200]}
 

@@ -44,7 +44,7 @@ def _triple(text: str) -> tuple[int, int, int]:
     parts = tuple(int(x) for x in text.split(","))
     if len(parts) != 3 or min(parts) < 1:
         raise argparse.ArgumentTypeError(f"expected three positive integers a,b,c, not {text!r}")
-    return parts  # type: ignore[return-value]
+    return parts
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:

@@ -52,7 +52,7 @@ def fuse_pair(a: n.Kernel, b: n.Kernel) -> n.Kernel:
             memo[id(x)] = hit
         return hit
 
-    values: tuple[n.Expr, ...] = (*a.values, *(inline(v) for v in b.values))  # type: ignore[arg-type]
+    values = (*a.values, *(n.as_expr(inline(v)) for v in b.values))
     return replace(a, name=f"{a.name}+{b.name}", outs=a.outs + b.outs, values=values)
 
 

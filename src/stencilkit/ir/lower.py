@@ -47,7 +47,7 @@ class _Lowerer:
         hit = self.memo.get(key)
         if hit is None:
             hit = self.memo[key] = (e, self._lower(e, pos))
-        return hit[1]  # type: ignore[no-any-return]
+        return hit[1]
 
     def _lower(self, e: n.Expr, pos: Position) -> n.Expr:
         if isinstance(e, n.TupleGet):
@@ -75,7 +75,7 @@ class _Lowerer:
             raise InternalError("a scan call reached lowering; the frontend makes it a statement")
         if isinstance(e, n.MakeTuple):
             raise StencilTypeError("a tuple cannot be used as a single value here")
-        return map_children(e, lambda c: self.lower(c, pos))  # type: ignore[arg-type]
+        return map_children(e, lambda c: self.lower(n.as_expr(c), pos))
 
     def simplify_tuple(self, e: n.TupleGet) -> n.Expr:
         inner = e.expr
@@ -103,7 +103,7 @@ class _Lowerer:
         hit = self.memo.get(key)
         if hit is None:
             hit = self.memo[key] = (e, self._tuple_leaves(e, pos))
-        return hit[1]  # type: ignore[no-any-return]
+        return hit[1]
 
     def _tuple_leaves(self, e: n.Expr, pos: Position) -> tuple[n.Expr, ...]:
         if not isinstance(e.type, TupleType):
@@ -195,7 +195,7 @@ class _Lowerer:
         mask: n.Expr | None = None
         for valid in masks:
             mask = valid if mask is None else n.BinOp("and", mask, valid, ScalarType("bool"))
-        return n.LocalReduce(e.op, e.axis, size, body, mask, ScalarType(body.type.dtype), var)  # type: ignore[union-attr]
+        return n.LocalReduce(e.op, e.axis, size, body, mask, n.scalar_of(body.type), var)
 
     def _local_size(self, axis: Dimension) -> int:
         raise StencilValueError(
@@ -276,9 +276,9 @@ def lower_program(prog: n.Program, tables: dict[str, TableInfo]) -> n.StencilPro
 @deep
 def lower_statement(stmt: n.Apply | n.ScanApply, tables: dict[str, TableInfo], name: str) -> n.Kernel:
     out_types = [o.type for o in stmt.outs]
-    dims = out_types[0].dims  # type: ignore[union-attr]
+    dims = n.field_dims(out_types[0])
     for o in stmt.outs[1:]:
-        if set(o.type.dims) != set(dims):  # type: ignore[union-attr]
+        if set(n.field_dims(o.type)) != set(dims):
             raise StencilTypeError(f"all outputs of {stmt.label} must have the same dimensions")
     pos: Position = {d: n.Pos(d) for d in dims}
     outs = tuple(o.name for o in stmt.outs)

@@ -36,7 +36,7 @@ from ..core.dims import Dimension
 from ..core.types import FieldType, ScalarType, TupleType, TypeSpec
 from . import nodes as n
 from .tuples import flat_params
-from .verify_exprs import EXPR_RULES, Scope, TableLike, Verifier, check_literal, dims_of, strip_dims
+from .verify_exprs import Scope, TableLike, Verifier, check_literal, dims_of, strip_dims
 from .visit import children, deep
 
 #: Verify the IR after every pass (tests, debugging); off by default: it costs a walk per pass.
@@ -209,8 +209,8 @@ def _init(v: Verifier, e: n.Expr, names: Mapping[str, TypeSpec], k: n.Kernel) ->
         check_literal(v, e, Scope(names))
     elif isinstance(e, n.BinOp | n.UnaryOp | n.Call | n.IfElse):
         for c in children(e):
-            if isinstance(c, n.Node) and type(c) in EXPR_RULES:
-                _init(v, c, names, k)  # type: ignore[arg-type]  # expression children of expressions
+            if isinstance(c, n.Expr):
+                _init(v, c, names, k)
     else:
         v.fail(f"{type(e).__name__} in a scan's initial value", k)
 
