@@ -30,7 +30,7 @@ FIK = FieldType((I, K), "float64")
 a, b, out = ir.Ref("a", FIJ), ir.Ref("b", FIJ), ir.Ref("out", FIJ)
 s = ir.Ref("s", F64)
 PARAMS = (ir.Param("a", FIJ), ir.Param("b", FIJ), ir.Param("s", F64), ir.Param("out", FIJ))
-ZERO, SEVEN = ir.Literal(0, I64), ir.Literal(7, I64)
+ZERO, SEVEN, ZERO_F = ir.Literal(0, I64), ir.Literal(7, I64), ir.Literal(0.0, F64)
 DOM = (ir.DomainRange(I, ZERO, SEVEN),)
 
 
@@ -137,13 +137,14 @@ OPERATOR_LEVEL: dict[str, tuple[ir.Program, str]] = {
         "temporary 'tmp' is read before any statement writes it"),
     "a dangling temporary": (_program(_apply(a, ir.Ref("tmp", FIJ)), temps=(ir.Param("tmp", FIJ),)),
                              "temporary 'tmp' is written but never read (a dangling temporary)"),
+    "a dangling temporary written by a scan of one column": (
+        _program(ir.ScanApply(I, True, "c", ZERO_F, ir.BinOp("+", ir.Ref("c", F64), a, F64), (ir.Ref("tmp", FIJ),), (), "s"),
+                 _apply(a), temps=(ir.Param("tmp", FIJ),)),
+        "temporary 'tmp' is written but never read (a dangling temporary)"),
     "a temporary never written": (_program(_apply(a), temps=(ir.Param("tmp", FIJ),)), "temporary 'tmp' is never written"),
     "a temporary that is not a field": (_program(_apply(a), temps=(ir.Param("tmp", F64),)),
                                         "temporary 'tmp' is not a field but float64"),
 }
-
-
-ZERO_F = ir.Literal(0.0, F64)
 
 
 def _scan(carry: str = "c", axis: gtx.Dimension = K, init: ir.Expr = ZERO_F,
@@ -242,7 +243,7 @@ STENCIL_LEVEL: dict[str, tuple[ir.StencilProgram, str]] = {
     "more outputs than values": (_stencil(_acc(), outs=("out", "b")), "1 values for 2 outputs"),
     "an output over other dimensions": (_stencil(_acc("a", P, ir.Pos(K)), dims=(I, K)),
                                         "kernel over [I, K] writes fields over [I, J]"),
-    "kernel dimensions repeating one": (_stencil(_acc(), dims=(I, J, I)), "kernel dimensions [I, J, I] are empty or repeat one"),
+    "kernel dimensions repeating one": (_stencil(_acc(), dims=(I, J, I)), "kernel dimensions [I, J, I] repeat one"),
     "an output that is not a parameter": (_stencil(_acc(), outs=("nowhere",)), "'nowhere' is not bound here"),
     "a tuple parameter": (_stencil(_acc(), params=(*PARAMS, ir.Param("t", TupleType((F64, F64))))),
                           "tuple parameter 't' is not flattened"),
@@ -314,3 +315,20 @@ def test_the_environment_variable_turns_it_on(value: str, on: bool) -> None:
     got = subprocess.run([sys.executable, "-c", "import stencilkit.ir.verify as v; print(v.VERIFY_IR)"],
                          env=env, capture_output=True, text=True, check=True).stdout.strip()
     assert got == str(on)
+
+
+def test_columns_of_a_scan_nobody_reads_are_not_dangling() -> None:
+    """A scan writes every column of its carry; those no statement reads go to temporaries
+    (the frontend's per-output scans)."""
+    two = TupleType((F64, F64))
+    c = ir.Ref("c", two)
+    step = ir.MakeTuple((ir.BinOp("+", ir.TupleGet(c, 0, F64), a, F64), ir.TupleGet(c, 1, F64)), two)
+    prog = _program(ir.ScanApply(I, True, "c", ir.MakeTuple((ZERO_F, ZERO_F), two), step, (out, ir.Ref("tmp", FIJ)),
+                                 (), "s"), temps=(ir.Param("tmp", FIJ),))
+    verify_program(prog)
+
+
+def test_a_kernel_over_no_dimensions_writes_one_point() -> None:
+    f0 = FieldType((), "float64")
+    verify_stencil(ir.StencilProgram("p", (ir.Param("x", f0), ir.Param("y", f0)), (
+        ir.Kernel("k", (), ("y",), (ir.BinOp("*", ir.Access("x", (), F64), ir.Literal(2.0, F64), F64),), ()),)))

@@ -97,6 +97,7 @@ def verify_program(prog: n.Program, after: str = "") -> None:
             v.fail(f"temporary '{t.name}' is not a field but {t.type}", prog)
     written: set[str] = set()
     read: set[str] = set()
+    scratch: set[str] = set()  # columns a scan must write somewhere though nothing reads them
     for stmt in prog.body:
         v.context = stmt
         if not isinstance(stmt, n.Apply | n.ScanApply):
@@ -130,11 +131,13 @@ def verify_program(prog: n.Program, after: str = "") -> None:
             v.fail(f"temporary '{early[0]}' is read before any statement writes it", stmt)
         read |= used & temps
         written |= {o.name for o in stmt.outs}
+        if isinstance(stmt, n.ScanApply) and len(stmt.outs) > 1:
+            scratch |= {o.name for o in stmt.outs}
     v.context = prog
     for t in prog.temps:
         if t.name not in written:
             v.fail(f"temporary '{t.name}' is never written", prog)
-        if t.name not in read:
+        if t.name not in read and t.name not in scratch:
             v.fail(f"temporary '{t.name}' is written but never read (a dangling temporary)", prog)
 
 
@@ -164,8 +167,8 @@ def verify_stencil(prog: n.StencilProgram, tables: Mapping[str, TableLike] | Non
 
 
 def _kernel(v: Verifier, k: n.Kernel, names: dict[str, TypeSpec]) -> None:
-    if not k.dims or len(set(k.dims)) != len(k.dims):
-        v.fail(f"kernel dimensions [{', '.join(map(str, k.dims))}] are empty or repeat one", k)
+    if len(set(k.dims)) != len(k.dims):  # none: a zero-dimensional field, one point
+        v.fail(f"kernel dimensions [{', '.join(map(str, k.dims))}] repeat one", k)
     if len(k.outs) != len(k.values):
         v.fail(f"{len(k.values)} values for {len(k.outs)} outputs", k)
     dims = _outputs(v, tuple(n.Ref(o, names.get(o, ScalarType("bool"))) for o in k.outs),
