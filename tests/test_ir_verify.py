@@ -231,7 +231,7 @@ STENCIL_LEVEL: dict[str, tuple[ir.StencilProgram, str]] = {
         "loop variable #C2E is used outside a reduction binding it"),
     "a negative constant index": (_gather(ir.ConstIndex(-1)), "negative constant index"),
     "a dynamic offset that is not an integer": (
-        _stencil(_acc("a", ir.DynIndex(P, s), PJ)), "a dynamic offset must be an integer scalar"),
+        _stencil(_acc("a", ir.DynIndex(P, s), PJ)), "a dynamic offset must be an integer, not float64"),
     "a reduction over no neighbours": (_stencil(ir.LocalReduce("sum", C2EDim, 0, s, None, F64)),
                                        "a reduction over 0 neighbours"),
     "an unknown reduction": (_stencil(ir.LocalReduce("prod", C2EDim, 3, s, None, F64)), "unknown reduction 'prod'"),
@@ -332,3 +332,11 @@ def test_a_kernel_over_no_dimensions_writes_one_point() -> None:
     f0 = FieldType((), "float64")
     verify_stencil(ir.StencilProgram("p", (ir.Param("x", f0), ir.Param("y", f0)), (
         ir.Kernel("k", (), ("y",), (ir.BinOp("*", ir.Access("x", (), F64), ir.Literal(2.0, F64), F64),), ()),)))
+
+
+def test_a_dynamic_offset_read_from_a_field_is_an_integer_at_the_point() -> None:
+    """Regression (icon4py's truly_horizontal_diffusion_nabla_of_theta_over_steep_points):
+    lowering keeps the offset's field type; at the point only its dtype counts."""
+    fk = FieldType((I, J), "int32")
+    amount = ir.BinOp("+", ir.Access("off", (P, PJ), ScalarType("int32")), ir.Literal(1, ScalarType("int32")), fk)
+    verify_stencil(_stencil(_acc("a", P, ir.DynIndex(PJ, amount)), params=(*PARAMS, ir.Param("off", fk))))

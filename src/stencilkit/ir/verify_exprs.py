@@ -141,8 +141,8 @@ class Verifier:
         elif isinstance(i, n.DynIndex):
             self.index(i.base, scope, at)
             self.expr(i.amount, scope)
-            if not isinstance(i.amount.type, ScalarType) or not is_integral(i.amount.type.dtype):
-                self.fail("a dynamic offset must be an integer scalar", at)
+            if not is_integral(_dtype(i.amount.type) or ""):  # its value at the point: dtype only
+                self.fail(f"a dynamic offset must be an integer, not {i.amount.type}", at)
         else:
             self.fail(f"{type(i).__name__} is not an index", at)
 
