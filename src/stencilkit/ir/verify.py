@@ -36,7 +36,7 @@ from ..core.dims import Dimension
 from ..core.types import FieldType, ScalarType, TupleType, TypeSpec
 from . import nodes as n
 from .tuples import flat_params
-from .verify_exprs import Scope, TableLike, Verifier, check_literal, dims_of, strip_dims
+from .verify_exprs import Scope, TableLike, Verifier, check_literal, strip_dims
 from .visit import children, deep
 
 #: Verify the IR after every pass (tests, debugging); off by default: it costs a walk per pass.
@@ -75,8 +75,8 @@ def _outputs(v: Verifier, outs: tuple[n.Ref, ...], names: Mapping[str, TypeSpec]
             v.fail(f"output '{o.name}' is not a field but {o.type}", at)
     if len({o.name for o in outs}) != len(outs):
         v.fail("a statement writes one field twice", at)
-    dims = dims_of(outs[0].type)
-    if any(set(dims_of(o.type)) != set(dims) for o in outs):
+    dims = n.field_dims(outs[0].type)
+    if any(set(n.field_dims(o.type)) != set(dims) for o in outs):
         v.fail("the outputs of one statement have different dimensions", at)
     return dims
 
@@ -123,7 +123,7 @@ def verify_program(prog: n.Program, after: str = "") -> None:
         if len(values) != len(stmt.outs):
             v.fail(f"{len(values)} values written to {len(stmt.outs)} outputs", stmt)
         for vt, o in zip(values, stmt.outs):
-            if isinstance(vt, FieldType) and not set(vt.dims) <= set(dims_of(o.type)):
+            if isinstance(vt, FieldType) and not set(vt.dims) <= set(n.field_dims(o.type)):
                 v.fail(f"a value over {', '.join(map(str, vt.dims))} written to '{o.name}': {o.type}", stmt)
         used = {x.name for x in _refs(roots)} | {x.name for r in stmt.domain for x in _refs((r.start, r.stop))}
         early = sorted((used & temps) - written)

@@ -40,10 +40,6 @@ def _text(node: object) -> str:
     return s if len(s) <= _MAX_TEXT else s[:_MAX_TEXT] + f" ... ({len(s)} characters)"
 
 
-def dims_of(t: TypeSpec) -> tuple[Dimension, ...]:
-    return t.dims if isinstance(t, FieldType) else ()
-
-
 def _dtype(t: TypeSpec) -> str | None:
     return None if isinstance(t, TupleType) else t.dtype
 
@@ -180,7 +176,7 @@ class Verifier:
             if len(e.args) != 2 or not isinstance(ref, n.Ref) or not isinstance(dim, n.DimIndex):
                 self.fail(f"{e.fn} takes a field and a dimension index", e)
             self.ref(ref, scope)
-            if dim.dim not in dims_of(ref.type):
+            if dim.dim not in n.field_dims(ref.type):
                 self.fail(f"{e.fn} along {dim.dim}, which field '{ref.name}' does not have", e)
             return
         if isinstance(e, n.Ref):
@@ -264,14 +260,14 @@ def _ifelse(v: Verifier, e: n.IfElse, s: Scope) -> None:
 
 
 def _shift(v: Verifier, e: n.Shift, s: Scope) -> None:
-    src = dims_of(e.expr.type)
+    src = n.field_dims(e.expr.type)
     if not isinstance(e.expr.type, FieldType):
         v.fail(f"only fields can be shifted, not {e.expr.type}", e)
     by = e.by
     if isinstance(by, n.NeighborShift):
         if by.source not in src:
             v.fail(f"shift through {by.offset} (from {by.source}) of a field over {', '.join(map(str, src))}", e)
-        if not 1 <= len(by.target) <= 2 or by.target[0] not in dims_of(e.type):
+        if not 1 <= len(by.target) <= 2 or by.target[0] not in n.field_dims(e.type):
             v.fail(f"shift through {by.offset} must give a field over {by.target[0]}", e)
         if by.index is not None and by.index < 0:
             v.fail("negative neighbour index", e)
@@ -288,17 +284,17 @@ def _reduce(v: Verifier, e: n.Reduce, s: Scope) -> None:
         v.fail(f"unknown reduction {e.op!r}", e)
     if e.axis.kind is not DimensionKind.LOCAL:
         v.fail(f"reduction over {e.axis}, which is not a local dimension", e)
-    if e.axis not in dims_of(e.expr.type) or e.axis in dims_of(e.type):
+    if e.axis not in n.field_dims(e.expr.type) or e.axis in n.field_dims(e.type):
         v.fail(f"a reduction over {e.axis} must remove it from {e.expr.type}, giving {e.type}", e)
 
 
 def _local_select(v: Verifier, e: n.LocalSelect, s: Scope) -> None:
-    if e.dim not in dims_of(e.expr.type) or e.dim in dims_of(e.type) or e.index < 0:
+    if e.dim not in n.field_dims(e.expr.type) or e.dim in n.field_dims(e.type) or e.index < 0:
         v.fail(f"selecting slot {e.index} of {e.dim} from {e.expr.type} gives {e.type}", e)
 
 
 def _dim_index(v: Verifier, e: n.DimIndex, s: Scope) -> None:
-    if dims_of(e.type) != (e.dim,) or not is_integral(_dtype(e.type) or ""):
+    if n.field_dims(e.type) != (e.dim,) or not is_integral(_dtype(e.type) or ""):
         v.fail(f"the index along {e.dim} is an integer field over {e.dim}, not {e.type}", e)
 
 
@@ -372,10 +368,10 @@ def _samedims_of(v: Verifier, e: Any, args: tuple[n.Expr, ...], s: Scope) -> Non
     """Element-wise nodes: every field operand's dimensions are among the result's."""
     if v.stencil or s.pointwise:
         return
-    out = set(dims_of(e.type))
+    out = set(n.field_dims(e.type))
     for a in args:
-        if not set(dims_of(a.type)) <= out:
-            v.fail(f"an operand over {', '.join(map(str, dims_of(a.type)))} gives a result of type {e.type}", e)
+        if not set(n.field_dims(a.type)) <= out:
+            v.fail(f"an operand over {', '.join(map(str, n.field_dims(a.type)))} gives a result of type {e.type}", e)
 
 
 def strip_dims(t: TypeSpec) -> TypeSpec:
