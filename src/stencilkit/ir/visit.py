@@ -149,7 +149,7 @@ def substitute(node: N, mapping: dict[str, Node]) -> N:
             memo[id(x)] = hit
         return hit
 
-    return deep(rec)(node)  # type: ignore[return-value]  # a replaced root has the mapped node's class; callers substitute in bodies, never at a bare Ref
+    return deep(rec)(node)  # type: ignore[return-value]  # a root Ref is replaced by its mapping, of another class; callers take the result as an Expr
 
 
 # ---------------------------------------------------------------- deep recursion
