@@ -2,7 +2,7 @@
 
     PYTHONPATH=src python benchmarks/cpu_bench.py [--json out.json] [--quick] [--check-cuda-sources]
 
-A thin wrapper: the suite lives in ``src/stencilkit/bench/`` so that the installed command
+A thin wrapper around the package ``benchmarks/stencilkit_benchmarks/``, so that the command
 ``stencilkit bench --cpu`` runs the same code. This script adds ``--cpu --verbose`` to the
 options given; ``--help`` lists them all. Exit status: 0 all sections ran and all checks
 passed, 1 otherwise.
@@ -14,8 +14,9 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # stencilkit_benchmarks
 
-from stencilkit.bench import main
+from stencilkit_benchmarks import main
 
 if __name__ == "__main__":
     sys.exit(main(["--cpu", "--verbose", *sys.argv[1:]]))

@@ -13,7 +13,7 @@ cd "$(dirname "$0")/.." || exit 1
 OUT="${OUT:-./.out}"
 mkdir -p "$OUT"
 export STENCILKIT_CACHE_DIR="$(mktemp -d)"
-export PYTHONPATH=src
+export PYTHONPATH=src:benchmarks  # the library and its benchmark suite (stencilkit_benchmarks), no install
 export PYTHONUNBUFFERED=1
 PY=python3
 T0=$(date +%s)

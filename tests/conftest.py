@@ -15,10 +15,13 @@ import numpy as np
 import pytest
 
 import stencilkit.config
+import stencilkit.ir.verify
 
 # The suite checks DSL errors where operators are defined; users get them at first use
 # (gt4py.next's behaviour), tested with this flag off in tests/test_compat_api.py.
 stencilkit.config.PARSE_AT_DECORATION = True
+# The IR verifier runs after every pass in ir/ (lowering, fusion) throughout the suite.
+stencilkit.ir.verify.VERIFY_IR = True
 
 
 def _gpu_present() -> bool:

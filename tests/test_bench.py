@@ -3,6 +3,7 @@ emulation of their launches), the benchmark mesh, and on a GPU the GPU quick pat
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import subprocess
@@ -12,7 +13,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from stencilkit import bench
+import stencilkit_benchmarks as bench
 
 SRC = Path(__file__).parents[1] / "src"
 
@@ -108,7 +109,7 @@ def test_scan_kernels_on_gpu_layout(tmp_path: Path) -> None:
 @pytest.mark.parametrize("op", ["e2c", "c2e", "v2e"])
 def test_mesh_kernels_on_gpu_layout(tmp_path: Path, op: str) -> None:
     rng = np.random.default_rng(1)
-    mesh = bench.periodic_triangular_mesh(4, 3)
+    mesh, _ = bench.build_mesh(4, 3)
     nk = 5
     table = {"e2c": mesh.e2c, "c2e": mesh.c2e, "v2e": mesh.v2e}[op]
     n_out, nb = table.shape
@@ -135,15 +136,79 @@ def test_mesh_kernels_on_gpu_layout(tmp_path: Path, op: str) -> None:
 
 
 @pytest.mark.parametrize("nx, ny", [(3, 3), (4, 7), (16, 8)])
-def test_benchmark_mesh_tables_are_consistent(nx: int, ny: int) -> None:
-    m = bench.periodic_triangular_mesh(nx, ny)
+@pytest.mark.parametrize("locality", [False, True])
+def test_benchmark_mesh_is_the_library_mesh(nx: int, ny: int, locality: bool) -> None:
+    """One mesh generator: the suite measures ``stencilkit.meshes`` and checks its tables."""
+    from stencilkit.meshes import periodic_triangular_mesh
+
+    m, why = bench.build_mesh(nx, ny, locality=locality)
+    assert why == "ok" and bench.mesh_problems(m) == []
     assert (m.n_cells, m.n_edges, m.n_vertices) == (2 * nx * ny, 3 * nx * ny, nx * ny)
-    assert bench.mesh_problems(m) == []
-    broken = bench.periodic_triangular_mesh(nx, ny)
-    broken.c2e[0, 0] = broken.c2e[0, 1]
-    assert bench.mesh_problems(broken)
-    used, why = bench.build_mesh(nx, ny)
-    assert bench.mesh_problems(used) == [], why
+    assert m.source.startswith("stencilkit.meshes.") and ("reorder_for_locality" in m.source) == locality
+    if not locality:
+        np.testing.assert_array_equal(m.c2e, periodic_triangular_mesh(nx, ny).c2e)
+    broken = periodic_triangular_mesh(nx, ny)
+    c2e = broken.c2e.copy()
+    c2e[0, 0] = c2e[0, 1]
+    assert bench.mesh_problems(bench.BenchMesh(dataclasses.replace(broken, c2e=c2e), "broken")) == [
+        "c2e has a row with a repeated neighbour"]
+
+
+def test_cli_bench_without_the_suite(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    """Neither installed nor in a source tree beside ``src/``: ``stencilkit bench`` says what is
+    missing and how to get it (exit status 2, no traceback)."""
+    from stencilkit import cli
+
+    monkeypatch.setitem(sys.modules, "stencilkit_benchmarks", None)  # import raises
+    monkeypatch.setattr(cli, "SOURCE_BENCHMARKS", Path("/nonexistent/benchmarks"))
+    assert cli.main(["bench", "--cpu", "--quick"]) == 2
+    err = capsys.readouterr().err
+    assert "the benchmark suite (package 'stencilkit_benchmarks') is not installed" in err
+    assert "pip install -e ." in err
+
+
+def test_cli_bench_help_lists_the_suite_options(capsys: pytest.CaptureFixture[str]) -> None:
+    from stencilkit import cli
+
+    with pytest.raises(SystemExit) as exc:
+        cli.main(["bench", "--help"])
+    assert exc.value.code == 0
+    out = capsys.readouterr().out
+    assert "usage: stencilkit bench" in out and "--quick" in out and "--cpu" in out
+
+
+def test_cli_unknown_arguments_of_other_commands_are_refused(capsys: pytest.CaptureFixture[str]) -> None:
+    from stencilkit import cli
+
+    with pytest.raises(SystemExit) as exc:
+        cli.main(["info", "--quick"])
+    assert exc.value.code == 2
+    assert "unrecognized arguments: --quick" in capsys.readouterr().err
+
+
+def test_wheel_ships_the_suite_beside_the_library(tmp_path: Path) -> None:
+    """``stencilkit bench`` works from a plain wheel install: the wheel holds both packages."""
+    import shutil
+    import zipfile
+
+    root, tree = Path(__file__).parents[1], tmp_path / "tree"  # a copy: pip builds in the tree
+    skip = shutil.ignore_patterns("__pycache__", "*.egg-info", "build")
+    for part in ("pyproject.toml", "README.md", "LICENSE", "src", "benchmarks/stencilkit_benchmarks"):
+        if (root / part).is_dir():
+            shutil.copytree(root / part, tree / part, ignore=skip)
+        else:
+            (tree / part).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy(root / part, tree / part)
+    p = subprocess.run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "-w", str(tmp_path),
+                        str(tree)], capture_output=True, text=True, timeout=180, check=False)
+    if p.returncode != 0 and "Could not find a version" in p.stderr:  # offline, no setuptools
+        pytest.skip(f"cannot build a wheel here: {p.stderr.strip().splitlines()[-1]}")
+    assert p.returncode == 0, p.stderr[-3000:]
+    (wheel,) = tmp_path.glob("stencilkit-*.whl")
+    names = set(zipfile.ZipFile(wheel).namelist())
+    suite = {f"stencilkit_benchmarks/{f.name}" for f in (root / "benchmarks" / "stencilkit_benchmarks").glob("*.py")}
+    assert suite <= names and "stencilkit/cli.py" in names
+    assert not any(n.startswith(("stencilkit/bench/", "benchmarks/")) for n in names)
 
 
 @pytest.mark.gpu

@@ -6,12 +6,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from stencilkit.bench import gathers
-from stencilkit.bench.devices import Dev
-from stencilkit.bench.meshes import build_mesh
-from stencilkit.bench.options import Options
-from stencilkit.bench.programs import import_programs
-from stencilkit.bench.report import Runner
+from stencilkit_benchmarks import gathers
+from stencilkit_benchmarks.devices import Dev
+from stencilkit_benchmarks.meshes import build_mesh
+from stencilkit_benchmarks.options import Options
+from stencilkit_benchmarks.programs import import_programs
+from stencilkit_benchmarks.report import Runner
 
 
 def test_random_numbering_is_the_same_mesh() -> None:

@@ -13,13 +13,13 @@ import pytest
 import stencilkit as gtx
 from stencilkit import Dims, Field, float64
 from stencilkit.backends.cpp.codegen import generate_cpp
-from stencilkit.bench.frontend import chain_source, ifs_source
 from stencilkit.core.types import FieldType, ScalarType
 from stencilkit.ir import nodes as ir
 from stencilkit.ir.fuse import fuse_kernels
 from stencilkit.ir.lower import lower_program
 from stencilkit.ir.visit import deep, postorder, substitute, use_counts, walk
 from stencilkit.stages.abi import arg_layout
+from stencilkit_benchmarks.frontend import chain_source, ifs_source
 
 I, K = gtx.Dimension("I"), gtx.Dimension("K", kind=gtx.DimensionKind.VERTICAL)
 F = Field[Dims[I], float64]

@@ -12,8 +12,8 @@ import pytest
 
 import stencilkit as gtx
 from stencilkit import Dims, Field, float64, int32
-from stencilkit.bench.frontend import SIZE, chain_source, ifs_reference, ifs_source, shape
 from stencilkit.core.errors import StencilTypeError
+from stencilkit_benchmarks.frontend import SIZE, chain_source, ifs_reference, ifs_source, shape
 
 I = gtx.Dimension("I")
 K = gtx.Dimension("K", kind=gtx.DimensionKind.VERTICAL)

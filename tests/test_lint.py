@@ -16,7 +16,7 @@ ROOT = Path(__file__).parents[1]
                     reason="ruff not installed")
 def test_ruff() -> None:
     ruff = shutil.which("ruff") or str(Path(sys.executable).parent / "ruff")
-    r = subprocess.run([ruff, "check", "src", "tests"], cwd=ROOT, capture_output=True, text=True)
+    r = subprocess.run([ruff, "check", "src", "tests", "benchmarks"], cwd=ROOT, capture_output=True, text=True)
     assert r.returncode == 0, r.stdout + r.stderr
 
 

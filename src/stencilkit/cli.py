@@ -13,6 +13,7 @@ import argparse
 import platform
 import sys
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import Any
 
 from ._version import __version__
@@ -219,26 +220,51 @@ def _add_demo(sub: Any) -> None:
 
 
 # --- bench ---------------------------------------------------------------------------------------
+#
+# The suite is the package ``stencilkit_benchmarks`` (``benchmarks/stencilkit_benchmarks/`` in the
+# source tree), outside ``stencilkit`` so that ``import stencilkit`` and the library's own folders
+# carry none of it. The distribution ships it as a second top-level package, so ``stencilkit
+# bench`` finds it after ``pip install -e .`` and after a wheel install; from a source tree used
+# through ``PYTHONPATH=src`` it is found beside ``src/``. Imported only when ``bench`` is asked for.
+
+#: where a source tree keeps the suite: benchmarks/ beside src/
+SOURCE_BENCHMARKS = Path(__file__).resolve().parents[2] / "benchmarks"
+BENCH_MISSING = ("stencilkit bench: the benchmark suite (package 'stencilkit_benchmarks') is not "
+                 "installed beside this stencilkit ({where}). It ships in the stencilkit "
+                 "distribution and lives in benchmarks/stencilkit_benchmarks/ of the source tree: "
+                 "reinstall stencilkit (pip install stencilkit, or pip install -e . in a checkout), "
+                 "or run python benchmarks/cpu_bench.py / gpu_bench.py from a checkout.")
+
+
+def _benchmarks() -> Any:
+    """The ``stencilkit_benchmarks`` module, or None where neither the installed distribution
+    nor the source tree of this stencilkit has it."""
+    import importlib
+
+    try:
+        return importlib.import_module("stencilkit_benchmarks")
+    except ModuleNotFoundError as err:
+        if err.name != "stencilkit_benchmarks":
+            raise
+    if not (SOURCE_BENCHMARKS / "stencilkit_benchmarks" / "__init__.py").is_file():
+        return None
+    sys.path.append(str(SOURCE_BENCHMARKS))
+    return importlib.import_module("stencilkit_benchmarks")
 
 
 def _bench(args: argparse.Namespace) -> int:
-    from .bench import run
-
-    return run(args)
+    suite = _benchmarks()
+    if suite is None:
+        print(BENCH_MISSING.format(where=Path(__file__).parent), file=sys.stderr)
+        return EXIT_ERROR
+    code: int = suite.main(args.bench_argv)  # the suite parses its own options (--help lists them)
+    return code
 
 
 def _add_bench(sub: Any) -> None:
-    from .bench import add_arguments  # standard library only: cheap to import
-
-    p = sub.add_parser(
-        "bench",
-        help="benchmark against hand-written kernels and the embedded backend",
-        description="GPU (--gpu) or CPU (--cpu) benchmarks, side by side in one run: copy "
-        "bandwidth, 7-point Laplacian, tridiagonal scan, neighbour sums, per-call overhead, "
-        "compile time. Every variant is checked before it is timed. Prints one table; "
-        "exit status 1 if a check or section failed, 2 if --gpu finds no usable GPU.",
-    )
-    add_arguments(p)
+    # no options here: everything after ``bench`` goes to the suite's own parser (main below)
+    p = sub.add_parser("bench", help="benchmark against hand-written kernels and the embedded "
+                       "backend (stencilkit bench --help for the options)", add_help=False)
     p.set_defaults(func=_bench)
 
 
@@ -258,7 +284,12 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the ``stencilkit`` command with ``argv`` (default: ``sys.argv[1:]``); return the exit code."""
-    args = build_parser().parse_args(argv)
+    parser = build_parser()
+    args, extra = parser.parse_known_args(argv)
+    if args.command == "bench":
+        args.bench_argv = extra
+    elif extra:
+        parser.error(f"unrecognized arguments: {' '.join(extra)}")
     try:
         code: int = args.func(args)
     except (StencilError, ValueError) as err:  # a user error: say what and how to fix, no traceback

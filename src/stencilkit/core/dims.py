@@ -5,7 +5,7 @@ from __future__ import annotations
 import enum
 import types
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
+from typing import TYPE_CHECKING, Any, NamedTuple, TypeGuard, TypeVar
 
 import numpy as np
 
@@ -46,7 +46,7 @@ class Dimension:
         if isinstance(other, Dimension):
             return self.value == other.value and self.kind == other.kind
         if _is_index(other):
-            return self._domain(int(other), int(other) + 1)  # type: ignore[call-overload]
+            return self._domain(int(other), int(other) + 1)
         return NotImplemented
 
     def __ne__(self, other: object) -> Any:
@@ -89,7 +89,7 @@ class Dimension:
         return CartesianOffset(self, -int(offset))
 
 
-def _is_index(value: object) -> bool:
+def _is_index(value: object) -> TypeGuard[int | np.integer[Any]]:
     return isinstance(value, int | np.integer) and not isinstance(value, bool | np.bool_)
 
 

@@ -87,7 +87,7 @@ class UnitRange:
             object.__setattr__(self, "start", int(self.start))
         if not isinstance(self.stop, int | Infinity):
             object.__setattr__(self, "stop", int(self.stop))
-        if self.start is Infinity.POSITIVE or self.stop is Infinity.NEGATIVE:  # type: ignore[comparison-overlap]
+        if self.start is Infinity.POSITIVE or self.stop is Infinity.NEGATIVE:  # type: ignore[comparison-overlap]  # start/stop are int for users; bounded() stores Infinity members
             raise ValueError(f"UnitRange({self.start}, {self.stop}) has no valid bounds")
         if self.stop < self.start:
             object.__setattr__(self, "stop", self.start)
@@ -99,7 +99,7 @@ class UnitRange:
     @classmethod
     def bounded(cls, start: Bound, stop: Bound) -> UnitRange:
         """A range whose ends may be ``Infinity`` members."""
-        return cls(start, stop)  # type: ignore[arg-type]
+        return cls(start, stop)  # type: ignore[arg-type]  # the one constructor that may store Infinity (see __post_init__)
 
     def is_finite(self) -> bool:
         return isinstance(self.start, int) and isinstance(self.stop, int)
@@ -208,7 +208,7 @@ class NamedRange(NamedTuple):
     def stop(self) -> int:
         return self.unit_range.stop
 
-    def __contains__(self, other: object) -> bool:  # type: ignore[override]
+    def __contains__(self, other: object) -> bool:
         return other in self.unit_range
 
     def __str__(self) -> str:

@@ -31,7 +31,7 @@ C_TYPES: Final[dict[str, str]] = {
 def dtype_name(dtype: object) -> str:
     """Canonical name ('float64', 'int32', ...) of anything NumPy accepts as a dtype."""
     try:
-        name = str(np.dtype(dtype).name)  # type: ignore[call-overload]
+        name = str(np.dtype(dtype).name)  # type: ignore[call-overload]  # anything dtype-like, checked below; NumPy's overloads do not take object
     except TypeError as err:
         raise TypeError(f"{dtype!r} is not a scalar type") from err
     if name not in DTYPES:

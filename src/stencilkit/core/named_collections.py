@@ -57,8 +57,10 @@ def is_collection_class(cls: Any) -> bool:
 
 def field_names(cls: type) -> tuple[str, ...]:
     if issubclass(cls, tuple):
-        return tuple(cls._fields)  # type: ignore[attr-defined]
-    return tuple(f.name for f in dataclasses.fields(cls))  # type: ignore[arg-type]
+        return tuple(cls._fields)  # type: ignore[attr-defined]  # a NamedTuple class: typeshed's tuple has no _fields
+    if not dataclasses.is_dataclass(cls):
+        raise TypeError(f"{cls.__name__} is neither a NamedTuple nor a dataclass")
+    return tuple(f.name for f in dataclasses.fields(cls))
 
 
 def collection_values(value: Any) -> Any:

@@ -30,7 +30,7 @@ from ..frontend.builtins import concat_where
 bool = bool_
 float = _py.float
 int = _py.int
-tuple = _py.tuple  # type: ignore[type-arg]
+tuple = _py.tuple  # type: ignore[type-arg]  # gt4py.next's name for the builtin class itself, not an alias of one parametrization
 
 #: The dtype of indices and neighbour tables.
 IndexType = int32

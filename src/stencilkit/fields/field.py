@@ -186,7 +186,7 @@ class Field(FieldInterop):
                 hint="write Field[Dims[I, J], float64] or Field[[I, J], float64]",
             )
         dims, dtype = item
-        generic = typing.get_origin(dims) is Dims or isinstance(dims, typing.TypeVar)  # type: ignore[comparison-overlap]
+        generic = typing.get_origin(dims) is Dims or isinstance(dims, typing.TypeVar)  # type: ignore[comparison-overlap]  # dims is an annotation object; mypy reads the name as the ParamSpec of Dims
         for d in () if generic else dims_of_annotation(dims):
             if not isinstance(d, Dimension | typing.TypeVar):
                 raise StencilTypeError(
@@ -196,7 +196,7 @@ class Field(FieldInterop):
             if dims.count(d) > 1:
                 raise StencilTypeError(f"Field[...] lists dimension {d} twice; a field has each dimension once")
         if not generic:
-            dims = Dims[dims_of_annotation(dims)]  # type: ignore[misc]
+            dims = Dims[dims_of_annotation(dims)]  # type: ignore[misc]  # Dims is variadic at run time (__class_getitem__); mypy sees a plain class
         if not isinstance(dtype, typing.TypeVar):
             try:
                 dtype = np.dtype(dtype_name(dtype)).type
@@ -209,7 +209,8 @@ class Field(FieldInterop):
         """The values as a NumPy array: a view on the CPU, a copy to the host from a GPU."""
         if self.xp is np:
             return np.asarray(self._ndarray)
-        return self.xp.asnumpy(self._ndarray)  # type: ignore[no-any-return]
+        host: np.ndarray = self.xp.asnumpy(self._ndarray)  # xp is NumPy or CuPy, untyped
+        return host
 
     def __array__(self, dtype: Any = None, copy: bool | None = None) -> np.ndarray[Any, Any]:
         if self.xp is not np:
@@ -225,13 +226,15 @@ class Field(FieldInterop):
     def __array_interface__(self) -> dict[str, Any]:
         if self.xp is not np:
             raise AttributeError("a GPU field has no __array_interface__; use .asnumpy()")
-        return self._ndarray.__array_interface__  # type: ignore[no-any-return]
+        interface: dict[str, Any] = self._ndarray.__array_interface__
+        return interface
 
     @property
     def __cuda_array_interface__(self) -> dict[str, Any]:
         if self.xp is np:
             raise AttributeError("a CPU field has no __cuda_array_interface__")
-        return self._ndarray.__cuda_array_interface__  # type: ignore[no-any-return]
+        interface: dict[str, Any] = self._ndarray.__cuda_array_interface__
+        return interface
 
     def __dlpack__(self, **kwargs: Any) -> Any:
         return self._ndarray.__dlpack__(**kwargs)
@@ -444,10 +447,10 @@ class Field(FieldInterop):
     def __gt__(self, other: Any) -> Field:
         return self._apply(operator.gt, self, other)
 
-    def __eq__(self, other: Any) -> Field:  # type: ignore[override]
+    def __eq__(self, other: Any) -> Field:  # type: ignore[override]  # element-wise, as NumPy's: a field of bools
         return self._apply(operator.eq, self, other)
 
-    def __ne__(self, other: Any) -> Field:  # type: ignore[override]
+    def __ne__(self, other: Any) -> Field:  # type: ignore[override]  # element-wise, as NumPy's: a field of bools
         return self._apply(operator.ne, self, other)
 
     def __neg__(self) -> Field:
@@ -462,4 +465,4 @@ class Field(FieldInterop):
     def __abs__(self) -> Field:
         return self._apply(operator.abs, self)
 
-    __hash__ = None  # type: ignore[assignment]
+    __hash__ = None  # type: ignore[assignment]  # unhashable, as NumPy arrays: == is element-wise

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import ast
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -72,7 +73,8 @@ class BuiltinCalls:
             return ir.Call(name, tuple(args), make_type(dims, "bool" if spec.result == "bool" else dtype))
         if name in REDUCTIONS:
             return self._reduction(node, name)
-        return getattr(self, f"_builtin_{name}")(node)  # type: ignore[no-any-return]
+        special: Callable[[ast.Call], ir.Expr] = getattr(self, f"_builtin_{name}")
+        return special(node)
 
     def _reduction(self, node: ast.Call, name: str) -> ir.Expr:
         kw = {k.arg: k.value for k in node.keywords}
@@ -135,7 +137,7 @@ class BuiltinCalls:
         if len(node.args) != 2 or node.keywords or not isinstance(node.args[1], ast.Tuple | ast.List):
             raise self.error(node, "broadcast() takes a value and a tuple of dimensions, e.g. broadcast(a, (I, J, K))")
         value = self.build(node.args[0])
-        dims = tuple(self.resolve(e) for e in node.args[1].elts)  # type: ignore[union-attr]
+        dims = tuple(self.resolve(e) for e in node.args[1].elts)
         if not all(isinstance(d, Dimension) for d in dims):
             raise self.error(node.args[1], "broadcast() dimensions must be Dimension objects")
         missing = [d for d in dims_of(value.type) if d not in dims]
@@ -156,11 +158,12 @@ class BuiltinCalls:
             return self._select(node, "concat_where", mask, t, f)
         # concat_where((cond1, value1), (cond2, value2), ..., default)
         *pairs, last = node.args
-        if not pairs or not all(_is_pair(p) for p in pairs):
+        tuples = [p for p in pairs if isinstance(p, ast.Tuple) and _is_pair(p)]
+        if not pairs or len(tuples) != len(pairs):
             raise self.error(node, "concat_where() takes (condition, value) pairs followed by a default value")
         result = self.build(last)
-        for p in reversed(pairs):
-            cond_node, value_node = p.elts  # type: ignore[attr-defined]
+        for p in reversed(tuples):
+            cond_node, value_node = p.elts
             mask = self.build(cond_node)
             self._check_index_condition(cond_node, mask)
             result = self._select(node, "concat_where", mask, self.build(value_node), result)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import ast
 import builtins as py_builtins
 import dataclasses
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -102,10 +103,10 @@ class ExprBuilder(ShiftCalls, BuiltinCalls):
 
     # ------------------------------------------------------------------ dispatch
     def build(self, node: ast.expr) -> ir.Expr:
-        method = getattr(self, f"_{type(node).__name__}", None)
+        method: Callable[[ast.expr], ir.Expr] | None = getattr(self, f"_{type(node).__name__}", None)
         if method is None:
             raise self.src.unsupported(node, f"'{ast.unparse(node)}': this Python construct is not part of the DSL")
-        return method(node)  # type: ignore[no-any-return]
+        return method(node)
 
     def _Constant(self, node: ast.Constant) -> ir.Expr:
         try:
@@ -315,7 +316,8 @@ class ExprBuilder(ShiftCalls, BuiltinCalls):
         arg_nodes = self.call_arguments(node, fop.name, [p.name for p in params])
         if scan is not None:
             call = self.wrap(node, scan_call, fop, scan, [self.build(a) for a in arg_nodes])
-            return dataclasses.replace(call, type=with_names(call.type, fop.params[0].type))  # type: ignore[no-any-return]
+            named: ir.Expr = dataclasses.replace(call, type=with_names(call.type, fop.params[0].type))
+            return named
         mapping: dict[str, ir.Node] = {}
         for p, a in zip(params, arg_nodes):
             arg = self.build(a)

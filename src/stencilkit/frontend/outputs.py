@@ -168,10 +168,11 @@ def _tree_of(e: ir.Expr) -> Tree | None:
     """The (flattened) parameters that ``out=`` names, nested as written, or None."""
     if isinstance(e, ir.MakeTuple):
         subs = [_tree_of(x) for x in e.elems]
-        return None if any(s is None for s in subs) else tuple(subs)  # type: ignore[arg-type]
+        trees = [s for s in subs if s is not None]
+        return tuple(trees) if len(trees) == len(subs) else None
     name = flat_name(e)
     if name is None:
         return None
     if isinstance(e.type, TupleType):
-        return tuple(_tree_of(ir.TupleGet(ir.Ref(name, e.type), i, t)) for i, t in enumerate(e.type.types))  # type: ignore[misc]
+        return _tree_of(ir.MakeTuple(tuple(ir.TupleGet(ir.Ref(name, e.type), i, t) for i, t in enumerate(e.type.types)), e.type))
     return Target(ir.Ref(name, e.type))

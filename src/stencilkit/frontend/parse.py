@@ -385,7 +385,7 @@ def build_apply(
         for v, o in zip(values, outs):
             _check_out(src, node, v.type, o)
         where = str(src.loc(node))
-        dims = {frozenset(o.type.dims) for o in outs}  # type: ignore[union-attr]
+        dims = {frozenset(ir.field_dims(o.type)) for o in outs}
         if len(dims) == 1 and all(d == domains[0] for d in domains):
             stmts, temps = statements(expr, outs, domains[0], fop.name, where, prefix)
         else:

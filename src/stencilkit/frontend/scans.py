@@ -116,11 +116,11 @@ class _Hoister:
     def step(self, call: ir.ScanCall) -> ir.Expr:
         self.carries.append(call.carry_name)
         try:
-            return self.hoist(call.step)  # type: ignore[return-value]
+            return ir.as_expr(self.hoist(call.step))
         finally:
             self.carries.pop()
 
-    def new_temp(self, t: FieldType) -> ir.Ref:
+    def new_temp(self, t: TypeSpec) -> ir.Ref:
         ref = ir.Ref(f"{self.prefix}{len(self.temps)}", t)
         self.temps.append(ir.Param(ref.name, ref.type))
         return ref
@@ -129,7 +129,7 @@ class _Hoister:
         used = {x.name for x in walk(call) if isinstance(x, ir.Ref)}
         if used & set(self.carries):
             raise TypingError(f"the arguments of scan {call.label} depend on the carry of an enclosing scan")
-        out_dims = self.outs[0].type.dims  # type: ignore[union-attr]
+        out_dims = ir.field_dims(self.outs[0].type)
         refs: list[ir.Ref] = []
 
         def make(t: TypeSpec) -> ir.Expr:
@@ -166,7 +166,7 @@ def statements(expr: ir.Expr, outs: tuple[ir.Ref, ...], domain: tuple[ir.DomainR
         last: ir.Apply | ir.ScanApply = ir.ScanApply(expr.axis, expr.forward, expr.carry_name, expr.init, step,
                                                      outs, domain, label, where)
     else:
-        last = ir.Apply(h.hoist(expr), outs, domain, label, where)  # type: ignore[arg-type]
+        last = ir.Apply(ir.as_expr(h.hoist(expr)), outs, domain, label, where)
     return [*h.stmts, last], h.temps
 
 
@@ -184,17 +184,17 @@ def per_output_statements(expr: ir.Expr, outs: tuple[ir.Ref, ...], domains: Sequ
     copies: list[ir.Apply | ir.ScanApply] = []
     if isinstance(expr, ir.ScanCall):
         step = h.step(expr)
-        temps = tuple(h.new_temp(o.type) for o in outs)  # type: ignore[arg-type]
+        temps = tuple(h.new_temp(o.type) for o in outs)
         h.stmts.append(ir.ScanApply(expr.axis, expr.forward, expr.carry_name, expr.init, step, temps, (),
                                     label, where))
         copies = [ir.Apply(t, (o,), d, label, where) for t, o, d in zip(temps, outs, domains)]
         return [*h.stmts, *copies], h.temps
-    values = flatten_value(h.hoist(expr))  # type: ignore[arg-type]
+    values = flatten_value(ir.as_expr(h.hoist(expr)))
     reads = [_read_names(v) for v in values]
     evals: list[ir.Apply | ir.ScanApply] = []
     for i, (v, o, d) in enumerate(zip(values, outs, domains)):
         if (may_alias and i < len(values) - 1) or any(o.name in r for j, r in enumerate(reads) if j != i):
-            t = h.new_temp(o.type)  # type: ignore[arg-type]
+            t = h.new_temp(o.type)
             evals.append(ir.Apply(v, (t,), d, label, where))
             copies.append(ir.Apply(t, (o,), d, label, where))
         else:
@@ -265,7 +265,7 @@ def own_domains(prog: ir.Program) -> ir.Program:
                 outs = tuple(o if j == i else ir.Ref(f"{prefix}{i}_{j}", x.type) for j, x in enumerate(s.outs))
                 temps += [ir.Param(r.name, r.type) for r in outs if r is not o]
                 dom = tuple(ir.DomainRange(d, field_bound(o, d, FIELD_START, 0), field_bound(o, d, FIELD_STOP, 0))
-                            for d in o.type.dims)  # type: ignore[union-attr]
+                            for d in ir.field_dims(o.type))
                 body.append(ir.ScanApply(s.axis, s.forward, s.carry_name, s.init, s.step, outs, dom,
                                          s.label, s.where))
             continue
@@ -312,11 +312,14 @@ def _shifted_reads(e: ir.Expr) -> set[str]:
 
 def _as_scan(e: ir.Expr) -> ir.Expr:
     """``q, w = scan(...); return q, w`` returns the scan itself: no temporaries and copy."""
-    if isinstance(e, ir.MakeTuple) and e.elems and all(isinstance(x, ir.TupleGet) for x in e.elems):
-        first = e.elems[0].expr  # type: ignore[union-attr]
+    if not isinstance(e, ir.MakeTuple):
+        return e
+    gets = [x for x in e.elems if isinstance(x, ir.TupleGet)]
+    if gets and len(gets) == len(e.elems):
+        first = gets[0].expr
         if (isinstance(first, ir.ScanCall) and isinstance(first.type, TupleType)
-                and len(first.type.types) == len(e.elems)
-                and all(x.expr == first and x.index == i for i, x in enumerate(e.elems))):  # type: ignore[union-attr]
+                and len(first.type.types) == len(gets)
+                and all(x.expr == first and x.index == i for i, x in enumerate(gets))):
             return first
     return e
 
@@ -384,8 +387,9 @@ def _init_type(v: Any) -> TypeSpec | str:
     """The type of a scan's ``init=`` value as gt4py sees it: ``int`` is int32, ``float`` float64."""
     if isinstance(v, tuple):
         types = [_init_type(x) for x in v]
-        if all(isinstance(t, TypeSpec) for t in types):
-            return TupleType(tuple(types))  # type: ignore[arg-type]
+        specs = [t for t in types if not isinstance(t, str)]
+        if len(specs) == len(types):
+            return TupleType(tuple(specs))
         return f"tuple[{', '.join(map(str, types))}]"
     t = scalar_type_of_value(v)
     return t if t is not None else type(v).__name__

@@ -14,7 +14,7 @@ from ..core.staggered import flip_staggered, is_staggered
 from ..core.types import FieldType, canonical_dims, promote_dims
 from ..ir import nodes as ir
 from .builtins import Builtin
-from .typing_rules import dims_of, make_type
+from .typing_rules import dims_of, dtype_of, make_type
 
 Shift = ir.CartesianShift | ir.NeighborShift | ir.DynamicShift | ir.StaggeredShift
 
@@ -76,12 +76,12 @@ class ShiftCalls:
         return result
 
     def _shift_by(self, arg: ast.expr, result: ir.Expr, by: Shift) -> ir.Expr:
-        dims = result.type.dims  # type: ignore[union-attr]
+        dims, dtype = dims_of(result.type), dtype_of(result.type)  # a field: _shift checked
         if isinstance(by, ir.CartesianShift | ir.DynamicShift):
             if by.dim not in dims:
                 raise self.error(arg, f"cannot shift along {by.dim}: the field has dimensions [{', '.join(map(str, dims))}]")
             if isinstance(by, ir.DynamicShift):
-                t = FieldType(promote_dims(dims, dims_of(by.amount.type)), result.type.dtype)  # type: ignore[union-attr]
+                t = FieldType(promote_dims(dims, dims_of(by.amount.type)), dtype)
                 return ir.Shift(result, by, t)
             return ir.Shift(result, by, result.type)
         if isinstance(by, ir.StaggeredShift):
@@ -89,7 +89,7 @@ class ShiftCalls:
                 raise self.error(arg, f"a half-integer shift to {by.target} reads a field over {by.source}, but this"
                                  f" field has dimensions [{', '.join(map(str, dims))}]")
             new = tuple(by.target if d == by.source else d for d in dims)
-            return ir.Shift(result, by, FieldType(canonical_dims(new), result.type.dtype))  # type: ignore[union-attr]
+            return ir.Shift(result, by, FieldType(canonical_dims(new), dtype))
         if by.source not in dims:
             raise self.error(
                 arg, f"offset {by.offset} reads a field over {by.source}, but this field has dimensions"
@@ -100,7 +100,7 @@ class ShiftCalls:
             new_dims.append(by.target[1])
         if len(set(new_dims)) != len(new_dims):
             raise self.error(arg, f"shifting by {by.offset} would repeat a dimension")
-        t = FieldType(canonical_dims(tuple(new_dims)), result.type.dtype)  # type: ignore[union-attr]
+        t = FieldType(canonical_dims(tuple(new_dims)), dtype)
         return ir.Shift(result, by, t)
 
     def _offset(self, node: ast.expr) -> Shift:

@@ -52,19 +52,17 @@ def retype_literal(lit: ir.Literal, dtype: str) -> ir.Literal:
 
 def unify_operands(left: ir.Expr, right: ir.Expr) -> tuple[ir.Expr, ir.Expr, str]:
     """Make weak literals concrete and check that both dtypes agree; return the common dtype."""
-    lw = isinstance(left, ir.Literal) and left.weak
-    rw = isinstance(right, ir.Literal) and right.weak
+    lw = left if isinstance(left, ir.Literal) and left.weak else None
+    rw = right if isinstance(right, ir.Literal) and right.weak else None
     ld, rd = dtype_of(left.type), dtype_of(right.type)
-    if lw and not rw:
-        left = retype_literal(left, rd)  # type: ignore[arg-type]
-        return left, right, rd
-    if rw and not lw:
-        right = retype_literal(right, ld)  # type: ignore[arg-type]
-        return left, right, ld
+    if lw is not None and rw is None:
+        return retype_literal(lw, rd), right, rd
+    if rw is not None and lw is None:
+        return left, retype_literal(rw, ld), ld
     if ld != rd:
-        if lw and rw:
+        if lw is not None and rw is not None:
             common = "float64" if "float64" in (ld, rd) else ld
-            return retype_literal(left, common), retype_literal(right, common), common  # type: ignore[arg-type]
+            return retype_literal(lw, common), retype_literal(rw, common), common
         raise TypingError(
             f"operands have different dtypes, {ld} and {rd}; stencilkit never converts implicitly",
             hint=f"convert one side explicitly, e.g. astype(x, {ld})",

@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from . import nodes as n
+from .verify import check_stencil
 from .visit import deep, map_children, walk
 
 
@@ -51,7 +52,7 @@ def fuse_pair(a: n.Kernel, b: n.Kernel) -> n.Kernel:
             memo[id(x)] = hit
         return hit
 
-    values: tuple[n.Expr, ...] = (*a.values, *(inline(v) for v in b.values))  # type: ignore[arg-type]
+    values = (*a.values, *(n.as_expr(inline(v)) for v in b.values))
     return replace(a, name=f"{a.name}+{b.name}", outs=a.outs + b.outs, values=values)
 
 
@@ -64,4 +65,6 @@ def fuse_kernels(prog: n.StencilProgram) -> n.StencilProgram:
             kernels[-1] = fuse_pair(kernels[-1], k)
         else:
             kernels.append(k)
-    return replace(prog, kernels=tuple(kernels))
+    out = replace(prog, kernels=tuple(kernels))
+    check_stencil(out, "fuse_kernels")
+    return out

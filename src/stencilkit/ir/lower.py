@@ -14,7 +14,10 @@ from ..core.dims import Dimension
 from ..core.errors import InternalError, StencilTypeError, StencilValueError
 from ..core.types import FieldType, ScalarType, TupleType, TypeSpec
 from . import nodes as n
-from .tuples import flat_name, flatten_value
+from .tuples import flat_name, flat_params, flatten_value
+from .verify import check_program, check_stencil
+
+__all__ = ["TableInfo", "flat_params", "lower_program", "lower_statement"]  # flat_params: from .tuples
 from .visit import deep, map_children
 
 
@@ -24,19 +27,6 @@ class TableInfo:
 
     max_neighbors: int
     has_skip: bool
-
-
-def flat_params(params: tuple[n.Param, ...]) -> tuple[n.Param, ...]:
-    out: list[n.Param] = []
-    for p in params:
-        out.extend(_flat_param(p.name, p.type))
-    return tuple(out)
-
-
-def _flat_param(name: str, t: TypeSpec) -> list[n.Param]:
-    if isinstance(t, TupleType):
-        return [q for i, s in enumerate(t.types) for q in _flat_param(f"{name}__{i}", s)]
-    return [n.Param(name, t)]
 
 
 Position = dict[Dimension, n.Index]
@@ -57,7 +47,7 @@ class _Lowerer:
         hit = self.memo.get(key)
         if hit is None:
             hit = self.memo[key] = (e, self._lower(e, pos))
-        return hit[1]  # type: ignore[no-any-return]
+        return hit[1]
 
     def _lower(self, e: n.Expr, pos: Position) -> n.Expr:
         if isinstance(e, n.TupleGet):
@@ -85,7 +75,7 @@ class _Lowerer:
             raise InternalError("a scan call reached lowering; the frontend makes it a statement")
         if isinstance(e, n.MakeTuple):
             raise StencilTypeError("a tuple cannot be used as a single value here")
-        return map_children(e, lambda c: self.lower(c, pos))  # type: ignore[arg-type]
+        return map_children(e, lambda c: self.lower(n.as_expr(c), pos))
 
     def simplify_tuple(self, e: n.TupleGet) -> n.Expr:
         inner = e.expr
@@ -113,7 +103,7 @@ class _Lowerer:
         hit = self.memo.get(key)
         if hit is None:
             hit = self.memo[key] = (e, self._tuple_leaves(e, pos))
-        return hit[1]  # type: ignore[no-any-return]
+        return hit[1]
 
     def _tuple_leaves(self, e: n.Expr, pos: Position) -> tuple[n.Expr, ...]:
         if not isinstance(e.type, TupleType):
@@ -205,7 +195,7 @@ class _Lowerer:
         mask: n.Expr | None = None
         for valid in masks:
             mask = valid if mask is None else n.BinOp("and", mask, valid, ScalarType("bool"))
-        return n.LocalReduce(e.op, e.axis, size, body, mask, ScalarType(body.type.dtype), var)  # type: ignore[union-attr]
+        return n.LocalReduce(e.op, e.axis, size, body, mask, n.scalar_of(body.type), var)
 
     def _local_size(self, axis: Dimension) -> int:
         raise StencilValueError(
@@ -274,18 +264,21 @@ def _shifts_into(e: n.Node, axis: Dimension) -> list[n.Shift]:
 @deep
 def lower_program(prog: n.Program, tables: dict[str, TableInfo]) -> n.StencilProgram:
     """The stencil-level form of ``prog`` for neighbour tables described by ``tables``."""
+    check_program(prog, "the frontend")
     kernels = []
     for i, stmt in enumerate(prog.body):
         kernels.append(lower_statement(stmt, tables, stmt.label or f"statement{i}"))
-    return n.StencilProgram(prog.name, flat_params(prog.params + prog.temps), tuple(kernels))
+    out = n.StencilProgram(prog.name, flat_params(prog.params + prog.temps), tuple(kernels))
+    check_stencil(out, "lower_program", tables)
+    return out
 
 
 @deep
 def lower_statement(stmt: n.Apply | n.ScanApply, tables: dict[str, TableInfo], name: str) -> n.Kernel:
     out_types = [o.type for o in stmt.outs]
-    dims = out_types[0].dims  # type: ignore[union-attr]
+    dims = n.field_dims(out_types[0])
     for o in stmt.outs[1:]:
-        if set(o.type.dims) != set(dims):  # type: ignore[union-attr]
+        if set(n.field_dims(o.type)) != set(dims):
             raise StencilTypeError(f"all outputs of {stmt.label} must have the same dimensions")
     pos: Position = {d: n.Pos(d) for d in dims}
     outs = tuple(o.name for o in stmt.outs)

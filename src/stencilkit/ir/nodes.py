@@ -329,6 +329,15 @@ class Program(Node):
     temps: tuple[Param, ...] = ()
 
 
+def as_expr(x: Node) -> Expr:
+    """``x`` as an expression (the child of an expression node that passes rebuild); a bug if not."""
+    if not isinstance(x, Expr):
+        from ..core.errors import InternalError
+
+        raise InternalError(f"{type(x).__name__} where an expression belongs: {x}")
+    return x
+
+
 def field_dims(t: TypeSpec) -> tuple[Dimension, ...]:
     return t.dims if isinstance(t, FieldType) else ()
 

@@ -86,9 +86,9 @@ def to_text(node: Any) -> str:
     names = getattr(_ctx, "names", None)
     if names is None:
         return _top(node)
-    name = names.get(id(node))
+    name: str | None = names.get(id(node))
     if name is not None:
-        return name  # type: ignore[no-any-return]
+        return name
     return _rule(node)
 
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ..core.types import TupleType
+from ..core.types import TupleType, TypeSpec
 from . import nodes as n
 
 
@@ -23,3 +23,18 @@ def flat_name(e: n.Expr) -> str | None:
         base = flat_name(e.expr)
         return None if base is None else f"{base}__{e.index}"
     return None
+
+
+def flat_params(params: tuple[n.Param, ...]) -> tuple[n.Param, ...]:
+    """The parameters as passed: a tuple parameter ``p`` becomes ``p__0``, ``p__1``, ... (nested
+    tuples ``p__1__0``), each a field or a scalar."""
+    out: list[n.Param] = []
+    for p in params:
+        out.extend(_flat_param(p.name, p.type))
+    return tuple(out)
+
+
+def _flat_param(name: str, t: TypeSpec) -> list[n.Param]:
+    if isinstance(t, TupleType):
+        return [q for i, s in enumerate(t.types) for q in _flat_param(f"{name}__{i}", s)]
+    return [n.Param(name, t)]

@@ -68,7 +68,7 @@ def map_children(node: N, fn: Callable[[Node], Node]) -> N:
         new = _map_value(old, fn)
         if new is not old:
             changes[name] = new
-    return dataclasses.replace(node, **changes) if changes else node  # type: ignore[type-var]
+    return dataclasses.replace(node, **changes) if changes else node  # type: ignore[type-var]  # every Node class is a dataclass; the bound of N cannot say so
 
 
 def children(node: Node) -> list[Node]:
@@ -149,7 +149,7 @@ def substitute(node: N, mapping: dict[str, Node]) -> N:
             memo[id(x)] = hit
         return hit
 
-    return deep(rec)(node)  # type: ignore[return-value]
+    return deep(rec)(node)  # type: ignore[return-value]  # a root Ref is replaced by its mapping, of another class; callers take the result as an Expr
 
 
 # ---------------------------------------------------------------- deep recursion
@@ -182,16 +182,17 @@ _DEEP_LOCK = threading.Lock()
 
 
 def _in_deep_thread(fn: Callable[..., R], *args: Any, **kwargs: Any) -> R:
-    out: dict[str, Any] = {}
+    value: list[R] = []
+    error: list[BaseException] = []
     enter = _cupy_context()
 
     def target() -> None:
         _DEEP.active = True
         try:
             with enter():
-                out["value"] = fn(*args, **kwargs)
+                value.append(fn(*args, **kwargs))
         except BaseException as err:  # handed to the caller below
-            out["error"] = err
+            error.append(err)
 
     with _DEEP_LOCK:  # the stack size and the recursion limit are process-wide settings
         old_limit = sys.getrecursionlimit()
@@ -206,9 +207,9 @@ def _in_deep_thread(fn: Callable[..., R], *args: Any, **kwargs: Any) -> R:
             t.join()
         finally:
             sys.setrecursionlimit(old_limit)
-    if "error" in out:
-        raise out["error"]
-    return out["value"]  # type: ignore[no-any-return]
+    if error:
+        raise error[0]
+    return value[0]
 
 
 def _cupy_context() -> Callable[[], Any]:

@@ -19,8 +19,13 @@ emulation of the CUDA launch (no GPU needed), checked like every other variant.
 Every variant is checked (random inputs, NaN-poisoned outputs, NumPy reference on samples,
 variants against each other) before and after it is timed. A failing section is reported and
 the others still run. Exit status: 0 all sections ran and all checks passed, 1 otherwise,
-2 no usable GPU for ``--gpu``. The suite lives here, inside the package, so that the installed
-``stencilkit bench`` command runs it; ``benchmarks/*.py`` are thin wrappers.
+2 no usable GPU for ``--gpu``.
+
+The suite is the package ``stencilkit_benchmarks`` (``benchmarks/stencilkit_benchmarks/`` in
+the source tree), shipped in the stencilkit distribution beside ``stencilkit`` but outside it:
+``import stencilkit`` never loads it, and ``stencilkit bench`` imports it only when run (from
+the installed distribution, or from the source checkout that ``stencilkit`` was imported from).
+``benchmarks/*.py`` are thin wrappers.
 """
 
 from __future__ import annotations
@@ -40,7 +45,7 @@ from .cuda_sources import (
 from .devices import Dev
 from .emulation import EmulatedKernel
 from .laplacian import LAP_BYTES_RULE, cpu_laplacian_section, gpu_laplacian_section
-from .meshes import Mesh, build_mesh, mesh_problems, periodic_triangular_mesh
+from .meshes import BenchMesh, build_mesh, mesh_problems
 from .neighbours import NB_BYTES_RULE, NB_OPS, mesh_section, nb_section
 from .options import DEFAULTS, SECTIONS_CPU, SECTIONS_GPU, Options, add_arguments, options_from_args
 from .overhead import cpu_overhead_section, gpu_overhead_section
@@ -69,7 +74,7 @@ __all__ = [
     "TRIVIAL_SRC",
     "Dev",
     "EmulatedKernel",
-    "Mesh",
+    "BenchMesh",
     "Options",
     "Runner",
     "_thomas_reference",
@@ -93,7 +98,6 @@ __all__ = [
     "nvrtc_compile",
     "options_from_args",
     "per_call_us",
-    "periodic_triangular_mesh",
     "programs_source",
     "run",
     "run_cpu",

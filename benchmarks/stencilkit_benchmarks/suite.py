@@ -163,10 +163,10 @@ def _terminate_as_interrupt() -> Any:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """``python -m stencilkit.bench [options]`` (the same as ``stencilkit bench``)."""
-    from .. import bench  # its docstring is the help text
+    """``python -m stencilkit_benchmarks [options]`` (the same as ``stencilkit bench``)."""
+    import stencilkit_benchmarks  # its docstring is the help text
 
-    p = argparse.ArgumentParser(prog="stencilkit bench", description=bench.__doc__,
+    p = argparse.ArgumentParser(prog="stencilkit bench", description=stencilkit_benchmarks.__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     add_arguments(p)
     try:

@@ -196,7 +196,7 @@ TUNE_TARGET_S = 0.3
 
 def _child(case: str, sizes: dict[str, Any], programs: str, cache: str, script: str) -> dict[str, Any]:
     env = dict(os.environ, STENCILKIT_CACHE_DIR=cache, PYTHONPATH=os.pathsep.join(p for p in sys.path if p))
-    done = subprocess.run([sys.executable, script, case, json.dumps(sizes), programs, __package__ or "stencilkit.bench"],
+    done = subprocess.run([sys.executable, script, case, json.dumps(sizes), programs, __package__ or "stencilkit_benchmarks"],
                           capture_output=True, text=True, env=env, timeout=600, check=False)
     for line in done.stdout.splitlines():
         if line.startswith("SKBENCH "):

@@ -45,7 +45,7 @@ def gpu_overhead_section(R: Runner, dev: Dev, P: Any, opts: Options) -> dict[str
         sync()
         err = maxdiff(cp, out.ndarray, ref(ins))
         R.check(f"{nf}-field gpu program correct", err <= 1e-12, f"max abs err {err:.1e}")
-        call = lambda prog=prog, ins=ins, out=out: prog(*ins, out, offset_provider={})  # type: ignore[misc]  # noqa: E731
+        call = lambda prog=prog, ins=ins, out=out: prog(*ins, out, offset_provider={})  # noqa: E731
         # host cost per call: batches of BATCH calls, the GPU drained between batches (untimed)
         r = per_call_us(call, opts.calls, sync, batch=BATCH)
         sustained = per_call_us(call, opts.calls, sync)
@@ -56,7 +56,7 @@ def gpu_overhead_section(R: Runner, dev: Dev, P: Any, opts: Options) -> dict[str
         try:  # breakdown through internals (informative only)
             runner = prog._runner
             flat = [*ins, out]
-            rr = per_call_us(lambda runner=runner, flat=flat: runner(flat, {}), opts.calls, sync, batch=BATCH)  # type: ignore[misc]
+            rr = per_call_us(lambda runner=runner, flat=flat: runner(flat, {}), opts.calls, sync, batch=BATCH)  # type: ignore[misc]  # a lambda binding loop variables by default arguments: mypy cannot infer it
             entry["runner_call"] = rr
             R.row("  .. CompiledRunner.__call__ (no flatten)", f"{rr['loop_us']:.2f} us")
             (plan,) = runner.plans.values()
@@ -128,7 +128,7 @@ def cpu_overhead_section(R: Runner, dev: Dev, P: Any, opts: Options) -> dict[str
         prog(*ins, out, offset_provider={})
         err = float(np.max(np.abs(out.ndarray - ref(ins))))
         R.check(f"{nf}-field program correct", err <= 1e-12, f"max abs err {err:.1e}")
-        r = per_call_us(lambda prog=prog, ins=ins, out=out: prog(*ins, out, offset_provider={}), opts.calls)  # type: ignore[misc]
+        r = per_call_us(lambda prog=prog, ins=ins, out=out: prog(*ins, out, offset_provider={}), opts.calls)  # type: ignore[misc]  # a lambda binding loop variables by default arguments: mypy cannot infer it
         entry: dict[str, Any] = {"program_call": r}
         target = DESIGN["overhead_2_us"] if nf == 2 else DESIGN["overhead_25_us"]
         R.row(f"per call, {nf} fields {n}^3, Program.__call__", f"{r['loop_us']:.2f} us", "", "",
@@ -136,12 +136,12 @@ def cpu_overhead_section(R: Runner, dev: Dev, P: Any, opts: Options) -> dict[str
         try:  # breakdown through internals (may change; failures are reported, not fatal)
             runner = prog._runner
             flat = [*ins, out]
-            rr = per_call_us(lambda runner=runner, flat=flat: runner(flat, {}), opts.calls)  # type: ignore[misc]
+            rr = per_call_us(lambda runner=runner, flat=flat: runner(flat, {}), opts.calls)  # type: ignore[misc]  # a lambda binding loop variables by default arguments: mypy cannot infer it
             entry["runner_call"] = rr
             R.row("  .. CompiledRunner.__call__ (no flatten)", f"{rr['loop_us']:.2f} us")
             (plan,) = runner.plans.values()
-            fn, addr = plan.loaded.fn, plan.buf.ctypes.data
-            rb = per_call_us(lambda fn=fn, addr=addr: fn(addr), opts.calls)  # type: ignore[misc]
+            fn, addr = plan.stages.loaded.fn, plan.buf.ctypes.data
+            rb = per_call_us(lambda fn=fn, addr=addr: fn(addr), opts.calls)  # type: ignore[misc]  # a lambda binding loop variables by default arguments: mypy cannot infer it
             entry["bare_ctypes_call"] = rb
             R.row("  .. bare ctypes call of the compiled function", f"{rb['loop_us']:.2f} us", "", "",
                   "floor (includes the kernel)")

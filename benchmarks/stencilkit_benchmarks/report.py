@@ -138,9 +138,21 @@ def base_env() -> dict[str, Any]:
     except ImportError:
         pass
     try:
-        from .._version import __version__
+        from stencilkit import __version__
 
         env["stencilkit"] = __version__
     except Exception as err:
         env["stencilkit"] = f"unknown: {err!r}"
+    return env
+
+
+def child_env(**extra: str) -> dict[str, str]:
+    """The environment of a child Python process of the suite: ``PYTHONPATH`` starts with the
+    folders holding the ``stencilkit`` and ``stencilkit_benchmarks`` running this, so the child
+    measures the same code (installed, editable, or a source tree on ``PYTHONPATH``)."""
+    import stencilkit
+
+    env = dict(os.environ, **extra)
+    roots = {str(Path(stencilkit.__file__).resolve().parents[1]), str(Path(__file__).resolve().parents[1])}
+    env["PYTHONPATH"] = os.pathsep.join([*sorted(roots), *filter(None, [env.get("PYTHONPATH")])])
     return env

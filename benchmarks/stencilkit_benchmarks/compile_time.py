@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 import tempfile
@@ -11,7 +10,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from .report import DESIGN, Runner
+from .report import DESIGN, Runner, child_env
 
 COMPILE_CHILD_SRC = r'''"""Child process of the stencilkit compile-time benchmark: ``python child.py cpu|gpu``.
 
@@ -144,10 +143,7 @@ def compile_times(backend: str, timeout: float = 120.0) -> dict[str, Any]:
     cache = tempfile.mkdtemp(prefix=f"sk-bench-cache-{backend}-")
     child = Path(tempfile.mkdtemp(prefix="sk-bench-child-")) / "sk_compile_child.py"
     child.write_text(COMPILE_CHILD_SRC)
-    env = dict(os.environ)
-    env["STENCILKIT_CACHE_DIR"] = cache
-    pkg_parent = str(Path(__file__).resolve().parents[2])  # the stencilkit running this
-    env["PYTHONPATH"] = pkg_parent + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+    env = child_env(STENCILKIT_CACHE_DIR=cache)
     out: dict[str, Any] = {"cache_dir": cache}
     for run in ("cold", "warm"):
         t0 = time.perf_counter()

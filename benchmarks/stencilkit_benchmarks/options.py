@@ -45,14 +45,14 @@ def _triple(text: str) -> tuple[int, int, int]:
     parts = tuple(int(x) for x in text.split(","))
     if len(parts) != 3 or min(parts) < 1:
         raise argparse.ArgumentTypeError(f"expected three positive integers a,b,c, not {text!r}")
-    return parts  # type: ignore[return-value]
+    return parts
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     """The options of ``stencilkit bench`` (also used by ``benchmarks/*.py``)."""
     p.add_argument("suite", nargs="?", choices=("frontend",),
                    help="'frontend': how parse, lowering, code generation and build scale with the"
-                   " source (python -m stencilkit.bench.frontend --help for its own options)")
+                   " source (python -m stencilkit_benchmarks.frontend --help for its own options)")
     where = p.add_mutually_exclusive_group()
     where.add_argument("--gpu", dest="gpu", action="store_const", const=True, default=None,
                        help="GPU suite (CuPy + NVIDIA GPU)")

@@ -215,7 +215,7 @@ def cpu_laplacian_section(R: Runner, dev: Dev, P: Any, opts: Options) -> dict[st
         R.check(f"lap {name}: boundary untouched (NaN)", bool(np.isnan(o[border]).all()))
         err = float(np.max(np.abs(inner - ref)))
         R.check(f"lap {name}: matches NumPy reference", err <= 1e-12, f"max abs err {err:.2e}")
-        variants[name] = (lambda prog=prog, out=out: prog(a, out, ni, nj, nk, offset_provider={}), opts.reps)  # type: ignore[misc]
+        variants[name] = (lambda prog=prog, out=out: prog(a, out, ni, nj, nk, offset_provider={}), opts.reps)  # type: ignore[misc]  # a lambda binding loop variables by default arguments: mypy cannot infer it
     variants["hand NumPy (in-place slices)"] = (numpy_hand, opts.reps)
     nb = {k: (2 * a_np.nbytes if k.startswith("copy") else lap_bytes) for k in variants}
     notes = {k: f"first call {v * 1e3:.0f} ms" for k, v in firsts.items()}
