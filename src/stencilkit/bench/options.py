@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from typing import Any
 
 SECTIONS_GPU = ("copy", "laplacian", "scan", "mesh", "e2c", "c2e", "v2e", "overhead", "compile")
-SECTIONS_CPU = ("laplacian", "scan", "mesh", "e2c", "c2e", "v2e", "overhead", "compile")
+SECTIONS_CPU = ("laplacian", "scan", "mesh", "e2c", "c2e", "v2e", "overhead", "threads", "compile")
 
 
 @dataclass

@@ -13,6 +13,7 @@ from ...core.device import DeviceType
 from ...ir import nodes as ir
 from ...toolchain.cache import cache_key, get_or_build
 from ...toolchain.cxx import build_shared_library, find_cxx
+from ...toolchain.threads import load_library
 from ..abi import ArgLayout, Specialization
 from ..compiled import Plan
 from .codegen import generate_cpp
@@ -48,7 +49,7 @@ class CppTarget:
         if key in _LOADED:
             return _LOADED[key]
         entry = get_or_build(key, lambda d: _build(d, source, sprog), {"program": sprog.name, "target": "cpu"})
-        lib = ctypes.CDLL(str(entry.path / "program.so"))
+        lib = load_library(entry.path / "program.so")
         fn = getattr(lib, ENTRY)
         fn.argtypes = [ctypes.c_void_p]
         fn.restype = ctypes.c_int
