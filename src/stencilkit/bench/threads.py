@@ -1,5 +1,5 @@
 # DSL code is not plain typed Python for mypy (see models/shallow_water.py).
-# mypy: disable-error-code="valid-type, type-arg, operator, no-untyped-def"
+# mypy: disable-error-code="valid-type, type-arg, operator, no-untyped-def, untyped-decorator, no-any-return"
 """The cpu backend's threads on the machine at hand (``stencilkit bench --cpu --only threads``).
 
 Two parts, each timed in this one process with the thread settings switched between variants
