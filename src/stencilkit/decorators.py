@@ -16,8 +16,8 @@ from .core.dims import Dimension
 from .core.errors import MissingOutError, StencilTypeError
 from .core.named_collections import NamedCollectionType, collection_values
 from .core.types import FieldType, ScalarType, TupleType, TypeSpec, scalar_type_of_value
-from .frontend.parse import ProgramParser, build_apply, parse_field_operator
 from .frontend.decorator_keywords import check_decorator_keywords
+from .frontend.parse import ProgramParser, build_apply, parse_field_operator
 from .frontend.scans import own_domains, scan_call, scan_init, shared_domain_groups
 from .frontend.source import SourceFunction
 from .frontend.typing_rules import TypingError

@@ -34,6 +34,7 @@ import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from typing import Any
 
 ROOT = "stencilkit"
 #: Work longer than this (seconds) shows a progress line on an interactive terminal.
@@ -123,6 +124,37 @@ def progress(what: str) -> Iterator[None]:
         timer.join()
         for status in shown:
             status.stop()  # type: ignore[attr-defined]
+
+
+class Work:
+    """A piece of slow work begun with :func:`begin` and finished with :meth:`end` (for code that
+    cannot be re-indented into ``with timed(...)``); it is ended when dropped, too."""
+
+    def __init__(self, log: logging.Logger, what: str) -> None:
+        self.log, self.what = log, what
+        self.t0 = time.perf_counter()
+        self._progress: Any = progress(what)
+        self._progress.__enter__()
+        log.info("%s: started", what)
+
+    def end(self, result: str = "") -> None:
+        if self._progress is None:
+            return
+        self._progress.__exit__(None, None, None)
+        self._progress = None
+        self.log.info("%s: done in %.2f s%s", self.what, time.perf_counter() - self.t0,
+                      f" ({result})" if result else "")
+
+    def __del__(self) -> None:
+        try:
+            self.end("ended early")
+        except Exception:
+            pass
+
+
+def begin(log: logging.Logger, what: str) -> Work:
+    """Log the start of ``what`` and show a progress line if it takes long; ``.end()`` it."""
+    return Work(log, what)
 
 
 @contextmanager

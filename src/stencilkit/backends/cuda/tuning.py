@@ -12,6 +12,7 @@ from typing import Any
 
 import numpy as np
 
+from ...core.log import begin, get_logger
 from ...ir import nodes as ir
 from ...ir.visit import walk
 from .codegen import PLAIN, Variant
@@ -20,6 +21,7 @@ from .runtime import cupy
 _CANDIDATES_2D = [(32, 2, 1), (32, 4, 1), (32, 8, 1), (64, 4, 1), (64, 2, 1), (128, 2, 1), (128, 1, 1),
                   (256, 1, 1), (64, 8, 1), (32, 16, 1), (32, 4, 2), (128, 4, 1), (256, 2, 1), (16, 16, 1)]
 _CANDIDATES_1D = [(64, 1, 1), (128, 1, 1), (256, 1, 1), (512, 1, 1)]
+_log = get_logger("cuda.tuning")
 _CHOSEN: dict[tuple[str, tuple[int, ...], str], tuple[Variant, tuple[int, int, int]]] = {}
 
 
@@ -109,6 +111,7 @@ def choose_blocks(k: ir.Kernel, extents: list[int], launchers: dict[Variant, Any
         best = (PLAIN, (64, 4, 1) if candidates is _CANDIDATES_2D else candidates[1])
         _CHOSEN[key] = best
         return best
+    work = begin(_log, f"GPU block-shape tuning of {k.name} over {'x'.join(map(str, extents))}")
     cp = cupy()
     s = cp.cuda.ExternalStream(stream) if stream else cp.cuda.Stream.null
     start, end = cp.cuda.Event(), cp.cuda.Event()
@@ -124,6 +127,7 @@ def choose_blocks(k: ir.Kernel, extents: list[int], launchers: dict[Variant, Any
             end.synchronize()
             timings.append((cp.cuda.get_elapsed_time(start, end), variant.chunk, variant.streaming, block))
     _, chunk, streaming, block = min(timings)
+    work.end(f"{len(timings)} candidates; block {block}, z-chunk {chunk}, streaming stores {streaming}")
     _CHOSEN[key] = (Variant(chunk, streaming), block)
     _store(cache_dir, disk_name, _CHOSEN[key])
     return _CHOSEN[key]
