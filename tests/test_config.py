@@ -12,8 +12,8 @@ import pytest
 import stencilkit as gtx
 from stencilkit.cli import main
 from stencilkit.core.errors import ConfigurationError
-from stencilkit.toolchain import cxx
 from stencilkit.toolchain import cuda as cuda_toolchain
+from stencilkit.toolchain import cxx
 from stencilkit.toolchain.config import VARIABLES, config, require, reset_config
 
 ROOT = Path(__file__).parents[1]
@@ -77,7 +77,7 @@ def test_a_cache_dir_that_is_a_file_is_refused(env, tmp_path) -> None:
     f = tmp_path / "file"
     f.write_text("x")
     env.setenv("STENCILKIT_CACHE_DIR", str(f))
-    with pytest.raises(ConfigurationError, match="STENCILKIT_CACHE_DIR.*not a directory"):
+    with pytest.raises(ConfigurationError, match=r"STENCILKIT_CACHE_DIR.*not a directory"):
         require("STENCILKIT_CACHE_DIR")
 
 
