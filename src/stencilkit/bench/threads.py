@@ -204,9 +204,9 @@ def threads_section(R: Runner, opts: Options) -> dict[str, Any]:
             R.say(f"    {shape:<24} n={n:<4} work={work:>12,}  serial {t['serial']:9.1f} us  parallel "
                   f"{t['parallel']:9.1f} us  default {t['default']:9.1f} us")
         worst = max(r["default"] / r["serial"] for r in rows)
+        won = f"threads won by 10% from {won_at:,} op-points" if won_at else "threads never won by 10%"
         R.row(f"threads crossover: {shape}", "", "", f"{worst:.2f}x",
-              f"threads win from {won_at:,} op-points" if won_at else "threads never won by 10%"
-              + f" (ratio: worst default/serial over {len(rows)} sizes)")
+              f"{won}; ratio: worst default/serial over {len(rows)} sizes")
         out["crossover"][shape] = {"rows": rows, "parallel_wins_from_work": won_at, "worst_default_over_serial": worst}
     return out
 

@@ -25,10 +25,12 @@ CUDA_COMPILERS = ("nvrtc", "nvcc")
 LOG_LEVELS = ("off", "error", "warning", "info", "debug")
 
 #: The least work (points x operations per point) for which a kernel of the cpu backend runs
-#: on several threads; below it, one thread. Measured on a 2-core VM with
-#: ``stencilkit bench --cpu --only threads`` (benchmarks/README.md): waking and joining the
-#: threads costs 10-40 us there, which serial code spends on about 100,000 operation-points.
-PARALLEL_MIN_WORK = 200_000
+#: on several threads; below it, one thread. Serial code does about 10^10 operation-points a
+#: second on the 2-core development VM (0.08-0.11 ns each, `stencilkit bench --cpu --only
+#: threads`), so 10^6 is about 100 us of serial work: ten times what waking a sleeping thread
+#: (OMP_WAIT_POLICY=passive) and joining it was seen to cost there, so a kernel that goes
+#: parallel loses at most about a tenth when no core is free and gains when one is.
+PARALLEL_MIN_WORK = 1_000_000
 
 
 @dataclass(frozen=True, slots=True)
