@@ -37,6 +37,7 @@ BAD = {
     "STENCILKIT_NUM_THREADS": ("0", "whole number >= 1"),
     "STENCILKIT_PARALLEL_MIN_WORK": ("lots", "whole number >= 0"),
     "STENCILKIT_LOG": ("verbose", "use one of off, error, warning, info, debug"),
+    "STENCILKIT_PARSE_AT_DECORATION": ("maybe", "use one of 1, true, yes, on or 0, false, no, off"),
 }
 
 
@@ -135,3 +136,15 @@ def test_info_rows_when_all_is_well(env, capsys) -> None:
                 "CUDA compiler", "cache", "logging"):
         assert re.search(rf"^{re.escape(row)} ", out, re.M), row
     assert re.search(r"^configuration +ok", out, re.M)
+
+
+def test_a_bad_flag_read_at_import_warns_naming_it_and_keeps_the_default() -> None:
+    import os
+    import subprocess
+    import sys
+
+    env = dict(os.environ, STENCILKIT_PARSE_AT_DECORATION="maybe", PYTHONPATH=str(ROOT / "src"))
+    r = subprocess.run([sys.executable, "-c", "import stencilkit; print(stencilkit.config.PARSE_AT_DECORATION)"],
+                       capture_output=True, text=True, env=env, timeout=120, check=True)
+    assert r.stdout.strip() == "False"
+    assert "STENCILKIT_PARSE_AT_DECORATION='maybe' is not valid" in r.stderr

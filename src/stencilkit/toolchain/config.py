@@ -45,6 +45,7 @@ class Config:
     num_threads: int = 0  # 0: OpenMP's default (OMP_NUM_THREADS, else one per core)
     parallel_min_work: int = PARALLEL_MIN_WORK
     log: str = "off"
+    parse_at_decoration: bool = False
     #: Variables whose value was refused: name -> the error (the field kept its default).
     problems: Mapping[str, ConfigurationError] = field(default_factory=dict)
 
@@ -75,6 +76,17 @@ def _sanitize(value: str) -> tuple[str, ...]:
     return names
 
 
+YES = ("1", "true", "yes", "on")
+NO = ("0", "false", "no", "off", "")
+
+
+def yes_no(value: str) -> bool:
+    v = value.strip().lower()
+    if v in YES or v in NO:
+        return v in YES
+    raise ValueError(f"use one of {', '.join(YES)} or {', '.join(n for n in NO if n)}")
+
+
 def _count(least: int) -> Callable[[str], int]:
     def parse(value: str) -> int:
         try:
@@ -97,6 +109,9 @@ VARIABLES: dict[str, tuple[str, Callable[[str], Any]]] = {
     "STENCILKIT_NUM_THREADS": ("num_threads", _count(1)),
     "STENCILKIT_PARALLEL_MIN_WORK": ("parallel_min_work", _count(0)),
     "STENCILKIT_LOG": ("log", _choice(LOG_LEVELS)),
+    # read by stencilkit.config at import (stencilkit.config.PARSE_AT_DECORATION); listed here so
+    # that `stencilkit info` reports a bad value
+    "STENCILKIT_PARSE_AT_DECORATION": ("parse_at_decoration", yes_no),
 }
 
 
