@@ -189,11 +189,12 @@ class ConfigurationError(StencilValueError):
     def __init__(self, variable: str, value: str, problem: str) -> None:
         self.variable = variable
         self.value = value
+        self.problem = problem
         super().__init__(f"the environment variable {variable}={value!r} is not valid: {problem}",
                          hint=f"fix or unset {variable} (docs/configuration.md lists every variable)")
 
     def __reduce__(self) -> tuple[Any, ...]:  # picklable (multiprocessing, MPI): rebuilt from its parts
-        return (type(self), (self.variable, self.value, self.message.rsplit(": ", 1)[-1]))
+        return (type(self), (self.variable, self.value, self.problem))
 
 
 class InternalError(RuntimeError):

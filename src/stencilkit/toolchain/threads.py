@@ -20,7 +20,10 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from ..core.log import get_logger
 from .config import require
+
+_log = get_logger("toolchain")
 
 _VARIABLES = ("STENCILKIT_NUM_THREADS", "STENCILKIT_PARALLEL_MIN_WORK")
 #: [0] threads (0: OpenMP's default), [1] least work (points x operations) to go parallel.
@@ -46,6 +49,7 @@ def load_library(path: Path) -> ctypes.CDLL:
         # libgomp reads its environment once, when the first library that needs it loads.
         if USER_WAIT_POLICY is None:
             os.environ["OMP_WAIT_POLICY"] = "passive"
+            _log.debug("OMP_WAIT_POLICY=passive (unset by the user): idle OpenMP threads sleep")
         _first_load = False
     lib = ctypes.CDLL(str(path))
     bind = getattr(lib, "sk_bind_settings", None)
