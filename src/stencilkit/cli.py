@@ -103,7 +103,15 @@ def _cuda_line() -> str:
         cuda = find_cuda_compiler()
     except StencilError as err:
         return f"not available: {_one_line(err)}"
-    return f"{cuda.kind} {cuda.version} ({cuda.path})"
+    if cuda.kind != "nvrtc":
+        return f"{cuda.kind} {cuda.version} ({cuda.path})"
+    try:  # where libnvrtc came from: the nvidia-cuda-nvrtc wheel, conda, the system
+        from cuda import pathfinder
+
+        lib = pathfinder.load_nvidia_dynamic_lib("nvrtc")
+        return f"nvrtc {cuda.version} ({lib.abs_path}, found via {lib.found_via})"
+    except Exception:
+        return f"nvrtc {cuda.version} (through {cuda.path})"
 
 
 def _cache_line() -> str:
