@@ -207,10 +207,15 @@ def threads_section(R: Runner, opts: Options) -> dict[str, Any]:
                 won_at = work
             R.say(f"    {shape:<24} n={n:<4} work={work:>12,}  serial {t['serial']:9.1f} us  parallel "
                   f"{t['parallel']:9.1f} us  default {t['default']:9.1f} us")
-        worst = max(r["default"] / r["serial"] for r in rows)
+        least = T.get_parallel_min_work()
+        above = [r["default"] / r["serial"] for r in rows if r["work"] >= least]
+        below = [r for r in rows if r["work"] < least]
+        lost = sum(r["parallel"] > r["serial"] for r in below)
+        worst = max(above) if above else float("nan")
         won = f"threads won by 10% from {won_at:,} op-points" if won_at else "threads never won by 10%"
-        R.row(f"threads crossover: {shape}", "", "", f"{worst:.2f}x",
-              f"{won}; ratio: worst default/serial over {len(rows)} sizes")
+        R.row(f"threads crossover: {shape}", "", "", f"{worst:.2f}x" if above else "-",
+              f"{won}; below the threshold parallel lost at {lost} of {len(below)} sizes; "
+              f"ratio: worst default/serial at the {len(above)} sizes above it")
         out["crossover"][shape] = {"rows": rows, "parallel_wins_from_work": won_at, "worst_default_over_serial": worst}
     return out
 

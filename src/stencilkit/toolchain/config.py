@@ -25,11 +25,11 @@ CUDA_COMPILERS = ("nvrtc", "nvcc")
 LOG_LEVELS = ("off", "error", "warning", "info", "debug")
 
 #: The least work (points x operations per point) for which a kernel of the cpu backend runs
-#: on several threads; below it, one thread. Serial code does about 10^10 operation-points a
-#: second on the 2-core development VM (0.08-0.11 ns each, `stencilkit bench --cpu --only
-#: threads`), so 10^6 is about 100 us of serial work: ten times what waking a sleeping thread
-#: (OMP_WAIT_POLICY=passive) and joining it was seen to cost there, so a kernel that goes
-#: parallel loses at most about a tenth when no core is free and gains when one is.
+#: on several threads; below it, one thread. Measured with `stencilkit bench --cpu --only
+#: threads` on the 2-core development VM (docs/configuration.md): below 10^6 operation-points,
+#: threads lost to serial at 18 of 20 sizes over four kernel shapes; they first won by 10% at
+#: 0.36-7 x 10^6. Serial code does 1-2 x 10^10 operation-points a second there, so 10^6 is
+#: 50-100 us of work, several times the cost of waking and joining a sleeping thread.
 PARALLEL_MIN_WORK = 1_000_000
 
 
