@@ -55,7 +55,7 @@ def _threads_line() -> str:
 
     cfg = require("STENCILKIT_NUM_THREADS", "STENCILKIT_PARALLEL_MIN_WORK")
     source = "STENCILKIT_NUM_THREADS" if cfg.num_threads else "OpenMP default"
-    policy = threads.USER_WAIT_POLICY or "passive (stencilkit default)"
+    policy = threads.wait_policy()
     return (f"{threads.get_num_threads()} ({source}), in parallel from {threads.get_parallel_min_work():,} "
             f"op-points; OMP_WAIT_POLICY {policy}")
 

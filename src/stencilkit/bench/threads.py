@@ -189,9 +189,9 @@ def _cost(program: Any, *args: Any) -> int:
 
 def threads_section(R: Runner, opts: Options) -> dict[str, Any]:
     R.say(f"threads: {T.get_num_threads()}, parallel above {T.get_parallel_min_work():,} op-points, "
-          f"OMP_WAIT_POLICY={'passive (stencilkit default)' if T.USER_WAIT_POLICY is None else T.USER_WAIT_POLICY}")
+          f"OMP_WAIT_POLICY={T.wait_policy()}")
     out: dict[str, Any] = {"threads": T.get_num_threads(), "min_work": T.get_parallel_min_work(),
-                           "wait_policy": T.USER_WAIT_POLICY or "passive (stencilkit default)", "demo": {},
+                           "wait_policy": T.wait_policy(), "demo": {},
                            "crossover": {}}
     for size in (128,) if opts.quick else (128, 256):
         out["demo"][size] = _demo_rows(R, size, opts.quick)

@@ -7,7 +7,7 @@ every program, already built or not, without a rebuild.
 
 Defaults: ``STENCILKIT_NUM_THREADS`` (else OpenMP's own default: ``OMP_NUM_THREADS``, else one
 thread per core) and ``STENCILKIT_PARALLEL_MIN_WORK``. Before the first library loads, and only
-if the user has not set it, ``OMP_WAIT_POLICY`` is set to ``passive`` (idle threads sleep rather
+if it is not set then, ``OMP_WAIT_POLICY`` is set to ``passive`` (idle threads sleep rather
 than spin; see docs/configuration.md for the measurements).
 """
 
@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import ctypes
 import os
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -29,26 +30,37 @@ _VARIABLES = ("STENCILKIT_NUM_THREADS", "STENCILKIT_PARALLEL_MIN_WORK")
 #: [0] threads (0: OpenMP's default), [1] least work (points x operations) to go parallel.
 _settings: Any = None
 _first_load = True
-#: ``OMP_WAIT_POLICY`` as the process started (None: unset, so stencilkit chose passive).
-USER_WAIT_POLICY = os.environ.get("OMP_WAIT_POLICY")
+_lock = threading.Lock()
+_chose_passive = False  # stencilkit set OMP_WAIT_POLICY (the user had not)
+
+
+def wait_policy() -> str:
+    """``OMP_WAIT_POLICY`` of the cpu backend's threads, and who chose it."""
+    value = os.environ.get("OMP_WAIT_POLICY")
+    if value is None:
+        return "passive (stencilkit's default, set when the first cpu program loads)"
+    return "passive (stencilkit's default)" if _chose_passive else f"{value} (set by the user)"
 
 
 def _block() -> Any:
     global _settings
     if _settings is None:
-        cfg = require(*_VARIABLES)
-        _settings = (ctypes.c_int64 * 2)(cfg.num_threads, cfg.parallel_min_work)
+        with _lock:  # one block for the process, also when threads build programs at once (aot)
+            if _settings is None:
+                cfg = require(*_VARIABLES)
+                _settings = (ctypes.c_int64 * 2)(cfg.num_threads, cfg.parallel_min_work)
     return _settings
 
 
 def load_library(path: Path) -> ctypes.CDLL:
     """``ctypes.CDLL(path)`` of a generated C++ library, bound to the thread settings."""
-    global _first_load
+    global _first_load, _chose_passive
     block = _block()
-    if _first_load:
+    with _lock:
         # libgomp reads its environment once, when the first library that needs it loads.
-        if USER_WAIT_POLICY is None:
+        if _first_load and "OMP_WAIT_POLICY" not in os.environ:
             os.environ["OMP_WAIT_POLICY"] = "passive"
+            _chose_passive = True
             _log.debug("OMP_WAIT_POLICY=passive (unset by the user): idle OpenMP threads sleep")
         _first_load = False
     lib = ctypes.CDLL(str(path))
