@@ -8,7 +8,7 @@ from typing import Any
 
 SECTIONS_GPU = ("copy", "laplacian", "scan", "mesh", "e2c", "c2e", "v2e", "gathers", "first_call", "overhead",
                 "compile")
-SECTIONS_CPU = ("laplacian", "scan", "mesh", "e2c", "c2e", "v2e", "overhead", "compile")
+SECTIONS_CPU = ("laplacian", "scan", "mesh", "e2c", "c2e", "v2e", "overhead", "threads", "compile")
 
 
 @dataclass

@@ -23,6 +23,12 @@ from .report import Runner, base_env
 from .scan import scan_section
 
 
+def threads_section(R: Runner, opts: Options) -> Any:
+    from .threads import threads_section as section  # defines DSL programs: imported when it runs
+
+    return section(R, opts)
+
+
 def run_gpu(opts: Options, R: Runner, env: dict[str, Any]) -> None:
     import cupy as cp
 
@@ -85,6 +91,7 @@ def run_cpu(opts: Options, R: Runner, env: dict[str, Any]) -> None:
         ("mesh", lambda: mesh_section(R, dev, P, opts, state)),
         *((op, lambda op=op: nb_section(op, R, dev, P, opts, state)) for op in NB_OPS),
         ("overhead", lambda: cpu_overhead_section(R, dev, P, opts)),
+        ("threads", lambda: threads_section(R, opts)),
         ("compile", lambda: compile_section(R, "cpu")),
     ]
     env["title"] = (f"stencilkit CPU benchmarks ({env['cpus']} CPUs, lap {'x'.join(map(str, opts.lap_shape))}, "

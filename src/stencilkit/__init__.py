@@ -152,3 +152,19 @@ for _name in ("gamma", "arcsinh", "arccosh", "arctanh", "neg"):
     if hasattr(_frontend_builtins, _name):
         globals()[_name] = getattr(_frontend_builtins, _name)
         __all__.append(_name)
+
+# Threads of the cpu backend, logging, configuration errors (docs/configuration.md).
+from .core.errors import ConfigurationError  # noqa: E402
+from .core.log import configure_from_environment as _configure_logging  # noqa: E402
+from .core.log import set_log_level  # noqa: E402
+from .toolchain.threads import (  # noqa: E402
+    get_num_threads,
+    get_parallel_min_work,
+    set_num_threads,
+    set_parallel_min_work,
+    threads,
+)
+
+_configure_logging()
+__all__ += ["ConfigurationError", "get_num_threads", "get_parallel_min_work", "set_log_level",
+            "set_num_threads", "set_parallel_min_work", "threads"]

@@ -29,81 +29,106 @@ def _row(name: str, value: object) -> None:
     print(f"{name:<16} {value}")
 
 
-def _gpu_status() -> tuple[str, str, str]:
-    """(CuPy, cuda-bindings, GPU) as one line each; any failure is reported, never raised."""
-    try:
-        import cupy
-
-        cupy_line = f"{cupy.__version__}"
-        try:
-            n = cupy.cuda.runtime.getDeviceCount()
-            names = [cupy.cuda.runtime.getDeviceProperties(i)["name"] for i in range(n)]
-            names = [x.decode() if isinstance(x, bytes) else str(x) for x in names]
-            gpu_line = f"{n} visible ({', '.join(names)})" if n else "none visible"
-        except Exception as err:
-            gpu_line = f"none usable through CuPy ({type(err).__name__}: {err})"
-    except Exception as err:
-        cupy_line = f"not importable ({type(err).__name__}: {err})"
-        gpu_line = ""
+def _bindings_line() -> str:
     try:
         import cuda.bindings
 
-        bindings_line = str(getattr(cuda.bindings, "__version__", "installed"))
-        if not gpu_line:
-            gpu_line = _gpu_via_driver()
+        return str(getattr(cuda.bindings, "__version__", "installed"))
     except Exception as err:
-        bindings_line = f"not importable ({type(err).__name__}: {err})"
-        gpu_line = gpu_line or "unknown (neither CuPy nor cuda-bindings is importable)"
-    return cupy_line, bindings_line, gpu_line
+        return f"missing ({type(err).__name__}: {err}); pip install 'stencilkit[cuda]'"
 
 
-def _gpu_via_driver() -> str:
-    try:
-        from cuda.bindings import driver
+def _configuration_line() -> str:
+    from .toolchain.config import config
 
-        (err,) = driver.cuInit(0)
-        if int(err) != 0:
-            return f"none visible (cuInit: {err})"
-        err, n = driver.cuDeviceGetCount()
-        if int(err) != 0 or not n:
-            return "none visible"
-        return f"{n} visible through the CUDA driver (install CuPy to use them)"
-    except Exception as err:
-        return f"none visible ({type(err).__name__}: {err})"
+    cfg = config()
+    if cfg.problems:
+        return "; ".join(p.message for p in cfg.problems.values())
+    import os
+
+    set_ = sorted(k for k in os.environ if k.startswith("STENCILKIT_"))
+    return f"ok ({', '.join(set_)} set)" if set_ else "ok (defaults: no STENCILKIT_* variable set)"
+
+
+def _threads_line() -> str:
+    from .toolchain import threads
+    from .toolchain.config import require
+
+    cfg = require("STENCILKIT_NUM_THREADS", "STENCILKIT_PARALLEL_MIN_WORK")
+    source = "STENCILKIT_NUM_THREADS" if cfg.num_threads else "OpenMP default"
+    policy = threads.wait_policy()
+    return (f"{threads.get_num_threads()} ({source}), in parallel from {threads.get_parallel_min_work():,} "
+            f"op-points; OMP_WAIT_POLICY {policy}")
 
 
 def _info(args: argparse.Namespace) -> int:
+    """Each row is computed on its own: one failure (a bad variable, a missing library) shows in
+    its row and leaves the others right."""
     import numpy
+
+    from .core.cuda_probe import gpu_report
 
     _row("stencilkit", __version__)
     _row("Python", f"{platform.python_version()} ({sys.executable})")
     _row("NumPy", numpy.__version__)
-    cupy_line, bindings_line, gpu_line = _gpu_status()
-    _row("CuPy", cupy_line)
-    _row("cuda-bindings", bindings_line)
-    _row("GPU", gpu_line)
-    try:
-        from .toolchain.cxx import find_cxx
-
-        cxx = find_cxx()
-        _row("C++ compiler", f"{cxx.path} ({cxx.version}), OpenMP {'yes' if cxx.openmp else 'no'}")
-    except Exception as err:
-        _row("C++ compiler", f"not available: {err}")
-    try:
-        from .toolchain.cuda import find_cuda_compiler
-
-        cuda = find_cuda_compiler()
-        _row("CUDA compiler", f"{cuda.kind} {cuda.version} ({cuda.path})")
-    except Exception as err:
-        _row("CUDA compiler", f"not available: {err}")
-    try:
-        from .toolchain.cache import cache_info
-
-        info = cache_info()
-        _row("cache", f"{info['path']} ({info['entries']} entries, {_size(info['bytes'])})")
-    except Exception as err:
-        _row("cache", f"unavailable: {err}")
+    rows: list[tuple[str, Callable[[], str]]] = [("configuration", _configuration_line)]
+    gpu = gpu_report()
+    rows += [("NVIDIA driver", lambda: str(gpu["driver"])), ("CuPy", lambda: str(gpu["cupy"])),
+             ("cuda-bindings", _bindings_line), ("GPU", lambda: str(gpu["gpu"]))]
+    rows += [("C++ compiler", _cxx_line), ("CPU threads", _threads_line), ("CUDA compiler", _cuda_line),
+             ("cache", _cache_line), ("logging", _logging_line)]
+    for name, line in rows:
+        try:
+            _row(name, line())
+        except Exception as err:  # never a traceback: say what is unavailable and why
+            _row(name, f"unavailable: {_one_line(err)}")
     return EXIT_OK
+
+
+def _one_line(err: BaseException) -> str:
+    return str(err).replace("\nhint: ", "; to fix: ")
+
+
+def _cxx_line() -> str:
+    from .toolchain.cxx import find_cxx
+
+    cxx = find_cxx()
+    omp = "yes" if cxx.openmp else "NO: the cpu backend runs on one thread"
+    return f"{cxx.path} ({cxx.version}), OpenMP {omp}"
+
+
+def _cuda_line() -> str:
+    from .toolchain.cuda import find_cuda_compiler
+
+    try:
+        cuda = find_cuda_compiler()
+    except StencilError as err:
+        return f"not available: {_one_line(err)}"
+    if cuda.kind != "nvrtc":
+        return f"{cuda.kind} {cuda.version} ({cuda.path})"
+    try:  # where libnvrtc came from: the nvidia-cuda-nvrtc wheel, conda, the system
+        from cuda import pathfinder
+
+        lib = pathfinder.load_nvidia_dynamic_lib("nvrtc")
+        return f"nvrtc {cuda.version} ({lib.abs_path}, found via {lib.found_via})"
+    except Exception:
+        return f"nvrtc {cuda.version} (through {cuda.path})"
+
+
+def _cache_line() -> str:
+    from .toolchain.cache import cache_info
+
+    info = cache_info()
+    return f"{info['path']} ({info['entries']} entries, {_size(info['bytes'])})"
+
+
+def _logging_line() -> str:
+    import logging
+
+    level = logging.getLogger("stencilkit").level
+    if level == logging.NOTSET:
+        return "off (STENCILKIT_LOG=info|debug, or stencilkit.set_log_level, to see builds and tuning)"
+    return f"{logging.getLevelName(level).lower()} (logger 'stencilkit', to stderr)"
 
 
 def _add_info(sub: Any) -> None:

@@ -9,11 +9,26 @@ build system are accepted and have no effect.
 from __future__ import annotations
 
 import os
+import warnings
+
+from .toolchain.config import YES, yes_no
 
 
 def _flag(name: str, default: bool) -> bool:
+    """A yes/no variable. Read at import, where an error would make stencilkit unusable: a value
+    that is neither warns, naming the variable, and keeps the default (``stencilkit info`` lists
+    the problem for the ``STENCILKIT_*`` ones)."""
     value = os.environ.get(name)
-    return default if value is None else value.strip().lower() in ("1", "true", "yes", "on")
+    if value is None:
+        return default
+    if name.startswith("GT4PY_"):  # gt4py's own reading: anything but a yes is no
+        return value.strip().lower() in YES
+    try:
+        return yes_no(value)
+    except ValueError as err:
+        warnings.warn(f"the environment variable {name}={value!r} is not valid: {err}; using "
+                      f"{'yes' if default else 'no'}", stacklevel=2)
+        return default
 
 
 #: Parse operators and programs when they are decorated (errors at import) instead of at first

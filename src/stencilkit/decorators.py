@@ -17,6 +17,7 @@ from .core.dims import Dimension
 from .core.errors import MissingOutError, StencilTypeError
 from .core.named_collections import NamedCollectionType, collection_values
 from .core.types import FieldType, ScalarType, TupleType, TypeSpec, scalar_type_of_value
+from .frontend.decorator_keywords import check_decorator_keywords
 from .frontend.parse import ProgramParser, build_apply, parse_field_operator
 from .frontend.scans import own_domains, scan_call, scan_init, shared_domain_groups
 from .frontend.source import SourceFunction
@@ -313,7 +314,7 @@ class _Temporaries:
 
 
 def program(definition: Callable[..., Any] | None = None, *, backend: Any = _DEFAULT,
-            grid_type: Any = None, **_ignored: Any) -> Any:
+            grid_type: Any = None, **options: Any) -> Any:
     """Decorate a function whose body calls field operators with ``out=`` (and ``domain=``).
     ``backend=`` omitted: ``stencilkit.ffront.decorator.DEFAULT_BACKEND`` (``None``, embedded).
 
@@ -321,6 +322,7 @@ def program(definition: Callable[..., Any] | None = None, *, backend: Any = _DEF
     ... def run(a: Field[Dims[I], float64], b: Field[Dims[I], float64]):
     ...     double(a, out=b)
     """
+    check_decorator_keywords("program", options)
     chosen = _backend_arg(backend)
 
     def wrap(fn: Callable[..., Any]) -> Program:
@@ -661,7 +663,7 @@ def _domain_args(domain: Any) -> list[int]:
 
 
 def field_operator(definition: Callable[..., Any] | None = None, *, backend: Any = _DEFAULT,
-                   grid_type: Any = None, **_ignored: Any) -> Any:
+                   grid_type: Any = None, **options: Any) -> Any:
     """Decorate a function of fields and scalars returning a field (or tuple of fields).
     ``backend=`` omitted: ``stencilkit.ffront.decorator.DEFAULT_BACKEND`` (``None``, embedded).
 
@@ -669,6 +671,7 @@ def field_operator(definition: Callable[..., Any] | None = None, *, backend: Any
     ... def lap(a: Field[Dims[I, J], float64]) -> Field[Dims[I, J], float64]:
     ...     return -4.0 * a + a(I + 1) + a(I - 1) + a(J + 1) + a(J - 1)
     """
+    check_decorator_keywords("field_operator", options)
     chosen = _backend_arg(backend)
 
     def wrap(fn: Callable[..., Any]) -> FieldOperator:
@@ -681,13 +684,14 @@ def field_operator(definition: Callable[..., Any] | None = None, *, backend: Any
 
 
 def scan_operator(definition: Callable[..., Any] | None = None, *, axis: Dimension, forward: bool = True,
-                  init: Any = 0.0, backend: Any = _DEFAULT, grid_type: Any = None) -> Any:
+                  init: Any = 0.0, backend: Any = _DEFAULT, grid_type: Any = None, **options: Any) -> Any:
     """Decorate ``f(carry, *values) -> new carry``, applied level by level along ``axis``.
 
     >>> @gtx.scan_operator(axis=K, forward=True, init=0.0)
     ... def cumsum(carry: float, x: float) -> float:
     ...     return carry + x
     """
+    check_decorator_keywords("scan_operator", options)
     if not isinstance(axis, Dimension):
         raise StencilTypeError(f"scan_operator(axis=...) must be a Dimension, got {axis!r}", hint="e.g. axis=K")
     if not isinstance(forward, bool):

@@ -180,6 +180,23 @@ class BackendUnavailableError(StencilError, RuntimeError):
     """The requested backend cannot run here (no GPU, no driver, no compiler)."""
 
 
+class ConfigurationError(StencilValueError):
+    """An environment variable holds a value stencilkit cannot use; ``.variable`` names it.
+
+    Raised by the code that needs the variable (a bad ``STENCILKIT_CUDA_COMPILER`` stops GPU
+    builds, not the cpu backend); ``stencilkit info`` lists every such variable."""
+
+    def __init__(self, variable: str, value: str, problem: str) -> None:
+        self.variable = variable
+        self.value = value
+        self.problem = problem
+        super().__init__(f"the environment variable {variable}={value!r} is not valid: {problem}",
+                         hint=f"fix or unset {variable} (docs/configuration.md lists every variable)")
+
+    def __reduce__(self) -> tuple[Any, ...]:  # picklable (multiprocessing, MPI): rebuilt from its parts
+        return (type(self), (self.variable, self.value, self.problem))
+
+
 class InternalError(RuntimeError):
     """A bug in stencilkit itself, never caused by user input; please report it."""
 

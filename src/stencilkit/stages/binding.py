@@ -183,7 +183,7 @@ def _argument_type_error(program: str, name: str, t: FieldType, v: Any, detail: 
 def table_infos(offset_provider: Mapping[str, Any] | None, program: ir.Program) -> dict[str, TableInfo]:
     """Describe the neighbour tables of ``offset_provider`` that ``program`` uses."""
     provider = offset_provider or {}
-    check_provider(provider, program.name)
+    check_provider(provider, program.name, program)
     infos: dict[str, TableInfo] = {}
     for name, table in provider.items():
         if isinstance(table, Dimension | FieldOffset):
@@ -197,7 +197,19 @@ def table_infos(offset_provider: Mapping[str, Any] | None, program: ir.Program) 
     return infos
 
 
-def check_provider(provider: Any, program: str) -> None:
+def _wrap_hint(name: str, program: ir.Program | None) -> str:
+    """How to wrap a raw table for offset ``name``, with the dimensions the program shifts by."""
+    body = program.body if program is not None else ()
+    shift = next((n for stmt in body for n in walk(stmt) if isinstance(n, ir.NeighborShift) and n.offset == name),
+                 None)
+    if shift is None:
+        return f"wrap it: gtx.as_connectivity([FromDim, {name}Dim], ToDim, table, skip_value=-1)"
+    dims = ", ".join(d.value for d in shift.target)
+    return (f"wrap it: gtx.as_connectivity([{dims}], {shift.source.value}, table) (add skip_value=-1"
+            " if it has missing neighbours)")
+
+
+def check_provider(provider: Any, program: str, definition: ir.Program | None = None) -> None:
     """Refuse an ``offset_provider`` that is not a mapping, or that holds raw arrays as tables."""
     if not isinstance(provider, Mapping):
         raise StencilTypeError(
@@ -205,11 +217,14 @@ def check_provider(provider: Any, program: str) -> None:
             f" dimensions, got a {type(provider).__name__}",
             hint='e.g. offset_provider={"E2C": gtx.as_connectivity([Edge, E2CDim], Cell, table), "Koff": K}')
     for name, table in provider.items():
-        if hasattr(table, "shape") and not hasattr(table, "max_neighbors"):
+        raw = isinstance(table, list | tuple) or hasattr(table, "shape")
+        if raw and not hasattr(table, "max_neighbors"):
+            kind = type(table).__name__ if isinstance(table, list | tuple) else \
+                f"{type(table).__module__.split('.')[0]} array"
             raise StencilTypeError(
-                f"{program}(): offset_provider['{name}'] is a raw {type(table).__module__.split('.')[0]}"
-                " array; a neighbour table must say which dimensions it maps",
-                hint=f"wrap it: gtx.as_connectivity([Source, {name}Dim], Target, table, skip_value=-1)")
+                f"{program}(): offset_provider['{name}'] is a raw {kind}; a neighbour table must say"
+                " which dimensions it maps",
+                hint=_wrap_hint(name, definition))
 
 
 # ------------------------------------------------------------------------- one binding for every runner
@@ -291,7 +306,7 @@ def bind_checked(program: ir.Program, flat: tuple[ir.Param, ...], tables_used: t
     """Check every argument of a call (and, with ``check_device``, where it lives); the
     ``bind`` stage (``stencilkit.stages.bind``) with the program's facts worked out."""
     name = program.name
-    check_provider(offset_provider or {}, name)
+    check_provider(offset_provider or {}, name, program)
     fields: dict[str, Any] = {}
     scalars: dict[str, Any] = {}
     for p, a in zip(flat, args):

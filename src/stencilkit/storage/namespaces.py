@@ -11,6 +11,7 @@ from typing import Any
 
 import numpy as np
 
+from ..core import cuda_probe
 from ..core.device import Device, DeviceType
 from ..core.errors import StencilTypeError, StencilValueError
 
@@ -18,16 +19,8 @@ _CUDA_TYPES = (DeviceType.CUDA, DeviceType.CUDA_MANAGED)
 
 
 def import_cupy() -> ModuleType:
-    """CuPy, or a clear error saying how to install it."""
-    try:
-        import cupy
-    except ImportError as err:
-        raise StencilValueError(
-            f"a CUDA device was requested but CuPy cannot be imported ({err})",
-            hint="install the GPU extra: pip install 'stencilkit[cuda]'",
-        ) from None
-    module: ModuleType = cupy
-    return module
+    """CuPy, or a :class:`BackendUnavailableError` saying how to install it."""
+    return cuda_probe.import_cupy()
 
 
 def cuda_device_count() -> int:
@@ -40,14 +33,9 @@ def cuda_device_count() -> int:
 
 
 def check_cuda_device(device_id: int) -> ModuleType:
-    """CuPy, after checking that CUDA device ``device_id`` exists."""
-    cupy = import_cupy()
+    """CuPy, after checking that the driver works and CUDA device ``device_id`` exists."""
+    cupy = cuda_probe.usable_cupy()
     count = cuda_device_count()
-    if count == 0:
-        raise StencilValueError(
-            "a CUDA device was requested but no CUDA device is usable on this machine",
-            hint="run on a machine with an NVIDIA GPU and driver, or use a CPU allocator/device",
-        )
     if not 0 <= device_id < count:
         raise StencilValueError(
             f"CUDA device {device_id} does not exist; this machine has {count}"
@@ -59,7 +47,7 @@ def check_cuda_device(device_id: int) -> ModuleType:
 
 def current_cuda_device_id() -> int:
     """CuPy's current device (what ``with cupy.cuda.Device(n)`` selected), default 0."""
-    return int(import_cupy().cuda.Device().id)
+    return int(cuda_probe.usable_cupy().cuda.Device().id)
 
 
 def _is_cupy_array(array: object) -> bool:

@@ -20,7 +20,10 @@ from pathlib import Path
 from filelock import FileLock
 
 from .._version import __version__
-from .config import config
+from ..core.log import get_logger
+from .config import require
+
+_log = get_logger("cache")
 
 MANIFEST = "manifest.json"
 
@@ -57,18 +60,21 @@ def _valid(entry: Path) -> bool:
 
 
 def entry_dir(key: str) -> Path:
-    return config().cache_dir / key[:2] / key
+    return require("STENCILKIT_CACHE_DIR").cache_dir / key[:2] / key
 
 
 def get_or_build(key: str, build: Callable[[Path], None], meta: dict[str, str] | None = None) -> CacheEntry:
     """The cache entry ``key``; if absent or corrupted, ``build(tmpdir)`` writes its files first."""
     final = entry_dir(key)
     if _valid(final):
+        _log.debug("cache hit %s (%s)", key[:16], meta or "")
         return CacheEntry(key, final, False)
     final.parent.mkdir(parents=True, exist_ok=True)
     with FileLock(str(final) + ".lock"):
         if _valid(final):  # somebody else built it while we waited
+            _log.debug("cache hit %s after waiting for another process's build", key[:16])
             return CacheEntry(key, final, False)
+        _log.debug("cache miss %s (%s): building into %s", key[:16], meta or "", final)
         tmp = Path(tempfile.mkdtemp(prefix=f".{key[:12]}-", dir=final.parent))
         try:
             build(tmp)
@@ -84,14 +90,14 @@ def get_or_build(key: str, build: Callable[[Path], None], meta: dict[str, str] |
 
 
 def cache_info() -> dict[str, object]:
-    root = config().cache_dir
+    root = require("STENCILKIT_CACHE_DIR").cache_dir
     entries = [p for p in root.glob("??/*") if p.is_dir()] if root.exists() else []
     size = sum(f.stat().st_size for e in entries for f in e.iterdir() if f.is_file())
     return {"path": str(root), "entries": len(entries), "bytes": size}
 
 
 def clear_cache() -> int:
-    root = config().cache_dir
+    root = require("STENCILKIT_CACHE_DIR").cache_dir
     n = 0
     if root.exists():
         for p in root.glob("??/*"):

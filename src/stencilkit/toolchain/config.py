@@ -1,13 +1,36 @@
-"""Configuration read once from the environment into a frozen object (environment overrides only)."""
+"""Configuration read once from the environment into a frozen object (environment overrides only).
+
+Every variable has one parser in :data:`VARIABLES`. A bad value does not make the whole
+configuration unusable: the variable keeps its default in :class:`Config`, the problem is kept in
+``Config.problems``, and only the code that needs that variable raises, with
+:func:`require`, a :class:`~stencilkit.core.errors.ConfigurationError` naming it. So
+``STENCILKIT_CUDA_COMPILER=nvvc`` stops a GPU build with a message about that variable, while the
+cpu backend and ``stencilkit info`` keep working (``info`` lists the problem).
+``docs/configuration.md`` documents every variable.
+"""
 
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
+from typing import Any
+
+from ..core.errors import ConfigurationError
 
 SANITIZERS = ("address", "undefined", "leak", "thread")
+CUDA_COMPILERS = ("nvrtc", "nvcc")
+LOG_LEVELS = ("off", "error", "warning", "info", "debug")
+
+#: The least work (points x operations per point) for which a kernel of the cpu backend runs
+#: on several threads; below it, one thread. Measured with `stencilkit bench --cpu --only
+#: threads` on the 2-core development VM (docs/configuration.md): below 10^6 operation-points,
+#: threads lost to serial at 18 of 20 sizes over four kernel shapes; they first won by 10% at
+#: 0.36-7 x 10^6. Serial code does 1-2 x 10^10 operation-points a second there, so 10^6 is
+#: 50-100 us of work, several times the cost of waking and joining a sleeping thread.
+PARALLEL_MIN_WORK = 1_000_000
 
 
 @dataclass(frozen=True, slots=True)
@@ -19,37 +42,120 @@ class Config:
     cuda_home: str | None
     keep_going_without_openmp: bool
     sanitize: tuple[str, ...] = ()  # e.g. ("address", "undefined"): sanitizer builds of the cpu backend
+    num_threads: int = 0  # 0: OpenMP's default (OMP_NUM_THREADS, else one per core)
+    parallel_min_work: int = PARALLEL_MIN_WORK
+    log: str = "off"
+    parse_at_decoration: bool = False
+    #: Variables whose value was refused: name -> the error (the field kept its default).
+    problems: Mapping[str, ConfigurationError] = field(default_factory=dict)
+
+
+def _cache_dir(value: str) -> Path:
+    path = Path(value).expanduser()
+    if path.exists() and not path.is_dir():
+        raise ValueError(f"{path} exists and is not a directory")
+    return path
+
+
+def _choice(options: tuple[str, ...]) -> Callable[[str], str]:
+    def parse(value: str) -> str:
+        v = value.strip().lower()
+        if v not in options:
+            raise ValueError(f"use one of {', '.join(options)}")
+        return v
+
+    return parse
+
+
+def _sanitize(value: str) -> tuple[str, ...]:
+    names = tuple(s.strip().lower() for s in value.split(",") if s.strip())
+    unknown = [s for s in names if s not in SANITIZERS]
+    if unknown:
+        raise ValueError(f"unknown sanitizer(s) {', '.join(unknown)}; use a comma-separated list of"
+                         f" {', '.join(SANITIZERS)}")
+    return names
+
+
+YES = ("1", "true", "yes", "on")
+NO = ("0", "false", "no", "off", "")
+
+
+def yes_no(value: str) -> bool:
+    v = value.strip().lower()
+    if v in YES or v in NO:
+        return v in YES
+    raise ValueError(f"use one of {', '.join(YES)} or {', '.join(n for n in NO if n)}")
+
+
+def _count(least: int) -> Callable[[str], int]:
+    def parse(value: str) -> int:
+        try:
+            n = int(value.strip())
+        except ValueError:
+            raise ValueError(f"expected a whole number >= {least}") from None
+        if n < least:
+            raise ValueError(f"expected a whole number >= {least}")
+        return n
+
+    return parse
+
+
+#: variable -> (Config field, parser). Variables not listed (CXX, CUDA_HOME) are taken as they are.
+VARIABLES: dict[str, tuple[str, Callable[[str], Any]]] = {
+    "STENCILKIT_CACHE_DIR": ("cache_dir", _cache_dir),
+    "STENCILKIT_CXXFLAGS": ("cxxflags", lambda v: tuple(v.split())),
+    "STENCILKIT_CUDA_COMPILER": ("cuda_compiler", _choice(CUDA_COMPILERS)),
+    "STENCILKIT_SANITIZE": ("sanitize", _sanitize),
+    "STENCILKIT_NUM_THREADS": ("num_threads", _count(1)),
+    "STENCILKIT_PARALLEL_MIN_WORK": ("parallel_min_work", _count(0)),
+    "STENCILKIT_LOG": ("log", _choice(LOG_LEVELS)),
+    # read by stencilkit.config at import (stencilkit.config.PARSE_AT_DECORATION); listed here so
+    # that `stencilkit info` reports a bad value
+    "STENCILKIT_PARSE_AT_DECORATION": ("parse_at_decoration", yes_no),
+}
+
+
+def _default_cache_dir() -> Path:
+    import platformdirs
+
+    return Path(platformdirs.user_cache_dir("stencilkit"))
 
 
 @cache
 def config() -> Config:
-    """The configuration of this process: ``STENCILKIT_CACHE_DIR``, ``CXX``, ``STENCILKIT_CXXFLAGS``,
-    ``STENCILKIT_CUDA_COMPILER`` (nvrtc|nvcc), ``CUDA_HOME``, ``STENCILKIT_SANITIZE``
-    (comma-separated: address, undefined, leak, thread)."""
-    env = os.environ
-    if "STENCILKIT_CACHE_DIR" in env:
-        cache_dir = Path(env["STENCILKIT_CACHE_DIR"]).expanduser()
-    else:
-        import platformdirs
+    """The configuration of this process (read once; :func:`reset_config` forgets it).
 
-        cache_dir = Path(platformdirs.user_cache_dir("stencilkit"))
-    compiler = env.get("STENCILKIT_CUDA_COMPILER", "nvrtc").lower()
-    if compiler not in ("nvrtc", "nvcc"):
-        raise ValueError(f"STENCILKIT_CUDA_COMPILER must be nvrtc or nvcc, not {compiler!r}")
-    sanitize = tuple(s.strip().lower() for s in env.get("STENCILKIT_SANITIZE", "").split(",") if s.strip())
-    unknown = [s for s in sanitize if s not in SANITIZERS]
-    if unknown:
-        raise ValueError(f"STENCILKIT_SANITIZE: unknown sanitizer(s) {', '.join(unknown)};"
-                         f" use a comma-separated list of {', '.join(SANITIZERS)}")
-    return Config(
-        cache_dir=cache_dir,
-        cxx=env.get("CXX"),
-        cxxflags=tuple(env.get("STENCILKIT_CXXFLAGS", "").split()),
-        cuda_compiler=compiler,
-        cuda_home=env.get("CUDA_HOME") or env.get("CUDA_PATH"),
-        keep_going_without_openmp=True,
-        sanitize=sanitize,
-    )
+    ``STENCILKIT_CACHE_DIR``, ``CXX``, ``STENCILKIT_CXXFLAGS``, ``STENCILKIT_CUDA_COMPILER``
+    (nvrtc|nvcc), ``CUDA_HOME``/``CUDA_PATH``, ``STENCILKIT_SANITIZE`` (comma-separated: address,
+    undefined, leak, thread), ``STENCILKIT_NUM_THREADS``, ``STENCILKIT_PARALLEL_MIN_WORK``,
+    ``STENCILKIT_LOG`` (off|error|warning|info|debug). Never raises: see :func:`require`."""
+    env = os.environ
+    values: dict[str, Any] = {"cxx": env.get("CXX") or None,
+                              "cuda_home": env.get("CUDA_HOME") or env.get("CUDA_PATH") or None,
+                              "keep_going_without_openmp": True}
+    problems: dict[str, ConfigurationError] = {}
+    for name, (attr, parse) in VARIABLES.items():
+        if name not in env:
+            continue
+        try:
+            values[attr] = parse(env[name])
+        except ValueError as err:
+            problems[name] = ConfigurationError(name, env[name], str(err))
+    if "cache_dir" not in values:
+        values["cache_dir"] = _default_cache_dir()
+    values.setdefault("cxxflags", ())
+    values.setdefault("cuda_compiler", "nvrtc")
+    return Config(**values, problems=problems)
+
+
+def require(*variables: str) -> Config:
+    """The configuration, after checking that ``variables`` hold valid values (else raises the
+    :class:`ConfigurationError` of the first bad one)."""
+    cfg = config()
+    for name in variables:
+        if name in cfg.problems:
+            raise cfg.problems[name]
+    return cfg
 
 
 def reset_config() -> None:

@@ -10,8 +10,12 @@ from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
+from ..core.cuda_probe import explain
 from ..core.errors import BackendUnavailableError, BuildError
-from .config import config
+from ..core.log import get_logger, timed
+from .config import require
+
+_log = get_logger("build")
 
 FLAGS = ("-std=c++17",)
 
@@ -29,16 +33,18 @@ class CudaCompiler:
 
 @cache
 def find_cuda_compiler(kind: str | None = None) -> CudaCompiler:
-    """NVRTC through cuda-bindings, or nvcc from ``$CUDA_HOME``, ``$PATH`` or the pip wheel."""
-    kind = kind or config().cuda_compiler
+    """NVRTC through cuda-bindings, or nvcc from ``$CUDA_HOME``, ``$PATH`` or the pip wheel.
+
+    Whatever stops it (cuda-bindings missing, ``libnvrtc.so.13`` not found: cuda-pathfinder's
+    ``DynamicLibNotFoundError``) raises :class:`BackendUnavailableError` naming what to install."""
+    kind = kind or require("STENCILKIT_CUDA_COMPILER").cuda_compiler
     if kind == "nvrtc":
         try:
             from cuda.bindings import nvrtc
-        except ImportError as err:
-            raise BackendUnavailableError(
-                "NVRTC is not available: the package cuda-bindings is not installed",
-                hint="pip install 'stencilkit[cuda]', or set STENCILKIT_CUDA_COMPILER=nvcc") from err
-        status, major, minor = nvrtc.nvrtcVersion()
+
+            status, major, minor = nvrtc.nvrtcVersion()  # loads libnvrtc: the first place it can fail
+        except Exception as err:  # ImportError, DynamicLibNotFoundError (a RuntimeError), OSError
+            raise explain(err, "compiling CUDA with NVRTC") from err
         _check_nvrtc(status, "nvrtcVersion")
         return CudaCompiler("nvrtc", nvrtc.__file__, f"{major}.{minor}")
     path = _find_nvcc()
@@ -47,7 +53,7 @@ def find_cuda_compiler(kind: str | None = None) -> CudaCompiler:
 
 
 def _find_nvcc() -> str:
-    home = config().cuda_home
+    home = require().cuda_home
     candidates = [os.path.join(home, "bin", "nvcc")] if home else []
     which = shutil.which("nvcc")
     if which:
@@ -79,7 +85,8 @@ def compile_cubin(source: str, arch: str, out_dir: Path, name: str, compiler: Cu
     cubin = out_dir / f"{name}.cubin"
     if compiler.kind == "nvcc":
         cmd = [compiler.path, "-cubin", f"-arch=sm_{arch}", "-O3", *FLAGS, str(src), "-o", str(cubin)]
-        r = subprocess.run(cmd, capture_output=True, text=True, check=False)
+        with timed(_log, f"nvcc build of {name}.cu ({source.count(chr(10))} lines, sm_{arch})"):
+            r = subprocess.run(cmd, capture_output=True, text=True, check=False)
         if r.returncode != 0:
             raise BuildError("the CUDA build (nvcc) of a stencilkit program failed", cmd, r.stderr, _keep(source, name))
         return cubin
@@ -89,7 +96,8 @@ def compile_cubin(source: str, arch: str, out_dir: Path, name: str, compiler: Cu
     err, prog = nvrtc.nvrtcCreateProgram(source.encode(), f"{name}.cu".encode(), 0, [], [])
     _check_nvrtc(err, "nvrtcCreateProgram")
     try:
-        (err,) = nvrtc.nvrtcCompileProgram(prog, len(opts), opts)
+        with timed(_log, f"NVRTC build of {name}.cu ({source.count(chr(10))} lines, sm_{arch})"):
+            (err,) = nvrtc.nvrtcCompileProgram(prog, len(opts), opts)
         if int(err) != 0:
             _, size = nvrtc.nvrtcGetProgramLogSize(prog)
             # Writable buffers must be fresh objects: b" " * 1 is CPython's shared one-byte

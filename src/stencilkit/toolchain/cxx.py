@@ -14,7 +14,11 @@ from functools import cache
 from pathlib import Path
 
 from ..core.errors import BackendUnavailableError, BuildError
-from .config import config
+from ..core.log import get_logger, timed
+from .config import config, require
+
+_log = get_logger("build")
+_toolchain_log = get_logger("toolchain")
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,7 +54,7 @@ def find_cxx() -> CxxCompiler:
     Detection runs the compiler twice (about 40 ms); its result is kept in the cache directory,
     keyed by the compiler binary's path, size and modification time, so that a new process
     with its programs already built reaches its first result without starting a compiler."""
-    cfg = config()
+    cfg = require("STENCILKIT_CACHE_DIR", "STENCILKIT_SANITIZE")
     candidates = [cfg.cxx] if cfg.cxx else list(_CANDIDATES)
     for name in candidates:
         path = shutil.which(name) if name else None
@@ -59,6 +63,7 @@ def find_cxx() -> CxxCompiler:
         record = _record_path(path)
         known = _read_record(record, path)
         if known is not None:
+            _warn_if_serial(known)
             return CxxCompiler(path, known.version, known.flags + sanitizer_flags() + cfg.cxxflags, known.openmp)
         version = subprocess.run([path, "--version"], capture_output=True, text=True, check=False).stdout.splitlines()
         base = ("-std=c++17", "-O3", "-march=native", "-fPIC", "-shared", "-fno-math-errno")
@@ -66,6 +71,7 @@ def find_cxx() -> CxxCompiler:
         flags = (*base, "-fopenmp") if openmp else base
         found = CxxCompiler(path, version[0] if version else "unknown", flags, openmp)
         _write_record(record, found)
+        _warn_if_serial(found)
         return CxxCompiler(path, found.version, flags + sanitizer_flags() + cfg.cxxflags, openmp)
     wanted = f"$CXX={cfg.cxx}" if cfg.cxx else "g++, clang++ or c++"
     raise BackendUnavailableError(
@@ -73,11 +79,19 @@ def find_cxx() -> CxxCompiler:
         hint="install one (Debian/Ubuntu: apt-get install g++; conda: conda install gxx) or set CXX")
 
 
+def _warn_if_serial(found: CxxCompiler) -> None:
+    if not found.openmp:
+        _toolchain_log.warning(
+            "%s (%s) cannot build OpenMP code (-fopenmp failed): the cpu backend runs on one thread."
+            " Install OpenMP support (Debian/Ubuntu: libgomp1 with g++; clang: libomp-dev) and run"
+            " `stencilkit cache clear`.", found.path, found.version)
+
+
 def sanitizer_flags() -> tuple[str, ...]:
     """``STENCILKIT_SANITIZE=address,undefined``: instrumented builds (part of the cache key, as
     every flag is) that stop at the first error. Loading them into Python needs the sanitizer's
     runtime first: ``LD_PRELOAD=$(g++ -print-file-name=libasan.so)``."""
-    sanitize = config().sanitize
+    sanitize = require("STENCILKIT_SANITIZE").sanitize
     if not sanitize:
         return ()
     return (f"-fsanitize={','.join(sanitize)}", "-fno-omit-frame-pointer", "-fno-sanitize-recover=all", "-g")
@@ -147,7 +161,8 @@ def build_shared_library(source: str, out_dir: Path, name: str) -> Path:
     src.write_text(source)
     lib = out_dir / f"{name}.so"
     cmd = [cxx.path, *build_flags(cxx.flags, source), str(src), "-o", str(lib)]
-    r = subprocess.run(cmd, capture_output=True, text=True, check=False)
+    with timed(_log, f"C++ build of {name}.so ({source.count(chr(10))} lines, entry {out_dir.name[1:13]})"):
+        r = subprocess.run(cmd, capture_output=True, text=True, check=False)
     if r.returncode != 0:
         kept = Path(tempfile.mkdtemp(prefix="stencilkit-failed-")) / src.name
         kept.write_text(source)

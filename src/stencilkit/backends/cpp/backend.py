@@ -21,6 +21,7 @@ from ...stages.artefacts import Built, Launches, Planned, Source
 from ...stages.binding import Bound
 from ...toolchain.cache import cache_key, get_or_build
 from ...toolchain.cxx import build_shared_library, find_cxx
+from ...toolchain.threads import load_library
 from .codegen import generate_cpp
 
 ENTRY = "sk_program"
@@ -59,7 +60,7 @@ class CppTarget:
         hit = _LOADED.get(built.key)
         if hit is not None:
             return hit
-        lib = ctypes.CDLL(str(built.path / BINARY))
+        lib = load_library(built.path / BINARY)  # bound to the thread settings (toolchain/threads.py)
         fn = getattr(lib, ENTRY)
         fn.argtypes = [ctypes.c_void_p]
         fn.restype = ctypes.c_int

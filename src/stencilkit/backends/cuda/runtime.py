@@ -13,7 +13,8 @@ from typing import Any
 
 import numpy as np
 
-from ...core.errors import BackendUnavailableError, StencilError
+from ...core import cuda_probe
+from ...core.errors import StencilError
 
 
 class CudaLaunchError(StencilError, RuntimeError):
@@ -25,24 +26,13 @@ def driver() -> Any:
     try:
         from cuda.bindings import driver as drv
     except ImportError as err:
-        raise BackendUnavailableError("the gpu backend needs cuda-bindings",
-                                      hint="pip install 'stencilkit[cuda]'") from err
+        raise cuda_probe.explain(err, "the gpu backend") from err
     return drv
 
 
 @cache
 def cupy() -> Any:
-    try:
-        import cupy as cp
-    except ImportError as err:
-        raise BackendUnavailableError("the gpu backend needs CuPy", hint="pip install 'stencilkit[cuda]'") from err
-    try:
-        if cp.cuda.runtime.getDeviceCount() < 1:
-            raise BackendUnavailableError("no CUDA device is visible")
-    except cp.cuda.runtime.CUDARuntimeError as err:
-        raise BackendUnavailableError(f"CUDA is not usable here: {err}",
-                                      hint="check the NVIDIA driver and CUDA_VISIBLE_DEVICES") from err
-    return cp
+    return cuda_probe.usable_cupy("the gpu backend")
 
 
 def check(result: Any, what: str) -> Any:

@@ -23,6 +23,7 @@ from typing import Any
 
 import numpy as np
 
+from ...core.log import begin, get_logger
 from ...ir import nodes as ir
 from ...ir.visit import walk
 from .codegen import PLAIN, Variant
@@ -32,6 +33,7 @@ from .runtime import cupy
 _CANDIDATES_2D = [(32, 2, 1), (32, 4, 1), (32, 8, 1), (64, 4, 1), (64, 2, 1), (128, 2, 1), (128, 1, 1),
                   (256, 1, 1), (64, 8, 1), (32, 16, 1), (32, 4, 2), (128, 4, 1), (256, 2, 1), (16, 16, 1)]
 _CANDIDATES_1D = [(64, 1, 1), (128, 1, 1), (256, 1, 1), (512, 1, 1)]
+_log = get_logger("cuda.tuning")
 _CHOSEN: dict[tuple[str, tuple[int, ...], str], tuple[Variant, tuple[int, int, int]]] = {}
 
 
@@ -216,7 +218,10 @@ def choose_blocks(k: ir.Kernel, extents: list[int], launchers: dict[Variant, Any
         best = (PLAIN, default_block(extents))
         _CHOSEN[key] = best
         return best
+    work = begin(_log, f"GPU block-shape tuning of {k.name} over {'x'.join(map(str, extents))}")
     _CHOSEN[key] = _search(extents, launchers, stream, bounds, limits or DEFAULT_LIMITS)
+    variant, block = _CHOSEN[key]
+    work.end(f"block {block}, z-chunk {variant.chunk}, streaming stores {variant.streaming}")
     _store(cache_dir, disk_name, _CHOSEN[key])
     return _CHOSEN[key]
 

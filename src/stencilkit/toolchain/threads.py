@@ -1,0 +1,131 @@
+"""CPU threads of the cpu backend: how many, and from how much work on.
+
+Every generated C++ library reads two numbers from one block of memory this module owns (see
+``backends/cpp/omp.py``): the thread count and the least work for a kernel to run in parallel.
+The block is handed to each library when it loads, so :func:`set_num_threads` acts at once on
+every program, already built or not, without a rebuild.
+
+Defaults: ``STENCILKIT_NUM_THREADS`` (else OpenMP's own default: ``OMP_NUM_THREADS``, else one
+thread per core) and ``STENCILKIT_PARALLEL_MIN_WORK``. Before the first library loads, and only
+if it is not set then, ``OMP_WAIT_POLICY`` is set to ``passive`` (idle threads sleep rather
+than spin; see docs/configuration.md for the measurements).
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from ..core.log import get_logger
+from .config import require
+
+_log = get_logger("toolchain")
+
+_VARIABLES = ("STENCILKIT_NUM_THREADS", "STENCILKIT_PARALLEL_MIN_WORK")
+#: [0] threads (0: OpenMP's default), [1] least work (points x operations) to go parallel.
+_settings: Any = None
+_first_load = True
+_lock = threading.Lock()
+_chose_passive = False  # stencilkit set OMP_WAIT_POLICY (the user had not)
+
+
+def wait_policy() -> str:
+    """``OMP_WAIT_POLICY`` of the cpu backend's threads, and who chose it."""
+    value = os.environ.get("OMP_WAIT_POLICY")
+    if value is None:
+        return "passive (stencilkit's default, set when the first cpu program loads)"
+    return "passive (stencilkit's default)" if _chose_passive else f"{value} (set by the user)"
+
+
+def _block() -> Any:
+    global _settings
+    if _settings is None:
+        with _lock:  # one block for the process, also when threads build programs at once (aot)
+            if _settings is None:
+                cfg = require(*_VARIABLES)
+                _settings = (ctypes.c_int64 * 2)(cfg.num_threads, cfg.parallel_min_work)
+    return _settings
+
+
+def load_library(path: Path) -> ctypes.CDLL:
+    """``ctypes.CDLL(path)`` of a generated C++ library, bound to the thread settings."""
+    global _first_load, _chose_passive
+    block = _block()
+    with _lock:
+        # libgomp reads its environment once, when the first library that needs it loads.
+        if _first_load and "OMP_WAIT_POLICY" not in os.environ:
+            os.environ["OMP_WAIT_POLICY"] = "passive"
+            _chose_passive = True
+            _log.debug("OMP_WAIT_POLICY=passive (unset by the user): idle OpenMP threads sleep")
+        _first_load = False
+    lib = ctypes.CDLL(str(path))
+    bind = getattr(lib, "sk_bind_settings", None)
+    if bind is not None:  # libraries of older stencilkit versions have no settings
+        bind.argtypes = [ctypes.c_void_p]
+        bind.restype = None
+        bind(ctypes.addressof(block))
+    return lib
+
+
+def set_num_threads(n: int | None) -> None:
+    """Run the cpu backend's kernels on ``n`` threads (``None``: OpenMP's default again).
+
+    Applies at once to every program, built or not. Small kernels still run on one thread
+    (see :func:`set_parallel_min_work`).
+
+    >>> stencilkit.set_num_threads(1)   # serial: e.g. one MPI rank per core
+    """
+    if n is not None and (not isinstance(n, int) or isinstance(n, bool) or n < 1):
+        raise ValueError(f"set_num_threads() takes a whole number >= 1 or None, not {n!r}")
+    _block()[0] = n or 0
+
+
+def get_num_threads() -> int:
+    """The number of threads the cpu backend's parallel kernels use."""
+    n = int(_block()[0])
+    return n if n > 0 else _openmp_default()
+
+
+def set_parallel_min_work(work: int) -> None:
+    """Kernels with fewer than ``work`` operation-points (points x operations per point) run on
+    one thread; 0 runs every kernel in parallel. Default ``STENCILKIT_PARALLEL_MIN_WORK``."""
+    if not isinstance(work, int) or isinstance(work, bool) or work < 0:
+        raise ValueError(f"set_parallel_min_work() takes a whole number >= 0, not {work!r}")
+    _block()[1] = work
+
+
+def get_parallel_min_work() -> int:
+    return int(_block()[1])
+
+
+@contextmanager
+def threads(n: int | None, min_work: int | None = None) -> Iterator[None]:
+    """Within the block, ``n`` threads (and, if given, that ``min_work``); restored after.
+
+    >>> with stencilkit.threads(1):
+    ...     step(state, offset_provider={})
+    """
+    block = _block()
+    saved = (int(block[0]), int(block[1]))
+    try:
+        set_num_threads(n)
+        if min_work is not None:
+            set_parallel_min_work(min_work)
+        yield
+    finally:
+        block[0], block[1] = saved
+
+
+def _openmp_default() -> int:
+    value = os.environ.get("OMP_NUM_THREADS", "").split(",")[0].strip()
+    if value.isdigit() and int(value) > 0:
+        return int(value)
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
