@@ -55,7 +55,7 @@ class Variant:
 PLAIN = Variant()
 
 #: Unroll factor of a scan's loop over levels. On the H200 the tridiagonal pair, best blocks each, gave 0.923 of
-#: a 256 MiB copy at 2 against 0.904 not unrolled, 0.910 at 4, 0.908 at 8 (benchmarks/explore_kernels.py --only scan).
+#: a 256 MiB copy at 2 against 0.904 not unrolled, 0.910 at 4, 0.908 at 8 (measured with the since-removed benchmarks/explore_kernels.py --only scan; RESULTS.md).
 SCAN_UNROLL = 2
 
 #: Alignment, in bytes, that the first thread of a row starts at along the unit-stride dimension

@@ -29,9 +29,7 @@ from ...ir.visit import walk
 from .codegen import PLAIN, Variant
 from .runtime import cupy
 
-#: Every block shape the search used to time (kept for benchmarks/explore_kernels.py).
-_CANDIDATES_2D = [(32, 2, 1), (32, 4, 1), (32, 8, 1), (64, 4, 1), (64, 2, 1), (128, 2, 1), (128, 1, 1),
-                  (256, 1, 1), (64, 8, 1), (32, 16, 1), (32, 4, 2), (128, 4, 1), (256, 2, 1), (16, 16, 1)]
+#: The block shapes timed for a kernel with one grid dimension.
 _CANDIDATES_1D = [(64, 1, 1), (128, 1, 1), (256, 1, 1), (512, 1, 1)]
 _log = get_logger("cuda.tuning")
 _CHOSEN: dict[tuple[str, tuple[int, ...], str], tuple[Variant, tuple[int, int, int]]] = {}
