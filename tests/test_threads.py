@@ -52,7 +52,7 @@ def _smooth_ref(a: np.ndarray, out: np.ndarray) -> np.ndarray:
 def test_every_parallel_loop_has_a_size_test_and_a_run_time_thread_count(rng) -> None:
     a = gtx.as_field([I, J], rng.standard_normal((40, 30)))
     out = gtx.as_field([I, J], rng.standard_normal((40, 30)))
-    source = run_smooth.inspect(a, out, offset_provider={})["source"]
+    source = run_smooth.inspect(a, out, offset_provider={}).source.as_text()
     pragmas = [line for line in source.splitlines() if "#pragma omp parallel" in line]
     assert pragmas
     for line in pragmas:
@@ -64,9 +64,9 @@ def test_every_parallel_loop_has_a_size_test_and_a_run_time_thread_count(rng) ->
 
 def test_a_heavier_body_has_a_higher_cost_per_point(rng) -> None:
     a3 = gtx.as_field([I, J, K], rng.standard_normal((6, 5, 4)))
-    src_scan = run_scan.inspect(a3, a3, offset_provider={})["source"]
+    src_scan = run_scan.inspect(a3, a3, offset_provider={}).source.as_text()
     a = gtx.as_field([I, J], rng.standard_normal((40, 30)))
-    src_smooth = run_smooth.inspect(a, a, offset_provider={})["source"]
+    src_smooth = run_smooth.inspect(a, a, offset_provider={}).source.as_text()
     cost = lambda src: int(re.search(r"if\(sk_parallel\(.*, (\d+)\)\)", src).group(1))  # noqa: E731
     assert cost(src_smooth) > cost(src_scan) >= 1  # 5 loads + 8 operations against 2 + 2
     # the scan's points include its levels: the scan axis is part of the work
@@ -182,6 +182,6 @@ def test_a_bad_thread_count_names_the_variable_when_a_cpu_program_loads() -> Non
 
 
 def test_the_bench_has_the_threads_section() -> None:
-    from stencilkit.bench.options import SECTIONS_CPU
+    from stencilkit_benchmarks.options import SECTIONS_CPU
 
     assert "threads" in SECTIONS_CPU

@@ -112,7 +112,7 @@ def _variants(fn: Any, quick: bool = False) -> dict[str, float]:
 
 
 def _demo_rows(R: Runner, size: int, quick: bool) -> dict[str, Any]:
-    from ..models.shallow_water import GRAVITY, ShallowWater, initial_state, numpy_step
+    from stencilkit.models.shallow_water import GRAVITY, ShallowWater, initial_state, numpy_step
 
     models = {name: ShallowWater(size, gtx.cpu) for name in ("serial", "parallel", "default")}
     settings = {"serial": (1, None), "parallel": (None, 0), "default": (None, None)}
@@ -182,7 +182,7 @@ def _shapes(quick: bool) -> dict[str, tuple[Any, list[int]]]:
 
 def _cost(program: Any, *args: Any) -> int:
     """Operations per point of the program's heaviest kernel, as its generated source states."""
-    source = program.inspect(*args, offset_provider={})["source"]
+    source = program.inspect(*args, offset_provider={}).source.as_text()
     costs = [int(c) for c in re.findall(r"if\(sk_parallel\(.*?, (\d+)\)\)", source)]
     return max(costs) if costs else 1
 
