@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Every GPU check in one call on a host with two GPUs (nvidia-h200-x2), in parallel where the work
-# allows it, for a session with little device time left:
+# Every GPU check in one call on a host with two GPUs (nvidia-h200-x2; on one GPU the MPI parts are
+# left out), in parallel where the work allows it, for a session with little device time left:
 #   A (together): the GPU tests on GPU 0 | icon4py on GPU 1 | the distributed tests and the
 #                 shallow-water model on 2 ranks, one GPU each
 #   B: stencilkit bench --gpu on GPU 0: gathers (both layouts), first call, Laplacian, scan, overhead
@@ -36,15 +36,22 @@ MPIEXEC="$BIN/mpiexec"; [ -x "$MPIEXEC" ] || MPIEXEC="$(command -v mpiexec)"
 echo "mpiexec: $MPIEXEC" >> "$OUT/env.txt"
 tail -4 "$OUT/env.txt"
 
+NGPU=$(nvidia-smi -L 2>/dev/null | grep -c "^GPU")
+# one GPU: icon4py shares it with the tests, the distributed tests run on one rank inside the GPU
+# tests, and the benchmark waits for both (so that it measures an idle GPU)
+ICON_DEV=$([ "$NGPU" -ge 2 ] && echo 1 || echo 0)
+IGNORE=$([ "$NGPU" -ge 2 ] && echo "--ignore=tests/distributed" || echo "")
+
 # ------------------------------------------------------------------ A
-echo "== A (t=$(el) s): GPU tests | icon4py on GPU 1 | distributed on 2 GPUs"
-( CUDA_VISIBLE_DEVICES=1 PYTHONPATH=/tmp/icon4py-site:src timeout "${ICON4PY_LIMIT:-240}" \
+echo "== A (t=$(el) s, $NGPU GPUs): GPU tests | icon4py on GPU $ICON_DEV | distributed on 2 GPUs (if 2)"
+( CUDA_VISIBLE_DEVICES=$ICON_DEV PYTHONPATH=/tmp/icon4py-site:src timeout "${ICON4PY_LIMIT:-240}" \
     $PY -m stencilkit.compat.icon4py --backend gpu --jobs "${ICON4PY_JOBS:-10}" --timeout 120 --progress \
     ${ICON4PY_MODULES_FILE:+--modules-file "$ICON4PY_MODULES_FILE"} \
     --json "$OUT/icon4py.json" --markdown "$OUT/icon4py.md" > "$OUT/icon4py.log" 2>&1
   echo "icon4py exit code $?" >> "$OUT/icon4py.log" ) &
 ICON_PID=$!
-( STENCILKIT_REQUIRE_GPU=1 timeout "${MPI_TESTS_LIMIT:-120}" "$MPIEXEC" -n 2 $PY -m pytest -q -p no:cacheprovider \
+MPI_PID=""
+[ "$NGPU" -ge 2 ] && ( STENCILKIT_REQUIRE_GPU=1 timeout "${MPI_TESTS_LIMIT:-120}" "$MPIEXEC" -n 2 $PY -m pytest -q -p no:cacheprovider \
     -rs tests/distributed > "$OUT/mpi_tests.log" 2>&1
   echo "distributed tests exit code $?" >> "$OUT/mpi_tests.log"
   timeout 60 "$MPIEXEC" -n 2 $PY -m stencilkit.models.shallow_water_mpi --backend gpu --steps 100 --size 512 \
@@ -53,14 +60,18 @@ ICON_PID=$!
   STENCILKIT_MPI_CUDA=0 timeout 60 "$MPIEXEC" -n 2 $PY -m stencilkit.models.shallow_water_mpi --backend gpu \
     --steps 50 --size 256 --method staged >> "$OUT/shallow_water_gpu.log" 2>&1
   echo "shallow water (2 GPUs, staged through the host) exit code $?" >> "$OUT/shallow_water_gpu.log" ) &
-MPI_PID=$!
+[ "$NGPU" -ge 2 ] && MPI_PID=$!
 CUDA_VISIBLE_DEVICES=0 STENCILKIT_REQUIRE_GPU=1 timeout "${GPU_TESTS_LIMIT:-170}" $PY -m pytest -m gpu -q \
-  -p no:cacheprovider --timeout 90 --ignore=tests/distributed > "$OUT/gpu_tests.log" 2>&1
+  -p no:cacheprovider --timeout 90 $IGNORE > "$OUT/gpu_tests.log" 2>&1
 RC_TESTS=$?
 echo "GPU tests exit code $RC_TESTS (t=$(el) s): $(tail -1 "$OUT/gpu_tests.log")"
-wait $MPI_PID
-echo "distributed (t=$(el) s): $(grep -E 'passed|failed' "$OUT/mpi_tests.log" | tail -2 | tr '\n' ' ')"
-grep -E "exit code|check|bitwise|DIFFER" "$OUT/shallow_water_gpu.log" | tail -6
+if [ -n "$MPI_PID" ]; then
+  wait $MPI_PID
+  echo "distributed (t=$(el) s): $(grep -E 'passed|failed' "$OUT/mpi_tests.log" | tail -2 | tr '\n' ' ')"
+  grep -E "exit code|check|bitwise|DIFFER" "$OUT/shallow_water_gpu.log" | tail -6
+else
+  wait $ICON_PID  # one GPU: the benchmark runs alone
+fi
 
 # ------------------------------------------------------------------ B
 echo "== B (t=$(el) s): stencilkit bench --gpu"
@@ -79,13 +90,13 @@ grep -E "^\[" "$OUT/icon4py.log" | grep -v ": ok$" | head -10
 tail -2 "$OUT/icon4py.log"
 
 # ------------------------------------------------------------------ C
-if [ "$(el)" -lt "${C_BEFORE:-330}" ]; then
+if [ "$NGPU" -ge 2 ] && [ "$(el)" -lt "${C_BEFORE:-330}" ]; then
   echo "== C (t=$(el) s): distributed benchmark"
   timeout "${C_LIMIT:-60}" "$MPIEXEC" -n 2 $PY benchmarks/distributed_exchange.py --gpu --size 2048 2048 128 \
     --steps 20 --repeats 30 --json "$OUT/distributed_bench.json" > "$OUT/distributed_bench.log" 2>&1
   echo "distributed bench exit code $?"; tail -25 "$OUT/distributed_bench.log"
 else
-  echo "== C skipped: no time left (t=$(el) s)"
+  echo "== C skipped: one GPU, or no time left (t=$(el) s)"
 fi
 
 echo "total $(el) s"
