@@ -175,10 +175,11 @@ class CudaTarget:
                 lo = planned.domains[ki][k.dims.index(gdims[0])].start
                 origin = planned.block[out.origins[out.unit_dim]]  # type: ignore[index]
                 extents[0] += (lo - origin) % align
-            variants = chunk_variants(k, layout)
-            search = len(variants) > 1 and worth_searching(k, extents)
-            if not search:
-                variants = (PLAIN,)
+            # choose_blocks times block shapes whenever worth_searching says so, also for a kernel
+            # compiled in one variant only (a scan, a 1-D kernel): its launches must then have the
+            # timing block, every pointer set (a block of constants only holds null pointers)
+            search = worth_searching(k, extents)
+            variants = chunk_variants(k, layout) if search else (PLAIN,)
             if search and not timing:
                 timing.extend(_timing_block(planned, bound))
             block = timing[0] if timing else planned.new_block()

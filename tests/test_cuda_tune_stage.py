@@ -1,0 +1,126 @@
+"""The gpu target's ``tune`` stage without a GPU: CuPy, the launcher and the timer are replaced
+by fakes that record what a block search would launch.
+
+Regression (H200, 2026-12-01): a kernel compiled in one variant only (a scan, a 1-D kernel) over
+a large domain was still timed by ``choose_blocks``, but with an argument block holding only the
+plan's constants — every field pointer null — and the first timing launch hit an illegal address.
+Every launch a search makes must have every field and table pointer set.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+import numpy as np
+import pytest
+
+import stencilkit as gtx
+from stencilkit import Dims, Field, float64
+from stencilkit.backends.compiled import CompiledRunner
+from stencilkit.backends.cuda import backend as cuda_backend
+from stencilkit.backends.cuda.backend import CudaTarget
+from stencilkit.backends.cuda.codegen import PLAIN
+from stencilkit.backends.cuda.tuning import worth_searching
+from stencilkit.ir.lower import flat_params
+
+I = gtx.Dimension("I")
+J = gtx.Dimension("J")
+K = gtx.Dimension("K", kind=gtx.DimensionKind.VERTICAL)
+F1 = Field[Dims[I], float64]
+F3 = Field[Dims[I, J, K], float64]
+
+
+@gtx.field_operator
+def _twice(a: F1) -> F1:
+    return 2.0 * a
+
+
+@gtx.program(backend=gtx.gpu)
+def run_twice(a: F1, out: F1):
+    _twice(a, out=out)
+
+
+@gtx.scan_operator(axis=K, forward=True, init=0.0)
+def _cumsum(carry: float, x: float) -> float:
+    return carry + x
+
+
+@gtx.program(backend=gtx.gpu)
+def run_cumsum(a: F3, out: F3):
+    _cumsum(a, out=out)
+
+
+@gtx.field_operator
+def _lap(a: F3) -> F3:
+    return a(I + 1) + a(I - 1) - 2.0 * a
+
+
+@gtx.program(backend=gtx.gpu)
+def run_lap(a: F3, out: F3):
+    _lap(a, out=out, domain={I: (1, 63), J: (0, 64), K: (0, 80)})
+
+
+class _FakeLauncher:
+    def __init__(self, function: Any, buf: np.ndarray) -> None:
+        self.function, self.buf = function, buf
+
+
+def _fake_cupy() -> Any:
+    stream = SimpleNamespace(ptr=0, is_capturing=lambda: False)
+    addresses = iter(range(1 << 40, 1 << 41, 1 << 30))
+
+    def zeros(n: int, dtype: Any = None) -> Any:
+        return SimpleNamespace(data=SimpleNamespace(ptr=next(addresses)), nbytes=n)
+
+    return SimpleNamespace(cuda=SimpleNamespace(get_current_stream=lambda: stream), zeros=zeros, uint8=np.uint8)
+
+
+@pytest.mark.parametrize("which", ["one-dimensional", "scan", "three-dimensional"])
+def test_every_timed_launch_has_every_pointer(which: str, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    rng = np.random.default_rng(3)
+    if which == "one-dimensional":
+        prog, shape, dims = run_twice, (1 << 19,), [I]
+    elif which == "scan":
+        prog, shape, dims = run_cumsum, (520, 520, 4), [I, J, K]  # 270,400 columns: searched
+    else:
+        prog, shape, dims = run_lap, (64, 64, 80), [I, J, K]
+    a = gtx.as_field(dims, rng.random(shape))
+    out = gtx.as_field(dims, rng.random(shape))
+    fake = _fake_cupy()
+    calls: list[tuple[Any, list[int], dict[Any, Any]]] = []
+
+    def choose_blocks(k: Any, extents: list[int], launchers: dict[Any, Any], *rest: Any) -> Any:
+        calls.append((k, extents, launchers))
+        return PLAIN, (32, 4, 1)
+
+    monkeypatch.setattr(cuda_backend, "cupy", lambda: fake)
+    monkeypatch.setattr(cuda_backend, "Launcher", _FakeLauncher)
+    monkeypatch.setattr(cuda_backend, "choose_blocks", choose_blocks)
+    monkeypatch.setattr(cuda_backend, "table_fingerprint", lambda *args: "")
+    monkeypatch.setattr(cuda_backend, "device_name", lambda device: "fake GPU")
+    monkeypatch.setattr(cuda_backend.grid, "device_limits", lambda device: cuda_backend.grid.DEFAULT_LIMITS)
+
+    target = CudaTarget(arch="90")
+    runner = CompiledRunner(prog.definition, flat_params(prog.definition.params), target)
+    st = runner.stages([a, out], {}, check_device=False, until="plan")
+    planned, bound = st.planned, st.bound
+    loaded = SimpleNamespace(function=lambda name: name, device_id=0, built=SimpleNamespace(path=tmp_path))
+    launches = target.tune(loaded, planned, bound)  # type: ignore[arg-type]
+
+    assert len(launches.kernels) == len(planned.sprog.kernels) == len(calls)
+    assert planned.layout is not None
+    searched = 0
+    for k, extents, launchers in calls:
+        if not worth_searching(k, extents):
+            continue
+        searched += 1
+        for launcher in launchers.values():
+            null = [f.name for f in planned.layout.fields if int(launcher.buf[f.ptr]) == 0]
+            assert not null, f"{k.name}: a timed launch with null pointers for {null}"
+            # outputs are scratch memory: the search never writes the caller's fields
+            for f in planned.layout.fields:
+                if f.name in k.outs:
+                    assert int(launcher.buf[f.ptr]) != bound.fields[f.name]._ptr
+    assert searched >= 1, [(k.name, e) for k, e, _ in calls]  # every case is large enough to be searched
