@@ -25,17 +25,19 @@ import stencilkit as gtx
 def _program(n_inputs: int, backend: str = "gtx.cpu") -> object:
     args = ", ".join(f"a{i}: Field[Dims[I], float64]" for i in range(n_inputs))
     names = ", ".join(f"a{i}" for i in range(n_inputs))
-    source = "\n".join([
-        "import stencilkit as gtx",
-        "from stencilkit import Dims, Field, float64",
-        "I = gtx.Dimension('I')",
-        "@gtx.field_operator",
-        f"def total({args}) -> Field[Dims[I], float64]:",
-        f"    return {' + '.join(f'a{i}' for i in range(n_inputs))}",
-        f"@gtx.program(backend={backend})",
-        f"def run({args}, out: Field[Dims[I], float64]):",
-        f"    total({names}, out=out)",
-    ])
+    source = "\n".join(
+        [
+            "import stencilkit as gtx",
+            "from stencilkit import Dims, Field, float64",
+            "I = gtx.Dimension('I')",
+            "@gtx.field_operator",
+            f"def total({args}) -> Field[Dims[I], float64]:",
+            f"    return {' + '.join(f'a{i}' for i in range(n_inputs))}",
+            f"@gtx.program(backend={backend})",
+            f"def run({args}, out: Field[Dims[I], float64]):",
+            f"    total({names}, out=out)",
+        ]
+    )
     path = Path(tempfile.mkdtemp()) / f"overhead_{n_inputs}_{backend.replace('.', '_')}.py"
     path.write_text(source)
     spec = importlib.util.spec_from_file_location(path.stem, path)
@@ -52,8 +54,10 @@ def _no_launch() -> None:
 def measure(n_fields: int, calls: int = 50000) -> float:
     module = _program(n_fields - 1)
     run = module.run
-    fields = [gtx.as_field([module.I], np.random.default_rng(i).standard_normal(8))
-              for i in range(n_fields)]
+    fields = [
+        gtx.as_field([module.I], np.random.default_rng(i).standard_normal(8))
+        for i in range(n_fields)
+    ]
     run(*fields, offset_provider={})
     for plan in run._runner.plans.values():
         plan.run = _no_launch  # the Python part only: the compiled call does nothing
@@ -85,8 +89,12 @@ def measure_embedded_copy(calls: int = 5000) -> float:
 
 def main() -> int:
     for n in (2, 25):
-        print(f"Python part of a compiled call, {n:2d} fields: {measure(n):6.2f} us (best of 3 x 50000 calls)")
-    print(f"embedded copy program, 64 points:       {measure_embedded_copy():6.2f} us (best of 3 x 5000 calls)")
+        print(
+            f"Python part of a compiled call, {n:2d} fields: {measure(n):6.2f} us (best of 3 x 50000 calls)"
+        )
+    print(
+        f"embedded copy program, 64 points:       {measure_embedded_copy():6.2f} us (best of 3 x 5000 calls)"
+    )
     return 0
 
 

@@ -40,8 +40,16 @@ def diffuse(a: F3, nu: gtx.float64) -> F3:
 
 
 @gtx.program
-def diffuse_region(a: F3, out: F3, nu: gtx.float64, i0: gtx.int32, i1: gtx.int32, j0: gtx.int32,
-                   j1: gtx.int32, nz: gtx.int32):
+def diffuse_region(
+    a: F3,
+    out: F3,
+    nu: gtx.float64,
+    i0: gtx.int32,
+    i1: gtx.int32,
+    j0: gtx.int32,
+    j1: gtx.int32,
+    nz: gtx.int32,
+):
     diffuse(a, nu, out=out, domain={I: (i0, i1), J: (j0, j1), K: (0, nz)})
 
 
@@ -83,9 +91,19 @@ def cpu_exchange(n: int, halo: int, nfields: int, periodic_j: bool, repeats: int
         t_ours.append(_timed(comm, ours, repeats))
         t_plain.append(_timed(comm, plain, repeats))
     a, b = min(t_ours), min(t_plain)
-    return {"n": n, "halo": halo, "fields": nfields, "periodic_j": periodic_j, "messages": len(sizes),
-            "bytes": sum(sizes), "exchange_us": a * 1e6, "sendrecv_us": b * 1e6, "ratio": a / b,
-            "grid": d.grid, "ranks": d.size}
+    return {
+        "n": n,
+        "halo": halo,
+        "fields": nfields,
+        "periodic_j": periodic_j,
+        "messages": len(sizes),
+        "bytes": sum(sizes),
+        "exchange_us": a * 1e6,
+        "sendrecv_us": b * 1e6,
+        "ratio": a / b,
+        "grid": d.grid,
+        "ranks": d.size,
+    }
 
 
 def message_shapes(repeats: int, n: int = 4096, h: int = 2, nfields: int = 3) -> dict[str, float]:
@@ -102,39 +120,60 @@ def message_shapes(repeats: int, n: int = 4096, h: int = 2, nfields: int = 3) ->
         comm.Sendrecv(s, nb, 1, r, nb, 1)
 
     def separate() -> None:
-        reqs = [comm.Irecv(a[0:h], nb, 1) for a in arrs] + [comm.Isend(a[h:2 * h], nb, 1) for a in arrs]
+        reqs = [comm.Irecv(a[0:h], nb, 1) for a in arrs] + [
+            comm.Isend(a[h : 2 * h], nb, 1) for a in arrs
+        ]
         MPI.Request.Waitall(reqs)
 
     def packed() -> None:
         for k, a in enumerate(arrs):
-            s[k * m:(k + 1) * m].reshape(h, -1)[...] = a[h:2 * h]
+            s[k * m : (k + 1) * m].reshape(h, -1)[...] = a[h : 2 * h]
         comm.Sendrecv(s, nb, 1, r, nb, 1)
         for k, a in enumerate(arrs):
-            a[0:h] = r[k * m:(k + 1) * m].reshape(h, -1)
+            a[0:h] = r[k * m : (k + 1) * m].reshape(h, -1)
 
-    out = {name: min(_timed(comm, fn, repeats) for _ in range(3)) * 1e6
-           for name, fn in (("one_contiguous_us", one), ("separate_messages_us", separate), ("packed_us", packed))}
+    out = {
+        name: min(_timed(comm, fn, repeats) for _ in range(3)) * 1e6
+        for name, fn in (
+            ("one_contiguous_us", one),
+            ("separate_messages_us", separate),
+            ("packed_us", packed),
+        )
+    }
     if comm.Get_rank() == 0:
-        print(f"\n{nfields} faces of {m * 8} B to one neighbour: one contiguous buffer {out['one_contiguous_us']:.1f} us,"
-              f" {nfields} messages (zero copy) {out['separate_messages_us']:.1f} us,"
-              f" packed into one {out['packed_us']:.1f} us")
+        print(
+            f"\n{nfields} faces of {m * 8} B to one neighbour: one contiguous buffer {out['one_contiguous_us']:.1f} us,"
+            f" {nfields} messages (zero copy) {out['separate_messages_us']:.1f} us,"
+            f" packed into one {out['packed_us']:.1f} us"
+        )
     return out
 
 
 def run_cpu(repeats: int) -> list[dict[str, Any]]:
     rows = []
-    for n, halo, nf, pj in ((1024, 2, 1, False), (4096, 2, 1, False), (4096, 2, 3, False),
-                            (1024, 2, 3, True), (4096, 3, 3, True)):
+    for n, halo, nf, pj in (
+        (1024, 2, 1, False),
+        (4096, 2, 1, False),
+        (4096, 2, 3, False),
+        (1024, 2, 3, True),
+        (4096, 3, 3, True),
+    ):
         rows.append(cpu_exchange(n, halo, nf, pj, repeats))
     if dist.world().Get_rank() == 0:
-        print(f"\nhalo exchange on the CPU, {rows[0]['ranks']} ranks (process grid {rows[0]['grid']}),"
-              " fp64; baseline: plain mpi4py Sendrecv of contiguous buffers, same bytes and partners")
-        print(f"{'field':>10} {'halo':>4} {'fields':>6} {'J':>9} {'msgs':>4} {'bytes':>9}"
-              f" {'exchange':>11} {'Sendrecv':>11} {'ratio':>6}")
+        print(
+            f"\nhalo exchange on the CPU, {rows[0]['ranks']} ranks (process grid {rows[0]['grid']}),"
+            " fp64; baseline: plain mpi4py Sendrecv of contiguous buffers, same bytes and partners"
+        )
+        print(
+            f"{'field':>10} {'halo':>4} {'fields':>6} {'J':>9} {'msgs':>4} {'bytes':>9}"
+            f" {'exchange':>11} {'Sendrecv':>11} {'ratio':>6}"
+        )
         for r in rows:
-            print(f"{r['n']:>5}x{r['n']:<4} {r['halo']:>4} {r['fields']:>6} {'periodic' if r['periodic_j'] else 'bounded':>9}"
-                  f" {r['messages']:>4} {r['bytes']:>9} {r['exchange_us']:>8.1f} us {r['sendrecv_us']:>8.1f} us"
-                  f" {r['ratio']:>6.2f}")
+            print(
+                f"{r['n']:>5}x{r['n']:<4} {r['halo']:>4} {r['fields']:>6} {'periodic' if r['periodic_j'] else 'bounded':>9}"
+                f" {r['messages']:>4} {r['bytes']:>9} {r['exchange_us']:>8.1f} us {r['sendrecv_us']:>8.1f} us"
+                f" {r['ratio']:>6.2f}"
+            )
     return rows
 
 
@@ -193,7 +232,11 @@ def run_gpu(nx: int, ny: int, nz: int, steps: int) -> dict[str, Any]:
     dn = dist.decompose({I: nx * size, J: ny}, periodic=True, gpu=True, grid=(size, 1))
     tn_b = _loop(dn, nx, ny, nz, steps, overlap=False) * 1e3
     tn_o = _loop(dn, nx, ny, nz, steps, overlap=True) * 1e3
-    out.update(tn_blocking_ms=tn_b, tn_overlap_ms=tn_o, method=dn._method([dn.zeros([I, J], allocator=gtx.gpu)], None))
+    out.update(
+        tn_blocking_ms=tn_b,
+        tn_overlap_ms=tn_o,
+        method=dn._method([dn.zeros([I, J], allocator=gtx.gpu)], None),
+    )
     # exchange bandwidth: a wide halo, bytes sent per rank per second
     h = 8
     f = dn.zeros([I, J, K], halo=h, extra={K: nz}, name="wide", allocator=gtx.gpu)
@@ -231,15 +274,25 @@ def run_gpu(nx: int, ny: int, nz: int, steps: int) -> dict[str, Any]:
         eff_b = o["t1_blocking_ms"] / o["tn_blocking_ms"]
         eff_o = o["t1_overlap_ms"] / o["tn_overlap_ms"]
         o.update(efficiency_blocking=eff_b, efficiency_overlap=eff_o)
-        print(f"\nweak scaling, 3-D diffusion {nx}x{ny}x{nz} fp64 per GPU, gpu backend, exchange method {o['method']}")
-        print(f"  1 GPU   blocking {o['t1_blocking_ms']:.3f} ms/step   overlapped {o['t1_overlap_ms']:.3f} ms/step")
-        print(f"  {size} GPUs  blocking {o['tn_blocking_ms']:.3f} ms/step   overlapped {o['tn_overlap_ms']:.3f} ms/step")
+        print(
+            f"\nweak scaling, 3-D diffusion {nx}x{ny}x{nz} fp64 per GPU, gpu backend, exchange method {o['method']}"
+        )
+        print(
+            f"  1 GPU   blocking {o['t1_blocking_ms']:.3f} ms/step   overlapped {o['t1_overlap_ms']:.3f} ms/step"
+        )
+        print(
+            f"  {size} GPUs  blocking {o['tn_blocking_ms']:.3f} ms/step   overlapped {o['tn_overlap_ms']:.3f} ms/step"
+        )
         print(f"  efficiency  blocking {eff_b:.1%}   overlapped {eff_o:.1%}   (target >= 90%)")
-        print(f"\nhalo exchange bandwidth, halo {h}, {nbytes / 1e6:.1f} MB sent per rank:"
-              f" {o['exchange_ms']:.3f} ms = {o['exchange_gbs']:.1f} GB/s")
+        print(
+            f"\nhalo exchange bandwidth, halo {h}, {nbytes / 1e6:.1f} MB sent per rank:"
+            f" {o['exchange_ms']:.3f} ms = {o['exchange_gbs']:.1f} GB/s"
+        )
         if "peer_copy_gbs" in o:
-            print(f"  plain CuPy peer copy GPU0->GPU1 of the same bytes: {o['peer_copy_ms']:.3f} ms ="
-                  f" {o['peer_copy_gbs']:.1f} GB/s; ratio {o['exchange_gbs'] / o['peer_copy_gbs']:.2f}")
+            print(
+                f"  plain CuPy peer copy GPU0->GPU1 of the same bytes: {o['peer_copy_ms']:.3f} ms ="
+                f" {o['peer_copy_gbs']:.1f} GB/s; ratio {o['exchange_gbs'] / o['peer_copy_gbs']:.2f}"
+            )
     return out
 
 
@@ -248,7 +301,9 @@ def main(argv: list[str]) -> int:
     p.add_argument("--cpu", action="store_true")
     p.add_argument("--gpu", action="store_true")
     p.add_argument("--repeats", type=int, default=200)
-    p.add_argument("--size", type=int, nargs=3, default=(1024, 1024, 128), metavar=("NX", "NY", "NZ"))
+    p.add_argument(
+        "--size", type=int, nargs=3, default=(1024, 1024, 128), metavar=("NX", "NY", "NZ")
+    )
     p.add_argument("--steps", type=int, default=40)
     p.add_argument("--json", default=None)
     args = p.parse_args(argv)

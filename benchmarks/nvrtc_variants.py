@@ -36,9 +36,13 @@ def run_lap(a: Field[Dims[I, J, K], float64], out: Field[Dims[I, J, K], float64]
 
 
 def main() -> int:
-    fields = [gtx.as_field([I, J, K], np.asfortranarray(np.random.default_rng(i).random((16, 16, 16))))
-              for i in range(2)]
-    runner = CompiledRunner(run_lap.definition, flat_params(run_lap.definition.params), CudaTarget(arch="90"))
+    fields = [
+        gtx.as_field([I, J, K], np.asfortranarray(np.random.default_rng(i).random((16, 16, 16))))
+        for i in range(2)
+    ]
+    runner = CompiledRunner(
+        run_lap.definition, flat_params(run_lap.definition.params), CudaTarget(arch="90")
+    )
     planned = runner.stages([*fields, 16], {}, check_device=False, until="plan").planned
     sprog, layout = planned.sprog, planned.layout
     compiler = find_cuda_compiler("nvrtc")
@@ -51,7 +55,9 @@ def main() -> int:
             compile_cubin(source, "90", out, "lap", compiler)
             best = min(best, time.perf_counter() - t0)
         kernels = source.count("__global__")
-        print(f"NVRTC, {'with' if variants else 'without'} variants ({kernels} kernels): {best * 1e3:6.1f} ms")
+        print(
+            f"NVRTC, {'with' if variants else 'without'} variants ({kernels} kernels): {best * 1e3:6.1f} ms"
+        )
     return 0
 
 

@@ -64,7 +64,9 @@ def dims_with_a_repeated_dimension(k: Kit) -> None:
         return a
 
 
-@misuse(TypeError, r"annotated to return Field\[\[I\], float32\] but returns Field\[\[I\], float64\]")
+@misuse(
+    TypeError, r"annotated to return Field\[\[I\], float32\] but returns Field\[\[I\], float64\]"
+)
 def return_annotation_of_another_dtype(k: Kit) -> None:
     @gtx.field_operator(backend=k.backend)
     def op(a: FI) -> Field[Dims[I], float32]:
@@ -325,14 +327,20 @@ def field_operator_called_with_too_few_arguments(k: Kit) -> None:
 
 
 # ------------------------------------------------------------------ scans
-@misuse(TypeError, r"Argument 'init' to scan operator 'scan' must have same type as 'carry' argument: expected 'float64', got 'tuple\[float64, float64\]'")
+@misuse(
+    TypeError,
+    r"Argument 'init' to scan operator 'scan' must have same type as 'carry' argument: expected 'float64', got 'tuple\[float64, float64\]'",
+)
 def scan_init_not_matching_the_carry(k: Kit) -> None:
     @gtx.scan_operator(axis=K, forward=True, init=(0.0, 1.0))
     def scan(carry: float64, x: float64) -> float64:
         return carry + x
 
 
-@misuse(TypeError, r"Argument 'init' to scan operator 'scan' must have same type as 'carry' argument: expected 'float64', got 'str'")
+@misuse(
+    TypeError,
+    r"Argument 'init' to scan operator 'scan' must have same type as 'carry' argument: expected 'float64', got 'str'",
+)
 def scan_init_of_wrong_type(k: Kit) -> None:
     @gtx.scan_operator(axis=K, forward=True, init="zero")
     def scan(carry: float64, x: float64) -> float64:

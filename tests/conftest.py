@@ -112,7 +112,9 @@ def _cases() -> list[Any]:
 
     return [
         pytest.param(BackendCase("embedded-numpy", None, False), id="embedded-numpy"),
-        pytest.param(BackendCase("embedded-cupy", None, True), id="embedded-cupy", marks=pytest.mark.gpu),
+        pytest.param(
+            BackendCase("embedded-cupy", None, True), id="embedded-cupy", marks=pytest.mark.gpu
+        ),
         pytest.param(BackendCase("cpu", gtx.cpu, False), id="cpu"),
         pytest.param(BackendCase("gpu", gtx.gpu, True), id="gpu", marks=pytest.mark.gpu),
     ]

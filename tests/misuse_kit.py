@@ -31,7 +31,9 @@ class Misuse:
 class Catalogue:
     entries: list[Misuse] = field(default_factory=list)
 
-    def __call__(self, exc: type[BaseException], pattern: str, *marks: Any) -> Callable[[Callable[[Kit], None]], Callable[[Kit], None]]:
+    def __call__(
+        self, exc: type[BaseException], pattern: str, *marks: Any
+    ) -> Callable[[Callable[[Kit], None]], Callable[[Kit], None]]:
         def register(fn: Callable[[Kit], None]) -> Callable[[Kit], None]:
             self.entries.append(Misuse(fn.__name__, fn, exc, pattern, marks))
             return fn
@@ -85,10 +87,14 @@ class Kit:
         """A raw array of the case's device (NumPy or CuPy), watched."""
         return self.watch(self.xp.asarray(self.data(shape, dtype)), f"array{shape}")
 
-    def fld(self, dims: list[Any], shape: tuple[int, ...], dtype: Any = np.float64, **kw: Any) -> Any:
+    def fld(
+        self, dims: list[Any], shape: tuple[int, ...], dtype: Any = np.float64, **kw: Any
+    ) -> Any:
         """A field on the case's device, watched."""
-        return self.watch(gtx.as_field(dims, self.data(shape, dtype), allocator=self.case.allocator, **kw),
-                          f"field{shape}")
+        return self.watch(
+            gtx.as_field(dims, self.data(shape, dtype), allocator=self.case.allocator, **kw),
+            f"field{shape}",
+        )
 
     def table(self, dims: list[Any], codomain: Any, data: np.ndarray, **kw: Any) -> Any:
         self.watch(data, "table")
@@ -103,8 +109,9 @@ class Kit:
     def assert_unchanged(self) -> None:
         for label, obj, before in self.watched:
             after = self._host(obj)
-            assert after.shape == before.shape and np.array_equal(after, before, equal_nan=True), \
+            assert after.shape == before.shape and np.array_equal(after, before, equal_nan=True), (
                 f"{label} was changed by a refused call"
+            )
 
 
 misuse = Catalogue()

@@ -27,13 +27,17 @@ def test_compile_many_in_parallel_then_call_without_building(rng) -> None:
     progs = [_make(float(s)) for s in range(4)]
     a = gtx.as_field([I], rng.standard_normal(10))
     out = gtx.as_field([I], rng.standard_normal(10))
-    reports = compile_programs([CompileJob(p, (a, out)) for p in progs], max_workers=2, progress=False)
+    reports = compile_programs(
+        [CompileJob(p, (a, out)) for p in progs], max_workers=2, progress=False
+    )
     assert [r.error for r in reports] == [None] * 4
     for s, p in enumerate(progs):
         plan = next(iter(p._runner.plans.values()))
         assert plan.stages.built.built  # each distinct program was built once, ahead of time
         p(a, out, offset_provider={})
-        np.testing.assert_allclose(out.asnumpy()[:9], a.asnumpy()[:9] * s + a.asnumpy()[1:], rtol=1e-14)
+        np.testing.assert_allclose(
+            out.asnumpy()[:9], a.asnumpy()[:9] * s + a.asnumpy()[1:], rtol=1e-14
+        )
 
 
 def test_errors_are_reported_per_program(rng) -> None:
@@ -43,4 +47,6 @@ def test_errors_are_reported_per_program(rng) -> None:
     out = gtx.as_field([I], rng.standard_normal(10))
     reports = compile_programs([(good, (a, out)), (good, (short, out))], progress=True)
     assert reports[0].error is None
-    assert isinstance(reports[1].error, ValueError) and "defined only on 0:5" in str(reports[1].error)
+    assert isinstance(reports[1].error, ValueError) and "defined only on 0:5" in str(
+        reports[1].error
+    )

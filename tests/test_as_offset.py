@@ -41,8 +41,12 @@ def test_gt4py_example(case) -> None:
         gather_x(g, idx, out=out)
 
     out = case.field([X], np.zeros(4))
-    run(case.field([X], np.array([1.0, 2, 4, 8])), case.field([X], np.array([1, 1, -1, 0], dtype=np.int32)), out,
-        offset_provider={"Xoff": X})
+    run(
+        case.field([X], np.array([1.0, 2, 4, 8])),
+        case.field([X], np.array([1, 1, -1, 0], dtype=np.int32)),
+        out,
+        offset_provider={"Xoff": X},
+    )
     np.testing.assert_array_equal(out.asnumpy(), [2.0, 4, 2, 8])
 
 
@@ -91,14 +95,26 @@ def test_chained_dynamic_and_constant_shifts(case, rng) -> None:
     def run2(g: FXZ, i: IXZ, k: IXZ, out: FXZ):
         chained(g, i, k, out=out, domain={X: (0, NX), Z: (0, NZ - 1)})
 
-    run2(case.field([X, Z], g), case.field([X, Z], i), case.field([X, Z], k), out2, offset_provider={})
+    run2(
+        case.field([X, Z], g),
+        case.field([X, Z], i),
+        case.field([X, Z], k),
+        out2,
+        offset_provider={},
+    )
     expected = od.copy()
     for x in range(NX):
         for z in range(NZ - 1):
             expected[x, z] = g[xi[x, z], zk[x, z]]
     np.testing.assert_allclose(out2.asnumpy(), expected, rtol=1e-14)
     with pytest.raises(gtx.StencilValueError):
-        run(case.field([X, Z], g), case.field([X, Z], i), case.field([X, Z], k), out, offset_provider={})
+        run(
+            case.field([X, Z], g),
+            case.field([X, Z], i),
+            case.field([X, Z], k),
+            out,
+            offset_provider={},
+        )
     np.testing.assert_array_equal(out.asnumpy(), od)
 
 
@@ -127,14 +143,19 @@ def test_out_of_range_offsets_are_an_error_before_writing(case, rng) -> None:
 def test_decoration_errors() -> None:
     E = gtx.Dimension("E")
     with pytest.raises(gtx.StencilTypeError, match="only supported for Cartesian offsets"):
+
         @gtx.field_operator
         def not_cartesian(g: FX, idx: IX) -> FX:
             return g(as_offset(gtx.FieldOffset("X2E", source=E, target=(X,)), idx))
+
     with pytest.raises(gtx.StencilTypeError, match="must be an integer field"):
+
         @gtx.field_operator
         def float_offsets(g: FX, idx: FX) -> FX:
             return g(as_offset(Xoff, idx))
+
     with pytest.raises(gtx.StencilTypeError, match="must be a field over Z"):
+
         @gtx.field_operator
         def wrong_dims(g: FXZ, idx: IX) -> FXZ:
             return g(as_offset(Zoff, idx))
@@ -159,7 +180,9 @@ def test_offsets_written_by_the_same_call(case, rng) -> None:
 
     out, tmp = case.field([X], od), case.field([X], np.zeros(NX, dtype=np.int32))
     if case.backend is not None:
-        with pytest.raises(gtx.StencilValueError, match="depends on 'tmp', which this program call writes"):
+        with pytest.raises(
+            gtx.StencilValueError, match="depends on 'tmp', which this program call writes"
+        ):
             run(case.field([X], g), case.field([X], idx), tmp, out, offset_provider={})
         return
     run(case.field([X], g), case.field([X], idx), tmp, out, offset_provider={})

@@ -28,6 +28,7 @@ FIi = Field[Dims[I], int32]
 FIK = Field[Dims[I, K], float64]
 N, M, NC, NE = 6, 5, 8, 12
 
+
 # ------------------------------------------------------------------ shared operators and programs
 @gtx.field_operator
 def shift_add(a: FIJ, b: FIJ) -> FIJ:
@@ -115,7 +116,10 @@ def _c2e(k: Kit, **kw) -> object:
 
 
 # ------------------------------------------------------------------ program arguments
-@misuse(TypeError, r"argument 'a' is an array of shape \(6,\), but the parameter is a field over \[I, J\]")
+@misuse(
+    TypeError,
+    r"argument 'a' is an array of shape \(6,\), but the parameter is a field over \[I, J\]",
+)
 def array_of_wrong_rank(k: Kit) -> None:
     k.prog(p_shift)(k.arr((N,)), k.arr((N, M)), k.arr((N, M)), offset_provider={})
 
@@ -142,7 +146,9 @@ def field_over_other_dimensions(k: Kit) -> None:
 
 @misuse(TypeError, r"argument 'a' has dtype float32, expected float64")
 def field_of_wrong_dtype(k: Kit) -> None:
-    k.prog(p_shift)(k.fld([I, J], (N, M), np.float32), k.arr((N, M)), k.arr((N, M)), offset_provider={})
+    k.prog(p_shift)(
+        k.fld([I, J], (N, M), np.float32), k.arr((N, M)), k.arr((N, M)), offset_provider={}
+    )
 
 
 @misuse(TypeError, r"p_shift\(\) is missing the argument 'out'")
@@ -188,7 +194,9 @@ def integer_scalar_overflowing_its_dtype(k: Kit) -> None:
 
 @misuse(TypeError, r"argument 'n' must be int32, got float64")
 def numpy_scalar_of_wrong_dtype(k: Kit) -> None:
-    k.prog(p_iscale)(k.arr((N,), np.int32), np.float64(2.0), k.arr((N,), np.int32), offset_provider={})
+    k.prog(p_iscale)(
+        k.arr((N,), np.int32), np.float64(2.0), k.arr((N,), np.int32), offset_provider={}
+    )
 
 
 @misuse(TypeError, r"argument 'a' must be a field .*got list")
@@ -206,7 +214,9 @@ def scalar_for_a_field(k: Kit) -> None:
     k.prog(p_scale)(1.5, 2.0, k.arr((N, M)), offset_provider={})
 
 
-@misuse(TypeError, r"argument 'a' is an array of shape \(\), but the parameter is a field over \[I, J\]")
+@misuse(
+    TypeError, r"argument 'a' is an array of shape \(\), but the parameter is a field over \[I, J\]"
+)
 def zero_dimensional_array_for_a_field(k: Kit) -> None:
     k.prog(p_scale)(k.arr(()), 2.0, k.arr((N, M)), offset_provider={})
 
@@ -216,7 +226,10 @@ def tuple_for_a_field_parameter(k: Kit) -> None:
     k.prog(p_pair)(k.arr((N, M)), (k.arr((N, M)), k.arr((N, M))), k.arr((N, M)), offset_provider={})
 
 
-@misuse(ValueError, r"argument 'out' is written by the program, but the array given for it cannot be written in place")
+@misuse(
+    ValueError,
+    r"argument 'out' is written by the program, but the array given for it cannot be written in place",
+)
 def negative_strided_output(k: Kit) -> None:
     a, b, out = _shift_args(k)
     k.prog(p_shift)(a, b, out[::-1], offset_provider={})
@@ -232,7 +245,9 @@ def read_only_output(k: Kit) -> None:
 
 
 # ------------------------------------------------------------------ shapes and domains
-@misuse(ValueError, r"reads field 'a' along I over 1:6 .*but 'a' is defined only on 0:5\nhint: .*halo")
+@misuse(
+    ValueError, r"reads field 'a' along I over 1:6 .*but 'a' is defined only on 0:5\nhint: .*halo"
+)
 def input_without_the_halo_a_shift_needs(k: Kit) -> None:
     k.prog(p_shift)(k.arr((N - 1, M)), k.arr((N, M)), k.arr((N, M)), offset_provider={})
 
@@ -250,33 +265,50 @@ def output_smaller_than_the_domain(k: Kit) -> None:
 @misuse(ValueError, r"domain.*I.*0:7|outside|out of")
 def domain_beyond_the_output(k: Kit) -> None:
     a, b = k.fld([I, J], (N + 2, M)), k.fld([I, J], (N + 2, M))
-    shift_add.with_backend(k.backend)(a, b, out=k.fld([I, J], (N, M)), domain={I: (0, N + 1), J: (0, M)},
-                                      offset_provider={})
+    shift_add.with_backend(k.backend)(
+        a, b, out=k.fld([I, J], (N, M)), domain={I: (0, N + 1), J: (0, M)}, offset_provider={}
+    )
 
 
 @misuse(ValueError, r"domain.*K")
 def domain_over_a_dimension_the_output_lacks(k: Kit) -> None:
     a = k.fld([I, J], (N, M))
-    scale.with_backend(k.backend)(a, 2.0, out=k.fld([I, J], (N, M)), domain={I: (0, N), J: (0, M), K: (0, 2)},
-                                  offset_provider={})
+    scale.with_backend(k.backend)(
+        a,
+        2.0,
+        out=k.fld([I, J], (N, M)),
+        domain={I: (0, N), J: (0, M), K: (0, 2)},
+        offset_provider={},
+    )
 
 
 @misuse(TypeError, r"domain=: cannot make a Domain of 0; use a \{Dimension: range\} dict")
 def domain_that_is_not_a_dict(k: Kit) -> None:
     a = k.fld([I, J], (N, M))
-    scale.with_backend(k.backend)(a, 2.0, out=k.fld([I, J], (N, M)), domain=[(0, N), (0, M)], offset_provider={})
+    scale.with_backend(k.backend)(
+        a, 2.0, out=k.fld([I, J], (N, M)), domain=[(0, N), (0, M)], offset_provider={}
+    )
 
 
 @misuse(ValueError, r"input|'a'.*I|outside")
 def direct_call_domain_past_the_input(k: Kit) -> None:
     a = k.fld([I, J], (N, M))
-    shift_add.with_backend(k.backend)(a, k.fld([I, J], (N, M)), out=k.fld([I, J], (N, M)),
-                                      domain={I: (0, N), J: (0, M)}, offset_provider={})
+    shift_add.with_backend(k.backend)(
+        a,
+        k.fld([I, J], (N, M)),
+        out=k.fld([I, J], (N, M)),
+        domain={I: (0, N), J: (0, M)},
+        offset_provider={},
+    )
 
 
 @misuse(ValueError, r"I|domain")
 def input_with_a_domain_not_covering_the_reads(k: Kit) -> None:
-    a = k.watch(gtx.as_field(gtx.domain({I: (2, N + 2), J: (0, M)}), k.data((N, M)), allocator=k.case.allocator))
+    a = k.watch(
+        gtx.as_field(
+            gtx.domain({I: (2, N + 2), J: (0, M)}), k.data((N, M)), allocator=k.case.allocator
+        )
+    )
     k.prog(p_shift)(a, k.arr((N, M)), k.arr((N, M)), offset_provider={})
 
 
@@ -290,19 +322,24 @@ def output_aliasing_another_parameter(k: Kit) -> None:
 
 @misuse(TypeError, r"p_pair\(\) got unexpected argument\(s\) out")
 def out_given_to_a_program(k: Kit) -> None:
-    k.prog(p_pair)(k.arr((N, M)), k.arr((N, M)), k.arr((N, M)), out=k.arr((N, M)), offset_provider={})
+    k.prog(p_pair)(
+        k.arr((N, M)), k.arr((N, M)), k.arr((N, M)), out=k.arr((N, M)), offset_provider={}
+    )
 
 
 # ------------------------------------------------------------------ outputs of direct calls
 @misuse(TypeError, r"result of dtype float64 cannot be written to 'out' of dtype float32|float32")
 def output_field_of_wrong_dtype(k: Kit) -> None:
-    scale.with_backend(k.backend)(k.fld([I, J], (N, M)), 2.0, out=k.fld([I, J], (N, M), np.float32),
-                                  offset_provider={})
+    scale.with_backend(k.backend)(
+        k.fld([I, J], (N, M)), 2.0, out=k.fld([I, J], (N, M), np.float32), offset_provider={}
+    )
 
 
 @misuse(TypeError, r"\[I\].*\[I, J\]|\[I, J\].*\[I\]|dimensions")
 def output_field_of_wrong_dimensions(k: Kit) -> None:
-    scale.with_backend(k.backend)(k.fld([I, J], (N, M)), 2.0, out=k.fld([I], (N,)), offset_provider={})
+    scale.with_backend(k.backend)(
+        k.fld([I, J], (N, M)), 2.0, out=k.fld([I], (N,)), offset_provider={}
+    )
 
 
 @misuse(TypeError, r"cannot pass a ndarray to a field operator|ndarray")
@@ -312,30 +349,39 @@ def raw_array_as_out_of_a_direct_call(k: Kit) -> None:
 
 @misuse(TypeError, r"tuple.*(2|3)|3.*2")
 def tuple_out_of_wrong_length(k: Kit) -> None:
-    pair.with_backend(k.backend)(k.fld([I, J], (N, M)),
-                                 out=(k.fld([I, J], (N, M)), k.fld([I, J], (N, M)), k.fld([I, J], (N, M))),
-                                 offset_provider={})
+    pair.with_backend(k.backend)(
+        k.fld([I, J], (N, M)),
+        out=(k.fld([I, J], (N, M)), k.fld([I, J], (N, M)), k.fld([I, J], (N, M))),
+        offset_provider={},
+    )
 
 
 @misuse(TypeError, r"tuple")
 def single_out_for_a_tuple_result(k: Kit) -> None:
-    pair.with_backend(k.backend)(k.fld([I, J], (N, M)), out=k.fld([I, J], (N, M)), offset_provider={})
+    pair.with_backend(k.backend)(
+        k.fld([I, J], (N, M)), out=k.fld([I, J], (N, M)), offset_provider={}
+    )
 
 
 @misuse(TypeError, r"scale\(\).*(3|argument)|takes 2")
 def direct_call_with_too_many_arguments(k: Kit) -> None:
-    scale.with_backend(k.backend)(k.fld([I, J], (N, M)), 2.0, 3.0, out=k.fld([I, J], (N, M)), offset_provider={})
+    scale.with_backend(k.backend)(
+        k.fld([I, J], (N, M)), 2.0, 3.0, out=k.fld([I, J], (N, M)), offset_provider={}
+    )
 
 
 @misuse(TypeError, r"argument 's'|scalar|float64")
 def direct_call_with_a_field_for_a_scalar(k: Kit) -> None:
-    scale.with_backend(k.backend)(k.fld([I, J], (N, M)), k.fld([I, J], (N, M)), out=k.fld([I, J], (N, M)),
-                                  offset_provider={})
+    scale.with_backend(k.backend)(
+        k.fld([I, J], (N, M)), k.fld([I, J], (N, M)), out=k.fld([I, J], (N, M)), offset_provider={}
+    )
 
 
 @misuse(TypeError, r"Expected keyword-argument 'out'")  # gt4py checks out= before the arguments
 def misspelt_out_keyword(k: Kit) -> None:
-    scale.with_backend(k.backend)(k.fld([I, J], (N, M)), 2.0, outt=k.fld([I, J], (N, M)), offset_provider={})
+    scale.with_backend(k.backend)(
+        k.fld([I, J], (N, M)), 2.0, outt=k.fld([I, J], (N, M)), offset_provider={}
+    )
 
 
 # ------------------------------------------------------------------ neighbour tables
@@ -361,18 +407,24 @@ def table_pointing_past_the_field(k: Kit) -> None:
     k.prog(p_cells)(k.arr((NC,)), k.arr((NE,)), offset_provider={"E2C": _e2c(k, table)})
 
 
-@misuse(ValueError, r"neighbour table 'E2C' holds (negative indices but no skip_value|indices -1\.\.)")
+@misuse(
+    ValueError, r"neighbour table 'E2C' holds (negative indices but no skip_value|indices -1\.\.)"
+)
 def negative_indices_without_skip_value(k: Kit) -> None:
     table = k.rng.integers(0, NC, (NE, 2)).astype(np.int32)
     table[3, 0] = -1
-    k.prog(p_cells)(k.arr((NC,)), k.arr((NE,)), offset_provider={"E2C": _e2c(k, table, skip_value=None)})
+    k.prog(p_cells)(
+        k.arr((NC,)), k.arr((NE,)), offset_provider={"E2C": _e2c(k, table, skip_value=None)}
+    )
 
 
 @misuse(ValueError, r"reads through E2C\[0\], but the table has no neighbour there")
 def reading_a_missing_neighbour_without_a_reduction(k: Kit) -> None:
     table = k.rng.integers(0, NC, (NE, 2)).astype(np.int32)
     table[4, 0] = -1
-    k.prog(p_cells)(k.arr((NC,)), k.arr((NE,)), offset_provider={"E2C": _e2c(k, table, skip_value=-1)})
+    k.prog(p_cells)(
+        k.arr((NC,)), k.arr((NE,)), offset_provider={"E2C": _e2c(k, table, skip_value=-1)}
+    )
 
 
 @misuse(ValueError, r"E2C.*(rows|12|8)")
@@ -381,37 +433,52 @@ def table_with_too_few_rows(k: Kit) -> None:
     k.prog(p_cells)(k.arr((NC,)), k.arr((NE,)), offset_provider={"E2C": _e2c(k, table)})
 
 
-@misuse(ValueError, r"offset_provider\['E2C'\] maps to Edge, but the offset E2C reads fields over Cell")
+@misuse(
+    ValueError, r"offset_provider\['E2C'\] maps to Edge, but the offset E2C reads fields over Cell"
+)
 def table_with_the_wrong_codomain(k: Kit) -> None:
     table = k.rng.integers(0, NC, (NE, 2)).astype(np.int32)
-    k.prog(p_cells)(k.arr((NC,)), k.arr((NE,)),
-                    offset_provider={"E2C": k.table([Edge, E2CDim], Edge, table)})
+    k.prog(p_cells)(
+        k.arr((NC,)), k.arr((NE,)), offset_provider={"E2C": k.table([Edge, E2CDim], Edge, table)}
+    )
 
 
-@misuse(ValueError, r"offset_provider\['E2C'\] has the local dimension C2E, but the offset E2C declares E2C")
+@misuse(
+    ValueError,
+    r"offset_provider\['E2C'\] has the local dimension C2E, but the offset E2C declares E2C",
+)
 def table_over_the_wrong_local_dimension(k: Kit) -> None:
     table = k.rng.integers(0, NC, (NE, 2)).astype(np.int32)
-    k.prog(p_cells)(k.arr((NC,)), k.arr((NE,)),
-                    offset_provider={"E2C": k.table([Edge, C2EDim], Cell, table)})
+    k.prog(p_cells)(
+        k.arr((NC,)), k.arr((NE,)), offset_provider={"E2C": k.table([Edge, C2EDim], Cell, table)}
+    )
 
 
 @misuse(TypeError, r"integer|int|dtype")
 def table_of_floats(k: Kit) -> None:
-    k.prog(p_cells)(k.arr((NC,)), k.arr((NE,)),
-                    offset_provider={"E2C": k.table([Edge, E2CDim], Cell, k.data((NE, 2)) + 2.0)})
+    k.prog(p_cells)(
+        k.arr((NC,)),
+        k.arr((NE,)),
+        offset_provider={"E2C": k.table([Edge, E2CDim], Cell, k.data((NE, 2)) + 2.0)},
+    )
 
 
 @misuse(ValueError, r"2|dimensions|shape")
 def one_dimensional_table(k: Kit) -> None:
-    k.prog(p_cells)(k.arr((NC,)), k.arr((NE,)),
-                    offset_provider={"E2C": k.table([Edge, E2CDim], Cell, np.arange(NE, dtype=np.int32) % NC)})
+    k.prog(p_cells)(
+        k.arr((NC,)),
+        k.arr((NE,)),
+        offset_provider={"E2C": k.table([Edge, E2CDim], Cell, np.arange(NE, dtype=np.int32) % NC)},
+    )
 
 
 @misuse(ValueError, r"'e'|Edge|C2E")
 def reduction_table_pointing_past_the_field(k: Kit) -> None:
     table = k.rng.integers(0, NE, (NC, 3)).astype(np.int32)
     table[1, 2] = NE + 7
-    k.prog(p_edge_sum)(k.arr((NE,)), k.arr((NC,)), offset_provider={"C2E": k.table([Cell, C2EDim], Edge, table)})
+    k.prog(p_edge_sum)(
+        k.arr((NE,)), k.arr((NC,)), offset_provider={"C2E": k.table([Cell, C2EDim], Edge, table)}
+    )
 
 
 @misuse(TypeError, r"argument 'c'.*Edge|\[Edge\].*\[Cell\]|Cell")

@@ -18,14 +18,24 @@ import stencilkit_benchmarks as bench
 SRC = Path(__file__).parents[1] / "src"
 
 
-def _run_bench(tmp_path: Path, *args: str, timeout: float) -> tuple[subprocess.CompletedProcess[str], dict]:
+def _run_bench(
+    tmp_path: Path, *args: str, timeout: float
+) -> tuple[subprocess.CompletedProcess[str], dict]:
     out = tmp_path / "bench.json"
     env = dict(os.environ)
     env["PYTHONPATH"] = str(SRC) + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
     env["STENCILKIT_CACHE_DIR"] = str(tmp_path / "cache")
-    env.setdefault("OMP_NUM_THREADS", "1")  # this checks the path; oversubscribed OpenMP spins slowly
-    p = subprocess.run([sys.executable, "-m", "stencilkit.cli", "bench", *args, "--json", str(out)],
-                       env=env, capture_output=True, text=True, timeout=timeout, check=False)
+    env.setdefault(
+        "OMP_NUM_THREADS", "1"
+    )  # this checks the path; oversubscribed OpenMP spins slowly
+    p = subprocess.run(
+        [sys.executable, "-m", "stencilkit.cli", "bench", *args, "--json", str(out)],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
+    )
     doc = json.loads(out.read_text()) if out.exists() else {}
     return p, doc
 
@@ -46,12 +56,25 @@ def test_cli_bench_cpu_quick(tmp_path: Path) -> None:
 def test_cuda_sources_emulated_on_cpu(tmp_path: Path) -> None:
     """The hand-written CUDA kernels and the launch arguments the suite computes for them, run
     on the CPU through the C++ emulation and checked like every variant (also NVRTC-compiled)."""
-    p, doc = _run_bench(tmp_path, "--cpu", "--quick", "--check-cuda-sources", "--skip-compile",
-                        "--only", "scan,e2c,c2e,v2e", timeout=180)
+    p, doc = _run_bench(
+        tmp_path,
+        "--cpu",
+        "--quick",
+        "--check-cuda-sources",
+        "--skip-compile",
+        "--only",
+        "scan,e2c,c2e,v2e",
+        timeout=180,
+    )
     assert p.returncode == 0, p.stdout[-4000:] + p.stderr[-4000:]
     names = [row["what"] for row in doc["table"]]
-    assert sum(n.startswith(("scan hand CUDA", "e2c hand CUDA", "c2e hand CUDA", "v2e hand CUDA"))
-               for n in names) == 2 + 3 * 2
+    assert (
+        sum(
+            n.startswith(("scan hand CUDA", "e2c hand CUDA", "c2e hand CUDA", "v2e hand CUDA"))
+            for n in names
+        )
+        == 2 + 3 * 2
+    )
     checked = [c["what"] for c in doc["checks"] if "hand CUDA" in c["what"]]
     assert checked and all(c["ok"] for c in doc["checks"])
 
@@ -100,7 +123,13 @@ def test_scan_kernels_on_gpu_layout(tmp_path: Path) -> None:
     fwd((2, nj, 1), blk, (*ins, outs[0], outs[1], *dims, *si, *so))
     bwd((2, nj, 1), blk, (outs[0], outs[1], outs[2], *dims, *so, *so))
     fused((2, nj, 1), blk, (*ins, outs[3], outs[4], *dims, *si, *so))
-    for got, want in ((outs[0], cp_ref), (outs[1], dp_ref), (outs[2], x_ref), (outs[3], cp_ref), (outs[4], x_ref)):
+    for got, want in (
+        (outs[0], cp_ref),
+        (outs[1], dp_ref),
+        (outs[2], x_ref),
+        (outs[3], cp_ref),
+        (outs[4], x_ref),
+    ):
         np.testing.assert_allclose(got, want, rtol=1e-13, atol=1e-14)
     m = np.diag(b[1, 2]) + np.diag(a[1, 2, 1:], -1) + np.diag(c[1, 2, :-1], 1)
     np.testing.assert_allclose(m @ x_ref[1, 2], d[1, 2], atol=1e-12)
@@ -131,7 +160,11 @@ def test_mesh_kernels_on_gpu_layout(tmp_path: Path, op: str) -> None:
         head = (s_src, tab, out) if op == "e2c" else (s_src, tab, w_g, out)
         wst = [] if op == "e2c" else st(w_g)
         grid = (-(-n_out // 8), nk if variant == "ek" else 1, 1)
-        k(grid, (8, 1, 1), (*head, np.int32(n_out), np.int32(nk), *st(s_src), *st(tab), *wst, *st(out)))
+        k(
+            grid,
+            (8, 1, 1),
+            (*head, np.int32(n_out), np.int32(nk), *st(s_src), *st(tab), *wst, *st(out)),
+        )
         np.testing.assert_allclose(out, want, rtol=1e-14, atol=1e-14)
 
 
@@ -144,17 +177,23 @@ def test_benchmark_mesh_is_the_library_mesh(nx: int, ny: int, locality: bool) ->
     m, why = bench.build_mesh(nx, ny, locality=locality)
     assert why == "ok" and bench.mesh_problems(m) == []
     assert (m.n_cells, m.n_edges, m.n_vertices) == (2 * nx * ny, 3 * nx * ny, nx * ny)
-    assert m.source.startswith("stencilkit.meshes.") and ("reorder_for_locality" in m.source) == locality
+    assert (
+        m.source.startswith("stencilkit.meshes.")
+        and ("reorder_for_locality" in m.source) == locality
+    )
     if not locality:
         np.testing.assert_array_equal(m.c2e, periodic_triangular_mesh(nx, ny).c2e)
     broken = periodic_triangular_mesh(nx, ny)
     c2e = broken.c2e.copy()
     c2e[0, 0] = c2e[0, 1]
     assert bench.mesh_problems(bench.BenchMesh(dataclasses.replace(broken, c2e=c2e), "broken")) == [
-        "c2e has a row with a repeated neighbour"]
+        "c2e has a row with a repeated neighbour"
+    ]
 
 
-def test_cli_bench_without_the_suite(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+def test_cli_bench_without_the_suite(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     """Neither installed nor in a source tree beside ``src/``: ``stencilkit bench`` says what is
     missing and how to get it (exit status 2, no traceback)."""
     from stencilkit import cli
@@ -177,7 +216,9 @@ def test_cli_bench_help_lists_the_suite_options(capsys: pytest.CaptureFixture[st
     assert "usage: stencilkit bench" in out and "--quick" in out and "--cpu" in out
 
 
-def test_cli_unknown_arguments_of_other_commands_are_refused(capsys: pytest.CaptureFixture[str]) -> None:
+def test_cli_unknown_arguments_of_other_commands_are_refused(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
     from stencilkit import cli
 
     with pytest.raises(SystemExit) as exc:
@@ -193,20 +234,34 @@ def test_wheel_ships_the_suite_beside_the_library(tmp_path: Path) -> None:
 
     root, tree = Path(__file__).parents[1], tmp_path / "tree"  # a copy: pip builds in the tree
     skip = shutil.ignore_patterns("__pycache__", "*.egg-info", "build")
-    for part in ("pyproject.toml", "README.md", "LICENSE", "src", "benchmarks/stencilkit_benchmarks"):
+    for part in (
+        "pyproject.toml",
+        "README.md",
+        "LICENSE",
+        "src",
+        "benchmarks/stencilkit_benchmarks",
+    ):
         if (root / part).is_dir():
             shutil.copytree(root / part, tree / part, ignore=skip)
         else:
             (tree / part).parent.mkdir(parents=True, exist_ok=True)
             shutil.copy(root / part, tree / part)
-    p = subprocess.run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "-w", str(tmp_path),
-                        str(tree)], capture_output=True, text=True, timeout=180, check=False)
+    p = subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "-w", str(tmp_path), str(tree)],
+        capture_output=True,
+        text=True,
+        timeout=180,
+        check=False,
+    )
     if p.returncode != 0 and "Could not find a version" in p.stderr:  # offline, no setuptools
         pytest.skip(f"cannot build a wheel here: {p.stderr.strip().splitlines()[-1]}")
     assert p.returncode == 0, p.stderr[-3000:]
     (wheel,) = tmp_path.glob("stencilkit-*.whl")
     names = set(zipfile.ZipFile(wheel).namelist())
-    suite = {f"stencilkit_benchmarks/{f.name}" for f in (root / "benchmarks" / "stencilkit_benchmarks").glob("*.py")}
+    suite = {
+        f"stencilkit_benchmarks/{f.name}"
+        for f in (root / "benchmarks" / "stencilkit_benchmarks").glob("*.py")
+    }
     assert suite <= names and "stencilkit/cli.py" in names
     assert not any(n.startswith(("stencilkit/bench/", "benchmarks/")) for n in names)
 

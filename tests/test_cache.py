@@ -26,10 +26,18 @@ def fresh_cache(tmp_path, monkeypatch):
 
 
 def _spawn(seed: int, cache_dir: Path) -> subprocess.Popen[str]:
-    env = {**os.environ, "STENCILKIT_CACHE_DIR": str(cache_dir),
-           "PYTHONPATH": SRC + os.pathsep + os.environ.get("PYTHONPATH", "")}
-    return subprocess.Popen([sys.executable, str(WORKER), str(seed)], env=env, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True)
+    env = {
+        **os.environ,
+        "STENCILKIT_CACHE_DIR": str(cache_dir),
+        "PYTHONPATH": SRC + os.pathsep + os.environ.get("PYTHONPATH", ""),
+    }
+    return subprocess.Popen(
+        [sys.executable, str(WORKER), str(seed)],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
 
 
 def test_eight_processes_build_once(fresh_cache) -> None:
@@ -43,7 +51,12 @@ def test_eight_processes_build_once(fresh_cache) -> None:
     assert sum(r["built"] for r in results) == 1
     entries = [e for e in fresh_cache.glob("??/*") if e.is_dir()]
     assert len(entries) == 1
-    assert {p.name for p in entries[0].iterdir()} >= {"program.cpp", "program.so", "program.ir", "manifest.json"}
+    assert {p.name for p in entries[0].iterdir()} >= {
+        "program.cpp",
+        "program.so",
+        "program.ir",
+        "manifest.json",
+    }
 
 
 def test_corrupted_entry_is_rebuilt(fresh_cache) -> None:

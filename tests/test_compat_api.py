@@ -26,35 +26,122 @@ BACKENDS = [None, gtx.cpu]
 # -- modules and names ----------------------------------------------------------------------
 
 MODULE_NAMES = {
-    "stencilkit.common": ["Dimension", "DimensionKind", "Dims", "Domain", "Field", "GridType", "UnitRange",
-                          "NamedRange", "NamedIndex", "Infinity", "Connectivity", "CartesianConnectivity",
-                          "domain", "unit_range", "named_range", "promote_dims", "is_staggered",
-                          "flip_staggered", "as_non_staggered", "DomainLike", "OffsetProvider",
-                          "NeighborTable", "is_neighbor_table", "MutableField", "NeighborConnectivityType",
-                          "offset_provider_to_type"],
-    "stencilkit.constructors": ["empty", "zeros", "ones", "full", "as_field", "as_connectivity",
-                                "FieldConstructor", "DEFAULT_DEVICE"],
-    "stencilkit.errors": ["GT4PyError", "DSLError", "UnsupportedPythonFeatureError", "UndefinedSymbolError",
-                          "MissingAttributeError", "MissingArgumentError", "DSLTypeError",
-                          "MissingParameterAnnotationError", "InvalidAnnotationError",
-                          "InvalidParameterAnnotationError", "CompilationError"],
+    "stencilkit.common": [
+        "Dimension",
+        "DimensionKind",
+        "Dims",
+        "Domain",
+        "Field",
+        "GridType",
+        "UnitRange",
+        "NamedRange",
+        "NamedIndex",
+        "Infinity",
+        "Connectivity",
+        "CartesianConnectivity",
+        "domain",
+        "unit_range",
+        "named_range",
+        "promote_dims",
+        "is_staggered",
+        "flip_staggered",
+        "as_non_staggered",
+        "DomainLike",
+        "OffsetProvider",
+        "NeighborTable",
+        "is_neighbor_table",
+        "MutableField",
+        "NeighborConnectivityType",
+        "offset_provider_to_type",
+    ],
+    "stencilkit.constructors": [
+        "empty",
+        "zeros",
+        "ones",
+        "full",
+        "as_field",
+        "as_connectivity",
+        "FieldConstructor",
+        "DEFAULT_DEVICE",
+    ],
+    "stencilkit.errors": [
+        "GT4PyError",
+        "DSLError",
+        "UnsupportedPythonFeatureError",
+        "UndefinedSymbolError",
+        "MissingAttributeError",
+        "MissingArgumentError",
+        "DSLTypeError",
+        "MissingParameterAnnotationError",
+        "InvalidAnnotationError",
+        "InvalidParameterAnnotationError",
+        "CompilationError",
+    ],
     "stencilkit.utils": ["tree_map", "flatten_nested_tuple", "FrozenNamespace"],
-    "stencilkit.typing": ["Program", "FieldOperator", "Backend", "Allocator", "OffsetProvider", "Scalar"],
+    "stencilkit.typing": [
+        "Program",
+        "FieldOperator",
+        "Backend",
+        "Allocator",
+        "OffsetProvider",
+        "Scalar",
+    ],
     "stencilkit.experimental": ["concat_where"],
-    "stencilkit.ffront.decorator": ["field_operator", "program", "scan_operator", "Program", "FieldOperator",
-                                    "DEFAULT_BACKEND", "ProgramWithBoundArgs", "GTCallable"],
-    "stencilkit.ffront.fbuiltins": ["float64", "int32", "IndexType", "neighbor_sum", "max_over", "min_over",
-                                    "where", "broadcast", "astype", "sqrt", "minimum", "FieldOffset",
-                                    "MATH_BUILTIN_NAMES", "FUN_BUILTIN_NAMES", "TYPE_BUILTIN_NAMES"],
+    "stencilkit.ffront.decorator": [
+        "field_operator",
+        "program",
+        "scan_operator",
+        "Program",
+        "FieldOperator",
+        "DEFAULT_BACKEND",
+        "ProgramWithBoundArgs",
+        "GTCallable",
+    ],
+    "stencilkit.ffront.fbuiltins": [
+        "float64",
+        "int32",
+        "IndexType",
+        "neighbor_sum",
+        "max_over",
+        "min_over",
+        "where",
+        "broadcast",
+        "astype",
+        "sqrt",
+        "minimum",
+        "FieldOffset",
+        "MATH_BUILTIN_NAMES",
+        "FUN_BUILTIN_NAMES",
+        "TYPE_BUILTIN_NAMES",
+    ],
     "stencilkit.ffront.experimental": ["concat_where"],
     "stencilkit.program_processors.runners.gtfn": ["run_gtfn", "run_gtfn_gpu"],
     "stencilkit.backend": ["Backend"],
     "stencilkit.config": ["PARSE_AT_DECORATION"],
     "stencilkit.custom_layout_allocators": ["device_allocators", "is_field_allocation_tool"],
-    "stencilkit": ["IndexType", "GridType", "flip_staggered", "is_staggered", "as_non_staggered", "float",
-                   "int", "tuple", "unit_range", "CartesianConnectivity", "FieldConstructor",
-                   "wait_for_compilation", "is_scalar_type", "CUPY_DEVICE_TYPE", "errors", "common",
-                   "constructors", "utils", "typing", "ffront", "program_processors"],
+    "stencilkit": [
+        "IndexType",
+        "GridType",
+        "flip_staggered",
+        "is_staggered",
+        "as_non_staggered",
+        "float",
+        "int",
+        "tuple",
+        "unit_range",
+        "CartesianConnectivity",
+        "FieldConstructor",
+        "wait_for_compilation",
+        "is_scalar_type",
+        "CUPY_DEVICE_TYPE",
+        "errors",
+        "common",
+        "constructors",
+        "utils",
+        "typing",
+        "ffront",
+        "program_processors",
+    ],
 }
 
 
@@ -66,10 +153,19 @@ def test_module_offers_gt4py_names(module: str) -> None:
 
 
 def test_top_level_values() -> None:
-    assert gtx.IndexType is gtx.int32 and gtx.float is float and gtx.int is int and gtx.tuple is tuple
-    assert gtx.GridType.CARTESIAN == "cartesian" and gtx.GridType("unstructured") is gtx.GridType.UNSTRUCTURED
+    assert (
+        gtx.IndexType is gtx.int32 and gtx.float is float and gtx.int is int and gtx.tuple is tuple
+    )
+    assert (
+        gtx.GridType.CARTESIAN == "cartesian"
+        and gtx.GridType("unstructured") is gtx.GridType.UNSTRUCTURED
+    )
     assert gtx.unit_range((1, 4)) == gtx.UnitRange(1, 4)
-    assert gtx.is_scalar_type(1.0) and gtx.is_scalar_type(np.float32(1)) and not gtx.is_scalar_type("a")
+    assert (
+        gtx.is_scalar_type(1.0)
+        and gtx.is_scalar_type(np.float32(1))
+        and not gtx.is_scalar_type("a")
+    )
     assert not gtx.is_scalar_type(np.complex128(1))
     assert gtx.wait_for_compilation() is None
     assert gtx.CUPY_DEVICE_TYPE in (None, gtx.DeviceType.CUDA)
@@ -83,7 +179,10 @@ def test_fbuiltins_name_lists_name_existing_builtins() -> None:
     fb = gtx.ffront.fbuiltins
     for name in fb.MATH_BUILTIN_NAMES + fb.FUN_BUILTIN_NAMES + fb.TYPE_BUILTIN_NAMES:
         assert hasattr(fb, name), name
-    assert "sqrt" in fb.UNARY_MATH_FP_BUILTIN_NAMES and "minimum" in fb.BINARY_MATH_NUMBER_BUILTIN_NAMES
+    assert (
+        "sqrt" in fb.UNARY_MATH_FP_BUILTIN_NAMES
+        and "minimum" in fb.BINARY_MATH_NUMBER_BUILTIN_NAMES
+    )
     assert fb.is_cartesian_offset(gtx.FieldOffset("Xoff", source=X, target=(X,)))
 
 
@@ -121,10 +220,18 @@ def test_frozen_namespace_constant_in_an_operator() -> None:
 def test_neighbor_tables_and_offset_provider_types() -> None:
     E, C = gtx.Dimension("E"), gtx.Dimension("C")
     E2CDim = gtx.Dimension("E2C", kind=gtx.DimensionKind.LOCAL)
-    table = gtx.as_connectivity(domain={E: 3, E2CDim: 2}, codomain=C, data=np.array([[0, 1], [1, 2], [2, -1]]))
+    table = gtx.as_connectivity(
+        domain={E: 3, E2CDim: 2}, codomain=C, data=np.array([[0, 1], [1, 2], [2, -1]])
+    )
     assert gtx.common.is_neighbor_table(table) and not gtx.common.is_neighbor_table(X)
     t = gtx.common.offset_provider_to_type({"E2C": table, "Xoff": X})["E2C"]
-    assert (t.source_dim, t.neighbor_dim, t.codomain, t.max_neighbors, t.has_skip_values) == (E, E2CDim, C, 2, True)
+    assert (t.source_dim, t.neighbor_dim, t.codomain, t.max_neighbors, t.has_skip_values) == (
+        E,
+        E2CDim,
+        C,
+        2,
+        True,
+    )
     assert gtx.common.is_offset_provider({"E2C": table, "Xoff": X})
 
 
@@ -187,12 +294,15 @@ def integrate(acc: float, dz: float, rho: float) -> float:
 def test_keyword_arguments_from_python(backend: Any, rng: np.random.Generator) -> None:
     a, b = rng.standard_normal(5), rng.standard_normal(5)
     out = gtx.zeros({X: 5})
-    blend.with_backend(backend)(gtx.as_field([X], a), w=0.25, b=gtx.as_field([X], b), out=out, offset_provider={})
+    blend.with_backend(backend)(
+        gtx.as_field([X], a), w=0.25, b=gtx.as_field([X], b), out=out, offset_provider={}
+    )
     np.testing.assert_allclose(out.asnumpy(), 0.25 * a + 0.75 * b)
     dz, rho = rng.random(4), rng.random(4)
     oz = gtx.zeros({Z: 4})
-    integrate.with_backend(backend)(rho=gtx.as_field([Z], rho), dz=gtx.as_field([Z], dz), out=oz,
-                                    offset_provider={})
+    integrate.with_backend(backend)(
+        rho=gtx.as_field([Z], rho), dz=gtx.as_field([Z], dz), out=oz, offset_provider={}
+    )
     np.testing.assert_allclose(oz.asnumpy(), np.cumsum(dz * rho))
 
 
@@ -207,7 +317,9 @@ def test_keyword_argument_errors_are_type_errors() -> None:
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
-def test_default_backend_is_read_at_decoration(backend: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_default_backend_is_read_at_decoration(
+    backend: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setattr(stencilkit.ffront.decorator, "DEFAULT_BACKEND", backend)
 
     @gtx.field_operator
@@ -295,7 +407,9 @@ def test_backend_subclass_runner_override_takes_effect() -> None:
 
     refusing = Refusing("refusing", gtx.DeviceType.CPU)
     with pytest.raises(RuntimeError, match="refuses"):
-        scale_prog.with_backend(refusing)(gtx.ones({X: 2}), 1.0, True, gtx.zeros({X: 2}), offset_provider={})
+        scale_prog.with_backend(refusing)(
+            gtx.ones({X: 2}), 1.0, True, gtx.zeros({X: 2}), offset_provider={}
+        )
 
 
 # -- errors at first use (gt4py parses lazily) ----------------------------------------------

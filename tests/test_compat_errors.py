@@ -18,27 +18,41 @@ FX = Field[Dims[X], float64]
 
 def test_hierarchy() -> None:
     assert issubclass(errors.DSLError, errors.GT4PyError)
-    for cls in (errors.UnsupportedPythonFeatureError, errors.UndefinedSymbolError, errors.MissingAttributeError,
-                errors.MissingArgumentError, errors.DSLTypeError):
+    for cls in (
+        errors.UnsupportedPythonFeatureError,
+        errors.UndefinedSymbolError,
+        errors.MissingAttributeError,
+        errors.MissingArgumentError,
+        errors.DSLTypeError,
+    ):
         assert issubclass(cls, errors.DSLError)
-    for cls in (errors.MissingParameterAnnotationError, errors.InvalidAnnotationError,
-                errors.InvalidParameterAnnotationError):
+    for cls in (
+        errors.MissingParameterAnnotationError,
+        errors.InvalidAnnotationError,
+        errors.InvalidParameterAnnotationError,
+    ):
         assert issubclass(cls, errors.DSLTypeError)
     assert issubclass(errors.CompilationError, errors.GT4PyError)
     assert not issubclass(errors.CompilationError, errors.DSLError)
     assert not issubclass(errors.DSLError, TypeError | ValueError)
     # stencilkit's own errors are DSLErrors and keep their built-in mixins
     assert issubclass(gtx.StencilError, errors.DSLError)
-    assert issubclass(gtx.StencilTypeError, TypeError) and issubclass(gtx.StencilValueError, ValueError)
+    assert issubclass(gtx.StencilTypeError, TypeError) and issubclass(
+        gtx.StencilValueError, ValueError
+    )
     assert issubclass(BuildError, errors.CompilationError)
 
 
 def test_gt4py_constructors_and_messages() -> None:
     loc = SourceLocation("f.py", 3, 5)
     assert errors.UndefinedSymbolError(loc, "x").message == "Undeclared symbol 'x'."
-    assert errors.UnsupportedPythonFeatureError(loc, "'while' loop").message == \
-        "Unsupported Python syntax: 'while' loop."
-    assert errors.MissingArgumentError(loc, "out", True).message == "Expected keyword-argument 'out'."
+    assert (
+        errors.UnsupportedPythonFeatureError(loc, "'while' loop").message
+        == "Unsupported Python syntax: 'while' loop."
+    )
+    assert (
+        errors.MissingArgumentError(loc, "out", True).message == "Expected keyword-argument 'out'."
+    )
     assert errors.MissingArgumentError(loc, "a", False).message == "Expected argument 'a'."
     assert errors.MissingAttributeError(loc, "G").message == "Object does not have attribute 'G'."
     e = errors.MissingParameterAnnotationError(loc, "a")
@@ -49,6 +63,7 @@ def test_gt4py_constructors_and_messages() -> None:
 
 def test_message_is_bare_and_str_has_location() -> None:
     with pytest.raises(errors.UndefinedSymbolError) as info:
+
         @gtx.field_operator
         def op(a: FX) -> FX:
             return a * undefined_name  # type: ignore[name-defined]  # noqa: F821
@@ -61,13 +76,19 @@ def test_message_is_bare_and_str_has_location() -> None:
 
 
 def test_missing_and_invalid_parameter_annotations() -> None:
-    with pytest.raises(errors.MissingParameterAnnotationError, match="Parameter 'b' is missing type annotations"):
+    with pytest.raises(
+        errors.MissingParameterAnnotationError, match="Parameter 'b' is missing type annotations"
+    ):
+
         @gtx.field_operator
         def op(a: FX, b) -> FX:  # type: ignore[no-untyped-def]
             return a
 
-    with pytest.raises(errors.InvalidAnnotationError,
-                       match=r"Invalid type annotation for parameter 'a': 'list\[int\]'"):
+    with pytest.raises(
+        errors.InvalidAnnotationError,
+        match=r"Invalid type annotation for parameter 'a': 'list\[int\]'",
+    ):
+
         @gtx.field_operator
         def op2(a: list[int]) -> FX:
             return a  # type: ignore[return-value]
@@ -99,8 +120,10 @@ def test_program_argument_type_errors(backend: Any) -> None:
     err = info.value
     assert err.message.startswith("Invalid argument types in call to 'copy'.")
     assert isinstance(err.__cause__, ValueError)
-    assert ("  - Expected argument 'inp' to be of type 'Field[[X], float64]', got 'Field[[Y], float64]'."
-            in err.__cause__.args[0])
+    assert (
+        "  - Expected argument 'inp' to be of type 'Field[[X], float64]', got 'Field[[Y], float64]'."
+        in err.__cause__.args[0]
+    )
     assert isinstance(err, TypeError)
     with pytest.raises(errors.DSLError) as info:
         copy(gtx.ones({X: 3}, np.float32), gtx.zeros({X: 3}), offset_provider={})
@@ -109,6 +132,7 @@ def test_program_argument_type_errors(backend: Any) -> None:
 
 def test_unsupported_syntax() -> None:
     with pytest.raises(errors.UnsupportedPythonFeatureError, match="not part of the DSL"):
+
         @gtx.field_operator
         def op(a: FX) -> FX:
             while True:
@@ -116,6 +140,7 @@ def test_unsupported_syntax() -> None:
             return a
 
     with pytest.raises(errors.UnsupportedPythonFeatureError, match="not part of the DSL"):
+
         @gtx.field_operator
         def op2(a: FX) -> FX:
             return (lambda x: x)(a)

@@ -47,7 +47,9 @@ def test_a_bad_value_is_kept_as_a_problem_naming_the_variable(env, variable) -> 
     env.setenv(variable, value)
     cfg = config()  # never raises
     assert list(cfg.problems) == [variable]
-    with pytest.raises(ConfigurationError, match=re.escape(f"{variable}={value!r}") + ".*" + re.escape(why)) as info:
+    with pytest.raises(
+        ConfigurationError, match=re.escape(f"{variable}={value!r}") + ".*" + re.escape(why)
+    ) as info:
         require(variable)
     assert info.value.variable == variable and isinstance(info.value, ValueError)
     assert isinstance(info.value, gtx.errors.DSLError)  # one family: every stencilkit user error
@@ -57,8 +59,14 @@ def test_a_bad_value_is_kept_as_a_problem_naming_the_variable(env, variable) -> 
 
 def test_every_variable_is_documented() -> None:
     doc = (ROOT / "docs" / "configuration.md").read_text()
-    for variable in [*VARIABLES, "STENCILKIT_PARSE_AT_DECORATION", "OMP_NUM_THREADS", "OMP_WAIT_POLICY",
-                     "CXX", "CUDA_HOME"]:
+    for variable in [
+        *VARIABLES,
+        "STENCILKIT_PARSE_AT_DECORATION",
+        "OMP_NUM_THREADS",
+        "OMP_WAIT_POLICY",
+        "CXX",
+        "CUDA_HOME",
+    ]:
         assert f"`{variable}" in doc, variable
 
 
@@ -69,8 +77,13 @@ def test_valid_values_are_parsed(env, tmp_path) -> None:
     env.setenv("STENCILKIT_PARALLEL_MIN_WORK", "0")
     env.setenv("STENCILKIT_LOG", "Debug")
     cfg = config()
-    assert (cfg.cache_dir, cfg.cuda_compiler, cfg.num_threads, cfg.parallel_min_work, cfg.log) == \
-        (tmp_path / "c", "nvcc", 4, 0, "debug")
+    assert (cfg.cache_dir, cfg.cuda_compiler, cfg.num_threads, cfg.parallel_min_work, cfg.log) == (
+        tmp_path / "c",
+        "nvcc",
+        4,
+        0,
+        "debug",
+    )
     assert not cfg.problems
 
 
@@ -108,7 +121,8 @@ def _programs_module(tmp_path_factory, monkeypatch) -> None:
         "import stencilkit as gtx\nfrom stencilkit import Dims, Field, float64\nI = gtx.Dimension('I')\n"
         "@gtx.field_operator\ndef ident(a: Field[Dims[I], float64]) -> Field[Dims[I], float64]:\n    return a\n"
         "@gtx.program(backend=gtx.cpu)\ndef copy_program(a: Field[Dims[I], float64], b: Field[Dims[I], float64]):\n"
-        "    ident(a, out=b)\n")
+        "    ident(a, out=b)\n"
+    )
     monkeypatch.syspath_prepend(str(d))
 
 
@@ -118,9 +132,17 @@ def test_info_reports_the_bad_variable_and_everything_else(env, capsys) -> None:
     cxx.find_cxx.cache_clear()
     assert main(["info"]) == 0
     out = capsys.readouterr().out
-    rows = dict(line.split(None, 1) if " " in line else (line, "") for line in
-                (re.sub(r"^(C\+\+ compiler|CUDA compiler|CPU threads|NVIDIA driver)", lambda m: m.group(1).replace(" ", "_"), x)
-                 for x in out.splitlines()))
+    rows = dict(
+        line.split(None, 1) if " " in line else (line, "")
+        for line in (
+            re.sub(
+                r"^(C\+\+ compiler|CUDA compiler|CPU threads|NVIDIA driver)",
+                lambda m: m.group(1).replace(" ", "_"),
+                x,
+            )
+            for x in out.splitlines()
+        )
+    )
     assert "STENCILKIT_CUDA_COMPILER='nvvc'" in rows["configuration"]
     assert "STENCILKIT_NUM_THREADS='two'" in rows["configuration"]
     assert rows["C++_compiler"].startswith("/") and "OpenMP" in rows["C++_compiler"]  # still found
@@ -132,8 +154,18 @@ def test_info_reports_the_bad_variable_and_everything_else(env, capsys) -> None:
 def test_info_rows_when_all_is_well(env, capsys) -> None:
     assert main(["info"]) == 0
     out = capsys.readouterr().out
-    for row in ("configuration", "NVIDIA driver", "CuPy", "cuda-bindings", "GPU", "C++ compiler", "CPU threads",
-                "CUDA compiler", "cache", "logging"):
+    for row in (
+        "configuration",
+        "NVIDIA driver",
+        "CuPy",
+        "cuda-bindings",
+        "GPU",
+        "C++ compiler",
+        "CPU threads",
+        "CUDA compiler",
+        "cache",
+        "logging",
+    ):
         assert re.search(rf"^{re.escape(row)} ", out, re.M), row
     assert re.search(r"^configuration +ok", out, re.M)
 
@@ -144,7 +176,13 @@ def test_a_bad_flag_read_at_import_warns_naming_it_and_keeps_the_default() -> No
     import sys
 
     env = dict(os.environ, STENCILKIT_PARSE_AT_DECORATION="maybe", PYTHONPATH=str(ROOT / "src"))
-    r = subprocess.run([sys.executable, "-c", "import stencilkit; print(stencilkit.config.PARSE_AT_DECORATION)"],
-                       capture_output=True, text=True, env=env, timeout=120, check=True)
+    r = subprocess.run(
+        [sys.executable, "-c", "import stencilkit; print(stencilkit.config.PARSE_AT_DECORATION)"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+        check=True,
+    )
     assert r.stdout.strip() == "False"
     assert "STENCILKIT_PARSE_AT_DECORATION='maybe' is not valid" in r.stderr

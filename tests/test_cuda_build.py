@@ -47,7 +47,9 @@ def _fortran(shape: tuple[int, ...], dtype: type = np.float64) -> np.ndarray:
 
 
 def _build(prog: gtx.Program, args: list[object], arch: str = "90") -> tuple[str, object]:
-    runner = CompiledRunner(prog.definition, flat_params(prog.definition.params), CudaTarget(arch=arch))
+    runner = CompiledRunner(
+        prog.definition, flat_params(prog.definition.params), CudaTarget(arch=arch)
+    )
     planned = runner.stages(list(args), {}, check_device=False, until="plan").planned
     entry = runner.target.build(runner.target.generate(planned))
     source = entry.source.text
@@ -65,9 +67,13 @@ def _has_nvrtc() -> bool:
 
 COMPILERS = [
     pytest.param("nvrtc", marks=pytest.mark.skipif(not _has_nvrtc(), reason="NVRTC not installed")),
-    pytest.param("nvcc", marks=pytest.mark.skipif(
-        shutil.which("nvcc") is None and not shutil.os.path.exists("/usr/local/cuda/bin/nvcc"),  # type: ignore[attr-defined]
-        reason="nvcc not installed")),
+    pytest.param(
+        "nvcc",
+        marks=pytest.mark.skipif(
+            shutil.which("nvcc") is None and not shutil.os.path.exists("/usr/local/cuda/bin/nvcc"),  # type: ignore[attr-defined]
+            reason="nvcc not installed",
+        ),
+    ),
 ]
 
 
@@ -113,8 +119,9 @@ def test_cached_build_is_reused(compiler: str) -> None:
 
 def test_failed_cuda_build_reports_command_log_and_source(compiler: str, tmp_path) -> None:
     with pytest.raises(BuildError) as info:
-        cuda_toolchain.compile_cubin("this is not CUDA;", "90", tmp_path, "broken",
-                                     cuda_toolchain.find_cuda_compiler())
+        cuda_toolchain.compile_cubin(
+            "this is not CUDA;", "90", tmp_path, "broken", cuda_toolchain.find_cuda_compiler()
+        )
     err = info.value
     assert err.stderr.strip()
     assert err.source_path.endswith("broken.cu")
@@ -127,16 +134,29 @@ def test_chunked_variants_are_built_separately(compiler: str) -> None:
     """The z-chunked kernels are compiled only on request: small programs compile fast."""
     a = gtx.as_field([I, J, K], _fortran((8, 6, 3)), copy=None)
     out = gtx.as_field([I, J, K], _fortran((8, 6, 3)), copy=None)
-    runner = CompiledRunner(run_lap.definition, flat_params(run_lap.definition.params), CudaTarget(arch="90"))
+    runner = CompiledRunner(
+        run_lap.definition, flat_params(run_lap.definition.params), CudaTarget(arch="90")
+    )
     planned = runner.stages([a, out], {}, check_device=False, until="plan").planned
     plain = runner.target.build(runner.target.generate(planned))
     variants = runner.target.build(runner.target.generate(planned, variants=True))
-    plain_key, var_key, plain_source, var_source = plain.key, variants.key, plain.source.text, variants.source.text
+    plain_key, var_key, plain_source, var_source = (
+        plain.key,
+        variants.key,
+        plain.source.text,
+        variants.source.text,
+    )
     assert plain_key != var_key
     assert b"sk_run_lap_k0_z8" not in (plain.path / "program.cubin").read_bytes()
     cubin = (variants.path / "program.cubin").read_bytes()
-    for name in (b"sk_run_lap_k0", b"sk_run_lap_k0_z4", b"sk_run_lap_k0_z8", b"sk_run_lap_k0_z16",
-                 b"sk_run_lap_k0s", b"sk_run_lap_k0_z8s"):
+    for name in (
+        b"sk_run_lap_k0",
+        b"sk_run_lap_k0_z4",
+        b"sk_run_lap_k0_z8",
+        b"sk_run_lap_k0_z16",
+        b"sk_run_lap_k0s",
+        b"sk_run_lap_k0_z8s",
+    ):
         assert name in cubin
     assert "__stcs(&out_b[" in var_source and "__stcs" not in plain_source
 
@@ -147,7 +167,9 @@ def test_nvrtc_leaves_shared_byte_objects_alone(compiler: str, tmp_path) -> None
     src = 'extern "C" __global__ void k(double* a) { a[threadIdx.x] = 1.0; }'
     cuda_toolchain.compile_cubin(src, "90", tmp_path, "ok", cuda_toolchain.find_cuda_compiler())
     with pytest.raises(BuildError):
-        cuda_toolchain.compile_cubin("#error x\n", "90", tmp_path, "bad", cuda_toolchain.find_cuda_compiler())
+        cuda_toolchain.compile_cubin(
+            "#error x\n", "90", tmp_path, "bad", cuda_toolchain.find_cuda_compiler()
+        )
     if compiler == "nvrtc":  # the benchmark suite's own NVRTC check reads the (empty) log too
         import stencilkit_benchmarks as bench
 
@@ -160,7 +182,9 @@ def test_nvrtc_leaves_shared_byte_objects_alone(compiler: str, tmp_path) -> None
 def _planned_spec(prog: gtx.Program, args: list[object], monkeypatch: pytest.MonkeyPatch) -> object:
     """The Specialization the plan stage gives the gpu target for ``args`` (host arrays stand in
     for GPU ones: nothing is compiled or launched)."""
-    runner = CompiledRunner(prog.definition, flat_params(prog.definition.params), CudaTarget(arch="90"))
+    runner = CompiledRunner(
+        prog.definition, flat_params(prog.definition.params), CudaTarget(arch="90")
+    )
     return runner.stages(list(args), {}, check_device=False, until="plan").planned.spec
 
 
@@ -172,7 +196,10 @@ def test_index_width_follows_the_call(compiler: str, monkeypatch: pytest.MonkeyP
     # a field whose domain starts near 2**31: its indices no longer fit 32 bits
     far = 2**31 - 4
     dom = gtx.domain({I: (far, far + 8), J: (0, 6), K: (0, 3)})
-    a_far, out_far = gtx.as_field(dom, _fortran((8, 6, 3)), copy=None), gtx.as_field(dom, _fortran((8, 6, 3)), copy=None)
+    a_far, out_far = (
+        gtx.as_field(dom, _fortran((8, 6, 3)), copy=None),
+        gtx.as_field(dom, _fortran((8, 6, 3)), copy=None),
+    )
 
     @gtx.program
     def run_far(a: Field[Dims[I, J, K], float64], out: Field[Dims[I, J, K], float64]):
@@ -180,12 +207,25 @@ def test_index_width_follows_the_call(compiler: str, monkeypatch: pytest.MonkeyP
 
     assert _planned_spec(run_far, [a_far, out_far], monkeypatch).narrow_index is False  # type: ignore[attr-defined]
 
-    runner = CompiledRunner(run_lap.definition, flat_params(run_lap.definition.params), CudaTarget(arch="90"))
+    runner = CompiledRunner(
+        run_lap.definition, flat_params(run_lap.definition.params), CudaTarget(arch="90")
+    )
     planned = runner.stages([a, out], {}, check_device=False, until="plan").planned
-    narrow_plan = dataclasses.replace(planned, spec=dataclasses.replace(planned.spec, narrow_index=True))
-    wide_plan = dataclasses.replace(planned, spec=dataclasses.replace(planned.spec, narrow_index=False))
-    narrow, wide = (runner.target.build(runner.target.generate(p)) for p in (narrow_plan, wide_plan))
-    narrow_src, narrow_key, wide_src, wide_key = narrow.source.text, narrow.key, wide.source.text, wide.key
+    narrow_plan = dataclasses.replace(
+        planned, spec=dataclasses.replace(planned.spec, narrow_index=True)
+    )
+    wide_plan = dataclasses.replace(
+        planned, spec=dataclasses.replace(planned.spec, narrow_index=False)
+    )
+    narrow, wide = (
+        runner.target.build(runner.target.generate(p)) for p in (narrow_plan, wide_plan)
+    )
+    narrow_src, narrow_key, wide_src, wide_key = (
+        narrow.source.text,
+        narrow.key,
+        wide.source.text,
+        wide.key,
+    )
     assert "typedef int32_t sk_idx;" in narrow_src and "typedef int64_t sk_idx;" in wide_src
     assert narrow_key != wide_key
     for entry in (narrow, wide):
@@ -197,7 +237,9 @@ def test_fits_narrow_index_bounds() -> None:
     from stencilkit.fields.signature import FieldSignature
     from stencilkit.stages.abi import NARROW_INDEX_LIMIT, fits_narrow_index
 
-    def sig(shape: tuple[int, ...], strides: tuple[int, ...], origin: tuple[int, ...]) -> FieldSignature:
+    def sig(
+        shape: tuple[int, ...], strides: tuple[int, ...], origin: tuple[int, ...]
+    ) -> FieldSignature:
         return FieldSignature(("I", "K"), "float64", shape, strides, origin, DeviceType.CPU, 0)
 
     small = sig((512, 512), (1, 512), (0, 0))

@@ -25,7 +25,9 @@ def _numpy_steps(u: np.ndarray, n: int) -> np.ndarray:
     u, v = u.copy(), u.copy()
     for _ in range(n):
         c = u[1:-1, 1:-1]
-        v[1:-1, 1:-1] = c + 0.1 * (u[2:, 1:-1] + u[:-2, 1:-1] + u[1:-1, 2:] + u[1:-1, :-2] - 4.0 * c)
+        v[1:-1, 1:-1] = c + 0.1 * (
+            u[2:, 1:-1] + u[:-2, 1:-1] + u[1:-1, 2:] + u[1:-1, :-2] - 4.0 * c
+        )
         u, v = v, u
     return u
 
@@ -55,5 +57,7 @@ def test_captured_loop_matches_eager_and_numpy(rng) -> None:
 def test_first_call_inside_a_capture_is_refused(rng) -> None:
     u = gtx.as_field([I, J], rng.standard_normal((32, 25)), allocator=gtx.gpu)  # a new signature
     v = gtx.as_field([I, J], rng.standard_normal((32, 25)), allocator=gtx.gpu)
-    with pytest.raises(ValueError, match="call the program once with the same arguments before capturing"):
+    with pytest.raises(
+        ValueError, match="call the program once with the same arguments before capturing"
+    ):
         gtx.capture_cuda_graph(lambda: step(u, v, offset_provider={}))

@@ -39,8 +39,11 @@ BLOCKS = [(32, 4, 1), (128, 1, 1), (256, 1, 1), (16, 8, 1), (32, 2, 2), (1, 1, 1
 
 
 # ----------------------------------------------------------------------------- the mapping itself
-@pytest.mark.parametrize("limits", [DEFAULT_LIMITS, GridLimits(2**31 - 1, 7, 5000), GridLimits(2**31 - 1, 5000, 3)],
-                         ids=["device", "small-y", "small-z"])
+@pytest.mark.parametrize(
+    "limits",
+    [DEFAULT_LIMITS, GridLimits(2**31 - 1, 7, 5000), GridLimits(2**31 - 1, 5000, 3)],
+    ids=["device", "small-y", "small-z"],
+)
 @pytest.mark.parametrize("rank", [1, 2, 3, 4])
 def test_grid_stays_within_limits_and_covers_every_point(rank: int, limits: GridLimits) -> None:
     """Every grid dimension (x: the unit-stride one, whichever layout put it there) at each large
@@ -59,7 +62,9 @@ def test_grid_stays_within_limits_and_covers_every_point(rank: int, limits: Grid
                             grid_for(extents, block, chunk, limits)
                         continue
                     g = grid_for(extents, block, chunk, limits)
-                    assert g[0] == nx <= limits.x and 1 <= g[1] <= limits.y and 1 <= g[2] <= limits.z
+                    assert (
+                        g[0] == nx <= limits.x and 1 <= g[1] <= limits.y and 1 <= g[2] <= limits.z
+                    )
                     if ny <= limits.y and nz <= limits.z:
                         assert g == (nx, ny, nz)
                         continue
@@ -69,13 +74,20 @@ def test_grid_stays_within_limits_and_covers_every_point(rank: int, limits: Grid
                         work = [c for c in seen if c is not None]
                         assert sorted(work) == [(y, z) for y in range(ny) for z in range(nz)]
                     else:  # the corners and the last needed block
-                        assert coords(0, 0) == (0, 0) and coords(g[1] - 1, 0) == ((g[1] - 1) % ny, (g[1] - 1) // ny)
+                        assert coords(0, 0) == (0, 0) and coords(g[1] - 1, 0) == (
+                            (g[1] - 1) % ny,
+                            (g[1] - 1) // ny,
+                        )
                         last = ny * nz - 1
                         assert coords(last % g[1], last // g[1]) == (ny - 1, nz - 1)
 
 
-@pytest.mark.parametrize("order", [(0, 1, 2), (2, 1, 0), (1, 0, 2), (0, 2, 1)], ids=["C", "F", "JIK", "IKJ"])
-def test_every_layout_maps_its_unit_stride_dimension_to_x_within_limits(order: tuple[int, int, int]) -> None:
+@pytest.mark.parametrize(
+    "order", [(0, 1, 2), (2, 1, 0), (1, 0, 2), (0, 2, 1)], ids=["C", "F", "JIK", "IKJ"]
+)
+def test_every_layout_maps_its_unit_stride_dimension_to_x_within_limits(
+    order: tuple[int, int, int],
+) -> None:
     """For [I, J, K] fields in every stride order: grid x is the unit-stride dimension, and each
     dimension at 65,535 / 65,536 / 2^24+ points (the others 3) gets a grid within the limits."""
     from stencilkit.backends.cuda import CudaTarget
@@ -84,7 +96,9 @@ def test_every_layout_maps_its_unit_stride_dimension_to_x_within_limits(order: t
     data = np.zeros((4, 5, 6)).transpose(np.argsort(order)).copy().transpose(order)
     a = gtx.as_field([I, J, K], data, copy=None)
     out = gtx.as_field([I, J, K], data.copy(order="K"), copy=None)
-    runner = CompiledRunner(run_shift3.definition, flat_params(run_shift3.definition.params), CudaTarget(arch="90"))
+    runner = CompiledRunner(
+        run_shift3.definition, flat_params(run_shift3.definition.params), CudaTarget(arch="90")
+    )
     planned = runner.stages([a, out, 4, 5, 6], {}, check_device=False, until="plan").planned
     sprog, layout = planned.sprog, planned.layout
     gdims = [d.value for d in grid_dims(sprog.kernels[0], layout)]
@@ -95,7 +109,11 @@ def test_every_layout_maps_its_unit_stride_dimension_to_x_within_limits(order: t
             extents = [big if g == d else 3 for g in gdims]
             for block in tuning_blocks(extents):
                 g = grid_for(extents, block)
-                assert g[0] <= DEFAULT_LIMITS.x and g[1] <= DEFAULT_LIMITS.y and g[2] <= DEFAULT_LIMITS.z
+                assert (
+                    g[0] <= DEFAULT_LIMITS.x
+                    and g[1] <= DEFAULT_LIMITS.y
+                    and g[2] <= DEFAULT_LIMITS.z
+                )
 
 
 def tuning_blocks(extents: list[int]) -> list[tuple[int, int, int]]:
@@ -126,8 +144,12 @@ def test_limits_are_read_from_the_device(monkeypatch: pytest.MonkeyPatch) -> Non
         asked.append((attr, device))
         return {5: 1000, 6: 20, 7: 10}[attr]
 
-    runtime = SimpleNamespace(deviceGetAttribute=attribute, cudaDevAttrMaxGridDimX=5,
-                              cudaDevAttrMaxGridDimY=6, cudaDevAttrMaxGridDimZ=7)
+    runtime = SimpleNamespace(
+        deviceGetAttribute=attribute,
+        cudaDevAttrMaxGridDimX=5,
+        cudaDevAttrMaxGridDimY=6,
+        cudaDevAttrMaxGridDimZ=7,
+    )
     fake = SimpleNamespace(cuda=SimpleNamespace(runtime=runtime))
     from stencilkit.backends.cuda import runtime as cuda_runtime
 
@@ -152,7 +174,12 @@ def shift_k(a: Field[Dims[Cell, K], float64]) -> Field[Dims[Cell, K], float64]:
 
 
 @gtx.program
-def run_shift_k(a: Field[Dims[Cell, K], float64], out: Field[Dims[Cell, K], float64], n: gtx.int32, nk: gtx.int32):
+def run_shift_k(
+    a: Field[Dims[Cell, K], float64],
+    out: Field[Dims[Cell, K], float64],
+    n: gtx.int32,
+    nk: gtx.int32,
+):
     shift_k(a, out=out, domain={Cell: (1, n), K: (0, nk - 1)})
 
 
@@ -162,8 +189,13 @@ def shift3(a: Field[Dims[I, J, K], float64]) -> Field[Dims[I, J, K], float64]:
 
 
 @gtx.program
-def run_shift3(a: Field[Dims[I, J, K], float64], out: Field[Dims[I, J, K], float64],
-               ni: gtx.int32, nj: gtx.int32, nk: gtx.int32):
+def run_shift3(
+    a: Field[Dims[I, J, K], float64],
+    out: Field[Dims[I, J, K], float64],
+    ni: gtx.int32,
+    nj: gtx.int32,
+    nk: gtx.int32,
+):
     shift3(a, out=out, domain={I: (0, ni - 1), J: (0, nj - 1), K: (0, nk - 1)})
 
 
@@ -204,7 +236,9 @@ def _host(data: np.ndarray, layout: str) -> np.ndarray:
     return LAYOUTS[layout](data)
 
 
-def _run_emulated(prog: Any, args: list[Any], provider: dict[str, Any], target: EmulatedCudaTarget) -> None:
+def _run_emulated(
+    prog: Any, args: list[Any], provider: dict[str, Any], target: EmulatedCudaTarget
+) -> None:
     runner = CompiledRunner(prog.definition, flat_params(prog.definition.params), target)
     runner(args, provider)
 
@@ -213,8 +247,12 @@ def _nan_field(dims: list[Any], shape: tuple[int, ...], layout: str) -> Any:
     return gtx.as_field(dims, _host(np.full(shape, np.nan), layout), copy=None)
 
 
-def _check_shift_k(rng: np.random.Generator, shape: tuple[int, int], layouts: tuple[str, str],
-                   target: EmulatedCudaTarget) -> None:
+def _check_shift_k(
+    rng: np.random.Generator,
+    shape: tuple[int, int],
+    layouts: tuple[str, str],
+    target: EmulatedCudaTarget,
+) -> None:
     data = rng.standard_normal(shape)
     a = gtx.as_field([Cell, K], _host(data, layouts[0]), copy=None)
     out = _nan_field([Cell, K], shape, layouts[1])
@@ -230,8 +268,15 @@ TINY = [GridLimits(2**31 - 1, 2, 200), GridLimits(2**31 - 1, 100, 4)]  # fold y 
 
 @pytest.mark.parametrize("variant", [PLAIN, Variant(4), Variant(2, True)], ids=str)
 @pytest.mark.parametrize("block", [(32, 4, 1), (16, 2, 2), (128, 1, 1), (7, 9, 1)])
-@pytest.mark.parametrize("layouts", [("k-contiguous",) * 2, ("horizontal-first",) * 2,
-                                     ("k-contiguous", "horizontal-first"), ("horizontal-first", "k-contiguous")])
+@pytest.mark.parametrize(
+    "layouts",
+    [
+        ("k-contiguous",) * 2,
+        ("horizontal-first",) * 2,
+        ("k-contiguous", "horizontal-first"),
+        ("horizontal-first", "k-contiguous"),
+    ],
+)
 def test_folded_grids_cover_every_layout(rng, layouts, block, variant) -> None:
     """Grids folded to fit tiny y and z limits: inputs and outputs in either layout, chunked
     variants included."""
@@ -244,18 +289,33 @@ def test_folded_grids_cover_every_layout(rng, layouts, block, variant) -> None:
         a = gtx.as_field([I, J, K], _host(data, layouts[0]), copy=None)
         out = _nan_field([I, J, K], data.shape, layouts[1])
         _run_emulated(run_shift3, [a, out, *data.shape], {}, target)
-        expect = data[1:, :-1, :-1] + 2.0 * data[:-1, 1:, :-1] + 3.0 * data[:-1, :-1, 1:] - data[:-1, :-1, :-1]
+        expect = (
+            data[1:, :-1, :-1]
+            + 2.0 * data[:-1, 1:, :-1]
+            + 3.0 * data[:-1, :-1, 1:]
+            - data[:-1, :-1, :-1]
+        )
         result = out.asnumpy()
         np.testing.assert_allclose(result[:-1, :-1, :-1], expect, rtol=1e-14)
-        assert np.isnan(result[-1]).all() and np.isnan(result[:, -1]).all() and np.isnan(result[:, :, -1]).all()
+        assert (
+            np.isnan(result[-1]).all()
+            and np.isnan(result[:, -1]).all()
+            and np.isnan(result[:, :, -1]).all()
+        )
         grids = [g for t in target.loaded for g, _ in t.grids]
         assert all(g[1] <= limits.y and g[2] <= limits.z for g in grids)
         folded += sum(t.folded for t in target.loaded)
     assert folded > 0  # some launches were folded
 
 
-@pytest.mark.parametrize("layouts", [("k-contiguous", "k-contiguous"), ("horizontal-first", "k-contiguous"),
-                                     ("k-contiguous", "horizontal-first")])
+@pytest.mark.parametrize(
+    "layouts",
+    [
+        ("k-contiguous", "k-contiguous"),
+        ("horizontal-first", "k-contiguous"),
+        ("k-contiguous", "horizontal-first"),
+    ],
+)
 def test_gathers_and_scans_with_folded_grids(rng, layouts) -> None:
     mesh = periodic_triangular_mesh(12, 10)
     provider = mesh.offset_provider()
@@ -263,22 +323,34 @@ def test_gathers_and_scans_with_folded_grids(rng, layouts) -> None:
     target = EmulatedCudaTarget(TINY[0], (16, 4, 1), Variant(4))
     e = rng.standard_normal((mesh.n_edges, nk))
     out = _nan_field([Cell, K], (mesh.n_cells, nk), layouts[1])
-    _run_emulated(run_c2e_sum, [gtx.as_field([Edge, K], _host(e, layouts[0]), copy=None), out], provider, target)
+    _run_emulated(
+        run_c2e_sum,
+        [gtx.as_field([Edge, K], _host(e, layouts[0]), copy=None), out],
+        provider,
+        target,
+    )
     np.testing.assert_allclose(out.asnumpy(), e[mesh.c2e].sum(axis=1), rtol=1e-13)
     c = rng.standard_normal((mesh.n_cells, nk))
     out = _nan_field([Cell, K], c.shape, layouts[1])
-    _run_emulated(run_cumsum, [gtx.as_field([Cell, K], _host(c, layouts[0]), copy=None), out], {}, target)
+    _run_emulated(
+        run_cumsum, [gtx.as_field([Cell, K], _host(c, layouts[0]), copy=None), out], {}, target
+    )
     np.testing.assert_allclose(out.asnumpy(), np.cumsum(c, axis=1), rtol=1e-13)
 
 
 @gtx.field_operator
-def accumulate(x: Field[Dims[Cell, K], float64], a: Field[Dims[Cell, K], float64]) -> Field[Dims[Cell, K], float64]:
+def accumulate(
+    x: Field[Dims[Cell, K], float64], a: Field[Dims[Cell, K], float64]
+) -> Field[Dims[Cell, K], float64]:
     return x + a
 
 
 @gtx.program
-def run_accumulate(x: Field[Dims[Cell, K], float64], a: Field[Dims[Cell, K], float64],
-                   out: Field[Dims[Cell, K], float64]):
+def run_accumulate(
+    x: Field[Dims[Cell, K], float64],
+    a: Field[Dims[Cell, K], float64],
+    out: Field[Dims[Cell, K], float64],
+):
     accumulate(x, a, out=out)
 
 
@@ -291,7 +363,9 @@ def test_folded_grids_run_each_point_once(rng, layout, variant) -> None:
         target = EmulatedCudaTarget(limits, (16, 1, 1), variant)
         x0, a = rng.standard_normal((203, 37)), rng.standard_normal((203, 37))
         x = gtx.as_field([Cell, K], _host(x0.copy(), layout), copy=None)  # x0 stays as it was
-        _run_emulated(run_accumulate, [x, gtx.as_field([Cell, K], _host(a, layout), copy=None), x], {}, target)
+        _run_emulated(
+            run_accumulate, [x, gtx.as_field([Cell, K], _host(a, layout), copy=None), x], {}, target
+        )
         np.testing.assert_array_equal(x.asnumpy(), x0 + a)
         assert sum(t.folded for t in target.loaded) > 0 or limits.y >= 100
 
@@ -311,7 +385,9 @@ def test_device_limits_at_the_y_boundary(rng, n, layout) -> None:
 
 
 # ----------------------------------------------------------------------------- nvcc
-_NVCC = shutil.which("nvcc") or (shutil.os.path.exists("/usr/local/cuda/bin/nvcc") and "/usr/local/cuda/bin/nvcc")  # type: ignore[attr-defined]
+_NVCC = shutil.which("nvcc") or (
+    shutil.os.path.exists("/usr/local/cuda/bin/nvcc") and "/usr/local/cuda/bin/nvcc"
+)  # type: ignore[attr-defined]
 
 
 @pytest.mark.skipif(not _NVCC, reason="nvcc not installed")
@@ -329,9 +405,14 @@ def test_generated_kernels_compile_with_nvcc(monkeypatch, layout) -> None:
         mesh = periodic_triangular_mesh(4, 4)
         e = gtx.as_field([Edge, K], _host(np.ones((mesh.n_edges, 5)), layout), copy=None)
         out = gtx.as_field([Cell, K], _host(np.ones((mesh.n_cells, 5)), layout), copy=None)
-        runner = CompiledRunner(run_c2e_sum.definition, flat_params(run_c2e_sum.definition.params),
-                                CudaTarget(arch="90"))
-        planned = runner.stages([e, out], mesh.offset_provider(), check_device=False, until="plan").planned
+        runner = CompiledRunner(
+            run_c2e_sum.definition,
+            flat_params(run_c2e_sum.definition.params),
+            CudaTarget(arch="90"),
+        )
+        planned = runner.stages(
+            [e, out], mesh.offset_provider(), check_device=False, until="plan"
+        ).planned
         src = runner.target.generate(planned, variants=True)
         source, entry = src.text, runner.target.build(src)
         assert "lin % nby" in source and "_z4" in source
@@ -376,9 +457,18 @@ def test_gpu_ijk_at_every_size(rng, layout, along, big) -> None:
     out = _gpu_field([I, J, K], np.full(data.shape, np.nan), layout)
     run_shift3.with_backend(gtx.gpu)(a, out, *shape, offset_provider={})
     result = out.asnumpy()
-    expect = data[1:, :-1, :-1] + 2.0 * data[:-1, 1:, :-1] + 3.0 * data[:-1, :-1, 1:] - data[:-1, :-1, :-1]
+    expect = (
+        data[1:, :-1, :-1]
+        + 2.0 * data[:-1, 1:, :-1]
+        + 3.0 * data[:-1, :-1, 1:]
+        - data[:-1, :-1, :-1]
+    )
     np.testing.assert_allclose(result[:-1, :-1, :-1], expect, rtol=1e-14)
-    assert np.isnan(result[-1]).all() and np.isnan(result[:, -1]).all() and np.isnan(result[:, :, -1]).all()
+    assert (
+        np.isnan(result[-1]).all()
+        and np.isnan(result[:, -1]).all()
+        and np.isnan(result[:, :, -1]).all()
+    )
 
 
 @pytest.mark.gpu
@@ -386,21 +476,32 @@ def test_gpu_ijk_at_every_size(rng, layout, along, big) -> None:
 def test_gpu_one_dimension_at_every_size(rng, big) -> None:
     data = rng.standard_normal(big)
     out = _gpu_field([Cell], np.full(big, np.nan), "k-contiguous")
-    run_triple.with_backend(gtx.gpu)(_gpu_field([Cell], data, "k-contiguous"), out, big, offset_provider={})
+    run_triple.with_backend(gtx.gpu)(
+        _gpu_field([Cell], data, "k-contiguous"), out, big, offset_provider={}
+    )
     result = out.asnumpy()
     assert np.isnan(result[0]) and np.array_equal(result[1:], 3.0 * data[1:])
 
 
 @pytest.mark.gpu
-@pytest.mark.parametrize("layouts", [("k-contiguous",) * 2, ("horizontal-first",) * 2,
-                                     ("k-contiguous", "horizontal-first"), ("horizontal-first", "k-contiguous")])
+@pytest.mark.parametrize(
+    "layouts",
+    [
+        ("k-contiguous",) * 2,
+        ("horizontal-first",) * 2,
+        ("k-contiguous", "horizontal-first"),
+        ("horizontal-first", "k-contiguous"),
+    ],
+)
 def test_gpu_gather_past_65536_cells(rng, layouts) -> None:
     """The issue's crash: C2E over 131,072 cells (K-contiguous puts them on grid y)."""
     mesh = periodic_triangular_mesh(256, 256)
     provider = mesh.offset_provider(allocator=gtx.gpu)
     e = rng.standard_normal((mesh.n_edges, 5))
     out = _gpu_field([Cell, K], np.full((mesh.n_cells, 5), np.nan), layouts[1])
-    run_c2e_sum.with_backend(gtx.gpu)(_gpu_field([Edge, K], e, layouts[0]), out, offset_provider=provider)
+    run_c2e_sum.with_backend(gtx.gpu)(
+        _gpu_field([Edge, K], e, layouts[0]), out, offset_provider=provider
+    )
     np.testing.assert_allclose(out.asnumpy(), e[mesh.c2e].sum(axis=1), rtol=1e-13)
 
 

@@ -31,7 +31,9 @@ def test_gathers_section_on_the_cpu(tmp_path) -> None:
     assert runner.ok, runner.failures
     for key in ("c2e random", "c2e locality", "e2c random", "e2c locality"):
         assert set(gathers.GATHER_LAYOUTS) <= set(res[key])
-    strides = {lay: res["c2e random"]["setup"][lay]["strides_bytes"] for lay in gathers.GATHER_LAYOUTS}
+    strides = {
+        lay: res["c2e random"]["setup"][lay]["strides_bytes"] for lay in gathers.GATHER_LAYOUTS
+    }
     assert strides["vertical-contiguous"][1] == 8 and strides["horizontal-contiguous"][0] == 8
 
 

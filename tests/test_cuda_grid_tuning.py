@@ -32,8 +32,12 @@ def _fake_cupy(clock: _Clock) -> Any:
         def synchronize(self) -> None:
             pass
 
-    cuda = SimpleNamespace(Event=Event, ExternalStream=lambda ptr: ptr, Stream=SimpleNamespace(null=0),
-                           get_elapsed_time=lambda a, b: b.t - a.t)
+    cuda = SimpleNamespace(
+        Event=Event,
+        ExternalStream=lambda ptr: ptr,
+        Stream=SimpleNamespace(null=0),
+        get_elapsed_time=lambda a, b: b.t - a.t,
+    )
     return SimpleNamespace(cuda=cuda)
 
 
@@ -41,9 +45,23 @@ class _Launcher:
     """Records each launch (grid, block, the bounds in the argument block) and advances the clock
     by a cost that favours one variant and one block shape."""
 
-    def __init__(self, variant: Variant, buf: np.ndarray, clock: _Clock, log: list[Any], slots: tuple[int, int],
-                 best: tuple[Variant, tuple[int, int, int]]) -> None:
-        self.variant, self.buf, self.clock, self.log, self.slots, self.best = variant, buf, clock, log, slots, best
+    def __init__(
+        self,
+        variant: Variant,
+        buf: np.ndarray,
+        clock: _Clock,
+        log: list[Any],
+        slots: tuple[int, int],
+        best: tuple[Variant, tuple[int, int, int]],
+    ) -> None:
+        self.variant, self.buf, self.clock, self.log, self.slots, self.best = (
+            variant,
+            buf,
+            clock,
+            log,
+            slots,
+            best,
+        )
 
     def launch(self, grid: tuple[int, int, int], block: tuple[int, int, int], stream: int) -> None:
         lo, hi = int(self.buf[self.slots[0]]), int(self.buf[self.slots[1]])
@@ -75,8 +93,17 @@ def test_search_is_short_times_slices_and_finds_the_fastest(setup, monkeypatch, 
     buf = np.array([5, 5 + extents[-1]], dtype=np.int64)
     log: list[Any] = []
     k = SimpleNamespace(name="k")
-    chosen = tuning.choose_blocks(k, extents, _launchers(buf, clock, log, best), 0, None, "dev", "", (0, 1),  # type: ignore[arg-type]
-                                  GridLimits())
+    chosen = tuning.choose_blocks(
+        k,
+        extents,
+        _launchers(buf, clock, log, best),
+        0,
+        None,
+        "dev",
+        "",
+        (0, 1),  # type: ignore[arg-type]
+        GridLimits(),
+    )
     assert chosen == best
     assert list(buf) == [5, 5 + extents[-1]]  # the argument block is restored
     assert len(log) <= (len(blocks) + 9 + 2) * (1 + tuning.REPEATS)
@@ -97,8 +124,16 @@ def test_search_stops_at_its_budget(setup, monkeypatch) -> None:
     monkeypatch.setattr(tuning, "TUNING_BUDGET_S", 0.0)
     buf = np.array([0, 1 << 20], dtype=np.int64)
     log: list[Any] = []
-    tuning.choose_blocks(SimpleNamespace(name="k"), [80, 1 << 20], _launchers(buf, setup, log, (PLAIN, (16, 8, 1))),  # type: ignore[arg-type]
-                         0, None, "dev", "", (0, 1))
+    tuning.choose_blocks(
+        SimpleNamespace(name="k"),
+        [80, 1 << 20],
+        _launchers(buf, setup, log, (PLAIN, (16, 8, 1))),  # type: ignore[arg-type]
+        0,
+        None,
+        "dev",
+        "",
+        (0, 1),
+    )
     assert len(log) == 1 + tuning.REPEATS  # one candidate, then the deadline
 
 
@@ -109,6 +144,14 @@ def test_block_candidates_follow_the_kernel_shape() -> None:
     horizontal = tuning.block_candidates([1_000_064, 80])
     assert (32, 4, 1) in horizontal and len(horizontal) <= 8
     assert tuning.block_candidates([1 << 24]) == tuning._CANDIDATES_1D
-    assert all(b[0] * b[1] * b[2] <= 1024 for e in ([3, 5], [255, 7], [17, 9, 9]) for b in tuning.block_candidates(e))
+    assert all(
+        b[0] * b[1] * b[2] <= 1024
+        for e in ([3, 5], [255, 7], [17, 9, 9])
+        for b in tuning.block_candidates(e)
+    )
     assert (65, 2, 1) in tuning.block_candidates([65, 10**6])  # 65 levels: no idle thread
-    assert (5, 26, 1) in tuning.block_candidates([5, 10**6]) and tuning.default_block([5, 99]) == (5, 26, 1)
+    assert (5, 26, 1) in tuning.block_candidates([5, 10**6]) and tuning.default_block([5, 99]) == (
+        5,
+        26,
+        1,
+    )

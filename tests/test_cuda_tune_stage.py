@@ -74,11 +74,15 @@ def _fake_cupy() -> Any:
     def zeros(n: int, dtype: Any = None) -> Any:
         return SimpleNamespace(data=SimpleNamespace(ptr=next(addresses)), nbytes=n)
 
-    return SimpleNamespace(cuda=SimpleNamespace(get_current_stream=lambda: stream), zeros=zeros, uint8=np.uint8)
+    return SimpleNamespace(
+        cuda=SimpleNamespace(get_current_stream=lambda: stream), zeros=zeros, uint8=np.uint8
+    )
 
 
 @pytest.mark.parametrize("which", ["one-dimensional", "scan", "three-dimensional"])
-def test_every_timed_launch_has_every_pointer(which: str, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+def test_every_timed_launch_has_every_pointer(
+    which: str, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
     rng = np.random.default_rng(3)
     if which == "one-dimensional":
         prog, shape, dims = run_twice, (1 << 19,), [I]
@@ -100,13 +104,17 @@ def test_every_timed_launch_has_every_pointer(which: str, monkeypatch: pytest.Mo
     monkeypatch.setattr(cuda_backend, "choose_blocks", choose_blocks)
     monkeypatch.setattr(cuda_backend, "table_fingerprint", lambda *args: "")
     monkeypatch.setattr(cuda_backend, "device_name", lambda device: "fake GPU")
-    monkeypatch.setattr(cuda_backend.grid, "device_limits", lambda device: cuda_backend.grid.DEFAULT_LIMITS)
+    monkeypatch.setattr(
+        cuda_backend.grid, "device_limits", lambda device: cuda_backend.grid.DEFAULT_LIMITS
+    )
 
     target = CudaTarget(arch="90")
     runner = CompiledRunner(prog.definition, flat_params(prog.definition.params), target)
     st = runner.stages([a, out], {}, check_device=False, until="plan")
     planned, bound = st.planned, st.bound
-    loaded = SimpleNamespace(function=lambda name: name, device_id=0, built=SimpleNamespace(path=tmp_path))
+    loaded = SimpleNamespace(
+        function=lambda name: name, device_id=0, built=SimpleNamespace(path=tmp_path)
+    )
     launches = target.tune(loaded, planned, bound)  # type: ignore[arg-type]
 
     assert len(launches.kernels) == len(planned.sprog.kernels) == len(calls)
@@ -123,4 +131,6 @@ def test_every_timed_launch_has_every_pointer(which: str, monkeypatch: pytest.Mo
             for f in planned.layout.fields:
                 if f.name in k.outs:
                     assert int(launcher.buf[f.ptr]) != bound.fields[f.name]._ptr
-    assert searched >= 1, [(k.name, e) for k, e, _ in calls]  # every case is large enough to be searched
+    assert searched >= 1, [
+        (k.name, e) for k, e, _ in calls
+    ]  # every case is large enough to be searched

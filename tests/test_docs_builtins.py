@@ -26,7 +26,9 @@ def test_builtin_has_signature_and_example(name: str) -> None:
     fn = BUILTINS[name]
     sig = inspect.signature(fn)
     kinds = {p.kind for p in sig.parameters.values()}
-    assert inspect.Parameter.VAR_POSITIONAL not in kinds and inspect.Parameter.VAR_KEYWORD not in kinds
+    assert (
+        inspect.Parameter.VAR_POSITIONAL not in kinds and inspect.Parameter.VAR_KEYWORD not in kinds
+    )
     if name in MATH_BUILTINS:
         assert len(sig.parameters) == MATH_BUILTINS[name].arity
     doc = inspect.getdoc(fn)
@@ -37,7 +39,9 @@ def test_builtin_has_signature_and_example(name: str) -> None:
 
 
 @pytest.mark.parametrize("fn", [gtx.neighbor_sum, gtx.where, gtx.concat_where, gtx.sqrt, as_offset])
-def test_help_shows_the_function_not_the_class(fn: object, capsys: pytest.CaptureFixture[str]) -> None:
+def test_help_shows_the_function_not_the_class(
+    fn: object, capsys: pytest.CaptureFixture[str]
+) -> None:
     help(fn)
     out = capsys.readouterr().out
     assert "(*args, **kwargs)" not in out and "class Builtin" not in out
@@ -45,7 +49,10 @@ def test_help_shows_the_function_not_the_class(fn: object, capsys: pytest.Captur
 
 
 def test_gt4py_signatures() -> None:
-    assert str(inspect.signature(gtx.neighbor_sum)) == "(field: 'Field', /, axis: 'Dimension') -> 'Field'"
+    assert (
+        str(inspect.signature(gtx.neighbor_sum))
+        == "(field: 'Field', /, axis: 'Dimension') -> 'Field'"
+    )
     assert list(inspect.signature(gtx.broadcast).parameters) == ["field", "dims"]
     assert list(inspect.signature(gtx.astype).parameters) == ["value", "type_"]
     assert list(inspect.signature(gtx.minimum).parameters) == ["x", "y"]

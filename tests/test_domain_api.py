@@ -77,7 +77,9 @@ def test_unit_range() -> None:
     assert not inf.is_finite() and r <= inf and inf & r == r
     assert gtx.unit_range(None) == inf
     assert gtx.unit_range((None, 3)).stop == 3 and not gtx.unit_range((None, 3)).is_finite()
-    assert gtx.unit_range(range(1, 4)) == gtx.UnitRange(1, 4) and gtx.unit_range(5) == gtx.UnitRange(0, 5)
+    assert gtx.unit_range(range(1, 4)) == gtx.UnitRange(1, 4) and gtx.unit_range(
+        5
+    ) == gtx.UnitRange(0, 5)
 
 
 # -- Domain ---------------------------------------------------------------------------------

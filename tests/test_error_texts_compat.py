@@ -71,7 +71,10 @@ def test_if_conditions() -> None:
     err = _message(field_condition)
     assert err.message == "Condition for 'if' must be scalar, got 'Field[[X], bool]' instead."
     assert "where(mask, a, b)" in str(err)
-    assert _message(int_condition).message == "Condition for 'if' must be of boolean type, got 'int32' instead."
+    assert (
+        _message(int_condition).message
+        == "Condition for 'if' must be of boolean type, got 'int32' instead."
+    )
 
 
 def test_inconsistent_branch_types() -> None:
@@ -85,8 +88,10 @@ def test_inconsistent_branch_types() -> None:
             return where(b, a, a)
 
     err = _message(inconsistent)
-    assert err.message == ("Inconsistent types between two branches for variable 'b': got types"
-                           " 'Field[[X], float64]' and 'bool.")
+    assert err.message == (
+        "Inconsistent types between two branches for variable 'b': got types"
+        " 'Field[[X], float64]' and 'bool."
+    )
 
 
 def test_unpacking() -> None:
@@ -132,14 +137,20 @@ def _counted(a: FX, n: int32, b: FX):
     _ident(a, out=b)
 
 
-@pytest.mark.parametrize("backend", [None, gtx.cpu, pytest.param(gtx.gpu, marks=pytest.mark.gpu)],
-                         ids=["embedded", "cpu", "gpu"])
-@pytest.mark.parametrize(("prog", "value", "expected", "got"), [
-    (_counted, 1.5, "int32", "float64"),
-    (_counted, np.float64(1.0), "int32", "float64"),
-    (_scaled, "x", "float64", "str"),
-    (_scaled, "field", "float64", "Field[[X], float64]"),
-])
+@pytest.mark.parametrize(
+    "backend",
+    [None, gtx.cpu, pytest.param(gtx.gpu, marks=pytest.mark.gpu)],
+    ids=["embedded", "cpu", "gpu"],
+)
+@pytest.mark.parametrize(
+    ("prog", "value", "expected", "got"),
+    [
+        (_counted, 1.5, "int32", "float64"),
+        (_counted, np.float64(1.0), "int32", "float64"),
+        (_scaled, "x", "float64", "str"),
+        (_scaled, "field", "float64", "Field[[X], float64]"),
+    ],
+)
 def test_wrong_scalar_argument_type(backend, prog, value, expected, got) -> None:
     alloc = gtx.gpu if backend is gtx.gpu else None
     a = gtx.as_field([X], np.arange(3.0), allocator=alloc)

@@ -49,11 +49,14 @@ def test_hdiff(case, rng, shape) -> None:
     sentinel = rng.standard_normal(shape)
     out = hdiff.run(case.backend, in_data, coeff, sentinel.copy(), allocator=case.allocator)
     interior = (slice(2, -2), slice(2, -2))
-    np.testing.assert_allclose(out[interior], hdiff.hdiff_numpy(in_data, coeff), rtol=1e-13, atol=1e-14)
+    np.testing.assert_allclose(
+        out[interior], hdiff.hdiff_numpy(in_data, coeff), rtol=1e-13, atol=1e-14
+    )
     _untouched(out, sentinel, interior)
     # the limiter took both branches on this data, so both are tested
-    lap = 4.0 * in_data[1:-1, 1:-1] - (in_data[2:, 1:-1] + in_data[:-2, 1:-1]
-                                       + in_data[1:-1, 2:] + in_data[1:-1, :-2])
+    lap = 4.0 * in_data[1:-1, 1:-1] - (
+        in_data[2:, 1:-1] + in_data[:-2, 1:-1] + in_data[1:-1, 2:] + in_data[1:-1, :-2]
+    )
     limited = (lap[1:] - lap[:-1]) * (in_data[2:-1, 1:-1] - in_data[1:-2, 1:-1]) > 0
     assert limited.any() and not limited.all()
 
@@ -71,8 +74,16 @@ def test_tridiagonal(case, rng, window) -> None:
     b = 2.5 + rng.random(shape)
     d = rng.standard_normal(shape)
     sentinels = (rng.standard_normal(shape), rng.standard_normal(shape), rng.standard_normal(shape))
-    x = tridiagonal.run(case.backend, a, b, c, d, tuple(s.copy() for s in sentinels), window,
-                        allocator=case.allocator)
+    x = tridiagonal.run(
+        case.backend,
+        a,
+        b,
+        c,
+        d,
+        tuple(s.copy() for s in sentinels),
+        window,
+        allocator=case.allocator,
+    )
     i0, i1, j0, j1 = window or (0, shape[0], 0, shape[1])
     cols = (slice(i0, i1), slice(j0, j1))
     expected = tridiagonal.solve_numpy(a[cols], b[cols], c[cols], d[cols])
@@ -101,8 +112,13 @@ MESHES = [pytest.param(False, id="periodic"), pytest.param(True, id="bounded")]
 def test_icon_divergence(case, rng, bounded) -> None:
     mesh = periodic_triangular_mesh(7, 5, bounded=bounded)
     vn = rng.standard_normal((mesh.n_edges, icon.N_LEVELS))
-    div = icon.run_divergence(case.backend, mesh, vn, rng.standard_normal((mesh.n_cells, icon.N_LEVELS)),
-                              allocator=case.allocator)
+    div = icon.run_divergence(
+        case.backend,
+        mesh,
+        vn,
+        rng.standard_normal((mesh.n_cells, icon.N_LEVELS)),
+        allocator=case.allocator,
+    )
     np.testing.assert_allclose(div, icon.divergence_numpy(mesh, vn), rtol=1e-12, atol=1e-11)
     if not bounded:  # discrete Stokes on the torus
         total = (mesh.cell_area[:, None] * div).sum(axis=0)
@@ -125,26 +141,45 @@ def test_icon_gradient(case, rng, bounded) -> None:
 def test_icon_vorticity(case, rng, bounded) -> None:
     mesh = periodic_triangular_mesh(5, 6, bounded=bounded)
     vn = rng.standard_normal((mesh.n_edges, icon.N_LEVELS))
-    rot = icon.run_vorticity(case.backend, mesh, vn, rng.standard_normal((mesh.n_vertices, icon.N_LEVELS)),
-                             allocator=case.allocator)
+    rot = icon.run_vorticity(
+        case.backend,
+        mesh,
+        vn,
+        rng.standard_normal((mesh.n_vertices, icon.N_LEVELS)),
+        allocator=case.allocator,
+    )
     np.testing.assert_allclose(rot, icon.vorticity_numpy(mesh, vn), rtol=1e-12, atol=1e-11)
 
 
 def test_icon_rotation_of_gradient_vanishes(case, rng) -> None:
     mesh = periodic_triangular_mesh(6, 5)
     psi = rng.standard_normal((mesh.n_cells, icon.N_LEVELS))
-    grad = icon.run_gradient(case.backend, mesh, psi, rng.standard_normal((mesh.n_edges, icon.N_LEVELS)),
-                             allocator=case.allocator)
-    rot = icon.run_vorticity(case.backend, mesh, grad, rng.standard_normal((mesh.n_vertices, icon.N_LEVELS)),
-                             allocator=case.allocator)
+    grad = icon.run_gradient(
+        case.backend,
+        mesh,
+        psi,
+        rng.standard_normal((mesh.n_edges, icon.N_LEVELS)),
+        allocator=case.allocator,
+    )
+    rot = icon.run_vorticity(
+        case.backend,
+        mesh,
+        grad,
+        rng.standard_normal((mesh.n_vertices, icon.N_LEVELS)),
+        allocator=case.allocator,
+    )
     np.testing.assert_allclose(rot, 0.0, atol=1e-10)
 
 
 # --- the example scripts themselves --------------------------------------------------------------
 
 
-@pytest.mark.parametrize("module", [hdiff, tridiagonal, icon], ids=lambda m: m.__name__.split("_", 2)[-1])
-def test_example_main_runs_and_checks(module: ModuleType, capsys: pytest.CaptureFixture[str]) -> None:
+@pytest.mark.parametrize(
+    "module", [hdiff, tridiagonal, icon], ids=lambda m: m.__name__.split("_", 2)[-1]
+)
+def test_example_main_runs_and_checks(
+    module: ModuleType, capsys: pytest.CaptureFixture[str]
+) -> None:
     module.main()
     assert "max" in capsys.readouterr().out
 
@@ -152,9 +187,17 @@ def test_example_main_runs_and_checks(module: ModuleType, capsys: pytest.Capture
 def test_examples_use_only_the_gt4py_compatible_surface() -> None:
     # swapping `import stencilkit as gtx` for `import gt4py.next as gtx` must be the whole port
     for path in EXAMPLES.glob("*.py"):
-        imports = [line for line in path.read_text().splitlines()
-                   if line.startswith(("import stencilkit", "from stencilkit"))]
+        imports = [
+            line
+            for line in path.read_text().splitlines()
+            if line.startswith(("import stencilkit", "from stencilkit"))
+        ]
         assert imports[0] == "import stencilkit as gtx", path.name
         # the DSL through gtx only; meshes and the data tools (ICON grids, plots) are extras
-        assert all(i == "import stencilkit as gtx" or i.startswith(("from stencilkit.meshes ",
-                   "from stencilkit.meshes.plot ", "from stencilkit.io ")) for i in imports), path.name
+        assert all(
+            i == "import stencilkit as gtx"
+            or i.startswith(
+                ("from stencilkit.meshes ", "from stencilkit.meshes.plot ", "from stencilkit.io ")
+            )
+            for i in imports
+        ), path.name

@@ -19,10 +19,19 @@ SCRIPTS = {
 def _run(name: str, backend: str, out: Path) -> str:
     for module in SCRIPTS[name]:
         pytest.importorskip(module)
-    env = dict(os.environ, STENCILKIT_EXAMPLE_BACKEND=backend, STENCILKIT_EXAMPLE_OUT=str(out),
-               MPLBACKEND="Agg")
-    run = subprocess.run([sys.executable, str(EXAMPLES / f"{name}.py")], capture_output=True,
-                         text=True, env=env, timeout=300)
+    env = dict(
+        os.environ,
+        STENCILKIT_EXAMPLE_BACKEND=backend,
+        STENCILKIT_EXAMPLE_OUT=str(out),
+        MPLBACKEND="Agg",
+    )
+    run = subprocess.run(
+        [sys.executable, str(EXAMPLES / f"{name}.py")],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+    )
     assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
     assert "matches NumPy" in run.stdout
     png = out / f"{name}.png"
@@ -31,9 +40,14 @@ def _run(name: str, backend: str, out: Path) -> str:
 
 
 @pytest.mark.parametrize("name", sorted(SCRIPTS))
-@pytest.mark.parametrize("backend", [
-    "embedded", "cpu", pytest.param("gpu", marks=pytest.mark.gpu),
-])
+@pytest.mark.parametrize(
+    "backend",
+    [
+        "embedded",
+        "cpu",
+        pytest.param("gpu", marks=pytest.mark.gpu),
+    ],
+)
 def test_example_runs_and_plots(name: str, backend: str, tmp_path: Path) -> None:
     out = _run(name, backend, tmp_path)
     if name == "icon_mesh_diffusion":  # the mesh came through an ICON grid file

@@ -280,7 +280,9 @@ def test_dlpack_and_array_interface_export(rng: np.random.Generator) -> None:
 def test_sig_ptr_xp(rng: np.random.Generator) -> None:
     a = rng.random((4, 6, 3)).astype(np.float32)
     f = as_field([I, J, K], a, origin={J: 1}, copy=None)
-    assert f._sig == FieldSignature(("I", "J", "K"), "float32", (4, 6, 3), (18, 3, 1), (0, -1, 0), DeviceType.CPU, 0)
+    assert f._sig == FieldSignature(
+        ("I", "J", "K"), "float32", (4, 6, 3), (18, 3, 1), (0, -1, 0), DeviceType.CPU, 0
+    )
     assert f._sig is f._sig  # computed once
     hash(f._sig)
     assert f._ptr == ptr(a) and f.xp is np

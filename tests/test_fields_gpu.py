@@ -90,14 +90,21 @@ def test_zeros_on_gpu_layout_and_alignment(cp: ModuleType, allocator: str) -> No
     assert f.device == GPU0 and f.__dlpack_device__() == (2, 0)
     assert f._ptr == f.ndarray.data.ptr and f._ptr % 128 == 0
     # horizontal-first: I unit-stride, rows padded to 128 bytes (32 floats)
-    assert f._sig == FieldSignature(("I", "J", "K"), "float32", (10, 6, 4), (1, 32, 192), (0, 0, 0), DeviceType.CUDA, 0)
+    assert f._sig == FieldSignature(
+        ("I", "J", "K"), "float32", (10, 6, 4), (1, 32, 192), (0, 0, 0), DeviceType.CUDA, 0
+    )
     assert bool((f.ndarray == 0).all())
 
 
 @pytest.mark.parametrize("dtype", [np.int8, np.float32, np.float64])
 def test_gpu_aligned_index(cp: ModuleType, dtype: Any) -> None:
-    f = empty({I: (-2, 9), K: (0, 5)}, dtype, aligned_index={I: 0, K: 3}, device=GPU0,
-              layout="horizontal-contiguous")
+    f = empty(
+        {I: (-2, 9), K: (0, 5)},
+        dtype,
+        aligned_index={I: 0, K: 3},
+        device=GPU0,
+        layout="horizontal-contiguous",
+    )
     assert element_address(f, (2, 3)) % 128 == 0
     assert f.ndarray.strides[0] == np.dtype(dtype).itemsize
 
@@ -205,7 +212,10 @@ def test_moving_between_devices(cp: ModuleType, rng: np.random.Generator) -> Non
     gpu = host.to(GPU0)
     assert gpu.xp is cp and gpu.device == GPU0 and gpu.domain == host.domain
     # a column field: the GPU's column layout (vertical-contiguous: 3 doubles padded to 4)
-    assert gpu.ndarray.strides == buffer_strides((5, 3), 8, GPU_COLUMN_SCHEME.layout((I.kind, K.kind)))[0]
+    assert (
+        gpu.ndarray.strides
+        == buffer_strides((5, 3), 8, GPU_COLUMN_SCHEME.layout((I.kind, K.kind)))[0]
+    )
     assert gpu.to(GPU0) is gpu
     back = gpu.to(Device(DeviceType.CPU, 0))
     assert back.xp is np

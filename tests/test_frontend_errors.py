@@ -14,16 +14,21 @@ HERE = re.escape(__file__)
 
 
 def test_mixed_dtypes() -> None:
-    with pytest.raises(TypeError, match=HERE + r":\d+:\d+: operands have different dtypes, float64 and float32") as info:
+    with pytest.raises(
+        TypeError, match=HERE + r":\d+:\d+: operands have different dtypes, float64 and float32"
+    ) as info:
+
         @gtx.field_operator
         def bad(a: Field[Dims[I], float64], b: Field[Dims[I], float32]) -> Field[Dims[I], float64]:
             return a + b
+
     assert "hint: convert one side explicitly" in str(info.value)
     assert "return a + b" in str(info.value)
 
 
 def test_missing_annotation() -> None:
     with pytest.raises(TypeError, match=r"Parameter 'a' is missing type annotations"):
+
         @gtx.field_operator
         def bad(a) -> Field[Dims[I], float64]:
             return a
@@ -31,6 +36,7 @@ def test_missing_annotation() -> None:
 
 def test_shift_along_missing_dimension() -> None:
     with pytest.raises(TypeError, match=r"cannot shift along J: the field has dimensions \[I\]"):
+
         @gtx.field_operator
         def bad(a: Field[Dims[I], float64]) -> Field[Dims[I], float64]:
             return a(J + 1)
@@ -38,13 +44,17 @@ def test_shift_along_missing_dimension() -> None:
 
 def test_unknown_name() -> None:
     with pytest.raises(TypeError, match=r"Undeclared symbol 'undefined_thing'"):
+
         @gtx.field_operator
         def bad(a: Field[Dims[I], float64]) -> Field[Dims[I], float64]:
             return a + undefined_thing  # noqa: F821
 
 
 def test_unsupported_statement() -> None:
-    with pytest.raises(TypeError, match=r"'for x in range\(3\):': this statement is not part of the DSL"):
+    with pytest.raises(
+        TypeError, match=r"'for x in range\(3\):': this statement is not part of the DSL"
+    ):
+
         @gtx.field_operator
         def bad(a: Field[Dims[I], float64]) -> Field[Dims[I], float64]:
             for x in range(3):  # noqa: B007
@@ -58,13 +68,18 @@ def test_program_without_out() -> None:
         return a
 
     with pytest.raises(TypeError, match=r"the call of ident needs out="):
+
         @gtx.program
         def bad(a: Field[Dims[I], float64]):
             ident(a)
 
 
 def test_return_annotation_mismatch() -> None:
-    with pytest.raises(TypeError, match=r"annotated to return Field\[\[I\], float32\] but returns Field\[\[I\], float64\]"):
+    with pytest.raises(
+        TypeError,
+        match=r"annotated to return Field\[\[I\], float32\] but returns Field\[\[I\], float64\]",
+    ):
+
         @gtx.field_operator
         def bad(a: Field[Dims[I], float64]) -> Field[Dims[I], float32]:
             return a
@@ -72,6 +87,7 @@ def test_return_annotation_mismatch() -> None:
 
 def test_integer_true_division() -> None:
     with pytest.raises(TypeError, match=r"true division '/' of integers \(int32\)"):
+
         @gtx.field_operator
         def bad(a: Field[Dims[I], gtx.int32]) -> Field[Dims[I], gtx.int32]:
             return a / 2
@@ -82,7 +98,10 @@ def test_output_dtype_mismatch_in_program() -> None:
     def ident(a: Field[Dims[I], float64]) -> Field[Dims[I], float64]:
         return a
 
-    with pytest.raises(TypeError, match=r"result of dtype float64 cannot be written to 'out' of dtype float32"):
+    with pytest.raises(
+        TypeError, match=r"result of dtype float64 cannot be written to 'out' of dtype float32"
+    ):
+
         @gtx.program
         def bad(a: Field[Dims[I], float64], out: Field[Dims[I], float32]):
             ident(a, out=out)
@@ -90,8 +109,10 @@ def test_output_dtype_mismatch_in_program() -> None:
 
 def test_errors_are_stencil_errors_and_builtin_types() -> None:
     with pytest.raises(gtx.StencilTypeError) as info:
+
         @gtx.field_operator
         def bad(a: Field[Dims[I], float64]) -> Field[Dims[I], float64]:
             return a(J + 1)
+
     assert isinstance(info.value, TypeError)
     assert info.value.location is not None and info.value.location.filename == __file__

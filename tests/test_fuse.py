@@ -22,7 +22,9 @@ def grad(a: Field[Dims[I, J], float64]) -> Field[Dims[I, J], float64]:
 
 
 @gtx.field_operator
-def scale(t: Field[Dims[I, J], float64], s: Field[Dims[I, J], float64]) -> Field[Dims[I, J], float64]:
+def scale(
+    t: Field[Dims[I, J], float64], s: Field[Dims[I, J], float64]
+) -> Field[Dims[I, J], float64]:
     return t * s + 1.0
 
 
@@ -33,14 +35,22 @@ def smooth(t: Field[Dims[I, J], float64]) -> Field[Dims[I, J], float64]:
 
 def _programs(backend: object) -> tuple[gtx.Program, gtx.Program]:
     @gtx.program(backend=backend)
-    def pointwise_chain(a: Field[Dims[I, J], float64], s: Field[Dims[I, J], float64],
-                        tmp: Field[Dims[I, J], float64], out: Field[Dims[I, J], float64]):
+    def pointwise_chain(
+        a: Field[Dims[I, J], float64],
+        s: Field[Dims[I, J], float64],
+        tmp: Field[Dims[I, J], float64],
+        out: Field[Dims[I, J], float64],
+    ):
         grad(a, out=tmp, domain={I: (1, 7), J: (1, 5)})
         scale(tmp, s, out=out, domain={I: (1, 7), J: (1, 5)})
 
     @gtx.program(backend=backend)
-    def shifted_chain(a: Field[Dims[I, J], float64], s: Field[Dims[I, J], float64],
-                      tmp: Field[Dims[I, J], float64], out: Field[Dims[I, J], float64]):
+    def shifted_chain(
+        a: Field[Dims[I, J], float64],
+        s: Field[Dims[I, J], float64],
+        tmp: Field[Dims[I, J], float64],
+        out: Field[Dims[I, J], float64],
+    ):
         grad(a, out=tmp, domain={I: (1, 7), J: (0, 6)})
         smooth(tmp, out=out, domain={I: (1, 7), J: (1, 5)})
 
@@ -132,7 +142,9 @@ def p_scan_after(a: F, t: F, out: F):
 
 # name: (program, the stencil-level text after fuse_kernels)
 FUSION: dict[str, tuple[object, str]] = {
-    "a chain of point-wise consumers becomes one kernel": (p_chain_of_three, """\
+    "a chain of point-wise consumers becomes one kernel": (
+        p_chain_of_three,
+        """\
 stencil_program p_chain_of_three(a: Field[[I, J], float64], s: Field[[I, J], float64], t1: Field[[I, J], float64], t2: Field[[I, J], float64], out: Field[[I, J], float64]) {
   kernel grad+scale+twice over [I, J] @ {I: int64(1):int64(7), J: int64(1):int64(5)} {
     let t0 = (a[I+1, J] - a[I-1, J])
@@ -141,8 +153,11 @@ stencil_program p_chain_of_three(a: Field[[I, J], float64], s: Field[[I, J], flo
     t2 = t1
     out = (float64(2.0) * t1)
   }
-}"""),
-    "different domains are not fused": (p_other_domain, """\
+}""",
+    ),
+    "different domains are not fused": (
+        p_other_domain,
+        """\
 stencil_program p_other_domain(a: Field[[I, J], float64], s: Field[[I, J], float64], t: Field[[I, J], float64], out: Field[[I, J], float64]) {
   kernel grad over [I, J] @ {I: int64(1):int64(7), J: int64(1):int64(5)} {
     t = (a[I+1, J] - a[I-1, J])
@@ -150,8 +165,11 @@ stencil_program p_other_domain(a: Field[[I, J], float64], s: Field[[I, J], float
   kernel scale over [I, J] @ {I: int64(1):int64(7), J: int64(2):int64(5)} {
     out = ((t[I, J] * s[I, J]) + float64(1.0))
   }
-}"""),
-    "whole-domain kernels are not fused (their domains differ by field)": (p_whole_domain, """\
+}""",
+    ),
+    "whole-domain kernels are not fused (their domains differ by field)": (
+        p_whole_domain,
+        """\
 stencil_program p_whole_domain(a: Field[[I, J], float64], s: Field[[I, J], float64], t: Field[[I, J], float64], out: Field[[I, J], float64]) {
   kernel twice over [I, J] @ {out} {
     t = (float64(2.0) * a[I, J])
@@ -159,8 +177,11 @@ stencil_program p_whole_domain(a: Field[[I, J], float64], s: Field[[I, J], float
   kernel scale over [I, J] @ {out} {
     out = ((t[I, J] * s[I, J]) + float64(1.0))
   }
-}"""),
-    "a kernel writing what the first one reads is not fused": (p_writes_what_first_reads, """\
+}""",
+    ),
+    "a kernel writing what the first one reads is not fused": (
+        p_writes_what_first_reads,
+        """\
 stencil_program p_writes_what_first_reads(a: Field[[I, J], float64], s: Field[[I, J], float64], t: Field[[I, J], float64]) {
   kernel grad over [I, J] @ {I: int64(1):int64(7), J: int64(1):int64(5)} {
     t = (a[I+1, J] - a[I-1, J])
@@ -168,8 +189,11 @@ stencil_program p_writes_what_first_reads(a: Field[[I, J], float64], s: Field[[I
   kernel scale over [I, J] @ {I: int64(1):int64(7), J: int64(1):int64(5)} {
     a = ((t[I, J] * t[I, J]) + float64(1.0))
   }
-}"""),
-    "two kernels writing one field are not fused": (p_same_output_twice, """\
+}""",
+    ),
+    "two kernels writing one field are not fused": (
+        p_same_output_twice,
+        """\
 stencil_program p_same_output_twice(a: Field[[I, J], float64], s: Field[[I, J], float64], out: Field[[I, J], float64]) {
   kernel twice over [I, J] @ {I: int64(1):int64(7), J: int64(1):int64(5)} {
     out = (float64(2.0) * a[I, J])
@@ -177,8 +201,11 @@ stencil_program p_same_output_twice(a: Field[[I, J], float64], s: Field[[I, J], 
   kernel twice over [I, J] @ {I: int64(1):int64(7), J: int64(1):int64(5)} {
     out = (float64(2.0) * s[I, J])
   }
-}"""),
-    "a scan is never fused": (p_scan_after, """\
+}""",
+    ),
+    "a scan is never fused": (
+        p_scan_after,
+        """\
 stencil_program p_scan_after(a: Field[[I, J], float64], t: Field[[I, J], float64], out: Field[[I, J], float64]) {
   kernel twice over [I, J] @ {I: int64(1):int64(7), J: int64(1):int64(5)} {
     t = (float64(2.0) * a[I, J])
@@ -186,7 +213,8 @@ stencil_program p_scan_after(a: Field[[I, J], float64], t: Field[[I, J], float64
   kernel running over [I, J] @ {I: int64(1):int64(7), J: int64(1):int64(5)} scan[J, forward](running_carry___c = float64(0.0)) {
     out = (running_carry___c + t[I, J])
   }
-}"""),
+}""",
+    ),
 }
 
 

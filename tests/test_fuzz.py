@@ -36,8 +36,14 @@ REGRESSIONS = sorted((Path(__file__).parent / "fuzz" / "regressions").glob("*.js
 
 
 def _settings(examples: int) -> settings:
-    return settings(max_examples=max(1, int(examples * SCALE)), derandomize=True, deadline=None,
-                    database=None, suppress_health_check=list(HealthCheck), print_blob=False)
+    return settings(
+        max_examples=max(1, int(examples * SCALE)),
+        derandomize=True,
+        deadline=None,
+        database=None,
+        suppress_health_check=list(HealthCheck),
+        print_blob=False,
+    )
 
 
 def _fuzz(data: st.DataObject, backends: list[str]) -> None:
@@ -45,7 +51,9 @@ def _fuzz(data: st.DataObject, backends: list[str]) -> None:
     p = draw_program(ch, max_statements=3)
     outcome = check(p, backends, rounds=1)
     if not outcome.ok:
-        note(f"decisions (save as tests/fuzz/regressions/NAME.json): {json.dumps({'choices': ch.record})}")
+        note(
+            f"decisions (save as tests/fuzz/regressions/NAME.json): {json.dumps({'choices': ch.record})}"
+        )
         note(render(p))
     assert outcome.ok, f"{outcome.status} on {outcome.backend}: {outcome.message}"
 
@@ -75,8 +83,10 @@ def test_seeded_programs_cpu(block: int) -> None:
         outcome = check(p, ["embedded", "cpu"], rounds=1)
         if not outcome.ok:
             small = shrink(ch.record, fails_like(outcome, [outcome.backend], 1), budget=60)
-            failures.append(f"seed {seed}: {outcome.status} on {outcome.backend}: {outcome.message}\n"
-                            f"decisions: {json.dumps(small)}\n{render(draw_program(Replay(small)))}")
+            failures.append(
+                f"seed {seed}: {outcome.status} on {outcome.backend}: {outcome.message}\n"
+                f"decisions: {json.dumps(small)}\n{render(draw_program(Replay(small)))}"
+            )
     assert not failures, "\n\n".join(failures)
 
 
@@ -88,13 +98,24 @@ def test_random_programs_gpu(data: st.DataObject) -> None:
 
 
 @pytest.mark.parametrize("path", REGRESSIONS, ids=[p.stem for p in REGRESSIONS])
-@pytest.mark.parametrize("backend", ["embedded", "cpu", pytest.param("gpu", marks=pytest.mark.gpu),
-                                     pytest.param("embedded-cupy", marks=pytest.mark.gpu)])
+@pytest.mark.parametrize(
+    "backend",
+    [
+        "embedded",
+        "cpu",
+        pytest.param("gpu", marks=pytest.mark.gpu),
+        pytest.param("embedded-cupy", marks=pytest.mark.gpu),
+    ],
+)
 def test_saved_failures_stay_fixed(path: Path, backend: str) -> None:
     """A saved failure: its program (the model's repr, which outlives generator changes), or
     else the decisions that drew it."""
     saved = json.loads(path.read_text())
-    p = eval(saved["program"], vars(model)) if "program" in saved else draw_program(Replay(saved["choices"]))
+    p = (
+        eval(saved["program"], vars(model))
+        if "program" in saved
+        else draw_program(Replay(saved["choices"]))
+    )
     outcome = check(p, [backend])
     assert outcome.ok, f"{outcome.status} on {outcome.backend}: {outcome.message}\n{render(p)}"
 
@@ -131,9 +152,25 @@ def test_the_shrinker_finds_a_minimal_list() -> None:
 def test_generated_programs_cover_the_language() -> None:
     sources = [render(draw_program(RandomChooser(s))) for s in range(200)]
     text = "\n".join(sources)
-    for construct in ("@gtx.scan_operator", "forward=False", "init=(", "gtx.concat_where", "gtx.where",
-                      "gtx.neighbor_sum", "gtx.max_over", "gtx.min_over", "(E2C[", "(C2E)", "out=(",
-                      "domain={", "(I + 1)", "(K - 1)", "[0]", "float32", "int32"):
+    for construct in (
+        "@gtx.scan_operator",
+        "forward=False",
+        "init=(",
+        "gtx.concat_where",
+        "gtx.where",
+        "gtx.neighbor_sum",
+        "gtx.max_over",
+        "gtx.min_over",
+        "(E2C[",
+        "(C2E)",
+        "out=(",
+        "domain={",
+        "(I + 1)",
+        "(K - 1)",
+        "[0]",
+        "float32",
+        "int32",
+    ):
         assert construct in text, construct
     programs = [draw_program(RandomChooser(s)) for s in range(200)]
     layouts = {f.layout for p in programs for f in p.fields}
@@ -149,25 +186,40 @@ IJ = Field[Dims[I, J], float64]
 
 @gtx.field_operator
 def _conditions_on_j_and_i(a: IJ, b: IJ, c: Field[Dims[J], float64]) -> tuple[IJ, IJ, IJ]:
-    return (a - gtx.concat_where(J > 2, b, 0.125),
-            a + gtx.concat_where((J <= 1) & (I > 2), b, a),
-            gtx.minimum(c, a) + a)
+    return (
+        a - gtx.concat_where(J > 2, b, 0.125),
+        a + gtx.concat_where((J <= 1) & (I > 2), b, a),
+        gtx.minimum(c, a) + a,
+    )
 
 
-@pytest.mark.parametrize("backend", [None, gtx.cpu, pytest.param(gtx.gpu, marks=pytest.mark.gpu)],
-                         ids=["embedded", "cpu", "gpu"])
+@pytest.mark.parametrize(
+    "backend",
+    [None, gtx.cpu, pytest.param(gtx.gpu, marks=pytest.mark.gpu)],
+    ids=["embedded", "cpu", "gpu"],
+)
 def test_a_condition_on_one_dimension_keeps_the_values_dimension_order(backend, rng) -> None:
     """concat_where(J > 2, a_ij, ...) was typed [J, I] and refused next to [I, J] fields."""
     a, b, c = rng.standard_normal((5, 6)), rng.standard_normal((5, 6)), rng.standard_normal(6)
-    outs = tuple(gtx.as_field([I, J], np.full((5, 6), 7.0), allocator=gtx.gpu if backend is gtx.gpu else None)
-                 for _ in range(3))
+    outs = tuple(
+        gtx.as_field(
+            [I, J], np.full((5, 6), 7.0), allocator=gtx.gpu if backend is gtx.gpu else None
+        )
+        for _ in range(3)
+    )
     alloc = gtx.gpu if backend is gtx.gpu else None
     _conditions_on_j_and_i.with_backend(backend)(
-        gtx.as_field([I, J], a, allocator=alloc), gtx.as_field([I, J], b, allocator=alloc),
-        gtx.as_field([J], c, allocator=alloc), out=outs, offset_provider={})
+        gtx.as_field([I, J], a, allocator=alloc),
+        gtx.as_field([I, J], b, allocator=alloc),
+        gtx.as_field([J], c, allocator=alloc),
+        out=outs,
+        offset_provider={},
+    )
     i, j = np.arange(5)[:, None], np.arange(6)[None, :]
     np.testing.assert_allclose(outs[0].asnumpy(), a - np.where(j > 2, b, 0.125), rtol=1e-15)
-    np.testing.assert_allclose(outs[1].asnumpy(), a + np.where((j <= 1) & (i > 2), b, a), rtol=1e-15)
+    np.testing.assert_allclose(
+        outs[1].asnumpy(), a + np.where((j <= 1) & (i > 2), b, a), rtol=1e-15
+    )
     np.testing.assert_allclose(outs[2].asnumpy(), np.minimum(c, a) + a, rtol=1e-15)
 
 
@@ -176,17 +228,23 @@ def _where_of_a_condition_on_j(a: IJ, s: float64) -> IJ:
     return gtx.where(a >= 0.5, gtx.concat_where(J <= 2, s, 2.0), s * -3.0) + a
 
 
-@pytest.mark.parametrize("backend", [None, gtx.cpu, pytest.param(gtx.gpu, marks=pytest.mark.gpu)],
-                         ids=["embedded", "cpu", "gpu"])
+@pytest.mark.parametrize(
+    "backend",
+    [None, gtx.cpu, pytest.param(gtx.gpu, marks=pytest.mark.gpu)],
+    ids=["embedded", "cpu", "gpu"],
+)
 def test_where_keeps_its_masks_dimension_order(backend, rng) -> None:
     """where(mask_ij, concat_where(J <= 2, s, 2.0), ...) was typed [J, I] (fuzzing seed 100232)."""
     a = rng.uniform(0.0, 1.0, (5, 6))
     alloc = gtx.gpu if backend is gtx.gpu else None
     out = gtx.as_field([I, J], np.full((5, 6), 7.0), allocator=alloc)
-    _where_of_a_condition_on_j.with_backend(backend)(gtx.as_field([I, J], a, allocator=alloc), 1.5, out=out,
-                                                    offset_provider={})
+    _where_of_a_condition_on_j.with_backend(backend)(
+        gtx.as_field([I, J], a, allocator=alloc), 1.5, out=out, offset_provider={}
+    )
     j = np.arange(6)[None, :]
-    np.testing.assert_allclose(out.asnumpy(), np.where(a >= 0.5, np.where(j <= 2, 1.5, 2.0), -4.5) + a, rtol=1e-15)
+    np.testing.assert_allclose(
+        out.asnumpy(), np.where(a >= 0.5, np.where(j <= 2, 1.5, 2.0), -4.5) + a, rtol=1e-15
+    )
 
 
 @gtx.field_operator
@@ -194,13 +252,17 @@ def _axpy(a: Field[Dims[I], float64], b: Field[Dims[I], float64]) -> Field[Dims[
     return a * 2.0 + b
 
 
-@pytest.mark.parametrize("backend", [
-    None,
-    gtx.cpu,
-    pytest.param(gtx.gpu, marks=pytest.mark.gpu)], ids=["embedded", "cpu", "gpu"])
+@pytest.mark.parametrize(
+    "backend",
+    [None, gtx.cpu, pytest.param(gtx.gpu, marks=pytest.mark.gpu)],
+    ids=["embedded", "cpu", "gpu"],
+)
 def test_a_direct_call_may_update_an_argument_in_place(backend, rng) -> None:
     a0, b0 = rng.standard_normal(8), rng.standard_normal(8)
     alloc = gtx.gpu if backend is gtx.gpu else None
-    a, b = gtx.as_field([I], a0.copy(), allocator=alloc), gtx.as_field([I], b0.copy(), allocator=alloc)
+    a, b = (
+        gtx.as_field([I], a0.copy(), allocator=alloc),
+        gtx.as_field([I], b0.copy(), allocator=alloc),
+    )
     _axpy.with_backend(backend)(a, b, out=a, offset_provider={})
     np.testing.assert_allclose(a.asnumpy(), 2.0 * a0 + b0, rtol=1e-15)

@@ -21,8 +21,13 @@ def lap7(a: Field[Dims[I, J, K], float64]) -> Field[Dims[I, J, K], float64]:
 
 
 @gtx.program(backend=gtx.gpu)
-def run_lap7(a: Field[Dims[I, J, K], float64], out: Field[Dims[I, J, K], float64],
-             ni: gtx.int32, nj: gtx.int32, nk: gtx.int32):
+def run_lap7(
+    a: Field[Dims[I, J, K], float64],
+    out: Field[Dims[I, J, K], float64],
+    ni: gtx.int32,
+    nj: gtx.int32,
+    nk: gtx.int32,
+):
     lap7(a, out=out, domain={I: (1, ni - 1), J: (1, nj - 1), K: (1, nk - 1)})
 
 
@@ -33,8 +38,15 @@ def run_off(a: Field[Dims[I, J, K], float64], out: Field[Dims[I, J, K], float64]
 
 def _reference(x: np.ndarray) -> np.ndarray:
     c = x[1:-1, 1:-1, 1:-1]
-    return (-6.0 * c + x[2:, 1:-1, 1:-1] + x[:-2, 1:-1, 1:-1] + x[1:-1, 2:, 1:-1] + x[1:-1, :-2, 1:-1]
-            + x[1:-1, 1:-1, 2:] + x[1:-1, 1:-1, :-2])
+    return (
+        -6.0 * c
+        + x[2:, 1:-1, 1:-1]
+        + x[:-2, 1:-1, 1:-1]
+        + x[1:-1, 2:, 1:-1]
+        + x[1:-1, :-2, 1:-1]
+        + x[1:-1, 1:-1, 2:]
+        + x[1:-1, 1:-1, :-2]
+    )
 
 
 def _check(shape: tuple[int, int, int], rng: np.random.Generator) -> None:
@@ -63,8 +75,11 @@ def test_every_variant_and_block_is_correct(monkeypatch, rng, chunk, block, stre
     from stencilkit.backends.cuda.codegen import Variant
 
     monkeypatch.setattr(cuda_backend, "worth_searching", lambda k, ext: True)  # load every variant
-    monkeypatch.setattr(cuda_backend, "choose_blocks",
-                        lambda k, ext, launchers, *rest: (Variant(chunk, streaming), block))
+    monkeypatch.setattr(
+        cuda_backend,
+        "choose_blocks",
+        lambda k, ext, launchers, *rest: (Variant(chunk, streaming), block),
+    )
     run_lap7._runner.plans.clear()  # new plans, configured with the forced choice
     _check((37, 29, 21), rng)
     # a domain that starts off a cache line along I, in a field whose origin is not 0
@@ -73,7 +88,9 @@ def test_every_variant_and_block_is_correct(monkeypatch, rng, chunk, block, stre
     out = gtx.as_field([I, J, K], np.full((40, 9, 20), np.nan), origin={I: 3}, allocator=gtx.gpu)
     run_off(a, out, offset_provider={})
     result = out.asnumpy()
-    np.testing.assert_allclose(result[6:38, 1:-1, 1:-1], _reference(data)[5:37], rtol=1e-13, atol=1e-12)
+    np.testing.assert_allclose(
+        result[6:38, 1:-1, 1:-1], _reference(data)[5:37], rtol=1e-13, atol=1e-12
+    )
     assert np.isnan(result[:6]).all() and np.isnan(result[38:]).all()
 
 
@@ -99,7 +116,9 @@ def test_nvcc_compiler_gives_the_same_result(monkeypatch, rng) -> None:
 def test_gpu_backend_refuses_host_fields_before_running(rng) -> None:
     a = gtx.as_field([I, J, K], rng.standard_normal((6, 5, 4)))
     out = gtx.as_field([I, J, K], rng.standard_normal((6, 5, 4)))
-    with pytest.raises(TypeError, match=r"argument 'a' lives on the host, but backend 'gpu' runs on the GPU"):
+    with pytest.raises(
+        TypeError, match=r"argument 'a' lives on the host, but backend 'gpu' runs on the GPU"
+    ):
         run_lap7(a, out, 6, 5, 4, offset_provider={})
 
 
@@ -112,7 +131,9 @@ def test_missing_cupy_is_a_clear_error(monkeypatch) -> None:
     monkeypatch.setitem(sys.modules, "cupy", None)  # as if CuPy were not installed
     runtime.cupy.cache_clear()
     try:
-        with pytest.raises(BackendUnavailableError, match=r"needs CuPy[\s\S]*pip install 'stencilkit\[cuda\]'"):
+        with pytest.raises(
+            BackendUnavailableError, match=r"needs CuPy[\s\S]*pip install 'stencilkit\[cuda\]'"
+        ):
             runtime.cupy()
     finally:
         runtime.cupy.cache_clear()
@@ -148,7 +169,9 @@ def mix2d(a: Field[Dims[I, K], float64], w: Field[Dims[I], float64]) -> Field[Di
 
 
 @gtx.program(backend=gtx.gpu)
-def run_mix2d(a: Field[Dims[I, K], float64], w: Field[Dims[I], float64], out: Field[Dims[I, K], float64]):
+def run_mix2d(
+    a: Field[Dims[I, K], float64], w: Field[Dims[I], float64], out: Field[Dims[I, K], float64]
+):
     mix2d(a, w, out=out, domain={I: (0, 44), K: (1, 23)})
 
 
@@ -159,15 +182,23 @@ def test_two_dimensional_chunks_along_the_levels(monkeypatch, rng, chunk) -> Non
     from stencilkit.backends.cuda.codegen import Variant
 
     monkeypatch.setattr(cuda_backend, "worth_searching", lambda k, ext: True)
-    monkeypatch.setattr(cuda_backend, "choose_blocks", lambda k, ext, launchers, *rest: (Variant(chunk), (32, 2, 1)))
+    monkeypatch.setattr(
+        cuda_backend, "choose_blocks", lambda k, ext, launchers, *rest: (Variant(chunk), (32, 2, 1))
+    )
     run_mix2d._runner.plans.clear()
     ad, wd = rng.standard_normal((45, 23)), rng.standard_normal(45)
     out = gtx.full({I: 45, K: 23}, np.nan, allocator=gtx.gpu)
-    run_mix2d(gtx.as_field([I, K], ad, allocator=gtx.gpu), gtx.as_field([I], wd, allocator=gtx.gpu), out,
-              offset_provider={})
+    run_mix2d(
+        gtx.as_field([I, K], ad, allocator=gtx.gpu),
+        gtx.as_field([I], wd, allocator=gtx.gpu),
+        out,
+        offset_provider={},
+    )
     result = out.asnumpy()
     # the GPU may fuse w * a - b into one FMA: a last-bit difference, relative to the operands
-    np.testing.assert_allclose(result[:44, 1:], wd[:44, None] * ad[1:, 1:] - ad[:44, :-1], rtol=1e-13, atol=1e-14)
+    np.testing.assert_allclose(
+        result[:44, 1:], wd[:44, None] * ad[1:, 1:] - ad[:44, :-1], rtol=1e-13, atol=1e-14
+    )
     assert np.isnan(result[44]).all() and np.isnan(result[:, 0]).all()
     run_mix2d._runner.plans.clear()
 
@@ -180,10 +211,14 @@ def test_fields_on_another_gpu_are_refused_before_launch(monkeypatch) -> None:
     from stencilkit.fields.signature import FieldSignature
     from stencilkit.stages import check_device_of
 
-    on_gpu1 = FieldSignature(("I", "J", "K"), "float64", (4, 4, 4), (1, 4, 16), (0, 0, 0), DeviceType.CUDA, 1)
+    on_gpu1 = FieldSignature(
+        ("I", "J", "K"), "float64", (4, 4, 4), (1, 4, 16), (0, 0, 0), DeviceType.CUDA, 1
+    )
     target = CudaTarget()
     monkeypatch.setattr(target, "current_device", lambda: 0)
-    with pytest.raises(ValueError, match=r"argument 'a' lives on GPU 1, but the current CUDA device is GPU 0") as info:
+    with pytest.raises(
+        ValueError, match=r"argument 'a' lives on GPU 1, but the current CUDA device is GPU 0"
+    ) as info:
         check_device_of("run_lap7", target, "argument 'a'", on_gpu1)
     assert "cupy.cuda.Device(1)" in str(info.value)
     monkeypatch.setattr(target, "current_device", lambda: 1)
@@ -203,7 +238,10 @@ def test_index_width_on_the_gpu(rng) -> None:
     """Small calls run 32-bit index arithmetic; a field whose indices pass 2**31 runs 64-bit,
     with the same result."""
     _check((37, 29, 21), rng)
-    assert all("typedef int32_t sk_idx;" in p.stages.built.source.text for p in run_lap7._runner.plans.values())
+    assert all(
+        "typedef int32_t sk_idx;" in p.stages.built.source.text
+        for p in run_lap7._runner.plans.values()
+    )
     data = rng.standard_normal((40, 9, 20))
     dom = gtx.domain({I: (FAR, FAR + 40), J: (0, 9), K: (0, 20)})
     a = gtx.as_field(dom, data, allocator=gtx.gpu)
@@ -288,5 +326,10 @@ def test_programs_run_on_the_current_device(rng) -> None:
     with cp.cuda.Device(0), pytest.raises(StencilValueError, match="current CUDA device is GPU 0"):
         run_lap7(a, out, 37, 29, 21, offset_provider={})
     b = gtx.as_field([I, J, K], data, allocator=gtx.gpu)  # GPU 0
-    with cp.cuda.Device(1), pytest.raises(StencilValueError, match="lives on GPU 0, but the current CUDA device is GPU 1"):
+    with (
+        cp.cuda.Device(1),
+        pytest.raises(
+            StencilValueError, match="lives on GPU 0, but the current CUDA device is GPU 1"
+        ),
+    ):
         run_lap7(b, out, 37, 29, 21, offset_provider={})

@@ -32,14 +32,17 @@ K = gtx.Dimension("K", kind=gtx.DimensionKind.VERTICAL)
 
 
 @gtx.field_operator
-def _div(vn: gtx.Field[gtx.Dims[Edge, K], gtx.float64],
-         w: gtx.Field[gtx.Dims[Cell, C2EDim], gtx.float64]) -> gtx.Field[gtx.Dims[Cell, K], gtx.float64]:
+def _div(
+    vn: gtx.Field[gtx.Dims[Edge, K], gtx.float64], w: gtx.Field[gtx.Dims[Cell, C2EDim], gtx.float64]
+) -> gtx.Field[gtx.Dims[Cell, K], gtx.float64]:
     return gtx.neighbor_sum(vn(C2E) * w, axis=C2EDim)
 
 
 @gtx.field_operator
-def _rot(vn: gtx.Field[gtx.Dims[Edge, K], gtx.float64],
-         w: gtx.Field[gtx.Dims[Vertex, V2EDim], gtx.float64]) -> gtx.Field[gtx.Dims[Vertex, K], gtx.float64]:
+def _rot(
+    vn: gtx.Field[gtx.Dims[Edge, K], gtx.float64],
+    w: gtx.Field[gtx.Dims[Vertex, V2EDim], gtx.float64],
+) -> gtx.Field[gtx.Dims[Vertex, K], gtx.float64]:
     return gtx.neighbor_sum(vn(V2E) * w, axis=V2EDim)
 
 
@@ -85,21 +88,40 @@ def test_file_follows_icon_conventions(tmp_path: Path) -> None:
 def _hand_written_grid(path: Path, mesh: Mesh, missing: int) -> None:
     """An ICON grid file written without stencilkit, marking missing neighbours with ``missing``."""
     with netCDF4.Dataset(path, "w") as nc:
-        for name, size in (("cell", mesh.n_cells), ("edge", mesh.n_edges), ("vertex", mesh.n_vertices),
-                           ("nv", 3), ("nc", 2), ("ne", 6)):
+        for name, size in (
+            ("cell", mesh.n_cells),
+            ("edge", mesh.n_edges),
+            ("vertex", mesh.n_vertices),
+            ("nv", 3),
+            ("nc", 2),
+            ("ne", 6),
+        ):
             nc.createDimension(name, size)
-        tables = {"vertex_of_cell": ("nv", "cell", mesh.c2v), "edge_of_cell": ("nv", "cell", mesh.c2e),
-                  "adjacent_cell_of_edge": ("nc", "edge", mesh.e2c), "edge_vertices": ("nc", "edge", mesh.e2v),
-                  "cells_of_vertex": ("ne", "vertex", mesh.v2c), "edges_of_vertex": ("ne", "vertex", mesh.v2e)}
+        tables = {
+            "vertex_of_cell": ("nv", "cell", mesh.c2v),
+            "edge_of_cell": ("nv", "cell", mesh.c2e),
+            "adjacent_cell_of_edge": ("nc", "edge", mesh.e2c),
+            "edge_vertices": ("nc", "edge", mesh.e2v),
+            "cells_of_vertex": ("ne", "vertex", mesh.v2c),
+            "edges_of_vertex": ("ne", "vertex", mesh.v2e),
+        }
         for name, (nb, el, table) in tables.items():
             var = nc.createVariable(name, "i4", (nb, el))
             var[:] = np.where(table < 0, missing, table + 1).T
-        floats = {"clon": ("cell", mesh.cell_x), "clat": ("cell", mesh.cell_y), "vlon": ("vertex", mesh.vertex_x),
-                  "vlat": ("vertex", mesh.vertex_y), "elon": ("edge", mesh.edge_x), "elat": ("edge", mesh.edge_y),
-                  "cell_area": ("cell", mesh.cell_area), "dual_area": ("vertex", mesh.dual_area),
-                  "edge_length": ("edge", mesh.edge_length), "dual_edge_length": ("edge", mesh.dual_edge_length),
-                  "zonal_normal_primal_edge": ("edge", mesh.edge_normal_x),
-                  "meridional_normal_primal_edge": ("edge", mesh.edge_normal_y)}
+        floats = {
+            "clon": ("cell", mesh.cell_x),
+            "clat": ("cell", mesh.cell_y),
+            "vlon": ("vertex", mesh.vertex_x),
+            "vlat": ("vertex", mesh.vertex_y),
+            "elon": ("edge", mesh.edge_x),
+            "elat": ("edge", mesh.edge_y),
+            "cell_area": ("cell", mesh.cell_area),
+            "dual_area": ("vertex", mesh.dual_area),
+            "edge_length": ("edge", mesh.edge_length),
+            "dual_edge_length": ("edge", mesh.dual_edge_length),
+            "zonal_normal_primal_edge": ("edge", mesh.edge_normal_x),
+            "meridional_normal_primal_edge": ("edge", mesh.edge_normal_y),
+        }
         for name, (dim, values) in floats.items():
             nc.createVariable(name, "f8", (dim,))[:] = values
         nc.createVariable("orientation_of_normal", "i4", ("nv", "cell"))[:] = mesh.c2e_orientation.T
@@ -144,28 +166,35 @@ def test_not_an_icon_grid_is_refused(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("bounded", [False, True], ids=["torus", "bounded"])
-def test_stencils_on_the_read_mesh_match_the_original(case: Any, rng: np.random.Generator,
-                                                      tmp_path: Path, bounded: bool) -> None:
+def test_stencils_on_the_read_mesh_match_the_original(
+    case: Any, rng: np.random.Generator, tmp_path: Path, bounded: bool
+) -> None:
     mesh = periodic_triangular_mesh(6, 4, bounded=bounded)
     write_icon_grid(mesh, tmp_path / "grid.nc")
     read = read_icon_grid(tmp_path / "grid.nc")
     nk = 3
     vn = rng.standard_normal((mesh.n_edges, nk))
     wd = mesh.c2e_orientation * mesh.edge_length[mesh.c2e] / mesh.cell_area[:, None]
-    wr = np.where(mesh.v2e < 0, 0.0, mesh.v2e_orientation * mesh.dual_edge_length[np.maximum(mesh.v2e, 0)])
+    wr = np.where(
+        mesh.v2e < 0, 0.0, mesh.v2e_orientation * mesh.dual_edge_length[np.maximum(mesh.v2e, 0)]
+    )
     results = []
     for m in (mesh, read):
         provider = m.offset_provider(allocator=case.allocator)
         args = dict(vn=case.field([Edge, K], vn))
         div = case.field([Cell, K], np.full((m.n_cells, nk), 9.0))
         rot = case.field([Vertex, K], np.full((m.n_vertices, nk), 9.0))
-        _div.with_backend(case.backend)(**args, w=case.field([Cell, C2EDim], wd), out=div,
-                                        offset_provider=provider)
-        _rot.with_backend(case.backend)(**args, w=case.field([Vertex, V2EDim], wr), out=rot,
-                                        offset_provider=provider)
+        _div.with_backend(case.backend)(
+            **args, w=case.field([Cell, C2EDim], wd), out=div, offset_provider=provider
+        )
+        _rot.with_backend(case.backend)(
+            **args, w=case.field([Vertex, V2EDim], wr), out=rot, offset_provider=provider
+        )
         results.append((div.asnumpy(), rot.asnumpy()))
     np.testing.assert_allclose(results[0][0], (vn[mesh.c2e] * wd[..., None]).sum(1), rtol=1e-12)
-    expect_rot = np.where(mesh.v2e[..., None] < 0, 0.0, vn[np.maximum(mesh.v2e, 0)] * wr[..., None]).sum(1)
+    expect_rot = np.where(
+        mesh.v2e[..., None] < 0, 0.0, vn[np.maximum(mesh.v2e, 0)] * wr[..., None]
+    ).sum(1)
     np.testing.assert_allclose(results[0][1], expect_rot, rtol=1e-12, atol=1e-14)
     np.testing.assert_array_equal(results[1][0], results[0][0])
     np.testing.assert_array_equal(results[1][1], results[0][1])

@@ -22,7 +22,9 @@ def to_numpy(f) -> np.ndarray:
 
 
 @gtx.scan_operator(axis=Z, forward=True, init=(0.0, 0.0))
-def _sweep(state: tuple[float, float], a: float, b: float, c: float, d: float) -> tuple[float, float]:
+def _sweep(
+    state: tuple[float, float], a: float, b: float, c: float, d: float
+) -> tuple[float, float]:
     cp_prev, dp_prev = state
     denom = b - a * cp_prev
     return c / denom, (d - a * dp_prev) / denom
@@ -141,7 +143,9 @@ def test_scans_in_place(case, rng) -> None:
     _cumsum.with_backend(case.backend)(q, out=q, offset_provider={})
     np.testing.assert_allclose(to_numpy(q), np.cumsum(q0, axis=1), rtol=1e-14)
     q = case.field([X, Z], q0.copy())
-    _cumsum_of_next.with_backend(case.backend)(q, out=q, domain={X: (0, 2), Z: (0, 4)}, offset_provider={})
+    _cumsum_of_next.with_backend(case.backend)(
+        q, out=q, domain={X: (0, 2), Z: (0, 4)}, offset_provider={}
+    )
     expect = q0.copy()
     expect[:, :4] = np.cumsum(q0[:, 1:], axis=1)
     np.testing.assert_allclose(to_numpy(q), expect, rtol=1e-14)
@@ -181,11 +185,16 @@ def _next_plus_into(q: FX, out: FX):
     _next_plus(q, out=out, domain={X: (0, 6)})
 
 
-@pytest.mark.parametrize("backend", [gtx.cpu, pytest.param(gtx.gpu, marks=pytest.mark.gpu)], ids=["cpu", "gpu"])
+@pytest.mark.parametrize(
+    "backend", [gtx.cpu, pytest.param(gtx.gpu, marks=pytest.mark.gpu)], ids=["cpu", "gpu"]
+)
 def test_compiled_program_accepts_the_same_field_only_where_planned(backend, rng) -> None:
     alloc = gtx.gpu if backend is gtx.gpu else None
     a0, b0 = rng.standard_normal(7), rng.standard_normal(7)
-    a, b = gtx.as_field([X], a0.copy(), allocator=alloc), gtx.as_field([X], b0.copy(), allocator=alloc)
+    a, b = (
+        gtx.as_field([X], a0.copy(), allocator=alloc),
+        gtx.as_field([X], b0.copy(), allocator=alloc),
+    )
     _axpy_into.with_backend(backend)(a, b, a, offset_provider={})  # read only where written
     np.testing.assert_allclose(a.asnumpy(), 2.0 * a0 + b0, rtol=1e-15)
     with pytest.raises(StencilValueError, match="same field"):
@@ -194,7 +203,9 @@ def test_compiled_program_accepts_the_same_field_only_where_planned(backend, rng
     base = gtx.as_field([X], np.concatenate([b0, b0]), allocator=alloc).ndarray
     v1, v2 = base[0:7], base[1:8]  # raw arrays: passed zero-copy, the same domain
     with pytest.raises(StencilValueError, match="shares memory"):
-        _axpy_into.with_backend(backend)(v1, b, v2, offset_provider={})  # overlapping views: refused
+        _axpy_into.with_backend(backend)(
+            v1, b, v2, offset_provider={}
+        )  # overlapping views: refused
 
 
 @gtx.scan_operator(axis=Z, forward=True, init=(0.0, 0.0))
@@ -233,8 +244,10 @@ def _swap_scaled(a: FX, b: FX) -> tuple[FX, FX]:
 def test_tuple_outputs_of_different_extents_each_over_its_own_domain(case, rng) -> None:
     a0 = rng.standard_normal(8)
     a = case.field([X], a0)
-    for prog in (_two_prog.with_backend(case.backend),
-                 lambda a, o1, o2, **kw: _two.with_backend(case.backend)(a, out=(o1, o2), **kw)):
+    for prog in (
+        _two_prog.with_backend(case.backend),
+        lambda a, o1, o2, **kw: _two.with_backend(case.backend)(a, out=(o1, o2), **kw),
+    ):
         o1 = case.field([X], np.full(4, -7.0), origin={X: -2})  # X: 2..6
         o2 = case.field([X], np.full(8, -7.0))  # X: 0..8
         prog(a, o1, o2, offset_provider={})
@@ -246,7 +259,9 @@ def test_tuple_outputs_of_different_extents_each_over_its_own_domain(case, rng) 
     # outputs that are also inputs: every element from the values before the statement
     b0 = rng.standard_normal(5)
     x, y = case.field([X], a0.copy()), case.field([X], b0.copy(), origin={X: -1})
-    _swap_scaled.with_backend(case.backend)(x[{X: (1, 6)}], y, out=(x[{X: (1, 6)}], y), offset_provider={})
+    _swap_scaled.with_backend(case.backend)(
+        x[{X: (1, 6)}], y, out=(x[{X: (1, 6)}], y), offset_provider={}
+    )
     expect_x = a0.copy()
     expect_x[1:6] = 2.0 * b0
     np.testing.assert_allclose(to_numpy(x), expect_x, rtol=1e-15)
@@ -262,7 +277,10 @@ def test_scan_outputs_of_different_extents_each_over_its_own_domain(case, rng) -
     x0 = rng.standard_normal((2, 5))
     x = case.field([X, Z], x0)
     for n1, n2 in ((5, 3), (3, 5)):
-        o1, o2 = case.field([X, Z], np.full((2, n1), -7.0)), case.field([X, Z], np.full((2, n2), -7.0))
+        o1, o2 = (
+            case.field([X, Z], np.full((2, n1), -7.0)),
+            case.field([X, Z], np.full((2, n2), -7.0)),
+        )
         _two_sums.with_backend(case.backend)(x, out=(o1, o2), offset_provider={})
         np.testing.assert_allclose(to_numpy(o1), np.cumsum(x0, axis=1)[:, :n1], rtol=1e-14)
         np.testing.assert_allclose(to_numpy(o2), 2.0 * np.cumsum(x0, axis=1)[:, :n2], rtol=1e-14)

@@ -51,7 +51,10 @@ def test_cpu_program_shows_every_stage_and_the_cache_keeps_them(rng) -> None:
 
 def test_embedded_program_shows_its_ir() -> None:
     stages = _program(None).inspect(
-        gtx.as_field([I, J], np.ones((8, 5)) * 3.0), gtx.as_field([I, J], np.ones((8, 5))), offset_provider={})
+        gtx.as_field([I, J], np.ones((8, 5)) * 3.0),
+        gtx.as_field([I, J], np.ones((8, 5))),
+        offset_provider={},
+    )
     assert "program run(" in str(stages.program)
     assert stages.source is None and stages.planned.target == "embedded"
     assert "kernel smooth over {I: [1, 7), J: [0, 5)}" in stages.planned.as_text()
@@ -59,7 +62,9 @@ def test_embedded_program_shows_its_ir() -> None:
 
 def test_cuda_source_is_inspectable_without_a_gpu(rng) -> None:
     run = _program(gtx.gpu)
-    runner = CompiledRunner(run.definition, flat_params(run.definition.params), CudaTarget(arch="90"))
+    runner = CompiledRunner(
+        run.definition, flat_params(run.definition.params), CudaTarget(arch="90")
+    )
     a = gtx.as_field([I, J], np.asfortranarray(rng.standard_normal((8, 5))), copy=None)
     out = gtx.as_field([I, J], np.asfortranarray(rng.standard_normal((8, 5))), copy=None)
     planned = runner.stages([a, out], {}, check_device=False, until="plan").planned

@@ -37,16 +37,26 @@ def test_the_cuda_extra_brings_nvrtc_and_the_runtime_headers() -> None:
 def test_the_fresh_venv_script_carries_the_whole_extra() -> None:
     script = (ROOT / "scripts" / "fresh_venv_gpu.sh").read_text()
     subprocess.run(["bash", "-n", str(ROOT / "scripts" / "fresh_venv_gpu.sh")], check=True)
-    pinned = {m.lower() for m in re.findall(r"([A-Za-z0-9_.-]+)==[0-9]", script.split("download() {")[1])}
-    needed = _names(PYPROJECT["project"]["optional-dependencies"]["cuda"]) | _names(PYPROJECT["project"]["dependencies"])
+    pinned = {
+        m.lower() for m in re.findall(r"([A-Za-z0-9_.-]+)==[0-9]", script.split("download() {")[1])
+    }
+    needed = _names(PYPROJECT["project"]["optional-dependencies"]["cuda"]) | _names(
+        PYPROJECT["project"]["dependencies"]
+    )
     assert needed <= pinned, needed - pinned
-    assert "--no-index" in script and "python3 -m venv" in script and "--system-site-packages" not in script
+    assert (
+        "--no-index" in script
+        and "python3 -m venv" in script
+        and "--system-site-packages" not in script
+    )
 
 
 def test_package_data_names_only_files_that_exist() -> None:
     patterns = PYPROJECT["tool"]["setuptools"]["package-data"]["stencilkit"]
     for pattern in patterns:
-        assert list((ROOT / "src" / "stencilkit").glob(pattern)), f"package-data {pattern!r} matches nothing"
+        assert list((ROOT / "src" / "stencilkit").glob(pattern)), (
+            f"package-data {pattern!r} matches nothing"
+        )
 
 
 @pytest.fixture
@@ -82,7 +92,9 @@ ALLOCATIONS = {
 
 @pytest.mark.parametrize("how", sorted(ALLOCATIONS))
 def test_without_cupy_a_gpu_allocation_says_what_to_install(no_cupy, how) -> None:
-    with pytest.raises(BackendUnavailableError, match=r"needs CuPy, which is not installed") as info:
+    with pytest.raises(
+        BackendUnavailableError, match=r"needs CuPy, which is not installed"
+    ) as info:
         ALLOCATIONS[how]()
     assert "pip install 'stencilkit[cuda]'" in str(info.value)
     assert not isinstance(info.value, ValueError)  # not a wrong value: the machine lacks something
@@ -92,7 +104,9 @@ def test_without_cupy_a_gpu_allocation_says_what_to_install(no_cupy, how) -> Non
 def test_cupy_without_a_driver_names_the_driver(monkeypatch, how) -> None:
     _fake_cupy(monkeypatch, 35, "cudaErrorInsufficientDriver: CUDA driver version is insufficient")
     monkeypatch.setattr(cuda_probe, "driver_version", lambda: None)
-    with pytest.raises(BackendUnavailableError, match=r"needs the NVIDIA driver, and none was found") as info:
+    with pytest.raises(
+        BackendUnavailableError, match=r"needs the NVIDIA driver, and none was found"
+    ) as info:
         ALLOCATIONS[how]()
     assert "580 or newer" in str(info.value) and "backend=gtx.cpu" in str(info.value)
 
@@ -100,15 +114,20 @@ def test_cupy_without_a_driver_names_the_driver(monkeypatch, how) -> None:
 def test_cupy_with_an_old_driver_says_which_cuda_it_supports(monkeypatch) -> None:
     _fake_cupy(monkeypatch, 35, "cudaErrorInsufficientDriver: CUDA driver version is insufficient")
     monkeypatch.setattr(cuda_probe, "driver_version", lambda: (12, 4))
-    with pytest.raises(BackendUnavailableError, match=r"driver for CUDA 13; the installed one supports CUDA 12\.4"):
+    with pytest.raises(
+        BackendUnavailableError, match=r"driver for CUDA 13; the installed one supports CUDA 12\.4"
+    ):
         gtx.zeros({I: 4}, allocator=gtx.gpu)
 
 
 def test_cupy_with_a_driver_but_no_gpu(monkeypatch) -> None:
     _fake_cupy(monkeypatch, 100, "cudaErrorNoDevice: no CUDA-capable device is detected")
     monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "")
-    with pytest.raises(BackendUnavailableError, match=r"needs an NVIDIA GPU, and the driver sees none "
-                                                      r"\(CUDA_VISIBLE_DEVICES=''\)"):
+    with pytest.raises(
+        BackendUnavailableError,
+        match=r"needs an NVIDIA GPU, and the driver sees none "
+        r"\(CUDA_VISIBLE_DEVICES=''\)",
+    ):
         gtx.zeros({I: 4}, allocator=gtx.gpu)
 
 
@@ -130,20 +149,26 @@ def test_missing_nvrtc_library_says_to_install_the_wheel(monkeypatch, fresh_cuda
     monkeypatch.setattr(nvrtc, "nvrtcVersion", missing)
     with pytest.raises(BackendUnavailableError, match=r"needs NVRTC \(libnvrtc\.so\.13\)") as info:
         cuda_toolchain.find_cuda_compiler("nvrtc")
-    assert "pip install 'stencilkit[cuda]'" in str(info.value) and "nvidia-cuda-nvrtc" in str(info.value)
+    assert "pip install 'stencilkit[cuda]'" in str(info.value) and "nvidia-cuda-nvrtc" in str(
+        info.value
+    )
     assert "STENCILKIT_CUDA_COMPILER=nvcc" in str(info.value)
 
 
 def test_missing_cuda_bindings(monkeypatch, fresh_cuda_discovery) -> None:
     monkeypatch.setitem(sys.modules, "cuda.bindings", None)
-    with pytest.raises(BackendUnavailableError, match=r"needs cuda-bindings, which is not installed"):
+    with pytest.raises(
+        BackendUnavailableError, match=r"needs cuda-bindings, which is not installed"
+    ):
         cuda_toolchain.find_cuda_compiler("nvrtc")
 
 
 def test_driver_library_missing_from_cuda_pathfinder(monkeypatch) -> None:
     pathfinder = pytest.importorskip("cuda.pathfinder")
     monkeypatch.setattr(cuda_probe, "driver_version", lambda: None)
-    err = pathfinder.DynamicLibNotFoundError('"cuda" is an NVIDIA driver library and can only be found via system search')
+    err = pathfinder.DynamicLibNotFoundError(
+        '"cuda" is an NVIDIA driver library and can only be found via system search'
+    )
     assert "needs the NVIDIA driver" in cuda_probe.explain(err, "the gpu backend").message
 
 
@@ -177,14 +202,24 @@ def test_a_raw_table_is_refused_with_the_wrapping_to_use(case, raw, rng) -> None
     v = case.field([Vertex], rng.standard_normal(3))
     before = rng.standard_normal(4)
     out = case.field([Edge], before)
-    calls = {"program": lambda: run_edge_sum.with_backend(case.backend)(v, out, offset_provider={"E2V": raw}),
-             "operator": lambda: edge_sum.with_backend(case.backend)(v, out=out, offset_provider={"E2V": raw})}
+    calls = {
+        "program": lambda: run_edge_sum.with_backend(case.backend)(
+            v, out, offset_provider={"E2V": raw}
+        ),
+        "operator": lambda: edge_sum.with_backend(case.backend)(
+            v, out=out, offset_provider={"E2V": raw}
+        ),
+    }
     for name, call in calls.items():
-        with pytest.raises(gtx.StencilTypeError, match=r"offset_provider\['E2V'\] is a raw") as info:
+        with pytest.raises(
+            gtx.StencilTypeError, match=r"offset_provider\['E2V'\] is a raw"
+        ) as info:
             call()
         assert "gtx.as_connectivity([Edge, E2V], Vertex, table)" in str(info.value), name
     np.testing.assert_array_equal(np.asarray(out.asnumpy()), before)  # nothing ran
     conn = case.connectivity([Edge, E2VDim], Vertex, TABLE)
-    run_edge_sum.with_backend(case.backend)(v, out, offset_provider={"E2V": conn})  # wrapped: accepted
+    run_edge_sum.with_backend(case.backend)(
+        v, out, offset_provider={"E2V": conn}
+    )  # wrapped: accepted
     vn = v.asnumpy()
     np.testing.assert_allclose(out.asnumpy(), vn[TABLE[:, 0]] + vn[TABLE[:, 1]], rtol=1e-14)

@@ -12,13 +12,17 @@ I, J = gtx.Dimension("I"), gtx.Dimension("J")
 
 
 @gtx.field_operator
-def shifted_sum(a: Field[Dims[I, J], float64], b: Field[Dims[I, J], float64]) -> Field[Dims[I, J], float64]:
+def shifted_sum(
+    a: Field[Dims[I, J], float64], b: Field[Dims[I, J], float64]
+) -> Field[Dims[I, J], float64]:
     c = a(I + 1) + b
     return c(J - 1) * 2.0
 
 
 @gtx.program
-def prog(a: Field[Dims[I, J], float64], b: Field[Dims[I, J], float64], out: Field[Dims[I, J], float64]):
+def prog(
+    a: Field[Dims[I, J], float64], b: Field[Dims[I, J], float64], out: Field[Dims[I, J], float64]
+):
     shifted_sum(a, b, out=out, domain={I: (0, 4), J: (1, 5)})
 
 
@@ -31,8 +35,13 @@ def test_operator_ir_text() -> None:
 
 def test_program_ir_text() -> None:
     text = prog.ir_text
-    assert text.startswith("program prog(a: Field[[I, J], float64], b: Field[[I, J], float64], out: Field[[I, J], float64]) {")
-    assert "out @ {I: int64(0):int64(4), J: int64(1):int64(5)} <- ((a(I+1) + b)(J-1) * float64(2.0))  # shifted_sum" in text
+    assert text.startswith(
+        "program prog(a: Field[[I, J], float64], b: Field[[I, J], float64], out: Field[[I, J], float64]) {"
+    )
+    assert (
+        "out @ {I: int64(0):int64(4), J: int64(1):int64(5)} <- ((a(I+1) + b)(J-1) * float64(2.0))  # shifted_sum"
+        in text
+    )
 
 
 def test_lowering_pushes_shifts_to_accesses() -> None:

@@ -81,17 +81,16 @@ def test_deep_reruns_a_pass_that_runs_out_of_stack() -> None:
         e = ir.UnaryOp("-", e, FT)
 
     def depth(x: ir.Node) -> int:
-        return 1 + max((depth(c) for c in (x.operand,)), default=0) if isinstance(x, ir.UnaryOp) else 1
+        return (
+            1 + max((depth(c) for c in (x.operand,)), default=0) if isinstance(x, ir.UnaryOp) else 1
+        )
 
     assert deep(depth)(e) == 5001
 
 
 # ------------------------------------------------------------------ printer
 def test_printer_binds_shared_values_with_let() -> None:
-    assert str(_nested(2)) == (
-        "let t0 = ((x * x) + x)\n"
-        "((t0 * t0) + t0)"
-    )
+    assert str(_nested(2)) == ("let t0 = ((x * x) + x)\n((t0 * t0) + t0)")
     assert str(ir.BinOp("+", X, X, FT)) == "(x + x)"  # leaves are never bound
 
 
@@ -118,7 +117,10 @@ def test_operator_ir_prints_each_inlined_call_once() -> None:
         "  return ((t1(I+1) * float64(0.5)) + t1)\n"
         "}"
     )
-    assert "out @ {I: int64(0):int64(7)} <- {\n    let t0 = ((x(I+1) * float64(0.5)) + x)\n" in run_chain3.ir_text
+    assert (
+        "out @ {I: int64(0):int64(7)} <- {\n    let t0 = ((x(I+1) * float64(0.5)) + x)\n"
+        in run_chain3.ir_text
+    )
 
 
 def test_lowering_memoizes_per_shift() -> None:
@@ -192,7 +194,9 @@ def test_only_names_read_later_are_merged() -> None:
 
 
 # ------------------------------------------------------------------ code generation
-def _cpp(prog: gtx.Program, shape: tuple[int, ...], dims: list[gtx.Dimension], n_in: int, n_out: int) -> str:
+def _cpp(
+    prog: gtx.Program, shape: tuple[int, ...], dims: list[gtx.Dimension], n_in: int, n_out: int
+) -> str:
     cpu = prog.with_backend(gtx.cpu)
     fields = [gtx.as_field(dims, np.ones(shape)) for _ in range(n_in + n_out)]
     planned = cpu._runner.stages(cpu._flat(fields, {}), {}, until="plan").planned
@@ -210,7 +214,7 @@ def test_cpp_computes_each_shared_value_once() -> None:
 def test_cpp_if_chooses_the_tuple_once(tmp_path) -> None:
     mod = _import(tmp_path, "sk_dag_ifs3", ifs_source(3))
     source = _cpp(mod.run, (4, 5), [mod.I, mod.K], 2, 3)
-    body = source[source.index("extern"):]
+    body = source[source.index("extern") :]
     assert body.count("if (") == 3  # one if/else per if statement, not one per name
 
 
@@ -234,7 +238,12 @@ def test_fused_kernel_shares_the_first_value() -> None:
 
 
 def test_scalar_ifelse_prints_and_lowers() -> None:
-    c = ir.BinOp(">", ir.Ref("s", ScalarType("float64")), ir.Literal(0.0, ScalarType("float64")), ScalarType("bool"))
+    c = ir.BinOp(
+        ">",
+        ir.Ref("s", ScalarType("float64")),
+        ir.Literal(0.0, ScalarType("float64")),
+        ScalarType("bool"),
+    )
     e = ir.IfElse(c, X, ir.UnaryOp("-", X, FT), FT)
     assert str(e) == "(x if (s > float64(0.0)) else (-x))"
 
@@ -275,25 +284,33 @@ def test_cuda_sources_with_shared_values_compile(tmp_path) -> None:
 
     ifs = _import(tmp_path, "sk_dag_cuda_ifs", ifs_source(12))
     chain = _import(tmp_path, "sk_dag_cuda_chain", chain_source(12, shifted=True))
-    cases = [(ifs.run, (6, 5), [ifs.I, ifs.K], 5),
-             (chain.run, (76, 8), [chain.I, chain.K], 2)]
+    cases = [(ifs.run, (6, 5), [ifs.I, ifs.K], 5), (chain.run, (76, 8), [chain.I, chain.K], 2)]
     for prog, shape, dims, n in cases:
-        runner = CompiledRunner(prog.definition, flat_params(prog.definition.params), CudaTarget(arch="90"))
+        runner = CompiledRunner(
+            prog.definition, flat_params(prog.definition.params), CudaTarget(arch="90")
+        )
         args = [gtx.as_field(dims, np.asfortranarray(np.ones(shape))) for _ in range(n)]
         planned = runner.stages(args, {}, check_device=False, until="plan").planned
         source = runner.target.build(runner.target.generate(planned)).source.text
         assert "const auto t" in source or "if (" in source
     # a reduction whose body and mask share values with the rest: a loop of statements
-    runner = CompiledRunner(run_reduce_shared.definition, flat_params(run_reduce_shared.definition.params), CudaTarget(arch="90"))
-    table = gtx.as_connectivity([Cell, C2EDim], Edge, np.array([[0, 1, -1], [2, -1, 1]], dtype=np.int32),
-                                skip_value=-1)
+    runner = CompiledRunner(
+        run_reduce_shared.definition,
+        flat_params(run_reduce_shared.definition.params),
+        CudaTarget(arch="90"),
+    )
+    table = gtx.as_connectivity(
+        [Cell, C2EDim], Edge, np.array([[0, 1, -1], [2, -1, 1]], dtype=np.int32), skip_value=-1
+    )
     args = [gtx.as_field([Edge, K], np.ones((3, 4))), gtx.as_field([Cell, K], np.ones((2, 4)))]
     planned = runner.stages(args, {"C2E": table}, check_device=False, until="plan").planned
     source = runner.target.build(runner.target.generate(planned)).source.text
     assert source.count("for (int n_C2E = 0; n_C2E < 3; ++n_C2E)") >= 2
 
 
-def test_deep_thread_runs_on_the_callers_cupy_device_and_stream(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_deep_thread_runs_on_the_callers_cupy_device_and_stream(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     """CuPy keeps the current device and stream per thread: a pass moved to the deep thread
     (the embedded backend's evaluation) must still run on the caller's."""
     import contextlib
@@ -312,7 +329,9 @@ def test_deep_thread_runs_on_the_callers_cupy_device_and_stream(monkeypatch: pyt
         def __exit__(self, *exc: object) -> None:
             return None
 
-    cuda = types.SimpleNamespace(Device=lambda: Ctx("device"), get_current_stream=lambda: Ctx("stream"))
+    cuda = types.SimpleNamespace(
+        Device=lambda: Ctx("device"), get_current_stream=lambda: Ctx("stream")
+    )
     monkeypatch.setitem(sys.modules, "cupy", types.SimpleNamespace(cuda=cuda))
     e: ir.Expr = X
     for _ in range(5000):

@@ -17,8 +17,18 @@ C2EDim = gtx.Dimension("C2E", kind=gtx.DimensionKind.LOCAL)
 C2E = gtx.FieldOffset("C2E", source=Edge, target=(Cell, C2EDim))
 IJ = Field[Dims[I, J], float64]
 FK = Field[Dims[K], float64]
-DIMS = {"a": (I, J), "b": (I, J), "out": (I, J), "e": (Edge, K), "w": (Cell, C2EDim), "o": (Cell, K),
-        "C2E": (Cell, C2EDim), "k": (K,), "ko": (K,), "edge": (K,)}
+DIMS = {
+    "a": (I, J),
+    "b": (I, J),
+    "out": (I, J),
+    "e": (Edge, K),
+    "w": (Cell, C2EDim),
+    "o": (Cell, K),
+    "C2E": (Cell, C2EDim),
+    "k": (K,),
+    "ko": (K,),
+    "edge": (K,),
+}
 
 
 @gtx.field_operator
@@ -32,12 +42,18 @@ def p_skewed(a: IJ, b: IJ, out: IJ):
 
 
 @gtx.field_operator
-def cell_sum(e: Field[Dims[Edge, K], float64], w: Field[Dims[Cell, C2EDim], float64]) -> Field[Dims[Cell, K], float64]:
+def cell_sum(
+    e: Field[Dims[Edge, K], float64], w: Field[Dims[Cell, C2EDim], float64]
+) -> Field[Dims[Cell, K], float64]:
     return gtx.neighbor_sum(w * e(C2E), axis=C2EDim)
 
 
 @gtx.program
-def p_cell_sum(e: Field[Dims[Edge, K], float64], w: Field[Dims[Cell, C2EDim], float64], o: Field[Dims[Cell, K], float64]):
+def p_cell_sum(
+    e: Field[Dims[Edge, K], float64],
+    w: Field[Dims[Cell, C2EDim], float64],
+    o: Field[Dims[Cell, K], float64],
+):
     cell_sum(e, w, out=o)
 
 
@@ -83,7 +99,10 @@ def test_a_guarded_read_counts_only_where_its_guard_selects() -> None:
 
 
 def test_output_domain_is_where_every_read_stays_inside() -> None:
-    have = {"a": {I: UnitRange(0, 10), J: UnitRange(0, 8)}, "b": {I: UnitRange(0, 9), J: UnitRange(0, 8)}}
+    have = {
+        "a": {I: UnitRange(0, 10), J: UnitRange(0, 8)},
+        "b": {I: UnitRange(0, 9), J: UnitRange(0, 8)},
+    }
     got = output_domain((_kernel(p_skewed),), (I, J), have, DIMS)
     assert got == {I: UnitRange(1, 8), J: UnitRange(1, 8)}
     assert output_domain((_kernel(p_skewed),), (I,), have, DIMS) == {I: UnitRange(1, 8)}

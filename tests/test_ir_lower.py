@@ -206,152 +206,215 @@ def p_two_statements(a: IJ, tmp: IJ, out: IJ):
 
 # name: (program, operator-level text the frontend gives, stencil-level text lowering gives)
 CASES: dict[str, tuple[object, str, str]] = {
-    "cartesian shifts become access offsets": (p_lap, """\
+    "cartesian shifts become access offsets": (
+        p_lap,
+        """\
 program p_lap(a: Field[[I, J], float64], out: Field[[I, J], float64]) {
   out @ {I: int64(1):int64(7), J: int64(1):int64(5)} <- (((((float64(-4.0) * a) + a(I+1)) + a(I-1)) + a(J+1)) + a(J-1))  # lap
-}""", """\
+}""",
+        """\
 stencil_program p_lap(a: Field[[I, J], float64], out: Field[[I, J], float64]) {
   kernel lap over [I, J] @ {I: int64(1):int64(7), J: int64(1):int64(5)} {
     out = (((((float64(-4.0) * a[I, J]) + a[I+1, J]) + a[I-1, J]) + a[I, J+1]) + a[I, J-1])
   }
-}"""),
-    "shifts of a shifted value add up": (p_shifted_twice, """\
+}""",
+    ),
+    "shifts of a shifted value add up": (
+        p_shifted_twice,
+        """\
 program p_shifted_twice(a: Field[[I, J], float64], out: Field[[I, J], float64]) {
   out @ {I: int64(0):int64(3), J: int64(2):int64(5)} <- {
     let t0 = a(I+1)
     (t0(I+1) + t0(J-2))
   }  # shifted_twice
-}""", """\
+}""",
+        """\
 stencil_program p_shifted_twice(a: Field[[I, J], float64], out: Field[[I, J], float64]) {
   kernel shifted_twice over [I, J] @ {I: int64(0):int64(3), J: int64(2):int64(5)} {
     out = (a[I+2, J] + a[I+1, J-2])
   }
-}"""),
-    "a neighbour slot becomes a table lookup": (p_edge_diff, """\
+}""",
+    ),
+    "a neighbour slot becomes a table lookup": (
+        p_edge_diff,
+        """\
 program p_edge_diff(c: Field[[Cell, K], float64], out: Field[[Edge, K], float64]) {
   out @ {out} <- (c(E2C[1]) - c(E2C[0]))  # edge_diff
-}""", """\
+}""",
+        """\
 stencil_program p_edge_diff(c: Field[[Cell, K], float64], out: Field[[Edge, K], float64]) {
   kernel edge_diff over [Edge, K] @ {out} {
     out = (c[E2C[Edge, 1], K] - c[E2C[Edge, 0], K])
   }
-}"""),
-    "a reduction over a table with skip values is masked": (p_cell_sum, """\
+}""",
+    ),
+    "a reduction over a table with skip values is masked": (
+        p_cell_sum,
+        """\
 program p_cell_sum(e: Field[[Edge, K], float64], w: Field[[Cell, C2E], float64], out: Field[[Cell, K], float64]) {
   out @ {out} <- sum_over[C2E]((w * e(C2E)))  # cell_sum
-}""", """\
+}""",
+        """\
 stencil_program p_cell_sum(e: Field[[Edge, K], float64], w: Field[[Cell, C2E], float64], out: Field[[Cell, K], float64]) {
   kernel cell_sum over [Cell, K] @ {out} {
     out = sum(#C2E < 3 if valid(C2E[Cell, #C2E]): (w[Cell, #C2E] * e[C2E[Cell, #C2E], K]))
   }
-}"""),
-    "a reduction over a table without skip values is not masked": (p_edge_max, """\
+}""",
+    ),
+    "a reduction over a table without skip values is not masked": (
+        p_edge_max,
+        """\
 program p_edge_max(c: Field[[Cell, K], float64], out: Field[[Edge, K], float64]) {
   out @ {out} <- max_over[E2C](c(E2C))  # edge_max
-}""", """\
+}""",
+        """\
 stencil_program p_edge_max(c: Field[[Cell, K], float64], out: Field[[Edge, K], float64]) {
   kernel edge_max over [Edge, K] @ {out} {
     out = max(#E2C < 2: c[E2C[Edge, #E2C], K])
   }
-}"""),
-    "nested reductions read through both tables": (p_nested, """\
+}""",
+    ),
+    "nested reductions read through both tables": (
+        p_nested,
+        """\
 program p_nested(c: Field[[Cell, K], float64], out: Field[[Cell, K], float64]) {
   out @ {out} <- sum_over[C2E](min_over[E2C](c(E2C))(C2E))  # cell_of_edges_of_cell
-}""", """\
+}""",
+        """\
 stencil_program p_nested(c: Field[[Cell, K], float64], out: Field[[Cell, K], float64]) {
   kernel cell_of_edges_of_cell over [Cell, K] @ {out} {
     out = sum(#C2E < 3 if valid(C2E[Cell, #C2E]): min(#E2C < 2: c[E2C[C2E[Cell, #C2E], #E2C], K]))
   }
-}"""),
-    "a selected local slot becomes a constant index": (p_slots, """\
+}""",
+    ),
+    "a selected local slot becomes a constant index": (
+        p_slots,
+        """\
 program p_slots(e: Field[[Edge, K], float64], w: Field[[Cell, C2E], float64], out: Field[[Cell, K], float64]) {
   out @ {out} <- ((w[C2E=2] * e(C2E[2])) + e(C2E)[C2E=1])  # slots
-}""", """\
+}""",
+        """\
 stencil_program p_slots(e: Field[[Edge, K], float64], w: Field[[Cell, C2E], float64], out: Field[[Cell, K], float64]) {
   kernel slots over [Cell, K] @ {out} {
     out = ((w[Cell, 2] * e[C2E[Cell, 2], K]) + e[C2E[Cell, 1], K])
   }
-}"""),
-    "a tuple result writes one output per element": (p_tuple_out, """\
+}""",
+    ),
+    "a tuple result writes one output per element": (
+        p_tuple_out,
+        """\
 program p_tuple_out(a: Field[[I], float64], b: Field[[I], float64], x: Field[[I], float64], y: Field[[I], float64]) {
   x, y @ {out} <- ((a + b), (a - b),)  # sum_diff
-}""", """\
+}""",
+        """\
 stencil_program p_tuple_out(a: Field[[I], float64], b: Field[[I], float64], x: Field[[I], float64], y: Field[[I], float64]) {
   kernel sum_diff over [I] @ {out} {
     x = (a[I] + b[I])
     y = (a[I] - b[I])
   }
-}"""),
-    "tuple parameters are flattened to name__i": (p_tuple_in, """\
+}""",
+    ),
+    "tuple parameters are flattened to name__i": (
+        p_tuple_in,
+        """\
 program p_tuple_in(p: tuple[Field[[I], float64], tuple[Field[[I], float64], float64]], out: Field[[I], float64]) {
   out @ {out} <- ((p[0] * p[1][1]) + p[1][0])  # tuple_in
-}""", """\
+}""",
+        """\
 stencil_program p_tuple_in(p__0: Field[[I], float64], p__1__0: Field[[I], float64], p__1__1: float64, out: Field[[I], float64]) {
   kernel tuple_in over [I] @ {out} {
     out = ((p__0[I] * p__1__1) + p__1__0[I])
   }
-}"""),
-    "builtins and scalar parameters stay point-wise": (p_where, """\
+}""",
+    ),
+    "builtins and scalar parameters stay point-wise": (
+        p_where,
+        """\
 program p_where(a: Field[[I], float64], s: float64, out: Field[[I], float64]) {
   out @ {I: int64(0):int64(4)} <- (where((a > s), a, sqrt((a * a))) + astype[Field[[I], float64]](abs(a)))  # choose
-}""", """\
+}""",
+        """\
 stencil_program p_where(a: Field[[I], float64], s: float64, out: Field[[I], float64]) {
   kernel choose over [I] @ {I: int64(0):int64(4)} {
     out = (where((a[I] > s), a[I], sqrt((a[I] * a[I]))) + astype[Field[[I], float64]](abs(a[I])))
   }
-}"""),
-    "an index comparison reads the position": (p_concat_where, """\
+}""",
+    ),
+    "an index comparison reads the position": (
+        p_concat_where,
+        """\
 program p_concat_where(a: Field[[K], float64], out: Field[[K], float64]) {
   out @ {K: int64(0):int64(5)} <- concat_where((index(K) == int64(0)), a, a(K-1))  # first_level
-}""", """\
+}""",
+        """\
 stencil_program p_concat_where(a: Field[[K], float64], out: Field[[K], float64]) {
   kernel first_level over [K] @ {K: int64(0):int64(5)} {
     out = concat_where((index(K) == int64(0)), a[K], a[K-1])
   }
-}"""),
-    "broadcast disappears": (p_broadcast, """\
+}""",
+    ),
+    "broadcast disappears": (
+        p_broadcast,
+        """\
 program p_broadcast(s: float64, out: Field[[I, K], float64]) {
   out @ {out} <- broadcast[Field[[I, K], float64]](s)  # spread
-}""", """\
+}""",
+        """\
 stencil_program p_broadcast(s: float64, out: Field[[I, K], float64]) {
   kernel spread over [I, K] @ {out} {
     out = s
   }
-}"""),
-    "as_offset becomes a dynamic index": (p_as_offset, """\
+}""",
+    ),
+    "as_offset becomes a dynamic index": (
+        p_as_offset,
+        """\
 program p_as_offset(g: Field[[I], float64], idx: Field[[I], int32], out: Field[[I], float64]) {
   out @ {I: int64(0):int64(3)} <- g(I+idx)  # gather
-}""", """\
+}""",
+        """\
 stencil_program p_as_offset(g: Field[[I], float64], idx: Field[[I], int32], out: Field[[I], float64]) {
   kernel gather over [I] @ {I: int64(0):int64(3)} {
     out = g[(I+idx[I])]
   }
-}"""),
-    "a scan becomes a kernel with a carry": (p_scan, """\
+}""",
+    ),
+    "a scan becomes a kernel with a carry": (
+        p_scan,
+        """\
 program p_scan(a: Field[[I, K], float64], out: Field[[I, K], float64]) {
   out @ {out} <- scan[K, forward](cumsum_carry_ = float64(0.0); (cumsum_carry_ + a))  # cumsum
-}""", """\
+}""",
+        """\
 stencil_program p_scan(a: Field[[I, K], float64], out: Field[[I, K], float64]) {
   kernel cumsum over [I, K] @ {out} scan[K, forward](cumsum_carry___c = float64(0.0)) {
     out = (cumsum_carry___c + a[I, K])
   }
-}"""),
-    "a tuple carry becomes one carry per element": (p_tuple_scan, """\
+}""",
+    ),
+    "a tuple carry becomes one carry per element": (
+        p_tuple_scan,
+        """\
 program p_tuple_scan(x: Field[[I, K], float64], s: Field[[I, K], float64], m: Field[[I, K], float64]) {
   s, m @ {I: int64(0):int64(2), K: int64(1):int64(4)} <- scan[K, backward](sum_and_max_carry_ = (float64(0.0), float64(1.0),); ((sum_and_max_carry_[0] + x), maximum(sum_and_max_carry_[1], x),))  # sum_and_max
-}""", """\
+}""",
+        """\
 stencil_program p_tuple_scan(x: Field[[I, K], float64], s: Field[[I, K], float64], m: Field[[I, K], float64]) {
   kernel sum_and_max over [I, K] @ {I: int64(0):int64(2), K: int64(1):int64(4)} scan[K, backward](sum_and_max_carry___c0 = float64(0.0), sum_and_max_carry___c1 = float64(1.0)) {
     s = (sum_and_max_carry___c0 + x[I, K])
     m = maximum(sum_and_max_carry___c1, x[I, K])
   }
-}"""),
-    "a scan of a scan passes columns through a temporary": (p_scan_of_scan, """\
+}""",
+    ),
+    "a scan of a scan passes columns through a temporary": (
+        p_scan_of_scan,
+        """\
 program p_scan_of_scan(a: Field[[I, K], float64], out: Field[[I, K], float64]) {
   temp __tmp0_0: Field[[I, K], float64]
   __tmp0_0 @ {out} <- scan[K, forward](cumsum_carry_ = float64(0.0); (cumsum_carry_ + a))  # cumsum
   out @ {out} <- scan[K, backward](rsum_carry_ = float64(0.0); (rsum_carry_ + __tmp0_0))  # twice_cumsum
-}""", """\
+}""",
+        """\
 stencil_program p_scan_of_scan(a: Field[[I, K], float64], out: Field[[I, K], float64], __tmp0_0: Field[[I, K], float64]) {
   kernel cumsum over [I, K] @ {out} scan[K, forward](cumsum_carry___c = float64(0.0)) {
     __tmp0_0 = (cumsum_carry___c + a[I, K])
@@ -359,12 +422,16 @@ stencil_program p_scan_of_scan(a: Field[[I, K], float64], out: Field[[I, K], flo
   kernel twice_cumsum over [I, K] @ {out} scan[K, backward](rsum_carry___c = float64(0.0)) {
     out = (rsum_carry___c + __tmp0_0[I, K])
   }
-}"""),
-    "statements become kernels in order": (p_two_statements, """\
+}""",
+    ),
+    "statements become kernels in order": (
+        p_two_statements,
+        """\
 program p_two_statements(a: Field[[I, J], float64], tmp: Field[[I, J], float64], out: Field[[I, J], float64]) {
   tmp @ {I: int64(1):int64(7), J: int64(1):int64(5)} <- (((((float64(-4.0) * a) + a(I+1)) + a(I-1)) + a(J+1)) + a(J-1))  # lap
   out @ {I: int64(2):int64(6), J: int64(2):int64(4)} <- (((((float64(-4.0) * tmp) + tmp(I+1)) + tmp(I-1)) + tmp(J+1)) + tmp(J-1))  # lap
-}""", """\
+}""",
+        """\
 stencil_program p_two_statements(a: Field[[I, J], float64], tmp: Field[[I, J], float64], out: Field[[I, J], float64]) {
   kernel lap over [I, J] @ {I: int64(1):int64(7), J: int64(1):int64(5)} {
     tmp = (((((float64(-4.0) * a[I, J]) + a[I+1, J]) + a[I-1, J]) + a[I, J+1]) + a[I, J-1])
@@ -372,7 +439,8 @@ stencil_program p_two_statements(a: Field[[I, J], float64], tmp: Field[[I, J], f
   kernel lap over [I, J] @ {I: int64(2):int64(6), J: int64(2):int64(4)} {
     out = (((((float64(-4.0) * tmp[I, J]) + tmp[I+1, J]) + tmp[I-1, J]) + tmp[I, J+1]) + tmp[I, J-1])
   }
-}"""),
+}""",
+    ),
 }
 
 
@@ -391,7 +459,9 @@ def test_a_missing_table_is_named() -> None:
 
 
 def test_a_neighbour_slot_past_the_table_is_refused() -> None:
-    with pytest.raises(StencilValueError, match=r"C2E\[2\] is out of range: the table has 2 neighbours"):
+    with pytest.raises(
+        StencilValueError, match=r"C2E\[2\] is out of range: the table has 2 neighbours"
+    ):
         lower_program(p_slots.definition, {"C2E": TableInfo(2, False)})
 
 
@@ -413,7 +483,9 @@ def test_writing_a_field_the_operator_reads_goes_through_a_temporary() -> None:
     def in_place(a: IJ):
         lap(a, out=a, domain={I: (1, 7), J: (1, 5)})
 
-    assert str(lower_program(in_place.definition, {})) == """\
+    assert (
+        str(lower_program(in_place.definition, {}))
+        == """\
 stencil_program in_place(a: Field[[I, J], float64], __tmp0_0: Field[[I, J], float64]) {
   kernel lap over [I, J] @ {I: int64(1):int64(7), J: int64(1):int64(5)} {
     __tmp0_0 = (((((float64(-4.0) * a[I, J]) + a[I+1, J]) + a[I-1, J]) + a[I, J+1]) + a[I, J-1])
@@ -422,19 +494,33 @@ stencil_program in_place(a: Field[[I, J], float64], __tmp0_0: Field[[I, J], floa
     a = __tmp0_0[I, J]
   }
 }"""
+    )
 
 
 def test_an_output_read_at_another_point_is_refused() -> None:
     """Hand-built: the frontend never emits it (it adds a temporary, above)."""
     f = FieldType((I,), "float64")
     a = ir.Ref("a", f)
-    prog = ir.Program("p", (ir.Param("a", f),), (
-        ir.Apply(ir.Shift(a, ir.CartesianShift(I, 1), f), (a,), (), "copy_left"),))
-    with pytest.raises(StencilValueError, match=r"'a' is both written by copy_left and read at another point \(a\[I\+1\]\)"):
+    prog = ir.Program(
+        "p",
+        (ir.Param("a", f),),
+        (ir.Apply(ir.Shift(a, ir.CartesianShift(I, 1), f), (a,), (), "copy_left"),),
+    )
+    with pytest.raises(
+        StencilValueError,
+        match=r"'a' is both written by copy_left and read at another point \(a\[I\+1\]\)",
+    ):
         lower_program(prog, {})
 
 
 def test_flat_params() -> None:
-    t = TupleType((FieldType((I,), "float64"), TupleType((ScalarType("int32"), ScalarType("bool")))))
+    t = TupleType(
+        (FieldType((I,), "float64"), TupleType((ScalarType("int32"), ScalarType("bool"))))
+    )
     params = flat_params((ir.Param("p", t), ir.Param("s", ScalarType("float32"))))
-    assert [str(p) for p in params] == ["p__0: Field[[I], float64]", "p__1__0: int32", "p__1__1: bool", "s: float32"]
+    assert [str(p) for p in params] == [
+        "p__0: Field[[I], float64]",
+        "p__1__0: int32",
+        "p__1__1: bool",
+        "s: float32",
+    ]

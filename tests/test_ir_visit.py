@@ -18,7 +18,9 @@ a, b = ir.Ref("a", FI), ir.Ref("b", FI)
 def test_children_in_field_order_through_tuples() -> None:
     call = ir.Call("where", (ir.Ref("m", FieldType((I,), "bool")), a, b), FI)
     assert [str(c) for c in children(call)] == ["m", "a", "b"]
-    k = ir.Kernel("k", (I,), ("o",), (a,), (ir.DomainRange(I, ir.Literal(0, F64), ir.Literal(1, F64)),))
+    k = ir.Kernel(
+        "k", (I,), ("o",), (a,), (ir.DomainRange(I, ir.Literal(0, F64), ir.Literal(1, F64)),)
+    )
     assert [str(c) for c in children(k)] == ["a", "I: float64(0):float64(1)"]
     assert children(ir.Pos(I)) == [] and children(a) == []
     shift = ir.Shift(a, ir.CartesianShift(I, 1), FI)
@@ -51,8 +53,9 @@ def test_flatten_value_and_flat_names() -> None:
     leaves = flatten_value(p)
     assert [str(x) for x in leaves] == ["p[0]", "p[1][0]", "p[1][1]"]
     assert [flat_name(x) for x in leaves] == ["p__0", "p__1__0", "p__1__1"]
-    made = ir.MakeTuple((a, ir.MakeTuple((b, a), TupleType((FI, FI)))), TupleType((FI, TupleType((FI, FI)))))
+    made = ir.MakeTuple(
+        (a, ir.MakeTuple((b, a), TupleType((FI, FI)))), TupleType((FI, TupleType((FI, FI))))
+    )
     assert [str(x) for x in flatten_value(made)] == ["a", "b", "a"]
     assert flatten_value(a) == (a,)
     assert flat_name(ir.BinOp("+", a, b, FI)) is None
-

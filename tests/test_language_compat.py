@@ -50,11 +50,14 @@ def test_keyword_arguments_inside_operators(case, rng) -> None:
     np.testing.assert_allclose(f2.asnumpy(), np.cumsum(dz * rho, axis=1), rtol=1e-13)
 
 
-@pytest.mark.parametrize("call, message", [
-    ("blend(a, a=b, w=0.5)", "Got multiple values for argument 'a'."),
-    ("blend(a, b)", "Missing 1 required positional argument: 'w'"),
-    ("blend(a, b, 0.5, q=a)", "Got unexpected keyword argument 'q'."),
-])
+@pytest.mark.parametrize(
+    "call, message",
+    [
+        ("blend(a, a=b, w=0.5)", "Got multiple values for argument 'a'."),
+        ("blend(a, b)", "Missing 1 required positional argument: 'w'"),
+        ("blend(a, b, 0.5, q=a)", "Got unexpected keyword argument 'q'."),
+    ],
+)
 def test_keyword_argument_errors(call: str, message: str) -> None:
     namespace = {"gtx": gtx, "blend": blend, "F": F}
     src = f"@gtx.field_operator\ndef op(a: F, b: F) -> F:\n    return {call}\n"
@@ -69,7 +72,9 @@ def test_keyword_argument_errors(call: str, message: str) -> None:
 
 
 @gtx.field_operator
-def to_int(a: F, b: F, c: F) -> tuple[Field[Dims[X, Z], int32], tuple[Field[Dims[X, Z], int32], Field[Dims[X, Z], int32]]]:
+def to_int(
+    a: F, b: F, c: F
+) -> tuple[Field[Dims[X, Z], int32], tuple[Field[Dims[X, Z], int32], Field[Dims[X, Z], int32]]]:
     return gtx.astype((a, (b, c)), int32)
 
 
@@ -85,8 +90,15 @@ def test_astype_on_nested_tuples(case, rng) -> None:
     o4 = rng.standard_normal((NX, NZ)).astype(np.float32)
 
     @gtx.program(backend=case.backend)
-    def run(a: F, b: F, c: F, o1: Field[Dims[X, Z], int32], o2: Field[Dims[X, Z], int32],
-            o3: Field[Dims[X, Z], int32], o4: Field[Dims[X, Z], float32]):
+    def run(
+        a: F,
+        b: F,
+        c: F,
+        o1: Field[Dims[X, Z], int32],
+        o2: Field[Dims[X, Z], int32],
+        o3: Field[Dims[X, Z], int32],
+        o4: Field[Dims[X, Z], float32],
+    ):
         to_int(a, b, c, out=(o1, (o2, o3)))
         cast_pair(a, b, out=o4)
 
@@ -103,10 +115,14 @@ vpfloat = float32
 
 
 @gtx.field_operator
-def literals(a: F, b: Field[Dims[X, Z], float32], i: Field[Dims[X, Z], int32]) -> tuple[F, Field[Dims[X, Z], float32], Field[Dims[X, Z], int32]]:
-    return (wpfloat("0.1") * a + float64(-2) + float(-1),
-            -vpfloat("0.1") * b,
-            i + int32("7") + gtx.int32(-3))
+def literals(
+    a: F, b: Field[Dims[X, Z], float32], i: Field[Dims[X, Z], int32]
+) -> tuple[F, Field[Dims[X, Z], float32], Field[Dims[X, Z], int32]]:
+    return (
+        wpfloat("0.1") * a + float64(-2) + float(-1),
+        -vpfloat("0.1") * b,
+        i + int32("7") + gtx.int32(-3),
+    )
 
 
 def test_scalar_constructors_with_string_and_negated_literals(case, rng) -> None:
@@ -115,12 +131,30 @@ def test_scalar_constructors_with_string_and_negated_literals(case, rng) -> None
     i = rng.integers(-10, 10, (NX, NZ)).astype(np.int32)
 
     @gtx.program(backend=case.backend)
-    def run(a: F, b: Field[Dims[X, Z], float32], i: Field[Dims[X, Z], int32], o1: F,
-            o2: Field[Dims[X, Z], float32], o3: Field[Dims[X, Z], int32]):
+    def run(
+        a: F,
+        b: Field[Dims[X, Z], float32],
+        i: Field[Dims[X, Z], int32],
+        o1: F,
+        o2: Field[Dims[X, Z], float32],
+        o3: Field[Dims[X, Z], int32],
+    ):
         literals(a, b, i, out=(o1, o2, o3))
 
-    o1, o2, o3 = case.field([X, Z], a * 0 + 1.5), case.field([X, Z], b * 0 + 1), case.field([X, Z], i * 0 + 1)
-    run(case.field([X, Z], a), case.field([X, Z], b), case.field([X, Z], i), o1, o2, o3, offset_provider={})
+    o1, o2, o3 = (
+        case.field([X, Z], a * 0 + 1.5),
+        case.field([X, Z], b * 0 + 1),
+        case.field([X, Z], i * 0 + 1),
+    )
+    run(
+        case.field([X, Z], a),
+        case.field([X, Z], b),
+        case.field([X, Z], i),
+        o1,
+        o2,
+        o3,
+        offset_provider={},
+    )
     np.testing.assert_allclose(o1.asnumpy(), 0.1 * a - 3.0, rtol=1e-14)
     # "0.1" parsed as a float32 (rounded once), not as 0.1 of float64 rounded again
     np.testing.assert_array_equal(o2.asnumpy(), -np.float32("0.1") * b)
@@ -129,6 +163,7 @@ def test_scalar_constructors_with_string_and_negated_literals(case, rng) -> None
 
 def test_scalar_constructor_refuses_non_numeric_text() -> None:
     with pytest.raises(gtx.StencilTypeError, match="is not a float64 literal"):
+
         @gtx.field_operator
         def op(a: F) -> F:
             return a * float64("abc")
@@ -161,6 +196,7 @@ E2X = gtx.FieldOffset("E2X", source=X, target=(E, E2XDim))
 
 def test_several_offsets_refused_with_a_neighbour_offset() -> None:
     with pytest.raises(gtx.StencilTypeError, match="only 1 argument in unstructured case"):
+
         @gtx.field_operator
         def op(a: FXY) -> Field[Dims[E, Y], float64]:
             return a(E2X[0], Y + 1)
@@ -181,7 +217,13 @@ def test_gamma_and_inverse_hyperbolic_builtins(case, rng) -> None:
 
     fo = [case.field([X, Z], o) for o in outs]
     run(case.field([X, Z], a), *fo, offset_provider={})
-    expected = [np.vectorize(math.gamma)(a), np.arcsinh(a), np.arccosh(a + 1.5), np.arctanh(a * 0.1), -a]
+    expected = [
+        np.vectorize(math.gamma)(a),
+        np.arcsinh(a),
+        np.arccosh(a + 1.5),
+        np.arctanh(a * 0.1),
+        -a,
+    ]
     for f, e in zip(fo, expected):
         np.testing.assert_allclose(f.asnumpy(), e, rtol=1e-12)
 
@@ -192,6 +234,7 @@ def test_gamma_outside_an_operator_and_in_float32() -> None:
     np.testing.assert_allclose(got.asnumpy(), [math.gamma(float(v)) for v in a], rtol=1e-6)
     assert got.asnumpy().dtype == np.float32
     with pytest.raises(gtx.StencilTypeError, match="needs a floating-point argument"):
+
         @gtx.field_operator
         def op(a: Field[Dims[X], int32]) -> Field[Dims[X], int32]:
             return gamma(a)
@@ -221,6 +264,7 @@ def test_scalar_for_a_zero_dimensional_field_parameter(case, rng) -> None:
 
 def test_scalar_of_another_dtype_for_a_zero_dimensional_field_is_refused() -> None:
     with pytest.raises(gtx.StencilTypeError, match="argument 's' of scale must be"):
+
         @gtx.field_operator
         def op(a: F, t: float32) -> F:
             return scale(t, a)
@@ -239,7 +283,10 @@ def test_starred_unpacking(case, rng) -> None:
     def run(a: F, b: F, c: F, d: F, o1: F, o2: F):
         starred(a, b, c, d, out=(o1, o2))
 
-    o1, o2 = case.field([X, Z], rng.standard_normal((NX, NZ))), case.field([X, Z], rng.standard_normal((NX, NZ)))
+    o1, o2 = (
+        case.field([X, Z], rng.standard_normal((NX, NZ))),
+        case.field([X, Z], rng.standard_normal((NX, NZ))),
+    )
     run(*(case.field([X, Z], v) for v in (a, b, c, d)), o1, o2, offset_provider={})
     np.testing.assert_allclose(o1.asnumpy(), a - d, rtol=1e-14)
     np.testing.assert_allclose(o2.asnumpy(), b * c, rtol=1e-14)
@@ -275,7 +322,9 @@ def test_python_scalar_for_a_zero_dimensional_field(case, rng) -> None:
     run(1.5, case.field([X, Z], a), out, offset_provider={})
     np.testing.assert_allclose(out.asnumpy(), 1.5 * a, rtol=1e-14)
     with pytest.raises(gtx.StencilTypeError, match="argument 's'"):
-        run(3, case.field([X, Z], a), out, offset_provider={})  # int32 is not float64: no conversion
+        run(
+            3, case.field([X, Z], a), out, offset_provider={}
+        )  # int32 is not float64: no conversion
     out2 = case.field([X, Z], rng.standard_normal((NX, NZ)))
     scale.with_backend(case.backend)(2.0, case.field([X, Z], a), out=out2, offset_provider={})
     np.testing.assert_allclose(out2.asnumpy(), 2.0 * a, rtol=1e-14)

@@ -29,11 +29,15 @@ CK = Field[Dims[Cell, Z], float64]
 
 
 @gtx.field_operator
-def language(a: FXZ, k: Field[Dims[X, Z], int32], f: FXHZ, s: Field[Dims[()], float64]) -> tuple[FXZ, FXZ]:
+def language(
+    a: FXZ, k: Field[Dims[X, Z], int32], f: FXHZ, s: Field[Dims[()], float64]
+) -> tuple[FXZ, FXZ]:
     b32 = gtx.astype((a, a), float32)
     first = gamma(a) + arcsinh(a) + arccosh(a + 2.0) + arctanh(a * 0.1) + neg(a) * s
-    return (first + a(as_offset(Zoff, k)) + f(X + 0.5) - f(X - 0.5) + float64("0.5"),
-            gtx.astype(b32[0] + b32[1], float64) + a(X + 1, Z - 1))
+    return (
+        first + a(as_offset(Zoff, k)) + f(X + 0.5) - f(X - 0.5) + float64("0.5"),
+        gtx.astype(b32[0] + b32[1], float64) + a(X + 1, Z - 1),
+    )
 
 
 @gtx.field_operator
@@ -47,7 +51,9 @@ def lap_lap(a: CK, w: Field[Dims[Cell, C2CDim], float64]) -> tuple[CK, CK]:
 
 
 @gtx.program
-def run_language(a: FXZ, k: Field[Dims[X, Z], int32], f: FXHZ, s: Field[Dims[()], float64], o1: FXZ, o2: FXZ):
+def run_language(
+    a: FXZ, k: Field[Dims[X, Z], int32], f: FXHZ, s: Field[Dims[()], float64], o1: FXZ, o2: FXZ
+):
     language(a, k, f, s, out=(o1, o2), domain={X: (1, 5), Z: (1, 4)})
 
 
@@ -57,7 +63,9 @@ def run_lap_lap(a: CK, w: Field[Dims[Cell, C2CDim], float64], o1: CK, o2: CK):
 
 
 def _build(prog: gtx.Program, args: list[object], provider: dict[str, object]) -> str:
-    runner = CompiledRunner(prog.definition, flat_params(prog.definition.params), CudaTarget(arch="90"))
+    runner = CompiledRunner(
+        prog.definition, flat_params(prog.definition.params), CudaTarget(arch="90")
+    )
     planned = runner.stages(list(args), provider, check_device=False, until="plan").planned
     entry = runner.target.build(runner.target.generate(planned))
     source = entry.source.text
@@ -96,8 +104,14 @@ def test_language_program_runs_on_cpu() -> None:
     for backend in (None, gtx.cpu):
         o1, o2 = (gtx.as_field([X, Z], np.full((6, 5), 3.0)) for _ in range(2))
         run_language.with_backend(backend)(
-            gtx.as_field([X, Z], ad), gtx.as_field([X, Z], kd), gtx.as_field([XH, Z], fd),
-            gtx.as_field([], np.array(2.0)), o1, o2, offset_provider={})
+            gtx.as_field([X, Z], ad),
+            gtx.as_field([X, Z], kd),
+            gtx.as_field([XH, Z], fd),
+            gtx.as_field([], np.array(2.0)),
+            o1,
+            o2,
+            offset_provider={},
+        )
         outs[backend] = (o1.asnumpy(), o2.asnumpy())
     np.testing.assert_allclose(outs[None][0], outs[gtx.cpu][0], rtol=1e-13)
     np.testing.assert_allclose(outs[None][1], outs[gtx.cpu][1], rtol=1e-6)
@@ -114,9 +128,14 @@ def test_language_program_runs_on_gpu() -> None:
     for backend, alloc in ((None, None), (gtx.gpu, gtx.gpu)):
         o1, o2 = (gtx.as_field([X, Z], np.full((6, 5), 3.0), allocator=alloc) for _ in range(2))
         run_language.with_backend(backend)(
-            gtx.as_field([X, Z], ad, allocator=alloc), gtx.as_field([X, Z], kd, allocator=alloc),
-            gtx.as_field([XH, Z], fd, allocator=alloc), gtx.as_field([], np.array(2.0), allocator=alloc),
-            o1, o2, offset_provider={})
+            gtx.as_field([X, Z], ad, allocator=alloc),
+            gtx.as_field([X, Z], kd, allocator=alloc),
+            gtx.as_field([XH, Z], fd, allocator=alloc),
+            gtx.as_field([], np.array(2.0), allocator=alloc),
+            o1,
+            o2,
+            offset_provider={},
+        )
         outs[backend] = (o1.asnumpy(), o2.asnumpy())
     np.testing.assert_allclose(outs[None][0], outs[gtx.gpu][0], rtol=1e-12)
     np.testing.assert_allclose(outs[None][1], outs[gtx.gpu][1], rtol=1e-6)

@@ -18,6 +18,7 @@ N, NK = 5, 9
 def _guarded_reads_are_refined() -> bool:
     """Whether the bounds check counts guarded reads only where they happen (it needs the
     kernel's domain from backends/binding.py)."""
+
     @gtx.field_operator
     def probe(a: Field[Dims[K], float64]) -> Field[Dims[K], float64]:
         return concat_where(K == 0, a, a(K - 1))
@@ -31,8 +32,10 @@ def _guarded_reads_are_refined() -> bool:
 
 
 needs_refined_bounds = pytest.mark.xfail(
-    not _guarded_reads_are_refined(), strict=True,
-    reason="backends/binding.py::check_kernel_bounds does not pass the kernel domain to read_extents yet")
+    not _guarded_reads_are_refined(),
+    strict=True,
+    reason="backends/binding.py::check_kernel_bounds does not pass the kernel domain to read_extents yet",
+)
 
 
 def test_concat_where_is_exported_like_gt4py() -> None:
@@ -45,8 +48,13 @@ def test_select_by_level(case, rng) -> None:
         return concat_where(K == 0, ground, air), concat_where(K > 0, air, ground)
 
     g, a = rng.standard_normal((N, NK)), rng.standard_normal((N, NK))
-    outs = (case.field([I, K], rng.standard_normal((N, NK))), case.field([I, K], rng.standard_normal((N, NK))))
-    op.with_backend(case.backend)(case.field([I, K], g), case.field([I, K], a), out=outs, offset_provider={})
+    outs = (
+        case.field([I, K], rng.standard_normal((N, NK))),
+        case.field([I, K], rng.standard_normal((N, NK))),
+    )
+    op.with_backend(case.backend)(
+        case.field([I, K], g), case.field([I, K], a), out=outs, offset_provider={}
+    )
     k = np.arange(NK)[None, :]
     np.testing.assert_array_equal(outs[0].asnumpy(), np.where(k == 0, g, a))
     np.testing.assert_array_equal(outs[1].asnumpy(), np.where(k == 0, g, a))
@@ -73,19 +81,30 @@ def test_boundary_condition_reads_below_only_above_the_bottom(case, rng) -> None
 def test_conditions_with_scalars_and_and_or(case, rng) -> None:
     @gtx.field_operator
     def op(interior: IK, boundary: IK, nlev: int32) -> tuple[IK, IK, IK]:
-        return (concat_where((0 < K) & (K < nlev - 1), interior(K + 1) - interior(K - 1), boundary),
-                concat_where((K < 2) | (K >= 5), boundary, interior),
-                concat_where(~(K != 3), boundary, interior))
+        return (
+            concat_where((0 < K) & (K < nlev - 1), interior(K + 1) - interior(K - 1), boundary),
+            concat_where((K < 2) | (K >= 5), boundary, interior),
+            concat_where(~(K != 3), boundary, interior),
+        )
 
     interior, boundary = rng.standard_normal((N, NK)), rng.standard_normal((N, NK))
     outs = tuple(case.field([I, K], rng.standard_normal((N, NK))) for _ in range(3))
-    op.with_backend(case.backend)(case.field([I, K], interior), case.field([I, K], boundary), np.int32(NK),
-                                  out=outs, offset_provider={})
+    op.with_backend(case.backend)(
+        case.field([I, K], interior),
+        case.field([I, K], boundary),
+        np.int32(NK),
+        out=outs,
+        offset_provider={},
+    )
     k = np.arange(NK)[None, :]
     centred = np.zeros((N, NK))
     centred[:, 1:-1] = interior[:, 2:] - interior[:, :-2]
-    np.testing.assert_allclose(outs[0].asnumpy(), np.where((0 < k) & (k < NK - 1), centred, boundary))
-    np.testing.assert_array_equal(outs[1].asnumpy(), np.where((k < 2) | (k >= 5), boundary, interior))
+    np.testing.assert_allclose(
+        outs[0].asnumpy(), np.where((0 < k) & (k < NK - 1), centred, boundary)
+    )
+    np.testing.assert_array_equal(
+        outs[1].asnumpy(), np.where((k < 2) | (k >= 5), boundary, interior)
+    )
     np.testing.assert_array_equal(outs[2].asnumpy(), np.where(k == 3, boundary, interior))
 
 
@@ -109,8 +128,9 @@ def test_branches_defined_only_where_selected(case, rng) -> None:
 def test_lap_like_boundary_with_nested_conditions(case, rng) -> None:
     @gtx.field_operator
     def op(inp: IJ, boundary: float64, n: int32, m: int32) -> IJ:
-        return concat_where((I == 0) | (I == n - 1), boundary,
-                            concat_where((J == 0) | (J == m - 1), boundary, inp))
+        return concat_where(
+            (I == 0) | (I == n - 1), boundary, concat_where((J == 0) | (J == m - 1), boundary, inp)
+        )
 
     n, m = 6, 7
     data = rng.standard_normal((n - 2, m - 2))
@@ -129,8 +149,9 @@ def test_lower_dimensional_and_scalar_branches(case, rng) -> None:
 
     interior, surface = rng.standard_normal((N, NK)), rng.standard_normal(N)
     out = case.field([I, K], rng.standard_normal((N, NK)))
-    op.with_backend(case.backend)(case.field([I, K], interior), case.field([I], surface), 3.0,
-                                  out=out, offset_provider={})
+    op.with_backend(case.backend)(
+        case.field([I, K], interior), case.field([I], surface), 3.0, out=out, offset_provider={}
+    )
     expected = interior.copy()
     expected[:, 0] = surface
     expected[:, -1] = 3.0
@@ -146,11 +167,15 @@ def test_tuples_and_condition_value_pairs(case, rng) -> None:
 
     a, b, c = (rng.standard_normal((N, NK)) for _ in range(3))
     outs = tuple(case.field([I, K], rng.standard_normal((N, NK))) for _ in range(3))
-    op.with_backend(case.backend)(*(case.field([I, K], v) for v in (a, b, c)), out=outs, offset_provider={})
+    op.with_backend(case.backend)(
+        *(case.field([I, K], v) for v in (a, b, c)), out=outs, offset_provider={}
+    )
     k = np.arange(NK)[None, :]
     np.testing.assert_array_equal(outs[0].asnumpy(), np.where(k < 3, a, b))
     np.testing.assert_array_equal(outs[1].asnumpy(), np.where(k < 3, b, a))
-    np.testing.assert_array_equal(outs[2].asnumpy(), np.where(k == 0, a, np.where(k == NK - 1, b, c)))
+    np.testing.assert_array_equal(
+        outs[2].asnumpy(), np.where(k == 0, a, np.where(k == NK - 1, b, c))
+    )
 
 
 def test_shifted_concat_where_uses_the_shifted_index(case, rng) -> None:
@@ -165,8 +190,9 @@ def test_shifted_concat_where_uses_the_shifted_index(case, rng) -> None:
     a = rng.standard_normal((N, NK))
     out0 = rng.standard_normal((N, NK))
     out = case.field([I, K], out0)
-    op.with_backend(case.backend)(case.field([I, K], a), out=out, domain={I: (0, N), K: (0, NK - 1)},
-                                  offset_provider={})
+    op.with_backend(case.backend)(
+        case.field([I, K], a), out=out, domain={I: (0, N), K: (0, NK - 1)}, offset_provider={}
+    )
     expected = out0.copy()
     k = np.arange(1, NK)[None, :]
     expected[:, :-1] = np.where(k < 4, a[:, 1:], -a[:, 1:])
@@ -180,19 +206,24 @@ def test_reads_outside_the_field_where_selected_are_still_refused(case, rng) -> 
 
     a = case.field([I, K], rng.standard_normal((N, NK)))
     with pytest.raises(gtx.StencilValueError, match="reads field 'a' along K"):
-        op.with_backend(case.backend)(a, out=case.field([I, K], rng.standard_normal((N, NK))), offset_provider={})
+        op.with_backend(case.backend)(
+            a, out=case.field([I, K], rng.standard_normal((N, NK))), offset_provider={}
+        )
 
 
 def test_condition_on_a_boolean_field_is_refused() -> None:
     with pytest.raises(gtx.StencilTypeError, match="must compare dimensions with integers") as err:
+
         @gtx.field_operator
         def op(m: Field[Dims[K], bool], a: IK, b: IK) -> IK:
             return concat_where(m, a, b)
+
     assert "where()" in str(err.value)
 
 
 def test_index_compared_with_a_float_is_refused() -> None:
     with pytest.raises(gtx.StencilTypeError, match="compared only with integer scalars"):
+
         @gtx.field_operator
         def op(a: IK, b: IK, x: float64) -> IK:
             return concat_where(K < x, a, b)
@@ -227,6 +258,7 @@ def test_read_extents_count_guarded_reads_where_selected() -> None:
 def test_cached_bounds_check_follows_the_condition_scalar(case, rng) -> None:
     """Regression: a compiled plan was reused when only a scalar in a concat_where condition
     changed, so a read the first value kept inside the field could leave it with the second."""
+
     @gtx.field_operator
     def up(a: IK, top: int32) -> IK:
         return concat_where(K < top, a(K + 1), a)

@@ -84,8 +84,11 @@ def test_operators_calling_operators_with_shifts(case, rng) -> None:
     run(fa, fb, out, offset_provider={})
     expected = out0.copy()
     ni, nj = SHAPE[0] - 2, SHAPE[1] - 1
-    expected[:ni, :nj] = (2.0 * (a[1:ni + 1, :nj] - a[:ni, :nj]) + b[:ni, 1:nj + 1]
-                          + (b[2:ni + 2, :nj] - 2 * b[1:ni + 1, :nj] + b[:ni, :nj]))
+    expected[:ni, :nj] = (
+        2.0 * (a[1 : ni + 1, :nj] - a[:ni, :nj])
+        + b[:ni, 1 : nj + 1]
+        + (b[2 : ni + 2, :nj] - 2 * b[1 : ni + 1, :nj] + b[:ni, :nj])
+    )
     np.testing.assert_allclose(out.asnumpy(), expected, rtol=1e-13)
 
 
@@ -143,7 +146,9 @@ def test_integer_programs(case, rng, dtype) -> None:
     b = rng.integers(-1000, 1000, SHAPE).astype(dtype)
     out = case.field([I, J], rng.integers(0, 5, SHAPE).astype(dtype))
     run(case.field([I, J], a), case.field([I, J], b), out, offset_provider={})
-    np.testing.assert_array_equal(out.asnumpy(), np.where(a > b, a - b, (b * 3) // 2) + np.maximum(a, 0))
+    np.testing.assert_array_equal(
+        out.asnumpy(), np.where(a > b, a - b, (b * 3) // 2) + np.maximum(a, 0)
+    )
 
 
 def test_tuple_outputs_with_their_own_domains(case, rng) -> None:

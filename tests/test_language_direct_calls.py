@@ -44,13 +44,17 @@ def test_result_over_the_shrunk_domain(case, rng) -> None:
     r = lap.with_backend(case.backend).returning(a, offset_provider={})
     assert r.domain == gtx.domain({I: (3, 8), J: (0, 4)})
     assert r.device == a.device
-    expected = -4 * data[1:-1, 1:-1] + data[2:, 1:-1] + data[:-2, 1:-1] + data[1:-1, 2:] + data[1:-1, :-2]
+    expected = (
+        -4 * data[1:-1, 1:-1] + data[2:, 1:-1] + data[:-2, 1:-1] + data[1:-1, 2:] + data[1:-1, :-2]
+    )
     np.testing.assert_allclose(r.asnumpy(), expected, rtol=1e-13)
 
 
 def test_tuple_result_shares_one_domain(case, rng) -> None:
     data = rng.standard_normal((5, 4))
-    r0, r1 = shifted_pair.with_backend(case.backend).returning(case.field([I, J], data), offset_provider={})
+    r0, r1 = shifted_pair.with_backend(case.backend).returning(
+        case.field([I, J], data), offset_provider={}
+    )
     assert r0.domain == r1.domain == gtx.domain({I: (0, 4), J: (0, 4)})
     np.testing.assert_array_equal(r0.asnumpy(), data[1:])
     np.testing.assert_array_equal(r1.asnumpy(), 2.0 * data[:4])
@@ -58,9 +62,13 @@ def test_tuple_result_shares_one_domain(case, rng) -> None:
 
 def test_explicit_domain_without_out(case, rng) -> None:
     data = rng.standard_normal((6, 6))
-    r = lap.with_backend(case.backend).returning(case.field([I, J], data), domain={I: (2, 4), J: (1, 3)}, offset_provider={})
+    r = lap.with_backend(case.backend).returning(
+        case.field([I, J], data), domain={I: (2, 4), J: (1, 3)}, offset_provider={}
+    )
     assert r.domain == gtx.domain({I: (2, 4), J: (1, 3)})
-    expected = -4 * data[2:4, 1:3] + data[3:5, 1:3] + data[1:3, 1:3] + data[2:4, 2:4] + data[2:4, 0:2]
+    expected = (
+        -4 * data[2:4, 1:3] + data[3:5, 1:3] + data[1:3, 1:3] + data[2:4, 2:4] + data[2:4, 0:2]
+    )
     np.testing.assert_allclose(r.asnumpy(), expected, rtol=1e-13)
 
 
@@ -75,7 +83,9 @@ def test_neighbour_sum_without_out_uses_the_table_rows(case, rng) -> None:
     table = rng.integers(0, 5, (9, 2)).astype(np.int32)
     cells = rng.standard_normal(5)
     conn = case.connectivity([Edge, E2CDim], Cell, table)
-    r = edge_sum.with_backend(case.backend).returning(case.field([Cell], cells), offset_provider={"E2C": conn})
+    r = edge_sum.with_backend(case.backend).returning(
+        case.field([Cell], cells), offset_provider={"E2C": conn}
+    )
     assert r.domain == gtx.domain({Edge: 9})
     np.testing.assert_allclose(r.asnumpy(), cells[table].sum(axis=1), rtol=1e-13)
 

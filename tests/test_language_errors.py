@@ -18,13 +18,17 @@ def cumsum(carry: float, x: float) -> float:
 
 def test_concat_where_without_branches() -> None:
     with pytest.raises(gtx.StencilTypeError, match="takes a condition on indices and two values"):
+
         @gtx.field_operator
         def op(a: IK) -> IK:
             return gtx.concat_where(K == 0)
 
 
 def test_concat_where_pairs_need_a_default() -> None:
-    with pytest.raises(gtx.StencilTypeError, match=r"\(condition, value\) pairs followed by a default"):
+    with pytest.raises(
+        gtx.StencilTypeError, match=r"\(condition, value\) pairs followed by a default"
+    ):
+
         @gtx.field_operator
         def op(a: IK, b: IK) -> IK:
             return gtx.concat_where((K == 0, a), b, a)
@@ -32,9 +36,11 @@ def test_concat_where_pairs_need_a_default() -> None:
 
 def test_scan_call_with_wrong_argument_count() -> None:
     with pytest.raises(gtx.StencilTypeError, match=r"cumsum\(\) takes 1 arguments, got 2") as err:
+
         @gtx.field_operator
         def op(a: IK) -> IK:
             return cumsum(a, a)
+
     assert "test_language_errors.py" in str(err.value)
 
 
@@ -44,6 +50,7 @@ def test_scan_result_over_dimensions_the_output_lacks() -> None:
         return cumsum(a)
 
     with pytest.raises(gtx.StencilTypeError, match="cannot be written to"):
+
         @gtx.program
         def run(a: IK, out: Field[Dims[K], float64]):
             op(a, out=out)
@@ -60,6 +67,7 @@ def test_scalar_result_without_out() -> None:
 
 def test_unreachable_code_after_a_return() -> None:
     with pytest.raises(gtx.StencilTypeError, match="unreachable code after return"):
+
         @gtx.field_operator
         def op(a: IK, flag: bool) -> IK:
             return a
@@ -69,6 +77,7 @@ def test_unreachable_code_after_a_return() -> None:
 def test_global_tuple_index_out_of_range() -> None:
     sizes = (1, 2)
     with pytest.raises(gtx.StencilTypeError, match="is not a valid index"):
+
         @gtx.field_operator
         def op(a: IK) -> IK:
             return a * sizes[5]

@@ -36,7 +36,9 @@ def _module(tmp_path, name: str, source: str):
 
 def test_hundred_deep_shifted_chain(case, rng, tmp_path) -> None:
     n = 100
-    mod = _module(tmp_path, f"sk_chain_{case.name.replace('-', '_')}", chain_source(n, shifted=True))
+    mod = _module(
+        tmp_path, f"sk_chain_{case.name.replace('-', '_')}", chain_source(n, shifted=True)
+    )
     x = rng.random(shape("shifted", n)) * 0.5
     out0 = rng.random(x.shape)
     out = case.field([mod.I, mod.K], out0)
@@ -55,8 +57,9 @@ def test_scan_body_with_forty_ifs(case, rng, tmp_path) -> None:
     mod = _module(tmp_path, f"sk_ifs_{case.name.replace('-', '_')}", ifs_source(n))
     a, b = rng.random(SIZE), rng.random(SIZE)
     outs = [case.field([mod.I, mod.K], rng.random(SIZE)) for _ in range(3)]
-    mod.run.with_backend(case.backend)(case.field([mod.I, mod.K], a), case.field([mod.I, mod.K], b), *outs,
-                                       offset_provider={})
+    mod.run.with_backend(case.backend)(
+        case.field([mod.I, mod.K], a), case.field([mod.I, mod.K], b), *outs, offset_provider={}
+    )
     for got, want in zip(outs, ifs_reference(n, a, b)):
         # 40 dependent updates of O(1) values that partly cancel: the CUDA compiler's fused
         # multiply-adds round differently from NumPy by a few 1e-16 absolute near zero
@@ -82,7 +85,7 @@ def subsets(a: IK, b: IK, mode: int32) -> tuple[IK, IK, IK]:
 
 
 def _subsets(a: np.ndarray, b: np.ndarray, mode: int, ni: int) -> tuple[np.ndarray, ...]:
-    a, bs, b = a[:ni], b[1:ni + 1], b[:ni]
+    a, bs, b = a[:ni], b[1 : ni + 1], b[:ni]
     x, y, z = a, b, a * b
     if mode == 0:
         x = a + 1.0
@@ -113,6 +116,7 @@ def test_if_branches_assigning_different_names(case, rng) -> None:
 
 def test_name_assigned_in_one_branch_only_is_not_defined_after() -> None:
     with pytest.raises(StencilTypeError, match="'w'"):
+
         @gtx.field_operator
         def op(a: IK, mode: int32) -> IK:
             if mode == 0:

@@ -74,14 +74,16 @@ def test_returned_forward_scan_of_shifted_expressions(case, rng) -> None:
     out = case.field([I, K], out0)
     run(case.field([I, K], x), case.field([I, K], y), out, offset_provider={})
     expected = out0.copy()
-    expected[:N - 1, 1:] = np.cumsum(2.0 * x[1:, 1:] - y[:N - 1, :-1], axis=1)
+    expected[: N - 1, 1:] = np.cumsum(2.0 * x[1:, 1:] - y[: N - 1, :-1], axis=1)
     np.testing.assert_allclose(out.asnumpy(), expected, rtol=1e-12)
 
 
 def test_returned_backward_scan_with_scalar_argument(case, rng) -> None:
     x = rng.uniform(0.5, 1.0, (N, NK))
     out = case.field([I, K], rng.standard_normal((N, NK)))
-    backward_of_expression.with_backend(case.backend)(case.field([I, K], x), 0.25, out=out, offset_provider={})
+    backward_of_expression.with_backend(case.backend)(
+        case.field([I, K], x), 0.25, out=out, offset_provider={}
+    )
     expected = np.empty_like(x)
     carry = np.ones(N)
     for k in reversed(range(NK)):
@@ -92,7 +94,10 @@ def test_returned_backward_scan_with_scalar_argument(case, rng) -> None:
 
 def test_returned_scan_with_tuple_carry(case, rng) -> None:
     x = rng.standard_normal((N, NK))
-    outs = (case.field([I, K], rng.standard_normal((N, NK))), case.field([I, K], rng.standard_normal((N, NK))))
+    outs = (
+        case.field([I, K], rng.standard_normal((N, NK))),
+        case.field([I, K], rng.standard_normal((N, NK))),
+    )
 
     @gtx.program(backend=case.backend)
     def run(x: IK, s: IK, m: IK):
@@ -100,7 +105,9 @@ def test_returned_scan_with_tuple_carry(case, rng) -> None:
 
     run(case.field([I, K], x), *outs, offset_provider={})
     np.testing.assert_allclose(outs[0].asnumpy(), np.cumsum(x * x, axis=1), rtol=1e-12)
-    np.testing.assert_allclose(outs[1].asnumpy(), np.maximum.accumulate(np.maximum(x * x, 1.0), axis=1))
+    np.testing.assert_allclose(
+        outs[1].asnumpy(), np.maximum.accumulate(np.maximum(x * x, 1.0), axis=1)
+    )
 
 
 def test_scan_columns_passed_to_another_scan(case, rng) -> None:
@@ -126,10 +133,12 @@ def test_chained_scans_on_a_subdomain_and_direct_call(case, rng) -> None:
     fields = [case.field([I, K], v) for v in (a, b, c, d)]
     x0 = rng.standard_normal((N, NK))
     x = case.field([I, K], x0)
-    solve.with_backend(case.backend)(*fields, out=x, domain={I: (1, N - 1), K: (0, NK)}, offset_provider={})
+    solve.with_backend(case.backend)(
+        *fields, out=x, domain={I: (1, N - 1), K: (0, NK)}, offset_provider={}
+    )
     got = x.asnumpy()
     np.testing.assert_array_equal(got[[0, N - 1]], x0[[0, N - 1]])
-    _check_solution(got[1:N - 1], a[1:N - 1], b[1:N - 1], c[1:N - 1], d[1:N - 1])
+    _check_solution(got[1 : N - 1], a[1 : N - 1], b[1 : N - 1], c[1 : N - 1], d[1 : N - 1])
 
 
 def test_scan_result_used_in_an_expression(case, rng) -> None:
@@ -140,6 +149,12 @@ def test_scan_result_used_in_an_expression(case, rng) -> None:
 
     x, y = rng.standard_normal((N, NK)), rng.standard_normal((N, NK))
     out = case.field([I, K], rng.standard_normal((N, NK)))
-    scaled.with_backend(case.backend)(case.field([I, K], x), case.field([I, K], y), out=out, offset_provider={})
-    expected = 2.0 * np.cumsum(x, axis=1) - np.maximum.accumulate(np.maximum(x, 1.0), axis=1) + np.cumsum(y, axis=1)
+    scaled.with_backend(case.backend)(
+        case.field([I, K], x), case.field([I, K], y), out=out, offset_provider={}
+    )
+    expected = (
+        2.0 * np.cumsum(x, axis=1)
+        - np.maximum.accumulate(np.maximum(x, 1.0), axis=1)
+        + np.cumsum(y, axis=1)
+    )
     np.testing.assert_allclose(out.asnumpy(), expected, rtol=1e-12)

@@ -50,17 +50,27 @@ def test_laplacian_repeated_calls_with_new_fields(case, rng) -> None:
         a = case.field([I, J, K], data)
         out = case.field([I, J, K], np.full((24, 18, 6), np.nan))
         prog(a, out, offset_provider={})
-        np.testing.assert_allclose(out.asnumpy()[1:-1, 1:-1], numpy_lap(data), rtol=1e-13, atol=1e-13)
+        np.testing.assert_allclose(
+            out.asnumpy()[1:-1, 1:-1], numpy_lap(data), rtol=1e-13, atol=1e-13
+        )
 
 
 def test_scalar_domain_bounds_and_arguments(case, rng) -> None:
     @gtx.field_operator
-    def axpy(alpha: float64, x: Field[Dims[I, J], float64], y: Field[Dims[I, J], float64]) -> Field[Dims[I, J], float64]:
+    def axpy(
+        alpha: float64, x: Field[Dims[I, J], float64], y: Field[Dims[I, J], float64]
+    ) -> Field[Dims[I, J], float64]:
         return alpha * x(I - 1) + y(J + 1)
 
     @gtx.program(backend=case.backend)
-    def run(alpha: float64, x: Field[Dims[I, J], float64], y: Field[Dims[I, J], float64],
-            out: Field[Dims[I, J], float64], n: gtx.int32, m: gtx.int32):
+    def run(
+        alpha: float64,
+        x: Field[Dims[I, J], float64],
+        y: Field[Dims[I, J], float64],
+        out: Field[Dims[I, J], float64],
+        n: gtx.int32,
+        m: gtx.int32,
+    ):
         axpy(alpha, x, y, out=out, domain={I: (1, n), J: (0, m - 1)})
 
     xd, yd = rng.standard_normal((10, 7)), rng.standard_normal((10, 7))
@@ -76,7 +86,9 @@ def test_field_operator_called_directly(case, rng) -> None:
     data = rng.standard_normal((24, 18, 6))
     a = case.field([I, J, K], data)
     out = case.field([I, J, K], np.zeros((24, 18, 6)) + 7.0)
-    lap.with_backend(case.backend)(a, out=out, domain={I: (1, 23), J: (1, 17), K: (0, 6)}, offset_provider={})
+    lap.with_backend(case.backend)(
+        a, out=out, domain={I: (1, 23), J: (1, 17), K: (0, 6)}, offset_provider={}
+    )
     np.testing.assert_allclose(out.asnumpy()[1:-1, 1:-1], numpy_lap(data), rtol=1e-13, atol=1e-13)
     assert (out.asnumpy()[0] == 7.0).all()
 
@@ -89,7 +101,10 @@ def test_domain_outside_output_is_refused_before_running(case, rng) -> None:
     sentinel = rng.standard_normal((24, 18, 6))
     a = case.field([I, J, K], rng.standard_normal((24, 18, 6)))
     out = case.field([I, J, K], sentinel)
-    with pytest.raises(ValueError, match=r"test_laplacian.py:[0-9]+.*reads field .a. along I over -1:25 \(offsets -1..\+1"):
+    with pytest.raises(
+        ValueError,
+        match=r"test_laplacian.py:[0-9]+.*reads field .a. along I over -1:25 \(offsets -1..\+1",
+    ):
         too_big(a, out, offset_provider={})
     np.testing.assert_array_equal(out.asnumpy(), sentinel)
 
@@ -98,7 +113,9 @@ def test_wrong_dimensions_and_dtype_are_refused(case, rng) -> None:
     prog = make_program(case.backend)
     a2 = case.field([I, J], rng.standard_normal((24, 18)))
     out = case.field([I, J, K], rng.standard_normal((24, 18, 6)))
-    with pytest.raises(TypeError, match=r"argument 'a' has dimensions \[I, J\], expected \[I, J, K\]"):
+    with pytest.raises(
+        TypeError, match=r"argument 'a' has dimensions \[I, J\], expected \[I, J, K\]"
+    ):
         prog(a2, out, offset_provider={})
     a32 = case.field([I, J, K], rng.standard_normal((24, 18, 6)).astype(np.float32))
     with pytest.raises(TypeError, match="argument 'a' has dtype float32, expected float64"):
@@ -132,6 +149,7 @@ def test_output_passed_as_an_input_too_is_refused(backend, rng) -> None:
 def test_fields_stored_in_another_dimension_order(case, rng) -> None:
     """A field made as [J, I] passed for a Field[Dims[I, J], ...] parameter (and as output):
     read and written through its own strides, bounds checked along the right dimensions."""
+
     @gtx.field_operator
     def skew(a: Field[Dims[I, J], float64]) -> Field[Dims[I, J], float64]:
         return a(I + 1) - a(J - 1)
@@ -152,6 +170,7 @@ def test_fields_stored_in_another_dimension_order(case, rng) -> None:
     run(case.field([I, J], ad), out_t, offset_provider={})
     np.testing.assert_allclose(out_t.asnumpy().T, exp, rtol=1e-15)
     with pytest.raises(ValueError, match=r"reads field .a. along I over 0:7 \(offsets \+0\.\.\+1"):
+
         @gtx.program(backend=case.backend)
         def too_far(a: Field[Dims[I, J], float64], out: Field[Dims[I, J], float64]):
             skew(a, out=out, domain={I: (0, 6), J: (1, 5)})

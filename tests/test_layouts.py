@@ -31,14 +31,18 @@ NAMES = ["vertical-contiguous", "horizontal-contiguous", "c-contiguous"]
 
 
 # ----------------------------------------------------------------------------- constructors
-@pytest.mark.parametrize("make", [
-    lambda lay: gtx.empty({Cell: 10, K: 5}, layout=lay),
-    lambda lay: gtx.zeros({Cell: 10, K: 5}, layout=lay),
-    lambda lay: gtx.ones({Cell: 10, K: 5}, layout=lay),
-    lambda lay: gtx.full({Cell: 10, K: 5}, 2.0, layout=lay),
-    lambda lay: gtx.as_field([Cell, K], np.ones((10, 5)), layout=lay),
-    lambda lay: FieldConstructor(layout=lay).zeros({Cell: 10, K: 5}),
-], ids=["empty", "zeros", "ones", "full", "as_field", "FieldConstructor"])
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda lay: gtx.empty({Cell: 10, K: 5}, layout=lay),
+        lambda lay: gtx.zeros({Cell: 10, K: 5}, layout=lay),
+        lambda lay: gtx.ones({Cell: 10, K: 5}, layout=lay),
+        lambda lay: gtx.full({Cell: 10, K: 5}, 2.0, layout=lay),
+        lambda lay: gtx.as_field([Cell, K], np.ones((10, 5)), layout=lay),
+        lambda lay: FieldConstructor(layout=lay).zeros({Cell: 10, K: 5}),
+    ],
+    ids=["empty", "zeros", "ones", "full", "as_field", "FieldConstructor"],
+)
 def test_layout_keyword_on_every_constructor(make: Any) -> None:
     assert make("vertical-contiguous").ndarray.strides == (64, 8)  # 5 doubles padded to 8 (32 B)
     assert make("horizontal-contiguous").ndarray.strides == (8, 128)  # 10 doubles padded to 16
@@ -69,8 +73,10 @@ def test_bad_layouts_are_refused() -> None:
 
 def test_as_field_shares_memory_only_in_the_asked_layout(rng) -> None:
     c_order = rng.standard_normal((6, 4))  # 4 doubles: 32 B, so C order is vertical-contiguous too
-    assert gtx.as_field([Cell, K], c_order, copy=None, layout="vertical-contiguous")._ptr == \
-        c_order.__array_interface__["data"][0]
+    assert (
+        gtx.as_field([Cell, K], c_order, copy=None, layout="vertical-contiguous")._ptr
+        == c_order.__array_interface__["data"][0]
+    )
     copied = gtx.as_field([Cell, K], c_order, copy=None, layout="horizontal-contiguous")
     assert not np.shares_memory(copied.ndarray, c_order) and copied.ndarray.strides[0] == 8
     with pytest.raises(StencilValueError, match="not those of layout"):
@@ -86,7 +92,9 @@ def test_gpu_column_fields_default_to_one_constant() -> None:
 
 
 # ----------------------------------------------------------------------------- thread mapping
-@pytest.mark.parametrize(("out_layout", "x"), [("vertical-contiguous", "K"), ("horizontal-contiguous", "Cell")])
+@pytest.mark.parametrize(
+    ("out_layout", "x"), [("vertical-contiguous", "K"), ("horizontal-contiguous", "Cell")]
+)
 @pytest.mark.parametrize("in_layout", ["vertical-contiguous", "horizontal-contiguous"])
 def test_gpu_threads_follow_the_output_unit_stride(in_layout: str, out_layout: str, x: str) -> None:
     """Consecutive threads (grid x) walk the output's unit-stride dimension, read from the strides
@@ -95,12 +103,20 @@ def test_gpu_threads_follow_the_output_unit_stride(in_layout: str, out_layout: s
     mesh = periodic_triangular_mesh(4, 4)
     e = gtx.zeros({Edge: mesh.n_edges, K: 6}, layout=in_layout)
     out = gtx.zeros({Cell: mesh.n_cells, K: 6}, layout=out_layout)
-    runner = CompiledRunner(run_c2e_sum.definition, flat_params(run_c2e_sum.definition.params), CudaTarget(arch="90"))
-    planned = runner.stages([e, out], mesh.offset_provider(), check_device=False, until="plan").planned
+    runner = CompiledRunner(
+        run_c2e_sum.definition, flat_params(run_c2e_sum.definition.params), CudaTarget(arch="90")
+    )
+    planned = runner.stages(
+        [e, out], mesh.offset_provider(), check_device=False, until="plan"
+    ).planned
     sprog, layout = planned.sprog, planned.layout
     assert grid_dims(sprog.kernels[0], layout)[0].value == x
     source = CudaTarget(arch="90").generate(planned).text
-    assert "out_b[i_Cell * out_s0 + i_K]" in source if x == "K" else "out_b[i_Cell + i_K * out_s1]" in source
+    assert (
+        "out_b[i_Cell * out_s0 + i_K]" in source
+        if x == "K"
+        else "out_b[i_Cell + i_K * out_s1]" in source
+    )
 
 
 # ----------------------------------------------------------------------------- mixed layouts, all backends
@@ -114,8 +130,12 @@ def cumsum(carry: float, x: float) -> float:
     return carry + x
 
 
-LAYOUT_PAIRS = [("vertical-contiguous", "horizontal-contiguous"), ("horizontal-contiguous", "vertical-contiguous"),
-                ("vertical-contiguous", "vertical-contiguous"), ("horizontal-contiguous", "horizontal-contiguous")]
+LAYOUT_PAIRS = [
+    ("vertical-contiguous", "horizontal-contiguous"),
+    ("horizontal-contiguous", "vertical-contiguous"),
+    ("vertical-contiguous", "vertical-contiguous"),
+    ("horizontal-contiguous", "horizontal-contiguous"),
+]
 
 
 def _alloc(case: Any, dims: list[Any], data: np.ndarray, layout: str) -> Any:
@@ -131,8 +151,13 @@ def test_programs_mix_layouts(case: Any, rng, layouts: tuple[str, str]) -> None:
     provider = mesh.offset_provider(allocator=case.allocator)
 
     @gtx.program(backend=case.backend)
-    def run(e: Field[Dims[Edge, K], float64], c: Field[Dims[Cell, K], float64], s: Field[Dims[Cell, K], float64],
-            sh: Field[Dims[Cell, K], float64], cs: Field[Dims[Cell, K], float64]):
+    def run(
+        e: Field[Dims[Edge, K], float64],
+        c: Field[Dims[Cell, K], float64],
+        s: Field[Dims[Cell, K], float64],
+        sh: Field[Dims[Cell, K], float64],
+        cs: Field[Dims[Cell, K], float64],
+    ):
         c2e_sum(e, out=s)
         shift_k(c, out=sh, domain={Cell: (1, nc - 1), K: (0, nk - 1)})
         cumsum(c, out=cs)
@@ -146,7 +171,9 @@ def test_programs_mix_layouts(case: Any, rng, layouts: tuple[str, str]) -> None:
     np.testing.assert_allclose(s.asnumpy(), ed[mesh.c2e].sum(axis=1), rtol=1e-13)
     result = sh.asnumpy()
     np.testing.assert_allclose(result[1:-1, :-1], 2.0 * cd[1:-1, 1:] - cd[1:-1, :-1], rtol=1e-14)
-    assert np.isnan(result[0]).all() and np.isnan(result[-1]).all() and np.isnan(result[:, -1]).all()
+    assert (
+        np.isnan(result[0]).all() and np.isnan(result[-1]).all() and np.isnan(result[:, -1]).all()
+    )
     np.testing.assert_allclose(cs.asnumpy(), np.cumsum(cd, axis=1), rtol=1e-13)
     if case.on_gpu:
         assert e.ndarray.strides[0 if layouts[0] == "horizontal-contiguous" else 1] == 8
@@ -163,5 +190,7 @@ def test_gpu_default_allocation_of_column_fields(rng) -> None:
     out = gtx.full({Cell: mesh.n_cells, K: 9}, np.nan, allocator=gtx.gpu)
     unit = 1 if GPU_COLUMN_SCHEME is VERTICAL_FIRST else 0
     assert e.ndarray.strides[unit] == 8 and out.ndarray.strides[unit] == 8
-    run_c2e_sum.with_backend(gtx.gpu)(e, out, offset_provider=mesh.offset_provider(allocator=gtx.gpu))
+    run_c2e_sum.with_backend(gtx.gpu)(
+        e, out, offset_provider=mesh.offset_provider(allocator=gtx.gpu)
+    )
     np.testing.assert_allclose(out.asnumpy(), data[mesh.c2e].sum(axis=1), rtol=1e-13)

@@ -50,18 +50,26 @@ def test_local_dim_slot_selection(case, rng) -> None:
         weighted_slot(w, e, out=o2)
 
     f1, f2 = case.field([Cell, K], o1), case.field([Cell, K], o2)
-    run(case.field([Edge, K], e), case.field([Cell, C2EDim], w), f1, f2,
-        offset_provider={"C2E": case.connectivity([Cell, C2EDim], Edge, c2e)})
+    run(
+        case.field([Edge, K], e),
+        case.field([Cell, C2EDim], w),
+        f1,
+        f2,
+        offset_provider={"C2E": case.connectivity([Cell, C2EDim], Edge, c2e)},
+    )
     np.testing.assert_allclose(f1.asnumpy(), e[c2e[:, 0]] - e[c2e[:, 1]], rtol=1e-14)
     np.testing.assert_allclose(f2.asnumpy(), w[:, 2:3] * e[c2e[:, 2]] + e[c2e[:, 1]], rtol=1e-14)
 
 
 def test_local_dim_slot_selection_errors() -> None:
     with pytest.raises(gtx.StencilTypeError, match="no dimension C2CDim"):
+
         @gtx.field_operator
         def wrong_dim(e: EK) -> CK:
             return e(C2E)[C2CDim(0)]
+
     with pytest.raises(gtx.StencilTypeError, match="one integer literal"):
+
         @gtx.field_operator
         def not_literal(e: EK, i: gtx.int32) -> CK:
             return e(C2E)[C2EDim(i)]
@@ -84,8 +92,14 @@ def test_nested_reductions_of_different_widths(case, rng) -> None:
         vertex_of_edges(a, out=out)
 
     out = case.field([Vertex, K], rng.standard_normal((NV, NK)))
-    run(case.field([Vertex, K], a), out, offset_provider={
-        "E2V": case.connectivity([Edge, E2VDim], Vertex, e2v), "V2E": case.connectivity([Vertex, V2EDim], Edge, v2e)})
+    run(
+        case.field([Vertex, K], a),
+        out,
+        offset_provider={
+            "E2V": case.connectivity([Edge, E2VDim], Vertex, e2v),
+            "V2E": case.connectivity([Vertex, V2EDim], Edge, v2e),
+        },
+    )
     t = a[e2v].sum(axis=1)
     np.testing.assert_allclose(out.asnumpy(), t[v2e].sum(axis=1), rtol=1e-13)
 
@@ -112,8 +126,12 @@ def test_nested_reductions_over_one_local_dimension(case, rng) -> None:
         lap_lap(a, w, out=out)
 
     out = case.field([Cell, K], rng.standard_normal((NC, NK)))
-    run(case.field([Cell, K], a), case.field([Cell, C2CDim], w), out,
-        offset_provider={"C2C": case.connectivity([Cell, C2CDim], Cell, c2c, skip_value=-1)})
+    run(
+        case.field([Cell, K], a),
+        case.field([Cell, C2CDim], w),
+        out,
+        offset_provider={"C2C": case.connectivity([Cell, C2CDim], Cell, c2c, skip_value=-1)},
+    )
 
     def ref_lap(x: np.ndarray) -> np.ndarray:
         valid = c2c >= 0
@@ -133,8 +151,11 @@ def test_read_through_a_skipped_slot_outside_a_reduction() -> None:
         return e(V2E)
 
     out = gtx.as_field([Vertex, V2EDim], np.zeros((3, 3)))
-    gather(gtx.as_field([Edge], e), out=out,
-           offset_provider={"V2E": gtx.as_connectivity([Vertex, V2EDim], Edge, v2e, skip_value=-1)})
+    gather(
+        gtx.as_field([Edge], e),
+        out=out,
+        offset_provider={"V2E": gtx.as_connectivity([Vertex, V2EDim], Edge, v2e, skip_value=-1)},
+    )
     np.testing.assert_array_equal(out.asnumpy(), e[v2e])  # NumPy's e[-1] at the skipped slots
 
 
@@ -159,7 +180,10 @@ def test_if_with_a_per_column_condition_in_a_scan(case, rng) -> None:
     def run(x: CK, limit: CK, o1: CK, o2: CK):
         op(x, limit, out=(o1, o2))
 
-    o1, o2 = case.field([Cell, K], rng.standard_normal((NC, NK))), case.field([Cell, K], rng.standard_normal((NC, NK)))
+    o1, o2 = (
+        case.field([Cell, K], rng.standard_normal((NC, NK))),
+        case.field([Cell, K], rng.standard_normal((NC, NK))),
+    )
     run(case.field([Cell, K], x), case.field([Cell, K], limit), o1, o2, offset_provider={})
     e1, e2 = np.empty((NC, NK)), np.empty((NC, NK))
     acc, cnt = np.zeros(NC), np.zeros(NC)
@@ -185,6 +209,9 @@ def test_read_through_a_skipped_slot_on_cpu_stays_inside_the_field() -> None:
         gather(e, out=out)
 
     out = gtx.as_field([Vertex, V2EDim], np.zeros((3, 3)))
-    run(gtx.as_field([Edge], e), out,
-        offset_provider={"V2E": gtx.as_connectivity([Vertex, V2EDim], Edge, v2e, skip_value=-1)})
+    run(
+        gtx.as_field([Edge], e),
+        out,
+        offset_provider={"V2E": gtx.as_connectivity([Vertex, V2EDim], Edge, v2e, skip_value=-1)},
+    )
     np.testing.assert_array_equal(out.asnumpy(), np.where(v2e >= 0, e[v2e], e[0]))

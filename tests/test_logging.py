@@ -62,8 +62,14 @@ def test_off_by_default() -> None:
 def _child(code: str, **env: str) -> subprocess.CompletedProcess[str]:
     full = {k: v for k, v in os.environ.items() if k != "STENCILKIT_LOG"}
     full.update(env, PYTHONPATH=str(ROOT / "src"))
-    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=full,
-                          timeout=300, check=False)
+    return subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        env=full,
+        timeout=300,
+        check=False,
+    )
 
 
 CHILD = f"""
@@ -105,7 +111,9 @@ def test_builds_and_cache_misses_then_hits_are_recorded(tmp_path, caplog, log_le
 
     cpp_backend._LOADED.clear()  # forget the loaded library: the next call finds it on disk
     m.p.with_backend(gtx.cpu)(a, b, offset_provider={})
-    assert any(r.name == "stencilkit.cache" and "cache hit" in r.getMessage() for r in caplog.records)
+    assert any(
+        r.name == "stencilkit.cache" and "cache hit" in r.getMessage() for r in caplog.records
+    )
     assert not any(r.name == "stencilkit.build" for r in caplog.records)  # found, not built
 
 
@@ -117,8 +125,11 @@ def test_a_compiled_call_makes_no_logging_call(tmp_path, monkeypatch, log_level)
     log_level("debug")
     calls: list[str] = []
     original = logging.Logger.isEnabledFor
-    monkeypatch.setattr(logging.Logger, "isEnabledFor",
-                        lambda self, level: calls.append(self.name) or original(self, level))
+    monkeypatch.setattr(
+        logging.Logger,
+        "isEnabledFor",
+        lambda self, level: calls.append(self.name) or original(self, level),
+    )
     for _ in range(50):
         m.p(a, b, offset_provider={})
     assert not [c for c in calls if c.startswith("stencilkit")], calls[:5]
@@ -189,10 +200,16 @@ def test_gpu_tuning_is_logged(caplog, log_level, rng, tmp_path, monkeypatch) -> 
     from stencilkit import Dims, Field, float64
     from stencilkit.toolchain.config import reset_config
 
-    monkeypatch.setenv("STENCILKIT_CACHE_DIR", str(tmp_path / "cache"))  # nothing built or tuned yet
+    monkeypatch.setenv(
+        "STENCILKIT_CACHE_DIR", str(tmp_path / "cache")
+    )  # nothing built or tuned yet
     reset_config()
 
-    I, J, K = gtx.Dimension("I"), gtx.Dimension("J"), gtx.Dimension("K", kind=gtx.DimensionKind.VERTICAL)
+    I, J, K = (
+        gtx.Dimension("I"),
+        gtx.Dimension("J"),
+        gtx.Dimension("K", kind=gtx.DimensionKind.VERTICAL),
+    )
     F = Field[Dims[I, J, K], float64]
 
     @gtx.field_operator
@@ -208,9 +225,13 @@ def test_gpu_tuning_is_logged(caplog, log_level, rng, tmp_path, monkeypatch) -> 
     a = gtx.as_field([I, J, K], rng.standard_normal((256, 256, 64)), allocator=gtx.gpu)
     out = gtx.zeros({I: 256, J: 256, K: 64}, allocator=gtx.gpu)
     run(a, out, offset_provider={})
-    assert any(r.name == "stencilkit.build" and "NVRTC build" in r.getMessage() for r in caplog.records)
+    assert any(
+        r.name == "stencilkit.build" and "NVRTC build" in r.getMessage() for r in caplog.records
+    )
     tuning = [r.getMessage() for r in caplog.records if r.name == "stencilkit.cuda.tuning"]
     # a kernel this size is searched (worth_searching); its start and its choice are both logged
-    assert any("started" in t for t in tuning) and any("done in" in t and "block" in t for t in tuning), tuning
+    assert any("started" in t for t in tuning) and any(
+        "done in" in t and "block" in t for t in tuning
+    ), tuning
     monkeypatch.undo()
     reset_config()

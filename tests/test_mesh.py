@@ -60,7 +60,7 @@ def test_bounded_counts_and_euler_characteristic(nx: int, ny: int) -> None:
     assert mesh.n_boundary_edges == 2 * (nx + ny)
     # boundary edges come first and have exactly one cell, in e2c[:, 0]
     assert (mesh.e2c[: mesh.n_boundary_edges, 1] == -1).all()
-    assert (mesh.e2c[mesh.n_boundary_edges:] >= 0).all()
+    assert (mesh.e2c[mesh.n_boundary_edges :] >= 0).all()
     assert (mesh.e2c[:, 0] >= 0).all()
     # missing vertex neighbours are at the end of each row
     for table in (mesh.v2e, mesh.v2c):
@@ -78,8 +78,10 @@ def test_tables_are_int32_in_range_and_of_the_right_shape(nx: int, ny: int, boun
         table = mesh.table(offset)
         source, (target, local) = offset.source, offset.target
         assert table.dtype == np.int32 and table.flags.c_contiguous
-        assert table.shape == (mesh.size(target), {"E2C": 2, "E2V": 2, "C2E": 3, "C2V": 3,
-                                                   "V2E": 6, "V2C": 6}[local.value])
+        assert table.shape == (
+            mesh.size(target),
+            {"E2C": 2, "E2V": 2, "C2E": 3, "C2V": 3, "V2E": 6, "V2C": 6}[local.value],
+        )
         assert table.min() >= -1 and table.max() < mesh.size(source)
     assert mesh.table("E2C") is mesh.e2c
 
@@ -149,7 +151,9 @@ def test_orientation_signs(nx: int, ny: int, bounded: bool) -> None:
 
 
 def _divergence(mesh: Mesh, vn: np.ndarray) -> np.ndarray:
-    return (mesh.c2e_orientation * mesh.edge_length[mesh.c2e] * vn[mesh.c2e]).sum(1) / mesh.cell_area
+    return (mesh.c2e_orientation * mesh.edge_length[mesh.c2e] * vn[mesh.c2e]).sum(
+        1
+    ) / mesh.cell_area
 
 
 def _rotation(mesh: Mesh, vn: np.ndarray) -> np.ndarray:
@@ -165,8 +169,9 @@ def _normal_component(mesh: Mesh, u: float, v: float) -> np.ndarray:
 def test_divergence_of_a_constant_vector_field_is_zero(nx: int, ny: int, bounded: bool) -> None:
     mesh = _mesh(nx, ny, bounded)
     for u, v in ((1.0, 0.0), (0.0, 1.0), (0.3, -1.7)):
-        np.testing.assert_allclose(_divergence(mesh, _normal_component(mesh, u, v)), 0.0,
-                                   atol=1e-12 * max(nx, ny))
+        np.testing.assert_allclose(
+            _divergence(mesh, _normal_component(mesh, u, v)), 0.0, atol=1e-12 * max(nx, ny)
+        )
 
 
 @pytest.mark.parametrize(("nx", "ny"), PERIODIC)
@@ -200,23 +205,35 @@ def test_rotation_of_a_gradient_is_zero_at_inner_vertices(
     assert full.any() or bounded
     np.testing.assert_allclose(_rotation(mesh, grad)[full], 0.0, atol=1e-12 * max(nx, ny) ** 2)
     # and a constant vector field has no circulation either
-    np.testing.assert_allclose(_rotation(mesh, _normal_component(mesh, 0.4, -1.1))[full], 0.0,
-                               atol=1e-12 * max(nx, ny))
+    np.testing.assert_allclose(
+        _rotation(mesh, _normal_component(mesh, 0.4, -1.1))[full], 0.0, atol=1e-12 * max(nx, ny)
+    )
 
 
 @pytest.mark.parametrize(("nx", "ny", "bounded"), ALL)
 def test_geometry(nx: int, ny: int, bounded: bool) -> None:
     mesh = _mesh(nx, ny, bounded)
     dx, dy = 1.0 / nx, 1.0 / ny
-    assert np.allclose(np.sort(np.unique(mesh.edge_length.round(14))),
-                       np.sort(np.unique(np.round([dx, dy, np.hypot(dx, dy)], 14))))
+    assert np.allclose(
+        np.sort(np.unique(mesh.edge_length.round(14))),
+        np.sort(np.unique(np.round([dx, dy, np.hypot(dx, dy)], 14))),
+    )
     assert (mesh.dual_edge_length > 0).all()
     np.testing.assert_allclose(mesh.cell_area.sum(), 1.0, rtol=1e-14)
     np.testing.assert_allclose(mesh.dual_area.sum(), 1.0, rtol=1e-14)
     # edge-centred kites (two vertices, two centroids) tile the domain
-    np.testing.assert_allclose((mesh.edge_length * mesh.dual_edge_length).sum() / 2, 1.0, rtol=1e-13)
+    np.testing.assert_allclose(
+        (mesh.edge_length * mesh.dual_edge_length).sum() / 2, 1.0, rtol=1e-13
+    )
     np.testing.assert_allclose(np.hypot(mesh.edge_normal_x, mesh.edge_normal_y), 1.0, rtol=1e-15)
-    for coords in (mesh.vertex_x, mesh.vertex_y, mesh.cell_x, mesh.cell_y, mesh.edge_x, mesh.edge_y):
+    for coords in (
+        mesh.vertex_x,
+        mesh.vertex_y,
+        mesh.cell_x,
+        mesh.cell_y,
+        mesh.edge_x,
+        mesh.edge_y,
+    ):
         assert coords.min() >= 0.0 and coords.max() <= 1.0
     # the normal is perpendicular to the edge, pointing right of the tangent e2v[:, 0] -> e2v[:, 1]
     tx = mesh.vertex_x[mesh.e2v[:, 1]] - mesh.vertex_x[mesh.e2v[:, 0]]
@@ -224,12 +241,15 @@ def test_geometry(nx: int, ny: int, bounded: bool) -> None:
     if not bounded:
         tx, ty = tx - np.round(tx), ty - np.round(ty)
     if bounded or min(nx, ny) > 2:  # with 2 quads a periodic tangent of half the width is ambiguous
-        np.testing.assert_allclose(tx * mesh.edge_normal_x + ty * mesh.edge_normal_y, 0.0, atol=1e-15)
+        np.testing.assert_allclose(
+            tx * mesh.edge_normal_x + ty * mesh.edge_normal_y, 0.0, atol=1e-15
+        )
         assert (ty * mesh.edge_normal_x - tx * mesh.edge_normal_y > 0).all()
     if bounded:
         nb = mesh.n_boundary_edges
         outward = (mesh.edge_x[:nb] - 0.5) * mesh.edge_normal_x[:nb] + (
-            mesh.edge_y[:nb] - 0.5) * mesh.edge_normal_y[:nb]
+            mesh.edge_y[:nb] - 0.5
+        ) * mesh.edge_normal_y[:nb]
         assert (outward > 0).all()
 
 
@@ -260,10 +280,14 @@ def test_too_small_or_fractional_sizes_are_refused(nx: float, ny: int, bounded: 
 
 
 @pytest.mark.parametrize(("nx", "ny", "bounded"), ALL)
-def test_locality_order_is_a_renumbering(nx: int, ny: int, bounded: bool, rng: np.random.Generator) -> None:
+def test_locality_order_is_a_renumbering(
+    nx: int, ny: int, bounded: bool, rng: np.random.Generator
+) -> None:
     """Same mesh, permuted: an E2C difference and a C2E sum give the same values at the same
     places (matched by coordinates)."""
-    plain = meshes.periodic_triangular_mesh(nx, ny, bounded=bounded)  # as built, whatever the fixture
+    plain = meshes.periodic_triangular_mesh(
+        nx, ny, bounded=bounded
+    )  # as built, whatever the fixture
     moved = reorder_for_locality(plain)
     assert moved.n_boundary_edges == plain.n_boundary_edges
     assert (moved.e2c[: moved.n_boundary_edges, 1] == -1).all()
@@ -280,14 +304,22 @@ def test_locality_order_is_a_renumbering(nx: int, ny: int, bounded: bool, rng: n
     def e2c_diff(m: Mesh, p: np.ndarray) -> np.ndarray:
         return np.where(m.e2c[:, 1] >= 0, p[m.e2c[:, 1]] - p[m.e2c[:, 0]], 0.0)
 
-    np.testing.assert_array_equal(e2c_diff(plain, psi)[edges[0]], e2c_diff(moved, psi_moved)[edges[1]])
+    np.testing.assert_array_equal(
+        e2c_diff(plain, psi)[edges[0]], e2c_diff(moved, psi_moved)[edges[1]]
+    )
     vn = rng.standard_normal(plain.n_edges)
     vn_moved = np.empty_like(vn)
     vn_moved[edges[1]] = vn[edges[0]]
-    np.testing.assert_allclose(_divergence(plain, vn)[cells[0]], _divergence(moved, vn_moved)[cells[1]],
-                               rtol=1e-13, atol=1e-13)
+    np.testing.assert_allclose(
+        _divergence(plain, vn)[cells[0]],
+        _divergence(moved, vn_moved)[cells[1]],
+        rtol=1e-13,
+        atol=1e-13,
+    )
     np.testing.assert_array_equal(plain.cell_area[cells[0]], moved.cell_area[cells[1]])
-    np.testing.assert_array_equal(plain.dual_edge_length[edges[0]], moved.dual_edge_length[edges[1]])
+    np.testing.assert_array_equal(
+        plain.dual_edge_length[edges[0]], moved.dual_edge_length[edges[1]]
+    )
 
 
 def test_locality_order_gathers_fewer_sectors() -> None:
@@ -297,7 +329,9 @@ def test_locality_order_gathers_fewer_sectors() -> None:
     moved = reorder_for_locality(plain)
 
     def sectors_per_useful(m: Mesh) -> float:
-        t = m.e2c[: m.n_edges // 32 * 32].reshape(-1, 64) // 4  # 32 edges x 2 cells, 4 doubles a sector
+        t = (
+            m.e2c[: m.n_edges // 32 * 32].reshape(-1, 64) // 4
+        )  # 32 edges x 2 cells, 4 doubles a sector
         s = np.sort(t, axis=1)
         return float((1 + (np.diff(s, axis=1) != 0).sum(axis=1)).sum() / (m.n_cells / 4))
 
@@ -308,6 +342,8 @@ def test_morton_keys_interleave_bits() -> None:
     from stencilkit.meshes import morton_keys
 
     step = 1.0 / 2**16
-    keys = morton_keys(np.array([0.0, step, 0.0, step, 2 * step, 1.0]), np.array([0.0, 0.0, step, step, 0.0, 1.0]))
+    keys = morton_keys(
+        np.array([0.0, step, 0.0, step, 2 * step, 1.0]), np.array([0.0, 0.0, step, step, 0.0, 1.0])
+    )
     assert keys.tolist()[:5] == [0, 1, 2, 3, 4]
     assert keys[5] == 2**32 - 1  # 1.0 is clipped into the last cell

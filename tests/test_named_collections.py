@@ -102,11 +102,12 @@ def _data(rng: np.random.Generator, k: int) -> list[np.ndarray]:
 def test_parameters_attributes_construction_and_program_outputs(case, rng) -> None:
     u, v, s0, a0 = _data(rng, 4)
     out = Polar(case.field([X, Z], s0), case.field([X, Z], a0))
-    prog.with_backend(case.backend)(Wind(case.field([X, Z], u), case.field([X, Z], v)), out, NX - 1,
-                                    offset_provider={})
+    prog.with_backend(case.backend)(
+        Wind(case.field([X, Z], u), case.field([X, Z], v)), out, NX - 1, offset_provider={}
+    )
     es, ea = s0.copy(), a0.copy()
-    es[:NX - 1] = np.sqrt(u * u + v * v)[:NX - 1]
-    ea[:NX - 1] = (v - u)[:NX - 1]
+    es[: NX - 1] = np.sqrt(u * u + v * v)[: NX - 1]
+    ea[: NX - 1] = (v - u)[: NX - 1]
     np.testing.assert_allclose(out.speed.asnumpy(), es, rtol=1e-14)
     np.testing.assert_allclose(out.angle.asnumpy(), ea, rtol=1e-14)
 
@@ -116,7 +117,9 @@ def test_unpacking_where_nesting_and_calls(case, rng) -> None:
     m = rng.random((NX, NZ)) < 0.5
 
     @gtx.program(backend=case.backend)
-    def run(w: Wind, w2: Wind, m: Field[Dims[X, Z], bool], n: Nested, r1: F, r2: Wind, r3: F, r4: Wind):
+    def run(
+        w: Wind, w2: Wind, m: Field[Dims[X, Z], bool], n: Nested, r1: F, r2: Wind, r3: F, r4: Wind
+    ):
         norm1(w, out=r1)
         pick(m, w, w2, out=r2)
         speed_of(w, out=r3)
@@ -175,18 +178,25 @@ def test_direct_call_with_instances_in_and_out(rng) -> None:
 
 def test_errors() -> None:
     with pytest.raises(gtx.StencilTypeError, match="has no element 'w'"):
+
         @gtx.field_operator
         def no_element(w: Wind) -> F:
             return w.w
+
     with pytest.raises(gtx.StencilTypeError, match="Missing 1 required positional argument: 'v'"):
+
         @gtx.field_operator
         def missing(a: F) -> Wind:
             return Wind(u=a)
+
     with pytest.raises(gtx.StencilTypeError, match="element 'u' of Wind must be"):
+
         @gtx.field_operator
         def wrong_type(a: FI) -> Wind:
             return Wind(a, a)
+
     with pytest.raises(gtx.StencilTypeError, match="same tuple/collection structure"):
+
         @gtx.field_operator
         def structure(m: Field[Dims[X, Z], bool], a: Wind, b: F) -> Wind:
             return gtx.where(m, a, (b, b, b))
@@ -225,7 +235,9 @@ def test_backward_scan_with_a_dataclass_carry(case, rng) -> None:
 
 def test_returning_call_gives_an_instance(rng) -> None:
     u, v = _data(rng, 2)
-    result = to_polar.returning(Wind(gtx.as_field([X, Z], u), gtx.as_field([X, Z], v)), offset_provider={})
+    result = to_polar.returning(
+        Wind(gtx.as_field([X, Z], u), gtx.as_field([X, Z], v)), offset_provider={}
+    )
     assert isinstance(result, Polar)
     np.testing.assert_allclose(result.speed.asnumpy(), np.sqrt(u * u + v * v), rtol=1e-14)
     np.testing.assert_allclose(result.angle.asnumpy(), v - u, rtol=1e-14)

@@ -45,7 +45,9 @@ def _computed(case: Any, rng: np.random.Generator) -> tuple[Any, np.ndarray]:
     return out, expect
 
 
-def test_pickle_round_trip_keeps_domain_values_and_device(case: Any, rng: np.random.Generator) -> None:
+def test_pickle_round_trip_keeps_domain_values_and_device(
+    case: Any, rng: np.random.Generator
+) -> None:
     out, expect = _computed(case, rng)
     back = pickle.loads(pickle.dumps(out))
     assert type(back) is Field
@@ -80,7 +82,9 @@ def test_deepcopy_copies_on_the_device_and_copy_shares(case: Any, rng: np.random
     assert box["a"] is box["b"][0]
 
 
-def test_connectivity_pickles_with_codomain_and_skip_value(case: Any, rng: np.random.Generator) -> None:
+def test_connectivity_pickles_with_codomain_and_skip_value(
+    case: Any, rng: np.random.Generator
+) -> None:
     table = rng.integers(-1, 6, size=(8, 2)).astype(np.int32)
     conn = case.connectivity([Edge, E2CDim], Cell, table, skip_value=-1)
     for back in (pickle.loads(pickle.dumps(conn)), copy.deepcopy(conn)):
@@ -146,7 +150,9 @@ def test_reductions_over_all_dimensions(case: Any, rng: np.random.Generator, nam
 
 
 @pytest.mark.parametrize("name", REDUCTIONS)
-def test_reductions_over_a_dimension_give_a_field(case: Any, rng: np.random.Generator, name: str) -> None:
+def test_reductions_over_a_dimension_give_a_field(
+    case: Any, rng: np.random.Generator, name: str
+) -> None:
     out, expect = _computed(case, rng)
     for axis in (K, 1, -1, (K,)):
         red = getattr(np, name)(out, axis=axis)
@@ -164,7 +170,10 @@ def test_more_numpy_reductions_and_dtypes(rng: np.random.Generator) -> None:
     data[1, 2] = np.nan
     f = gtx.as_field([I, K], data)
     assert float(np.nansum(f)) == pytest.approx(np.nansum(data))
-    assert float(np.nanmax(f)) == np.nanmax(data) and float(np.amin(f[{K: (0, 2)}])) == data[:, :2].min()
+    assert (
+        float(np.nanmax(f)) == np.nanmax(data)
+        and float(np.amin(f[{K: (0, 2)}])) == data[:, :2].min()
+    )
     assert bool((f > 2.0).any()) is False and bool(np.all(f[{K: (0, 2)}] > -1.0)) is True
     assert np.sum(f[{K: (0, 2)}], dtype=np.float32).dtype == np.float32
     ints = gtx.as_field([I, K], np.arange(12, dtype=np.int32).reshape(4, 3))
@@ -201,7 +210,9 @@ def test_reduction_errors_name_the_problem() -> None:
         f.max(axis="K")
 
 
-def test_float_and_int_of_0d_fields_and_point_selections(case: Any, rng: np.random.Generator) -> None:
+def test_float_and_int_of_0d_fields_and_point_selections(
+    case: Any, rng: np.random.Generator
+) -> None:
     out, expect = _computed(case, rng)
     point = out[I(5), K(2)]
     assert point.domain.ndim == 0

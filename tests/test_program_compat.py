@@ -77,12 +77,18 @@ def test_keyword_arguments_of_a_scan_in_a_program(case, rng) -> None:
     np.testing.assert_allclose(out.asnumpy(), np.cumsum(dz * rho, axis=1), rtol=1e-13)
 
 
-@pytest.mark.parametrize(("call", "message"), [
-    ("blend(a, a=a, b=a, w=0.5, out=o)", "Got multiple values for argument 'a'."),
-    ("blend(a, b=a, out=o)", "Missing 1 required positional argument: 'w'"),
-    ("blend(a, a, w=0.5, q=1.0, out=o)", "Got unexpected keyword argument 'q'."),
-    ("blend(a, a, 0.5, 1.0, out=o)", "Function takes 3 positional arguments, but 4 were given."),
-])
+@pytest.mark.parametrize(
+    ("call", "message"),
+    [
+        ("blend(a, a=a, b=a, w=0.5, out=o)", "Got multiple values for argument 'a'."),
+        ("blend(a, b=a, out=o)", "Missing 1 required positional argument: 'w'"),
+        ("blend(a, a, w=0.5, q=1.0, out=o)", "Got unexpected keyword argument 'q'."),
+        (
+            "blend(a, a, 0.5, 1.0, out=o)",
+            "Function takes 3 positional arguments, but 4 were given.",
+        ),
+    ],
+)
 def test_keyword_argument_errors(call: str, message: str) -> None:
     import textwrap
     import types
@@ -122,6 +128,7 @@ def test_sliced_out(case, rng) -> None:
 def test_sliced_out_relative_to_the_fields_own_domain(case, rng) -> None:
     """Slice bounds count from each field's own start and stop; a tuple mixes sliced and plain
     fields, and an output that is also an input is written after the operator is evaluated."""
+
     @gtx.program(backend=case.backend)
     def prog(a: FXY, out: FXY):
         pair(a, out=(out[2:, 1:-2], a[:-1, :]))
@@ -171,12 +178,19 @@ def test_sliced_out_with_domain_uses_the_domain(case, rng) -> None:
 
 
 def test_sliced_out_errors() -> None:
-    with pytest.raises(gtx.StencilTypeError, match=re.escape(
-            "Too many indices for field 'out': field is 2-dimensional, but 1 were indexed.")):
+    with pytest.raises(
+        gtx.StencilTypeError,
+        match=re.escape(
+            "Too many indices for field 'out': field is 2-dimensional, but 1 were indexed."
+        ),
+    ):
+
         @gtx.program
         def prog(a: FXY, out: FXY):
             diag(a, out=out[1:])
+
     with pytest.raises(gtx.StencilTypeError, match="integer literals"):
+
         @gtx.program
         def prog2(a: FXY, out: FXY, n: int32):
             diag(a, out=out[1:n, :])
@@ -221,8 +235,13 @@ def test_direct_call_with_one_domain_per_output(case, rng) -> None:
     xd, yd = rng.standard_normal(4), rng.standard_normal(5)
     d_x, d_y = rng.standard_normal(4), rng.standard_normal(5)
     ox, oy = case.field([X], d_x.copy()), case.field([Y], d_y.copy())
-    swap.with_backend(case.backend)(case.field([X], xd), case.field([Y], yd), out=(oy, ox),
-                                    domain=({Y: (1, 4)}, {X: (0, 2)}), offset_provider={})
+    swap.with_backend(case.backend)(
+        case.field([X], xd),
+        case.field([Y], yd),
+        out=(oy, ox),
+        domain=({Y: (1, 4)}, {X: (0, 2)}),
+        offset_provider={},
+    )
     ey, ex = d_y.copy(), d_x.copy()
     ey[1:4] = 2.0 * yd[1:4]
     ex[0:2] = xd[0:2] + 1.0
@@ -233,7 +252,9 @@ def test_direct_call_with_one_domain_per_output(case, rng) -> None:
 def test_direct_call_without_domain_writes_each_output_whole(case, rng) -> None:
     xd, yd = rng.standard_normal(4), rng.standard_normal(5)
     ox, oy = case.field([X], rng.standard_normal(4)), case.field([Y], rng.standard_normal(5))
-    swap.with_backend(case.backend)(case.field([X], xd), case.field([Y], yd), out=(oy, ox), offset_provider={})
+    swap.with_backend(case.backend)(
+        case.field([X], xd), case.field([Y], yd), out=(oy, ox), offset_provider={}
+    )
     np.testing.assert_allclose(oy.asnumpy(), 2.0 * yd, rtol=1e-15)
     np.testing.assert_allclose(ox.asnumpy(), xd + 1.0, rtol=1e-15)
 

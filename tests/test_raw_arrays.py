@@ -12,13 +12,19 @@ I, J = gtx.Dimension("I"), gtx.Dimension("J")
 
 
 @gtx.field_operator
-def shift_add(a: Field[Dims[I, J], float64], b: Field[Dims[I, J], float64]) -> Field[Dims[I, J], float64]:
+def shift_add(
+    a: Field[Dims[I, J], float64], b: Field[Dims[I, J], float64]
+) -> Field[Dims[I, J], float64]:
     return a(I + 1) + 2.0 * b
 
 
 def _program(backend: object) -> gtx.Program:
     @gtx.program(backend=backend)
-    def run(a: Field[Dims[I, J], float64], b: Field[Dims[I, J], float64], out: Field[Dims[I, J], float64]):
+    def run(
+        a: Field[Dims[I, J], float64],
+        b: Field[Dims[I, J], float64],
+        out: Field[Dims[I, J], float64],
+    ):
         shift_add(a, b, out=out, domain={I: (0, 7), J: (0, 5)})
 
     return run
@@ -50,9 +56,16 @@ def test_torch_cpu_tensors(rng) -> None:
 
 
 def test_wrong_rank_is_refused(rng) -> None:
-    with pytest.raises(TypeError, match=r"argument 'a' is an array of shape \(8,\), but the parameter is a field over \[I, J\]"):
-        _program(gtx.cpu)(rng.standard_normal(8), rng.standard_normal((8, 5)), rng.standard_normal((8, 5)),
-                          offset_provider={})
+    with pytest.raises(
+        TypeError,
+        match=r"argument 'a' is an array of shape \(8,\), but the parameter is a field over \[I, J\]",
+    ):
+        _program(gtx.cpu)(
+            rng.standard_normal(8),
+            rng.standard_normal((8, 5)),
+            rng.standard_normal((8, 5)),
+            offset_provider={},
+        )
 
 
 @pytest.mark.gpu
@@ -95,7 +108,10 @@ def test_outputs_that_cannot_be_written_in_place_are_refused(backend, kind, rng)
         out = base
         out.flags.writeable = False
         why = "it is read-only"
-    with pytest.raises(ValueError, match=rf"argument 'out' is written by the program, but the array given for it cannot be written in place: {why}"):
+    with pytest.raises(
+        ValueError,
+        match=rf"argument 'out' is written by the program, but the array given for it cannot be written in place: {why}",
+    ):
         _program(backend)(a, b, out, offset_provider={})
     np.testing.assert_array_equal(base, before)
 
@@ -123,7 +139,9 @@ def test_tuple_outputs_are_named_as_written() -> None:
         return a, 2.0 * a
 
     @gtx.program(backend=gtx.cpu)
-    def run(a: Field[Dims[X], float64], out: tuple[Field[Dims[X], float64], Field[Dims[X], float64]]):
+    def run(
+        a: Field[Dims[X], float64], out: tuple[Field[Dims[X], float64], Field[Dims[X], float64]]
+    ):
         pair(a, out=out)
 
     frozen = np.zeros(5)

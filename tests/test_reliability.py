@@ -32,7 +32,11 @@ def test_tuple_output_that_is_also_read_passes_the_old_value(case, rng) -> None:
 
     a, b, o = (rng.standard_normal(N) for _ in range(3))
     o_before = o.copy()  # as_field may share o's memory
-    fo, fx, fy = case.field([I], o), case.field([I], rng.standard_normal(N)), case.field([I], rng.standard_normal(N))
+    fo, fx, fy = (
+        case.field([I], o),
+        case.field([I], rng.standard_normal(N)),
+        case.field([I], rng.standard_normal(N)),
+    )
     prog(case.field([I], a), case.field([I], b), fo, fx, fy, offset_provider={})
     np.testing.assert_array_equal(fy.asnumpy(), o_before)  # the old o12, as embedded and gt4py give
     np.testing.assert_array_equal(fo.asnumpy(), a + b)
@@ -58,20 +62,31 @@ def test_minimum_and_maximum_propagate_nan(case, rng) -> None:
 
 
 @gtx.field_operator
-def _extremes(c: Field[Dims[Cell], float64]) -> tuple[Field[Dims[Edge], float64], Field[Dims[Edge], float64]]:
+def _extremes(
+    c: Field[Dims[Cell], float64],
+) -> tuple[Field[Dims[Edge], float64], Field[Dims[Edge], float64]]:
     return gtx.max_over(c(E2C), axis=E2CDim), gtx.min_over(c(E2C), axis=E2CDim)
 
 
 def test_max_over_and_min_over_propagate_nan(case, rng) -> None:
     @gtx.program(backend=case.backend)
-    def prog(c: Field[Dims[Cell], float64], hi: Field[Dims[Edge], float64], lo: Field[Dims[Edge], float64]):
+    def prog(
+        c: Field[Dims[Cell], float64],
+        hi: Field[Dims[Edge], float64],
+        lo: Field[Dims[Edge], float64],
+    ):
         _extremes(c, out=(hi, lo))
 
     cd = rng.standard_normal(8)
     cd[3] = np.nan
     table = rng.integers(0, 8, size=(N, 3)).astype(np.int32)
     hi, lo = case.field([Edge], rng.standard_normal(N)), case.field([Edge], rng.standard_normal(N))
-    prog(case.field([Cell], cd), hi, lo, offset_provider={"E2C": case.connectivity([Edge, E2CDim], Cell, table)})
+    prog(
+        case.field([Cell], cd),
+        hi,
+        lo,
+        offset_provider={"E2C": case.connectivity([Edge, E2CDim], Cell, table)},
+    )
     np.testing.assert_array_equal(hi.asnumpy(), cd[table].max(axis=1))
     np.testing.assert_array_equal(lo.asnumpy(), cd[table].min(axis=1))
 
@@ -82,6 +97,7 @@ def test_mutable_closure_objects_are_refused(case) -> None:
 
     out = case.field([I], np.full(N, 7.0))
     with pytest.raises(TypeError, match="'weights' is a list, a mutable object"):
+
         @gtx.field_operator(backend=case.backend)
         def scaled(a: FI) -> FI:
             return a * weights[0]
@@ -106,14 +122,26 @@ def test_a_new_table_of_the_same_shape_is_checked_again(case, rng, bad) -> None:
     cd = rng.standard_normal(8)
     good = rng.integers(0, 8, size=(N, 2)).astype(np.int32)
     out = case.field([Edge], rng.standard_normal(N))
-    prog(case.field([Cell], cd), out, offset_provider={"E2C": case.connectivity([Edge, E2CDim], Cell, good)})
+    prog(
+        case.field([Cell], cd),
+        out,
+        offset_provider={"E2C": case.connectivity([Edge, E2CDim], Cell, good)},
+    )
     np.testing.assert_array_equal(out.asnumpy(), cd[good[:, 0]])
     table = good.copy()
     table[4, 0] = 10_000_000 if bad == "out_of_range" else -1
     before = out.asnumpy().copy()
-    with pytest.raises(ValueError, match=r"neighbour table 'E2C' holds (indices|negative indices but no skip_value)"):
-        prog(case.field([Cell], cd), out,
-             offset_provider={"E2C": case.connectivity([Edge, E2CDim], Cell, table, skip_value=None)})
+    with pytest.raises(
+        ValueError,
+        match=r"neighbour table 'E2C' holds (indices|negative indices but no skip_value)",
+    ):
+        prog(
+            case.field([Cell], cd),
+            out,
+            offset_provider={
+                "E2C": case.connectivity([Edge, E2CDim], Cell, table, skip_value=None)
+            },
+        )
     np.testing.assert_array_equal(out.asnumpy(), before)
 
 
@@ -124,12 +152,26 @@ def test_a_table_with_too_few_rows_is_refused(case, rng) -> None:
 
     cd = rng.standard_normal(8)
     out = case.field([Edge], rng.standard_normal(N))
-    prog(case.field([Cell], cd), out, offset_provider={
-        "E2C": case.connectivity([Edge, E2CDim], Cell, rng.integers(0, 8, size=(N, 2)).astype(np.int32))})
+    prog(
+        case.field([Cell], cd),
+        out,
+        offset_provider={
+            "E2C": case.connectivity(
+                [Edge, E2CDim], Cell, rng.integers(0, 8, size=(N, 2)).astype(np.int32)
+            )
+        },
+    )
     before = out.asnumpy().copy()
     with pytest.raises(ValueError, match="E2C"):
-        prog(case.field([Cell], cd), out, offset_provider={
-            "E2C": case.connectivity([Edge, E2CDim], Cell, rng.integers(0, 8, size=(N - 4, 2)).astype(np.int32))})
+        prog(
+            case.field([Cell], cd),
+            out,
+            offset_provider={
+                "E2C": case.connectivity(
+                    [Edge, E2CDim], Cell, rng.integers(0, 8, size=(N - 4, 2)).astype(np.int32)
+                )
+            },
+        )
     np.testing.assert_array_equal(out.asnumpy(), before)
 
 
@@ -151,7 +193,10 @@ def test_integer_division_by_zero_gives_zero(case, rng) -> None:
     b = rng.integers(-5, 5, size=N).astype(np.int32)
     b[[0, 3, 9]] = 0
     a[5], b[5] = np.iinfo(np.int32).min, -1  # the one overflowing quotient: wraps, as in NumPy
-    q, r = case.field([I], rng.integers(1, 9, N).astype(np.int32)), case.field([I], rng.integers(1, 9, N).astype(np.int32))
+    q, r = (
+        case.field([I], rng.integers(1, 9, N).astype(np.int32)),
+        case.field([I], rng.integers(1, 9, N).astype(np.int32)),
+    )
     prog(case.field([I], a), case.field([I], b), q, r, offset_provider={})
     with np.errstate(divide="ignore", over="ignore"):
         np.testing.assert_array_equal(q.asnumpy(), np.floor_divide(a, b))
@@ -167,6 +212,7 @@ def test_float_remainder_is_exact_for_huge_dividends(case, rng) -> None:
     """Found by the fuzzer on the H200: ``max_over`` of a cell whose neighbours are all skipped
     is the lowest float, and CuPy's ``remainder`` of it was off by 4e291. Every backend gives
     NumPy's exact value (from ``fmod``), with the divisor's sign."""
+
     @gtx.program(backend=case.backend)
     def prog(a: FI, b: FI, r: FI):
         _fmod(a, b, out=r)
@@ -220,8 +266,10 @@ def test_an_output_sharing_memory_with_an_input_is_refused(case, rng) -> None:
         prog(buf[1:], buf[:-1], offset_provider={})
     assert bool((buf == before).all())
     prog(buf[1:].copy(), buf[:-1], offset_provider={})  # separate memory: fine
-    np.testing.assert_array_equal(xp.asnumpy(buf[:N - 1]) if case.on_gpu else buf[:N - 1],
-                                  (xp.asnumpy(before) if case.on_gpu else before)[2:N + 1] * 2.0)
+    np.testing.assert_array_equal(
+        xp.asnumpy(buf[: N - 1]) if case.on_gpu else buf[: N - 1],
+        (xp.asnumpy(before) if case.on_gpu else before)[2 : N + 1] * 2.0,
+    )
 
 
 def test_an_embedded_statement_reading_an_overlapping_view_sees_the_old_values(rng) -> None:
@@ -232,7 +280,7 @@ def test_an_embedded_statement_reading_an_overlapping_view_sees_the_old_values(r
     buf = rng.standard_normal(N + 1)
     before = buf.copy()
     prog(buf[1:], buf[:-1], offset_provider={})
-    np.testing.assert_array_equal(buf[:N - 1], before[2:N + 1] * 2.0)
+    np.testing.assert_array_equal(buf[: N - 1], before[2 : N + 1] * 2.0)
 
 
 # ---------------------------------------------------------------- 11. offset providers of the wrong kind
@@ -242,9 +290,14 @@ def test_a_raw_array_as_neighbour_table_is_refused_with_the_fix(case, rng) -> No
         _gather(c, out=out)
 
     out = case.field([Edge], rng.standard_normal(N))
-    with pytest.raises(TypeError, match=r"offset_provider\['E2C'\] is a raw numpy array.*\n.*as_connectivity"):
-        prog(case.field([Cell], rng.standard_normal(8)), out,
-             offset_provider={"E2C": rng.integers(0, 8, size=(N, 2)).astype(np.int32)})
+    with pytest.raises(
+        TypeError, match=r"offset_provider\['E2C'\] is a raw numpy array.*\n.*as_connectivity"
+    ):
+        prog(
+            case.field([Cell], rng.standard_normal(8)),
+            out,
+            offset_provider={"E2C": rng.integers(0, 8, size=(N, 2)).astype(np.int32)},
+        )
 
 
 def test_an_offset_provider_that_is_not_a_dict_is_refused(case, rng) -> None:
@@ -252,10 +305,15 @@ def test_an_offset_provider_that_is_not_a_dict_is_refused(case, rng) -> None:
     def prog(c: Field[Dims[Cell], float64], out: Field[Dims[Edge], float64]):
         _gather(c, out=out)
 
-    table = case.connectivity([Edge, E2CDim], Cell, rng.integers(0, 8, size=(N, 2)).astype(np.int32))
+    table = case.connectivity(
+        [Edge, E2CDim], Cell, rng.integers(0, 8, size=(N, 2)).astype(np.int32)
+    )
     with pytest.raises(TypeError, match="offset_provider must be a dict"):
-        prog(case.field([Cell], rng.standard_normal(8)), case.field([Edge], rng.standard_normal(N)),
-             offset_provider=[("E2C", table)])
+        prog(
+            case.field([Cell], rng.standard_normal(8)),
+            case.field([Edge], rng.standard_normal(N)),
+            offset_provider=[("E2C", table)],
+        )
 
 
 # ---------------------------------------------------------------- 12. accepted silently before
@@ -264,10 +322,18 @@ def test_a_table_with_the_wrong_codomain_is_refused(case, rng) -> None:
     def prog(c: Field[Dims[Cell], float64], out: Field[Dims[Edge], float64]):
         _gather(c, out=out)
 
-    table = case.connectivity([Edge, E2CDim], Edge, rng.integers(0, 8, size=(N, 2)).astype(np.int32))
-    with pytest.raises(ValueError, match=r"offset_provider\['E2C'\] maps to Edge, but the offset E2C reads fields over Cell"):
-        prog(case.field([Cell], rng.standard_normal(8)), case.field([Edge], rng.standard_normal(N)),
-             offset_provider={"E2C": table})
+    table = case.connectivity(
+        [Edge, E2CDim], Edge, rng.integers(0, 8, size=(N, 2)).astype(np.int32)
+    )
+    with pytest.raises(
+        ValueError,
+        match=r"offset_provider\['E2C'\] maps to Edge, but the offset E2C reads fields over Cell",
+    ):
+        prog(
+            case.field([Cell], rng.standard_normal(8)),
+            case.field([Edge], rng.standard_normal(N)),
+            offset_provider={"E2C": table},
+        )
 
 
 # ---------------------------------------------------------------- 7. domain= leaving out a dimension

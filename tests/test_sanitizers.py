@@ -29,23 +29,40 @@ def _asan_runtime() -> str | None:
     if cxx is None:
         return None
     name = "libasan.so" if "clang" not in cxx else "libclang_rt.asan-x86_64.so"
-    found = subprocess.run([cxx, f"-print-file-name={name}"], capture_output=True, text=True, check=False).stdout.strip()
+    found = subprocess.run(
+        [cxx, f"-print-file-name={name}"], capture_output=True, text=True, check=False
+    ).stdout.strip()
     return found if os.path.isabs(found) and os.path.exists(found) else None
 
 
 ASAN = _asan_runtime()
-needs_asan = pytest.mark.skipif(ASAN is None, reason="the C++ compiler has no AddressSanitizer runtime (libasan)")
+needs_asan = pytest.mark.skipif(
+    ASAN is None, reason="the C++ compiler has no AddressSanitizer runtime (libasan)"
+)
 
 
 def _run_sanitized(code: str, tmp_path: Path) -> subprocess.CompletedProcess[str]:
     script = tmp_path / "child.py"
     script.write_text(textwrap.dedent(code))
-    env = dict(os.environ, STENCILKIT_SANITIZE="address,undefined", LD_PRELOAD=str(ASAN),
-               ASAN_OPTIONS="detect_leaks=0:abort_on_error=0", UBSAN_OPTIONS="print_stacktrace=1",
-               STENCILKIT_CACHE_DIR=str(tmp_path / "cache"), OMP_NUM_THREADS="2",
-               PYTHONPATH=os.pathsep.join([str(ROOT / "src"), str(ROOT / "tests")]))
-    return subprocess.run([sys.executable, str(script)], capture_output=True, text=True, env=env,
-                          cwd=tmp_path, timeout=600, check=False)
+    env = dict(
+        os.environ,
+        STENCILKIT_SANITIZE="address,undefined",
+        LD_PRELOAD=str(ASAN),
+        ASAN_OPTIONS="detect_leaks=0:abort_on_error=0",
+        UBSAN_OPTIONS="print_stacktrace=1",
+        STENCILKIT_CACHE_DIR=str(tmp_path / "cache"),
+        OMP_NUM_THREADS="2",
+        PYTHONPATH=os.pathsep.join([str(ROOT / "src"), str(ROOT / "tests")]),
+    )
+    return subprocess.run(
+        [sys.executable, str(script)],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=tmp_path,
+        timeout=600,
+        check=False,
+    )
 
 
 def test_the_option_is_read_once_and_enters_the_flags(monkeypatch) -> None:
@@ -69,7 +86,8 @@ def test_the_option_is_read_once_and_enters_the_flags(monkeypatch) -> None:
 
 @needs_asan
 def test_sanitized_programs_run_and_agree_with_numpy(tmp_path: Path) -> None:
-    r = _run_sanitized("""
+    r = _run_sanitized(
+        """
         import numpy as np
         import stencilkit as gtx
         from stencilkit import Dims, Field, float64
@@ -115,7 +133,9 @@ def test_sanitized_programs_run_and_agree_with_numpy(tmp_path: Path) -> None:
         hi = np.where(table >= 0, e[np.where(table >= 0, table, 0)], np.finfo(np.float64).min).max(axis=1)
         print("ok" if np.allclose(s[:8, 1:], es) and np.allclose(m[:8, 1:], em)
               and np.allclose(out.asnumpy(), ok.sum(axis=1) + hi) else "WRONG")
-    """, tmp_path)
+    """,
+        tmp_path,
+    )
     assert r.returncode == 0 and r.stdout.strip().endswith("ok"), r.stdout + r.stderr
     assert "ERROR: AddressSanitizer" not in r.stderr and "runtime error" not in r.stderr, r.stderr
 
@@ -123,12 +143,15 @@ def test_sanitized_programs_run_and_agree_with_numpy(tmp_path: Path) -> None:
 @needs_asan
 def test_the_sanitizer_is_live(tmp_path: Path) -> None:
     """A deliberate heap overflow in a library built the same way is caught (not silently run)."""
-    r = _run_sanitized("""
+    r = _run_sanitized(
+        """
         import ctypes, pathlib
         from stencilkit.toolchain.cxx import build_shared_library
         src = '#include <vector>\\nextern "C" int oob(int i) { std::vector<int> v(4, 1); return v.data()[i]; }\\n'
         lib = ctypes.CDLL(str(build_shared_library(src, pathlib.Path(".").resolve(), "oob")))
         print(lib.oob(2), flush=True)
         print(lib.oob(4), flush=True)
-    """, tmp_path)
+    """,
+        tmp_path,
+    )
     assert r.returncode != 0 and "heap-buffer-overflow" in r.stderr, r.stdout + r.stderr

@@ -22,7 +22,9 @@ def backward_product(carry: float, x: float) -> float:
 
 
 @gtx.scan_operator(axis=K, forward=True, init=(0.0, 0.0))
-def thomas_forward(state: tuple[float, float], a: float, b: float, c: float, d: float) -> tuple[float, float]:
+def thomas_forward(
+    state: tuple[float, float], a: float, b: float, c: float, d: float
+) -> tuple[float, float]:
     cp_prev, dp_prev = state
     denom = b - a * cp_prev
     return c / denom, (d - a * dp_prev) / denom
@@ -37,7 +39,9 @@ def test_forward_and_backward_scans(case, rng) -> None:
     xd = rng.standard_normal((7, 9))
 
     @gtx.program(backend=case.backend)
-    def run(x: Field[Dims[I, K], float64], s: Field[Dims[I, K], float64], p: Field[Dims[I, K], float64]):
+    def run(
+        x: Field[Dims[I, K], float64], s: Field[Dims[I, K], float64], p: Field[Dims[I, K], float64]
+    ):
         cumsum(x, out=s)
         backward_product(x, out=p, domain={I: (0, 7), K: (2, 9)})
 
@@ -61,9 +65,15 @@ def test_tridiagonal_solve(case, rng) -> None:
     d = rng.standard_normal((n, nk))
 
     @gtx.program(backend=case.backend)
-    def solve(a: Field[Dims[I, K], float64], b: Field[Dims[I, K], float64], c: Field[Dims[I, K], float64],
-              d: Field[Dims[I, K], float64], cp: Field[Dims[I, K], float64], dp: Field[Dims[I, K], float64],
-              x: Field[Dims[I, K], float64]):
+    def solve(
+        a: Field[Dims[I, K], float64],
+        b: Field[Dims[I, K], float64],
+        c: Field[Dims[I, K], float64],
+        d: Field[Dims[I, K], float64],
+        cp: Field[Dims[I, K], float64],
+        dp: Field[Dims[I, K], float64],
+        x: Field[Dims[I, K], float64],
+    ):
         thomas_forward(a, b, c, d, out=(cp, dp))
         thomas_backward(cp, dp, out=x)
 

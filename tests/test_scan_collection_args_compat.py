@@ -84,13 +84,38 @@ def test_scan_collection_parameters_take_equal_structures(case, rng) -> None:
     sq, twice = np.cumsum(x0 * x0, axis=1), np.cumsum(2.0 * x0, axis=1)
     calls = [
         (lambda o: _from_tuple.with_backend(case.backend)(x, out=o, offset_provider={}), sq),
-        (lambda o: _from_other_collection_by_keyword.with_backend(case.backend)(x, out=o, offset_provider={}), sq),
-        (lambda o: _from_dataclass_param.with_backend(case.backend)(Mixed(x, 2.0), out=o, offset_provider={}), twice),
-        (lambda o: _tuple_param_from_collection.with_backend(case.backend)(FieldPair(x, x), out=o,
-                                                                           offset_provider={}), sq),
-        (lambda o: _weighted.with_backend(case.backend)(p=(x, 2.0), out=o, offset_provider={}), twice),
-        (lambda o: _weighted.with_backend(case.backend)(FieldPair(x, x), out=o, offset_provider={}), sq),
-        (lambda o: _prog.with_backend(case.backend)(x, 2.0, o, offset_provider={}), np.cumsum(3.0 * x0, axis=1)),
+        (
+            lambda o: _from_other_collection_by_keyword.with_backend(case.backend)(
+                x, out=o, offset_provider={}
+            ),
+            sq,
+        ),
+        (
+            lambda o: _from_dataclass_param.with_backend(case.backend)(
+                Mixed(x, 2.0), out=o, offset_provider={}
+            ),
+            twice,
+        ),
+        (
+            lambda o: _tuple_param_from_collection.with_backend(case.backend)(
+                FieldPair(x, x), out=o, offset_provider={}
+            ),
+            sq,
+        ),
+        (
+            lambda o: _weighted.with_backend(case.backend)(p=(x, 2.0), out=o, offset_provider={}),
+            twice,
+        ),
+        (
+            lambda o: _weighted.with_backend(case.backend)(
+                FieldPair(x, x), out=o, offset_provider={}
+            ),
+            sq,
+        ),
+        (
+            lambda o: _prog.with_backend(case.backend)(x, 2.0, o, offset_provider={}),
+            np.cumsum(3.0 * x0, axis=1),
+        ),
     ]
     for call, expect in calls:
         o = case.field([X, Z], np.zeros((2, 4)))

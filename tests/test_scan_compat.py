@@ -59,6 +59,7 @@ def test_tuple_parameter_fed_with_scalar_and_field(case, rng) -> None:
 def test_tuple_parameter_fed_with_fields_of_different_extents(case, rng) -> None:
     """The columns cover the intersection of the arguments; a nested tuple mixes a field
     without the scan axis (constant per column) and a scalar."""
+
     @gtx.field_operator
     def use(u: FXZ, v: FXZ, h: FX) -> FXZ:
         return nested((u, (v, 0.5))) + weighted((u, h))
@@ -89,6 +90,7 @@ def test_tuple_parameter_in_a_program_and_direct_call(case, rng) -> None:
 
 def test_tuple_parameter_with_a_wrong_element_dtype_is_refused() -> None:
     with pytest.raises(gtx.StencilTypeError, match="p\\[1\\]"):
+
         @gtx.field_operator
         def bad(u: FXZ, v: Field[Dims[X, Z], float32]) -> FXZ:
             return weighted((u, v))
@@ -125,8 +127,13 @@ def test_scan_argument_without_the_scan_axis_is_broadcast(case, rng) -> None:
     dz, rho = rng.random(4), rng.random((4, 7))
     od = rng.standard_normal((4, 7))
     out = case.field([X, Z], od.copy())
-    column_integral.with_backend(case.backend)(case.field([X], dz), case.field([X, Z], rho), out=out,
-                                               domain={X: (1, 4), Z: (2, 7)}, offset_provider={})
+    column_integral.with_backend(case.backend)(
+        case.field([X], dz),
+        case.field([X, Z], rho),
+        out=out,
+        domain={X: (1, 4), Z: (2, 7)},
+        offset_provider={},
+    )
     expected = od.copy()
     expected[1:, 2:] = np.cumsum(dz[1:, None] * rho[1:, 2:], axis=1)
     np.testing.assert_allclose(out.asnumpy(), expected, rtol=1e-13)
@@ -146,35 +153,55 @@ def test_scan_keyword_arguments_from_python(case, rng) -> None:
 
 # ------------------------------------------------------------------ §6.3 decoration-time checks
 def test_scan_without_parameters_is_refused() -> None:
-    with pytest.raises(gtx.StencilTypeError, match=re.escape(
-            "Scan operator 'nothing' must have at least one argument (the carry).")):
+    with pytest.raises(
+        gtx.StencilTypeError,
+        match=re.escape("Scan operator 'nothing' must have at least one argument (the carry)."),
+    ):
+
         @gtx.scan_operator(axis=Z, forward=True, init=0.0)
         def nothing() -> float:
             return 1.0
 
 
 def test_carry_and_return_annotations_must_agree() -> None:
-    with pytest.raises(gtx.StencilTypeError, match=re.escape(
+    with pytest.raises(
+        gtx.StencilTypeError,
+        match=re.escape(
             "Argument 'c' to scan operator 'mixed' must have same type as its return: expected 'float32',"
-            " got 'float64'.")):
+            " got 'float64'."
+        ),
+    ):
+
         @gtx.scan_operator(axis=Z, forward=True, init=0.0)
         def mixed(c: float64, x: float64) -> float32:
             return gtx.astype(c + x, float32)
 
 
-@pytest.mark.parametrize(("init", "got"), [
-    (0, "int32"), (np.float32(0.0), "float32"), ((0.0, 1), "tuple[float64, int32]"), (True, "bool"),
-])
+@pytest.mark.parametrize(
+    ("init", "got"),
+    [
+        (0, "int32"),
+        (np.float32(0.0), "float32"),
+        ((0.0, 1), "tuple[float64, int32]"),
+        (True, "bool"),
+    ],
+)
 def test_init_type_must_be_the_carry_type(init: object, got: str) -> None:
     expected = "tuple[float64, float64]" if isinstance(init, tuple) else "float64"
-    with pytest.raises(gtx.StencilTypeError, match=re.escape(
+    with pytest.raises(
+        gtx.StencilTypeError,
+        match=re.escape(
             f"Argument 'init' to scan operator 'acc' must have same type as 'c' argument: expected"
-            f" '{expected}', got '{got}'.")):
+            f" '{expected}', got '{got}'."
+        ),
+    ):
         if isinstance(init, tuple):
+
             @gtx.scan_operator(axis=Z, forward=True, init=init)
             def acc(c: tuple[float, float], x: float) -> tuple[float, float]:
                 return c[0] + x, c[1]
         else:
+
             @gtx.scan_operator(axis=Z, forward=True, init=init)
             def acc(c: float, x: float) -> float:  # type: ignore[no-redef]
                 return c + x
@@ -215,6 +242,7 @@ def test_scans_without_fields_and_with_tuple_parameters_compile_for_cuda(monkeyp
 def test_unpacked_and_returned_scan_needs_no_temporaries(case, rng) -> None:
     """``q, w = scan(...); return q, w`` (icon4py's forward sweep) is the scan itself, over the
     statement's domain: init at its first level, no temporaries, keyword arguments."""
+
     @gtx.field_operator
     def forward(x: FXZ) -> tuple[FXZ, FXZ]:
         g, s = geometric(x)

@@ -36,8 +36,12 @@ def twice(a: Field[Dims[I, J], float64]) -> Field[Dims[I, J], float64]:
 
 def _program(backend: object) -> gtx.Program:
     @gtx.program(backend=backend)
-    def run(a: Field[Dims[I, J], float64], w: float64, tmp: Field[Dims[I, J], float64],
-            out: Field[Dims[I, J], float64]):
+    def run(
+        a: Field[Dims[I, J], float64],
+        w: float64,
+        tmp: Field[Dims[I, J], float64],
+        out: Field[Dims[I, J], float64],
+    ):
         smooth(a, w, out=tmp, domain={I: (1, 7), J: (0, 5)})
         twice(tmp, out=out, domain={I: (1, 7), J: (0, 5)})
 
@@ -55,8 +59,12 @@ def run_edge_sum(c: Field[Dims[Cell], float64], out: Field[Dims[Edge], float64])
 
 
 def _args(rng: np.random.Generator) -> list[object]:
-    return [gtx.as_field([I, J], rng.standard_normal((8, 5))), 0.5,
-            gtx.as_field([I, J], rng.standard_normal((8, 5))), gtx.as_field([I, J], rng.standard_normal((8, 5)))]
+    return [
+        gtx.as_field([I, J], rng.standard_normal((8, 5))),
+        0.5,
+        gtx.as_field([I, J], rng.standard_normal((8, 5))),
+        gtx.as_field([I, J], rng.standard_normal((8, 5))),
+    ]
 
 
 def _expected(args: list[object]) -> np.ndarray:
@@ -83,7 +91,11 @@ def test_every_stage_is_a_frozen_printable_artefact(rng) -> None:
     assert "indices fit 32 bits" in plan and "scalar w: float64" in plan
     assert st.source is not None and 'extern "C" int sk_program' in st.source.as_text()
     assert st.built is not None and st.built.path.is_dir() and "program.so" in st.built.as_text()
-    assert st.launches is not None and st.launches.kernels == () and "nothing to tune" in st.launches.as_text()
+    assert (
+        st.launches is not None
+        and st.launches.kernels == ()
+        and "nothing to tune" in st.launches.as_text()
+    )
     text = st.as_text()
     for name in ("program", "bind", "lower", "plan", "generate", "build", "tune"):
         assert f"== {name} ==" in text
@@ -94,12 +106,16 @@ def test_every_stage_is_a_frozen_printable_artefact(rng) -> None:
 
 
 def test_bound_names_each_table_with_its_signature(rng) -> None:
-    table = gtx.as_connectivity([Edge, E2CDim], Cell, np.array([[0, 1], [1, 2], [2, -1]], dtype=np.int32),
-                                skip_value=-1)
+    table = gtx.as_connectivity(
+        [Edge, E2CDim], Cell, np.array([[0, 1], [1, 2], [2, -1]], dtype=np.int32), skip_value=-1
+    )
     c = gtx.as_field([Cell], rng.standard_normal(3))
     out = gtx.as_field([Edge], rng.standard_normal(3))
     st = run_edge_sum.inspect(c, out, offset_provider={"E2C": table})
-    assert "offset E2C: table int32[Edge: 3 (stride 2, origin 0), E2C: 2 (stride 1, origin 0)]" in st.bound.as_text()
+    assert (
+        "offset E2C: table int32[Edge: 3 (stride 2, origin 0), E2C: 2 (stride 1, origin 0)]"
+        in st.bound.as_text()
+    )
     assert "2 neighbours, skip values" in st.bound.as_text()
     assert "table E2C: int32" in st.planned.as_text()
     run_edge_sum(c, out, offset_provider={"E2C": table})
@@ -125,12 +141,16 @@ def test_field_signature_is_typed_and_interned(rng) -> None:
     assert sig == FieldSignature(("I", "J"), "float64", (6, 4), (4, 1), (-2, 0), DeviceType.CPU, 0)
     assert sig.axis("J") == 1 and sig.stride_of("I") == 4 and not sig.on_gpu
     assert sig.span() == (0, 24 * 8)
-    assert sig.as_text() == "float64[I: 6 (stride 4, origin -2), J: 4 (stride 1, origin 0)] on CPU:0"
+    assert (
+        sig.as_text() == "float64[I: 6 (stride 4, origin -2), J: 4 (stride 1, origin 0)] on CPU:0"
+    )
     g = gtx.as_field(gtx.domain({I: (-2, 4), J: (0, 4)}), rng.standard_normal((6, 4)))
     assert g._key == f._key and gtx.as_field([I, J], data)._key != f._key
     from stencilkit.fields import Field as FieldObject
 
-    view = FieldObject(gtx.domain({I: 6, J: 4}), data[::-1])  # negative strides: memory below the pointer
+    view = FieldObject(
+        gtx.domain({I: 6, J: 4}), data[::-1]
+    )  # negative strides: memory below the pointer
     assert view._sig.strides == (-4, 1) and view._sig.span() == (-20 * 8, 4 * 8)
 
 
@@ -161,7 +181,9 @@ def test_every_caller_shares_one_lowering(rng, monkeypatch: pytest.MonkeyPatch) 
     assert calls.count("smooth") == 2
     ad = a.asnumpy()
     np.testing.assert_allclose(r1.asnumpy(), 0.5 * ad[1:7] + 0.25 * (ad[2:8] + ad[0:6]), rtol=1e-14)
-    np.testing.assert_allclose(r2.asnumpy(), 0.25 * ad[1:7] + 0.25 * (ad[2:8] + ad[0:6]), rtol=1e-14)
+    np.testing.assert_allclose(
+        r2.asnumpy(), 0.25 * ad[1:7] + 0.25 * (ad[2:8] + ad[0:6]), rtol=1e-14
+    )
 
 
 def test_lowering_is_cached_per_table_shape() -> None:
@@ -188,8 +210,11 @@ def test_compile_runs_every_stage_before_the_first_call(rng) -> None:
     np.testing.assert_allclose(args[3].asnumpy()[1:7], _expected(args), rtol=1e-14)  # type: ignore[attr-defined]
 
 
-@pytest.mark.parametrize("backend", [None, gtx.cpu, pytest.param(gtx.gpu, marks=pytest.mark.gpu)],
-                         ids=["embedded", "cpu", "gpu"])
+@pytest.mark.parametrize(
+    "backend",
+    [None, gtx.cpu, pytest.param(gtx.gpu, marks=pytest.mark.gpu)],
+    ids=["embedded", "cpu", "gpu"],
+)
 def test_compile_from_domains_makes_the_plan_calls_use(rng, backend) -> None:
     """``compile`` given domains instead of fields: the plan is made for fields the backend
     allocates over them, and a call with such fields runs without planning again."""
@@ -231,7 +256,10 @@ def test_embedded_compile_checks_and_keeps_the_plan(rng) -> None:
     run(*args, offset_provider={})
     assert len(run._runner.plans) == 1
     np.testing.assert_allclose(args[3].asnumpy()[1:7], _expected(args), rtol=1e-14)  # type: ignore[attr-defined]
-    bad = [*args[:3], gtx.as_field([I, J], rng.standard_normal((6, 5)))]  # out too small for the domain
+    bad = [
+        *args[:3],
+        gtx.as_field([I, J], rng.standard_normal((6, 5))),
+    ]  # out too small for the domain
     with pytest.raises(ValueError, match="lies outside the output 'out'"):
         run.compile(*bad, offset_provider={})
 
@@ -256,7 +284,9 @@ def test_the_stages_run_one_by_one(rng) -> None:
 
 def test_wrong_device_is_refused_at_bind(rng) -> None:
     program = _program(gtx.gpu).definition
-    with pytest.raises(TypeError, match="argument 'a' lives on the host, but backend 'gpu' runs on the GPU"):
+    with pytest.raises(
+        TypeError, match="argument 'a' lives on the host, but backend 'gpu' runs on the GPU"
+    ):
         stages.bind(program, _args(rng), {}, CudaTarget(arch="90"))
 
 
@@ -270,9 +300,16 @@ def test_cuda_stages_up_to_build_need_no_gpu(rng) -> None:
         pytest.skip(f"no CUDA compiler: {err}")
     program = _program(gtx.gpu).definition
     runner = CompiledRunner(program, flat_params(program.params), CudaTarget(arch="90"))
-    fortran = [gtx.as_field([I, J], np.asfortranarray(rng.standard_normal((8, 5))), copy=None) for _ in range(3)]
-    st = runner.stages([fortran[0], 0.5, fortran[1], fortran[2]], {}, check_device=False, until="plan")
-    assert st.planned.target == "gpu" and "memory order [J, I], unit stride I" in st.planned.as_text()
+    fortran = [
+        gtx.as_field([I, J], np.asfortranarray(rng.standard_normal((8, 5))), copy=None)
+        for _ in range(3)
+    ]
+    st = runner.stages(
+        [fortran[0], 0.5, fortran[1], fortran[2]], {}, check_device=False, until="plan"
+    )
+    assert (
+        st.planned.target == "gpu" and "memory order [J, I], unit stride I" in st.planned.as_text()
+    )
     built = stages.build(stages.generate(st.planned, runner.target), runner.target)
     assert (built.path / "program.cubin").read_bytes()[:4] == b"\x7fELF"
     assert "__global__" in built.source.as_text() and built.source.language == "cuda"
@@ -350,12 +387,22 @@ def test_architecture_doc_shows_the_real_stages(tmp_path) -> None:
     for artefact in (st.bound, st.lowered, st.planned, st.launches):
         assert artefact.as_text() in texts, artefact.as_text()
     source = st.source.as_text()
-    assert source[source.index("typedef int64_t sk_idx;"):].rstrip() in texts
+    assert source[source.index("typedef int64_t sk_idx;") :].rstrip() in texts
     built = next(t for t in texts if "program.so" in t)
-    assert re.fullmatch(r"\$STENCILKIT_CACHE_DIR/../[0-9a-f]{64}/program\.so \((compiled now|found in the cache);"
-                        r" key [0-9a-f]{16}\.\.\.\)", built)
+    assert re.fullmatch(
+        r"\$STENCILKIT_CACHE_DIR/../[0-9a-f]{64}/program\.so \((compiled now|found in the cache);"
+        r" key [0-9a-f]{16}\.\.\.\)",
+        built,
+    )
     cuda = CudaTarget(arch="90")
-    bound = stages.bind(module.smooth.definition, [module.a, 0.5, module.tmp, module.out], {}, cuda,
-                        check_device=False)
-    kernel = stages.generate(stages.plan(stages.lower(module.smooth.definition, bound), bound, cuda), cuda).text
-    assert kernel[kernel.index('extern "C" __global__'):].rstrip() in texts
+    bound = stages.bind(
+        module.smooth.definition,
+        [module.a, 0.5, module.tmp, module.out],
+        {},
+        cuda,
+        check_device=False,
+    )
+    kernel = stages.generate(
+        stages.plan(stages.lower(module.smooth.definition, bound), bound, cuda), cuda
+    ).text
+    assert kernel[kernel.index('extern "C" __global__') :].rstrip() in texts

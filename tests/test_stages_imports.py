@@ -26,7 +26,10 @@ def _imported_names(path: Path) -> list[tuple[str, str, int]]:
                 continue
             target = (node.module or "").split(".")[1:]
         else:
-            target = [*rel[:-1][: len(rel) - 1 - (node.level - 1)], *((node.module or "").split(".") if node.module else [])]
+            target = [
+                *rel[:-1][: len(rel) - 1 - (node.level - 1)],
+                *((node.module or "").split(".") if node.module else []),
+            ]
         for alias in node.names:
             module_path = PKG.joinpath(*target)
             if module_path.is_dir() and (module_path / f"{alias.name}.py").exists():
@@ -45,18 +48,26 @@ def test_no_private_name_is_imported_across_folders() -> None:
         own = _folder(path.relative_to(PKG).parts)
         for folder, name, line in _imported_names(path):
             if name.startswith("_") and not name.startswith("__") and folder != own:
-                bad.append(f"{path.relative_to(PKG)}:{line} imports {name} from {folder or 'stencilkit'}/")
+                bad.append(
+                    f"{path.relative_to(PKG)}:{line} imports {name} from {folder or 'stencilkit'}/"
+                )
     assert not bad, "\n".join(bad)
 
 
 def test_the_checker_sees_a_private_import(tmp_path: Path) -> None:
     probe = PKG / "backends" / "cuda" / "_probe_private_import.py"
-    probe.write_text("from ..cpp.codegen import _kernel\nfrom .codegen import _own_folder_is_fine\n")
+    probe.write_text(
+        "from ..cpp.codegen import _kernel\nfrom .codegen import _own_folder_is_fine\n"
+    )
     try:
         names = _imported_names(probe)
     finally:
         probe.unlink()
-    assert ("backends/cpp", "_kernel", 1) in names and ("backends/cuda", "_own_folder_is_fine", 2) in names
+    assert ("backends/cpp", "_kernel", 1) in names and (
+        "backends/cuda",
+        "_own_folder_is_fine",
+        2,
+    ) in names
 
 
 def test_cuda_modules_import_without_a_cycle() -> None:
@@ -72,8 +83,13 @@ def test_cuda_modules_import_without_a_cycle() -> None:
         graph[path.stem] = deps & {p.stem for p in cuda.glob("*.py")}
 
     def reaches(start: str, goal: str, seen: set[str]) -> bool:
-        return any(d == goal or (d not in seen and reaches(d, goal, seen | {d})) for d in graph.get(start, ()))
+        return any(
+            d == goal or (d not in seen and reaches(d, goal, seen | {d}))
+            for d in graph.get(start, ())
+        )
 
     cyclic = sorted(m for m in graph if reaches(m, m, {m}))
     assert not cyclic, f"import cycle among backends/cuda/{cyclic}"
-    assert "CAPTURING" not in (cuda / "backend.py").read_text()  # graph capture needs no global flag
+    assert (
+        "CAPTURING" not in (cuda / "backend.py").read_text()
+    )  # graph capture needs no global flag

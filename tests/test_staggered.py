@@ -107,22 +107,32 @@ def test_out_of_bounds_staggered_read_is_refused(case, rng) -> None:
 
 
 def test_invalid_offsets() -> None:
-    with pytest.raises(gtx.StencilTypeError, match=r"Invalid offset '0\.25' for a Cartesian shift of dimension 'X'"):
+    with pytest.raises(
+        gtx.StencilTypeError, match=r"Invalid offset '0\.25' for a Cartesian shift of dimension 'X'"
+    ):
+
         @gtx.field_operator
         def quarter(f: FXH) -> FX:
             return f(X + 0.25)
+
     with pytest.raises(gtx.StencilTypeError, match="literal right-hand side"):
+
         @gtx.field_operator
         def variable(f: FXH, n: float64) -> FX:
             return f(X + n)
+
     with pytest.raises(gtx.StencilTypeError, match="reads a field over _StaggeredX"):
+
         @gtx.field_operator
         def wrong_field(c: FX) -> FX:
             return c(X + 0.5)
 
 
 def test_a_dimension_and_its_staggered_counterpart_do_not_combine() -> None:
-    with pytest.raises(gtx.StencilTypeError, match="staggered counterpart must not appear together"):
+    with pytest.raises(
+        gtx.StencilTypeError, match="staggered counterpart must not appear together"
+    ):
+
         @gtx.field_operator
         def mixed(c: FX, f: FXH) -> FX:
             return c + f

@@ -53,8 +53,11 @@ def address(array: np.ndarray, index: tuple[int, ...]) -> int:
 
 
 def test_scheme_table_names_and_devices() -> None:
-    assert SCHEMES == {"c-contiguous": C_ORDER, "horizontal-contiguous": HORIZONTAL_FIRST,
-                       "vertical-contiguous": VERTICAL_FIRST}
+    assert SCHEMES == {
+        "c-contiguous": C_ORDER,
+        "horizontal-contiguous": HORIZONTAL_FIRST,
+        "vertical-contiguous": VERTICAL_FIRST,
+    }
     assert DEVICE_SCHEMES[DeviceType.CPU] is C_ORDER
     assert DEVICE_SCHEMES[DeviceType.CUDA] is HORIZONTAL_FIRST
 
@@ -84,7 +87,11 @@ def test_layout_for(
     [
         ((H, V), (1, 0), (0, 1)),
         ((V, H), (0, 1), (1, 0)),  # the horizontal axis is unit-stride whatever its position
-        ((H, V, L), (2, 1, 0), (0, 2, 1)),  # columns: all levels (and local entries) of a cell together
+        (
+            (H, V, L),
+            (2, 1, 0),
+            (0, 2, 1),
+        ),  # columns: all levels (and local entries) of a cell together
     ],
 )
 def test_column_fields_on_the_gpu(

@@ -45,7 +45,9 @@ def run_scan(a: Field[Dims[I, J, K], float64], out: Field[Dims[I, J, K], float64
 
 def _smooth_ref(a: np.ndarray, out: np.ndarray) -> np.ndarray:
     ref = out.copy()
-    ref[1:39, 1:29] = 0.5 * a[1:39, 1:29] + 0.125 * (a[2:40, 1:29] + a[0:38, 1:29] + a[1:39, 2:30] + a[1:39, 0:28])
+    ref[1:39, 1:29] = 0.5 * a[1:39, 1:29] + 0.125 * (
+        a[2:40, 1:29] + a[0:38, 1:29] + a[1:39, 2:30] + a[1:39, 0:28]
+    )
     return ref
 
 
@@ -56,8 +58,10 @@ def test_every_parallel_loop_has_a_size_test_and_a_run_time_thread_count(rng) ->
     pragmas = [line for line in source.splitlines() if "#pragma omp parallel" in line]
     assert pragmas
     for line in pragmas:
-        assert re.search(r"if\(sk_parallel\(\(int64_t\)\(I_hi\d+ - I_lo\d+\) \* \(int64_t\)\(J_hi\d+ - J_lo\d+\), \d+\)\)",
-                         line), line
+        assert re.search(
+            r"if\(sk_parallel\(\(int64_t\)\(I_hi\d+ - I_lo\d+\) \* \(int64_t\)\(J_hi\d+ - J_lo\d+\), \d+\)\)",
+            line,
+        ), line
         assert line.rstrip().endswith("num_threads(sk_threads())"), line
     assert 'extern "C" void sk_bind_settings' in source
 
@@ -73,7 +77,9 @@ def test_a_heavier_body_has_a_higher_cost_per_point(rng) -> None:
     assert "(int64_t)(K_hi0 - K_lo0)" in src_scan
 
 
-@pytest.mark.parametrize(("threads", "min_work"), [(1, None), (2, 0), (3, 0), (None, None), (2, 10**12)])
+@pytest.mark.parametrize(
+    ("threads", "min_work"), [(1, None), (2, 0), (3, 0), (None, None), (2, 10**12)]
+)
 def test_the_same_result_on_any_number_of_threads(rng, threads, min_work) -> None:
     """Serial, parallel for every kernel, more threads than cores, the defaults, never parallel:
     bit-identical results (each point is computed by the same code whichever thread runs it)."""
@@ -133,10 +139,20 @@ def test_pragma_shapes() -> None:
 
 
 def _child(code: str, **env: str) -> subprocess.CompletedProcess[str]:
-    full = {k: v for k, v in os.environ.items() if k not in ("OMP_WAIT_POLICY", "STENCILKIT_NUM_THREADS")}
+    full = {
+        k: v
+        for k, v in os.environ.items()
+        if k not in ("OMP_WAIT_POLICY", "STENCILKIT_NUM_THREADS")
+    }
     full.update(env, PYTHONPATH=str(ROOT / "src"))
-    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=full,
-                          timeout=300, check=False)
+    return subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        env=full,
+        timeout=300,
+        check=False,
+    )
 
 
 CHILD = """

@@ -22,7 +22,10 @@ def fresh_discovery(monkeypatch):
 
 def test_missing_compiler_names_what_and_how(fresh_discovery) -> None:
     fresh_discovery.setenv("CXX", "no-such-compiler-xyz")
-    with pytest.raises(BackendUnavailableError, match=r"no C\+\+ compiler found \(looked for \$CXX=no-such-compiler-xyz\)") as info:
+    with pytest.raises(
+        BackendUnavailableError,
+        match=r"no C\+\+ compiler found \(looked for \$CXX=no-such-compiler-xyz\)",
+    ) as info:
         cxx.find_cxx()
     assert "apt-get install g++" in str(info.value)
 
@@ -94,4 +97,8 @@ def test_very_large_sources_are_built_at_O1() -> None:
 
     flags = ("-std=c++17", "-O3", "-march=native")
     assert build_flags(flags, "int x;\n" * 10) == flags
-    assert build_flags(flags, "int x;\n" * (LARGE_SOURCE_LINES + 1)) == ("-std=c++17", "-O1", "-march=native")
+    assert build_flags(flags, "int x;\n" * (LARGE_SOURCE_LINES + 1)) == (
+        "-std=c++17",
+        "-O1",
+        "-march=native",
+    )

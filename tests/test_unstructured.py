@@ -25,12 +25,16 @@ def edge_diff(c: Field[Dims[Cell, K], float64]) -> Field[Dims[Edge, K], float64]
 
 
 @gtx.field_operator
-def cell_sum(e: Field[Dims[Edge, K], float64], w: Field[Dims[Cell, C2EDim], float64]) -> Field[Dims[Cell, K], float64]:
+def cell_sum(
+    e: Field[Dims[Edge, K], float64], w: Field[Dims[Cell, C2EDim], float64]
+) -> Field[Dims[Cell, K], float64]:
     return gtx.neighbor_sum(w * e(C2E), axis=C2EDim)
 
 
 @gtx.field_operator
-def cell_extremes(e: Field[Dims[Edge, K], float64]) -> tuple[Field[Dims[Cell, K], float64], Field[Dims[Cell, K], float64]]:
+def cell_extremes(
+    e: Field[Dims[Edge, K], float64],
+) -> tuple[Field[Dims[Cell, K], float64], Field[Dims[Cell, K], float64]]:
     return gtx.max_over(e(C2E), axis=C2EDim), gtx.min_over(e(C2E), axis=C2EDim)
 
 
@@ -52,7 +56,11 @@ def test_shift_by_one_neighbour(case, rng) -> None:
         edge_diff(c, out=out)
 
     out = case.field([Edge, K], od)
-    run(case.field([Cell, K], cd), out, offset_provider={"E2C": case.connectivity([Edge, E2CDim], Cell, e2c)})
+    run(
+        case.field([Cell, K], cd),
+        out,
+        offset_provider={"E2C": case.connectivity([Edge, E2CDim], Cell, e2c)},
+    )
     np.testing.assert_allclose(out.asnumpy(), cd[e2c[:, 1]] - cd[e2c[:, 0]], rtol=1e-14)
 
 
@@ -63,12 +71,21 @@ def test_neighbor_sum_with_skip_values(case, rng) -> None:
     od = rng.standard_normal((N_CELLS, N_LEVELS))
 
     @gtx.program(backend=case.backend)
-    def run(e: Field[Dims[Edge, K], float64], w: Field[Dims[Cell, C2EDim], float64], out: Field[Dims[Cell, K], float64]):
+    def run(
+        e: Field[Dims[Edge, K], float64],
+        w: Field[Dims[Cell, C2EDim], float64],
+        out: Field[Dims[Cell, K], float64],
+    ):
         cell_sum(e, w, out=out, domain={Cell: (0, N_CELLS - 3), K: (1, N_LEVELS)})
 
     out = case.field([Cell, K], od)
     table = case.connectivity([Cell, C2EDim], Edge, c2e, skip_value=-1)
-    run(case.field([Edge, K], ed), case.field([Cell, C2EDim], wd), out, offset_provider={"C2E": table})
+    run(
+        case.field([Edge, K], ed),
+        case.field([Cell, C2EDim], wd),
+        out,
+        offset_provider={"C2E": table},
+    )
     valid = c2e >= 0
     gathered = np.where(valid[:, :, None], ed[np.where(valid, c2e, 0)], 0.0)
     expected = od.copy()
@@ -81,13 +98,21 @@ def test_max_and_min_over_skip_identity(case, rng) -> None:
     ed = rng.standard_normal((N_EDGES, N_LEVELS))
 
     @gtx.program(backend=case.backend)
-    def run(e: Field[Dims[Edge, K], float64], hi: Field[Dims[Cell, K], float64], lo: Field[Dims[Cell, K], float64]):
+    def run(
+        e: Field[Dims[Edge, K], float64],
+        hi: Field[Dims[Cell, K], float64],
+        lo: Field[Dims[Cell, K], float64],
+    ):
         cell_extremes(e, out=(hi, lo))
 
     hi = case.field([Cell, K], rng.standard_normal((N_CELLS, N_LEVELS)))
     lo = case.field([Cell, K], rng.standard_normal((N_CELLS, N_LEVELS)))
-    run(case.field([Edge, K], ed), hi, lo,
-        offset_provider={"C2E": case.connectivity([Cell, C2EDim], Edge, c2e, skip_value=-1)})
+    run(
+        case.field([Edge, K], ed),
+        hi,
+        lo,
+        offset_provider={"C2E": case.connectivity([Cell, C2EDim], Edge, c2e, skip_value=-1)},
+    )
     valid = c2e >= 0
     vals = ed[np.where(valid, c2e, 0)]
     # no neighbour at all: the lowest / highest finite value (gt4py's gtfn convention)
@@ -103,8 +128,11 @@ def test_missing_offset_provider_is_refused(case, rng) -> None:
         edge_diff(c, out=out)
 
     with pytest.raises(ValueError, match="offset_provider has no entry for 'E2C'"):
-        run(case.field([Cell, K], rng.standard_normal((N_CELLS, N_LEVELS))),
-            case.field([Edge, K], rng.standard_normal((N_EDGES, N_LEVELS))), offset_provider={})
+        run(
+            case.field([Cell, K], rng.standard_normal((N_CELLS, N_LEVELS))),
+            case.field([Edge, K], rng.standard_normal((N_EDGES, N_LEVELS))),
+            offset_provider={},
+        )
 
 
 def test_table_pointing_outside_the_field_is_refused(case, rng) -> None:
@@ -115,10 +143,15 @@ def test_table_pointing_outside_the_field_is_refused(case, rng) -> None:
     def run(c: Field[Dims[Cell, K], float64], out: Field[Dims[Edge, K], float64]):
         edge_diff(c, out=out)
 
-    with pytest.raises(ValueError, match=r"neighbour table 'E2C' holds indices .*45, but 'c' is defined on Cell: 0:40"):
-        run(case.field([Cell, K], rng.standard_normal((N_CELLS, N_LEVELS))),
+    with pytest.raises(
+        ValueError,
+        match=r"neighbour table 'E2C' holds indices .*45, but 'c' is defined on Cell: 0:40",
+    ):
+        run(
+            case.field([Cell, K], rng.standard_normal((N_CELLS, N_LEVELS))),
             case.field([Edge, K], rng.standard_normal((N_EDGES, N_LEVELS))),
-            offset_provider={"E2C": case.connectivity([Edge, E2CDim], Cell, e2c)})
+            offset_provider={"E2C": case.connectivity([Edge, E2CDim], Cell, e2c)},
+        )
 
 
 def test_read_through_a_missing_neighbour_is_refused(case, rng) -> None:
@@ -133,10 +166,15 @@ def test_read_through_a_missing_neighbour_is_refused(case, rng) -> None:
     cd = rng.standard_normal((N_CELLS, N_LEVELS))
     od = rng.standard_normal((N_EDGES, N_LEVELS))
     out = case.field([Edge, K], od)
-    with pytest.raises(ValueError, match=r"reads through E2C\[1\], but the table has no neighbour there .* the first at 7"):
+    with pytest.raises(
+        ValueError,
+        match=r"reads through E2C\[1\], but the table has no neighbour there .* the first at 7",
+    ):
         run(case.field([Cell, K], cd), out, 0, offset_provider={"E2C": table})
     np.testing.assert_array_equal(out.asnumpy(), od)  # nothing ran
-    run(case.field([Cell, K], cd), out, 8, offset_provider={"E2C": table})  # the edges after 7 are fine
+    run(
+        case.field([Cell, K], cd), out, 8, offset_provider={"E2C": table}
+    )  # the edges after 7 are fine
     np.testing.assert_allclose(out.asnumpy()[8:], (cd[e2c[:, 1]] - cd[e2c[:, 0]])[8:], rtol=1e-14)
 
 
@@ -155,5 +193,9 @@ def test_sparse_output_over_a_local_dimension(case, rng) -> None:
 
     ed = rng.standard_normal((N_EDGES, N_LEVELS))
     out = case.field([Cell, C2EDim, K], rng.standard_normal((N_CELLS, 4, N_LEVELS)))
-    run(case.field([Edge, K], ed), out, offset_provider={"C2E": case.connectivity([Cell, C2EDim], Edge, full)})
+    run(
+        case.field([Edge, K], ed),
+        out,
+        offset_provider={"C2E": case.connectivity([Cell, C2EDim], Edge, full)},
+    )
     np.testing.assert_allclose(out.asnumpy(), 2.0 * ed[full], rtol=1e-15)

@@ -32,7 +32,9 @@ def cumsum(carry: float, x: float) -> float:
 
 
 @gtx.scan_operator(axis=Z, forward=True, init=(0.0, 0.0))
-def sweep(state: tuple[float, float], a: float, b: float, c: float, d: float) -> tuple[float, float]:
+def sweep(
+    state: tuple[float, float], a: float, b: float, c: float, d: float
+) -> tuple[float, float]:
     cp_prev, dp_prev = state
     denom = b - a * cp_prev
     return c / denom, (d - a * dp_prev) / denom
@@ -46,6 +48,7 @@ def substitute(x_next: float, cp: float, dp: float) -> float:
 # ------------------------------------------------------------------ B.1 per-output domains
 def test_per_output_domains_when_an_output_is_also_an_input(case) -> None:
     """COMPAT Part 2 B.1, the exact reproduction: b must be computed from the original a."""
+
     @gtx.program(backend=case.backend)
     def prog(a: FX, b: FX):
         step(a, out=(a, b), domain=({X: (0, 4)}, {X: (0, 6)}))
@@ -59,6 +62,7 @@ def test_per_output_domains_when_an_output_is_also_an_input(case) -> None:
 
 def test_per_output_domains_with_outputs_read_by_each_other(case, rng) -> None:
     """Both outputs are inputs of the other element: evaluated once, then written."""
+
     @gtx.program(backend=case.backend)
     def prog(a: FX, b: FX, n: int32):
         swap_scaled(a, b, out=(a, b), domain=({X: (1, n)}, {X: (0, n - 2)}))
@@ -120,12 +124,13 @@ def test_scan_in_a_concat_where_branch_in_a_program(case, rng) -> None:
     prog(case.field([X, Z], xd), out, offset_provider={})
     expected = od.copy()
     expected[1:, 0] = -1.0
-    expected[1:, 1:nz - 1] = np.cumsum(xd[1:, 1:nz - 1], axis=1)
+    expected[1:, 1 : nz - 1] = np.cumsum(xd[1:, 1 : nz - 1], axis=1)
     np.testing.assert_allclose(out.asnumpy(), expected, rtol=1e-13)
 
 
 def test_no_bounds_error_for_points_a_branch_never_reads(case, rng) -> None:
     """The scan reads x(Z - 1) only under Z > 0: x starting at level 0 is enough."""
+
     @gtx.field_operator
     def lagged(x: FXZ) -> FXZ:
         return concat_where(Z > 0, cumsum(x(Z - 1)), broadcast(-1.0, (X, Z)))
@@ -158,7 +163,7 @@ def _solve_w_reference(a, b, c, d, w):
                 m[i, i - 1] = a[col, k]
             if i < nz - 3:
                 m[i, i + 1] = c[col, k]
-        out[col, 1:nz - 1] = np.linalg.solve(m, d[col, 1:nz - 1])
+        out[col, 1 : nz - 1] = np.linalg.solve(m, d[col, 1 : nz - 1])
     return out
 
 
@@ -179,7 +184,7 @@ def test_tridiagonal_solve_in_concat_where_branches(case, rng) -> None:
     args = [case.field([X, Z], v) for v in (a, b, c, d, w)]
     prog(*args, int32(nz), out, offset_provider={})
     expected = od.copy()
-    expected[:nx - 1] = _solve_w_reference(a, b, c, d, w)[:nx - 1]
+    expected[: nx - 1] = _solve_w_reference(a, b, c, d, w)[: nx - 1]
     np.testing.assert_allclose(out.asnumpy(), expected, rtol=1e-11, atol=1e-12)
 
 
@@ -192,13 +197,16 @@ def test_scan_result_read_at_a_shifted_level(case, rng) -> None:
 
     xd = rng.standard_normal((3, 7))
     out = case.field([X, Z], rng.standard_normal((3, 7)))
-    diff_up.with_backend(case.backend)(case.field([X, Z], xd), int32(7), out=out, offset_provider={})
+    diff_up.with_backend(case.backend)(
+        case.field([X, Z], xd), int32(7), out=out, offset_provider={}
+    )
     expected = np.concatenate([xd[:, 1:], np.zeros((3, 1))], axis=1)
     np.testing.assert_allclose(out.asnumpy(), expected, rtol=1e-12, atol=1e-14)
 
 
 def test_shifted_scan_result_runs_over_the_shifted_domain(case, rng) -> None:
     """Read at Z + 1 over Z: [0, 5), the scan covers [1, 6): init applies at level 1 (gt4py)."""
+
     @gtx.field_operator
     def ahead(x: FXZ) -> FXZ:
         return cumsum(x)(Z + 1)
@@ -206,8 +214,9 @@ def test_shifted_scan_result_runs_over_the_shifted_domain(case, rng) -> None:
     xd = rng.standard_normal((3, 6))
     od = rng.standard_normal((3, 6))
     out = case.field([X, Z], od)
-    ahead.with_backend(case.backend)(case.field([X, Z], xd), out=out, domain={X: (0, 3), Z: (0, 5)},
-                                     offset_provider={})
+    ahead.with_backend(case.backend)(
+        case.field([X, Z], xd), out=out, domain={X: (0, 3), Z: (0, 5)}, offset_provider={}
+    )
     expected = od.copy()
     expected[:, :5] = np.cumsum(xd[:, 1:], axis=1)
     np.testing.assert_allclose(out.asnumpy(), expected, rtol=1e-12)
@@ -231,8 +240,12 @@ def _cuda_build(prog: gtx.Program, args: list[object]) -> str:
     from stencilkit.ir.lower import flat_params
 
     definition = prog.definition
-    runner = CompiledRunner(definition, flat_params(definition.params + definition.temps), CudaTarget(arch="90"))
-    planned = runner.stages(prog._flat(tuple(args), {}), {}, check_device=False, until="plan").planned
+    runner = CompiledRunner(
+        definition, flat_params(definition.params + definition.temps), CudaTarget(arch="90")
+    )
+    planned = runner.stages(
+        prog._flat(tuple(args), {}), {}, check_device=False, until="plan"
+    ).planned
     entry = runner.target.build(runner.target.generate(planned))
     source = entry.source.text
     assert (entry.path / "program.cubin").read_bytes()[:4] == b"\x7fELF"  # type: ignore[attr-defined]
@@ -274,7 +287,9 @@ def test_scan_branch_start_computed_with_builtins_and_floor_division(case, rng) 
 
     @gtx.field_operator
     def from_level(x: FXZ, k: int32, n: int32) -> FXZ:
-        return concat_where((Z >= maximum(k, 1)) & (Z < n // 2 + 3), cumsum(x), broadcast(-1.0, (X, Z)))
+        return concat_where(
+            (Z >= maximum(k, 1)) & (Z < n // 2 + 3), cumsum(x), broadcast(-1.0, (X, Z))
+        )
 
     xd = rng.standard_normal((2, 9))
     out = case.field([X, Z], rng.standard_normal((2, 9)))
@@ -289,6 +304,7 @@ def test_scan_branch_start_computed_with_builtins_and_floor_division(case, rng) 
 def test_no_warnings_from_levels_a_branch_does_not_select(case, rng) -> None:
     """The scan's columns exist only where the branch reads them; the embedded backend computes
     the unselected rest too (then discards it) and must not warn (warnings are errors here)."""
+
     @gtx.field_operator
     def inverse(x: FXZ) -> FXZ:
         return concat_where(Z > 0, 1.0 / cumsum(x), broadcast(-1.0, (X, Z)))

@@ -92,9 +92,11 @@ def test_netcdf_round_trip_keeps_origin(tmp_path: Path, rng: np.random.Generator
 
 
 def test_core_import_loads_no_optional_extra() -> None:
-    code = ("import sys, stencilkit, stencilkit.meshes; "
-            "print(sorted(m for m in ('xarray', 'matplotlib', 'netCDF4', 'h5netcdf', 'pandas')"
-            " if m in sys.modules))")
+    code = (
+        "import sys, stencilkit, stencilkit.meshes; "
+        "print(sorted(m for m in ('xarray', 'matplotlib', 'netCDF4', 'h5netcdf', 'pandas')"
+        " if m in sys.modules))"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
 

@@ -39,6 +39,11 @@ def copy_section(R: Runner, dev: Dev, opts: Options, state: dict[str, Any]) -> d
     res["ceiling_GBps"] = best
     for name in methods:
         t = res[name]["ms"]
-        R.row(f"copy {name} {n}^3 f64", f"{t['median']:.3f} ms", f"{res[name]['GBps']:.0f} GB/s",
-              f"{res[name]['GBps'] / best:.2f}", f"p10-p90 {t['p10']:.3f}-{t['p90']:.3f} ms")
+        R.row(
+            f"copy {name} {n}^3 f64",
+            f"{t['median']:.3f} ms",
+            f"{res[name]['GBps']:.0f} GB/s",
+            f"{res[name]['GBps'] / best:.2f}",
+            f"p10-p90 {t['p10']:.3f}-{t['p90']:.3f} ms",
+        )
     return res

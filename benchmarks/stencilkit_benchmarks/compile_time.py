@@ -147,14 +147,22 @@ def compile_times(backend: str, timeout: float = 120.0) -> dict[str, Any]:
     out: dict[str, Any] = {"cache_dir": cache}
     for run in ("cold", "warm"):
         t0 = time.perf_counter()
-        p = subprocess.run([sys.executable, str(child), backend], env=env, capture_output=True,
-                           text=True, timeout=timeout, check=False)
+        p = subprocess.run(
+            [sys.executable, str(child), backend],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            check=False,
+        )
         wall = time.perf_counter() - t0
         if p.returncode != 0:
-            raise RuntimeError(f"compile child ({backend}, {run}) exited {p.returncode}:\n"
-                               f"{p.stdout[-3000:]}\n{p.stderr[-6000:]}")
+            raise RuntimeError(
+                f"compile child ({backend}, {run}) exited {p.returncode}:\n"
+                f"{p.stdout[-3000:]}\n{p.stderr[-6000:]}"
+            )
         line = [x for x in p.stdout.splitlines() if x.startswith("SKBENCH ")][-1]
-        data = json.loads(line[len("SKBENCH "):])
+        data = json.loads(line[len("SKBENCH ") :])
         data["process_wall_s"] = wall
         out[run] = data
     return out
@@ -163,18 +171,43 @@ def compile_times(backend: str, timeout: float = 120.0) -> dict[str, Any]:
 def compile_section(R: Runner, backend: str) -> dict[str, Any]:
     r = compile_times(backend)
     cold, warm = r["cold"], r["warm"]
-    R.check("cold compile child: built a new cache entry", cold["cache_entries_after"] > cold["cache_entries_before"])
-    R.check("warm child: found the cache entry (built nothing)",
-            warm["cache_entries_after"] == warm["cache_entries_before"])
+    R.check(
+        "cold compile child: built a new cache entry",
+        cold["cache_entries_after"] > cold["cache_entries_before"],
+    )
+    R.check(
+        "warm child: found the cache entry (built nothing)",
+        warm["cache_entries_after"] == warm["cache_entries_before"],
+    )
     first = DESIGN["gpu_first_compile_s"] if backend == "gpu" else DESIGN["cpu_first_compile_s"]
-    R.row("first call, fresh cache (new process)", f"{cold['first_call_s'] * 1e3:.0f} ms", "", "",
-          f"target <= {first * 1e3:.0f} ms; 2nd call {cold['second_call_s'] * 1e3:.2f} ms")
-    R.row("first call, cached (new process)", f"{warm['first_call_s'] * 1e3:.1f} ms", "", "",
-          f"target <= {DESIGN['cached_new_process_s'] * 1e3:.0f} ms")
+    R.row(
+        "first call, fresh cache (new process)",
+        f"{cold['first_call_s'] * 1e3:.0f} ms",
+        "",
+        "",
+        f"target <= {first * 1e3:.0f} ms; 2nd call {cold['second_call_s'] * 1e3:.2f} ms",
+    )
+    R.row(
+        "first call, cached (new process)",
+        f"{warm['first_call_s'] * 1e3:.1f} ms",
+        "",
+        "",
+        f"target <= {DESIGN['cached_new_process_s'] * 1e3:.0f} ms",
+    )
     extra = f"incl. CuPy init {warm['setup_s'] * 1e3:.0f} ms; " if backend == "gpu" else ""
-    R.row("  script start -> first result, cached", f"{warm['script_start_to_first_result_s'] * 1e3:.0f} ms",
-          "", "", f"{extra}process wall {warm['process_wall_s'] * 1e3:.0f} ms")
-    R.row("import stencilkit (new process)", f"{warm['import_s'] * 1e3:.0f} ms", "", "",
-          f"target <= {DESIGN['import_s'] * 1e3:.0f} ms; GPU libs loaded by it: "
-          f"{warm['gpu_libs_imported_by_import_stencilkit'] or 'none'}")
+    R.row(
+        "  script start -> first result, cached",
+        f"{warm['script_start_to_first_result_s'] * 1e3:.0f} ms",
+        "",
+        "",
+        f"{extra}process wall {warm['process_wall_s'] * 1e3:.0f} ms",
+    )
+    R.row(
+        "import stencilkit (new process)",
+        f"{warm['import_s'] * 1e3:.0f} ms",
+        "",
+        "",
+        f"target <= {DESIGN['import_s'] * 1e3:.0f} ms; GPU libs loaded by it: "
+        f"{warm['gpu_libs_imported_by_import_stencilkit'] or 'none'}",
+    )
     return r

@@ -206,8 +206,17 @@ CUDA_SOURCES: dict[str, tuple[str, tuple[str, ...]]] = {
     "laplacian": (LAP_SRC, ("lap_plain", "lap_kloop")),
     "trivial": (TRIVIAL_SRC, ("trivial1", "trivial25")),
     "scan": (SCAN_SRC, ("tridiag_forward", "tridiag_backward", "tridiag_fused")),
-    "mesh": (MESH_SRC, ("e2c_diff_ek", "e2c_diff_kloop", "c2e_sum_ek", "c2e_sum_kloop",
-                        "v2e_sum_ek", "v2e_sum_kloop")),
+    "mesh": (
+        MESH_SRC,
+        (
+            "e2c_diff_ek",
+            "e2c_diff_kloop",
+            "c2e_sum_ek",
+            "c2e_sum_kloop",
+            "v2e_sum_ek",
+            "v2e_sum_kloop",
+        ),
+    ),
 }
 CUDA_OPTIONS = ("-std=c++17",)
 
@@ -246,5 +255,9 @@ def cuda_sources_section(R: Runner) -> dict[str, Any]:
     for name, (src, kernels) in CUDA_SOURCES.items():
         log = nvrtc_compile(src, "90", name)
         res[name] = log
-        R.check(f"NVRTC sm_90 compiles the {name} kernels ({', '.join(kernels)})", log is None, log or "")
+        R.check(
+            f"NVRTC sm_90 compiles the {name} kernels ({', '.join(kernels)})",
+            log is None,
+            log or "",
+        )
     return res

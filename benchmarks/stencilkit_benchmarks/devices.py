@@ -87,8 +87,9 @@ class Dev:
         if self.gpu:
             rt = self.cp.cuda.runtime
             assert dst.nbytes == src.nbytes
-            return lambda: rt.memcpyAsync(dst.data.ptr, src.data.ptr, src.nbytes,
-                                          rt.memcpyDeviceToDevice, self.stream_ptr())
+            return lambda: rt.memcpyAsync(
+                dst.data.ptr, src.data.ptr, src.nbytes, rt.memcpyDeviceToDevice, self.stream_ptr()
+            )
         import numpy as np
 
         return lambda: np.copyto(dst, src)
@@ -101,7 +102,9 @@ class Dev:
 
 def elem_strides(a: Any) -> tuple[int, ...]:
     st = tuple(int(s) // int(a.itemsize) for s in a.strides)
-    assert all(s * int(a.itemsize) == int(t) for s, t in zip(st, a.strides)), f"odd strides {a.strides}"
+    assert all(s * int(a.itemsize) == int(t) for s, t in zip(st, a.strides)), (
+        f"odd strides {a.strides}"
+    )
     return st
 
 

@@ -21,8 +21,11 @@ static sk_dim3 blockIdx, threadIdx, blockDim, gridDim;
 #define __forceinline__ inline
 """
 
-_CTYPES_OF = {"int32": ("int", ctypes.c_int32), "int64": ("long long", ctypes.c_int64),
-              "float64": ("double", ctypes.c_double)}
+_CTYPES_OF = {
+    "int32": ("int", ctypes.c_int32),
+    "int64": ("long long", ctypes.c_int64),
+    "float64": ("double", ctypes.c_double),
+}
 _POINTEE = {"float64": "double", "int32": "int", "int64": "long long", "float32": "float"}
 
 
@@ -75,7 +78,9 @@ extern "C" void sk_emu_launch(const unsigned* g, const unsigned* b, void** args)
             cmd = [cxx, "-std=c++17", "-O1", "-shared", "-fPIC", "-o", str(so), str(src)]
             p = subprocess.run(cmd, capture_output=True, text=True, check=False)
             if p.returncode != 0:
-                raise RuntimeError(f"emulation build of {self.name} failed: {' '.join(cmd)}\n{p.stderr}")
+                raise RuntimeError(
+                    f"emulation build of {self.name} failed: {' '.join(cmd)}\n{p.stderr}"
+                )
         lib = ctypes.CDLL(str(so))
         lib.sk_emu_launch.restype = None
         lib.sk_emu_launch.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p]

@@ -54,7 +54,9 @@ def chain_source(n: int, shifted: bool) -> str:
     for _ in range(n):
         call = f"g({call})"
     stop = SIZE[0]
-    return HEADER + f'''
+    return (
+        HEADER
+        + f"""
 
 @gtx.field_operator
 def g(x: IK) -> IK:
@@ -69,7 +71,8 @@ def chain(x: IK) -> IK:
 @gtx.program
 def run(x: IK, out: IK):
     chain(x, out=out, domain={{I: (0, {stop}), K: (0, {SIZE[1]})}})
-'''
+"""
+    )
 
 
 def ifs_source(n: int) -> str:
@@ -86,7 +89,9 @@ def ifs_source(n: int) -> str:
         lines.append("        x = x + 0.125")
     lines.append("    return x, y, z")
     body = "\n".join(lines)
-    return HEADER + f'''
+    return (
+        HEADER
+        + f"""
 
 @gtx.scan_operator(axis=K, forward=True, init=(0.0, 0.0, 0.0))
 def body(carry: tuple[float64, float64, float64], a: float64, b: float64) -> tuple[float64, float64, float64]:
@@ -96,7 +101,8 @@ def body(carry: tuple[float64, float64, float64], a: float64, b: float64) -> tup
 @gtx.program
 def run(a: IK, b: IK, x: IK, y: IK, z: IK):
     body(a, b, out=(x, y, z))
-'''
+"""
+    )
 
 
 def ifs_reference(n: int, a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, ...]:
@@ -181,10 +187,10 @@ def child(case: str, n: int, workdir: Path) -> dict[str, Any]:
     res["first call"], _ = _timed(lambda: fresh(*args, offset_provider={}))
     res["total"] = res["parse"] + res["first call"]
     emb_args = [*inputs, *outs()]
-    checked = [("cpu", args[len(inputs):])]
+    checked = [("cpu", args[len(inputs) :])]
     try:
         res["embedded"], _ = _timed(lambda: prog(*emb_args, offset_provider={}))
-        checked.append(("embedded", emb_args[len(inputs):]))
+        checked.append(("embedded", emb_args[len(inputs) :]))
     except Exception as err:  # reported in the table, the other stages still count
         res["embedded"] = float("nan")
         res["embedded_error"] = f"{type(err).__name__}: {err}"[:200]
@@ -192,8 +198,12 @@ def child(case: str, n: int, workdir: Path) -> dict[str, Any]:
         for o, e in zip(got, expected):
             rows = e.shape[0]
             assert rows == SIZE[0], (case, n, e.shape)
-            np.testing.assert_allclose(o.asnumpy()[:rows], e, rtol=1e-10, err_msg=f"{case} n={n} {name}")
-            assert np.isnan(o.asnumpy()[rows:]).all(), f"{case} n={n} {name}: wrote outside the domain"
+            np.testing.assert_allclose(
+                o.asnumpy()[:rows], e, rtol=1e-10, err_msg=f"{case} n={n} {name}"
+            )
+            assert np.isnan(o.asnumpy()[rows:]).all(), (
+                f"{case} n={n} {name}: wrote outside the domain"
+            )
     res["checked"] = True
     return res
 
@@ -212,7 +222,7 @@ def run_case(case: str, n: int, timeout: float) -> dict[str, Any]:
             return {"error": f"over {timeout:.0f} s"}
         for line in p.stdout.splitlines():
             if line.startswith("SKFRONTEND "):
-                result: dict[str, Any] = json.loads(line[len("SKFRONTEND "):])
+                result: dict[str, Any] = json.loads(line[len("SKFRONTEND ") :])
                 return result
         err = (p.stderr.strip().splitlines() or ["no output"])[-1]
         return {"error": err[:200]}
@@ -225,16 +235,28 @@ def table(rows: list[tuple[str, int, dict[str, Any]]]) -> str:
         if "error" in r:
             out.append(f"{case:<9}{n:>5}  {r['error']}")
             continue
-        out.append(f"{case:<9}{n:>5} " + "".join(f"{r[s]:>10.3f}s" for s in STAGES) + f"{r['source_lines']:>11}")
+        out.append(
+            f"{case:<9}{n:>5} "
+            + "".join(f"{r[s]:>10.3f}s" for s in STAGES)
+            + f"{r['source_lines']:>11}"
+        )
     return "\n".join(out)
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="python -m stencilkit_benchmarks.frontend", description=__doc__,
-                                formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--cases", default="chain,shifted,ifs", help="comma-separated: chain, shifted, ifs")
-    p.add_argument("--n", default="", help="comma-separated sizes (default: chain 6,8,10,12,20,100;"
-                   " shifted 100; ifs 40)")
+    p = argparse.ArgumentParser(
+        prog="python -m stencilkit_benchmarks.frontend",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument(
+        "--cases", default="chain,shifted,ifs", help="comma-separated: chain, shifted, ifs"
+    )
+    p.add_argument(
+        "--n",
+        default="",
+        help="comma-separated sizes (default: chain 6,8,10,12,20,100; shifted 100; ifs 40)",
+    )
     p.add_argument("--timeout", type=float, default=120.0, help="seconds per case (default 120)")
     p.add_argument("--json", metavar="PATH", help="also write the results as JSON")
     p.add_argument("--child", nargs=3, help=argparse.SUPPRESS)
@@ -256,7 +278,9 @@ def main(argv: list[str] | None = None) -> int:
     print()
     print(table(rows))
     if args.json:
-        Path(args.json).write_text(json.dumps([{"case": c, "n": n, **r} for c, n, r in rows], indent=1))
+        Path(args.json).write_text(
+            json.dumps([{"case": c, "n": n, **r} for c, n, r in rows], indent=1)
+        )
     return 0 if all("error" not in r for _, _, r in rows) else 1
 
 

@@ -31,8 +31,22 @@ from .timing import gb, time_variants
 GATHER_LAYOUTS = ("vertical-contiguous", "horizontal-contiguous")
 GATHER_TARGETS = {"random": 0.60, "locality": 0.85}  # issue 13, fractions of copy
 GATHER_OPS: dict[str, dict[str, Any]] = {
-    "c2e": {"prog": "c2e_nsum_prog", "out": "Cell", "src": "Edge", "table": "C2E", "local": "C2EDim", "nb": 3},
-    "e2c": {"prog": "e2c_nsum_prog", "out": "Edge", "src": "Cell", "table": "E2C", "local": "E2CDim", "nb": 2},
+    "c2e": {
+        "prog": "c2e_nsum_prog",
+        "out": "Cell",
+        "src": "Edge",
+        "table": "C2E",
+        "local": "C2EDim",
+        "nb": 3,
+    },
+    "e2c": {
+        "prog": "e2c_nsum_prog",
+        "out": "Edge",
+        "src": "Cell",
+        "table": "E2C",
+        "local": "E2CDim",
+        "nb": 2,
+    },
 }
 
 
@@ -48,7 +62,9 @@ def random_numbering(c2e: Any, e2c: Any, seed: int = 31) -> tuple[Any, Any]:
     return (new_edge[c2e[cell_order]].astype(np.int32), new_cell[e2c[edge_order]].astype(np.int32))
 
 
-def gathers_section(R: Runner, dev: Dev, P: Any, opts: Options, state: dict[str, Any]) -> dict[str, Any]:
+def gathers_section(
+    R: Runner, dev: Dev, P: Any, opts: Options, state: dict[str, Any]
+) -> dict[str, Any]:
     import numpy as np
 
     gtx, xp = dev.gtx, dev.xp
@@ -56,10 +72,19 @@ def gathers_section(R: Runner, dev: Dev, P: Any, opts: Options, state: dict[str,
     mesh, why = build_mesh(nx, ny, locality=True)
     tables = {"random": random_numbering(mesh.c2e, mesh.e2c), "locality": (mesh.c2e, mesh.e2c)}
     sizes = {"Cell": mesh.n_cells, "Edge": mesh.n_edges}
-    res: dict[str, Any] = {"cells": mesh.n_cells, "edges": mesh.n_edges, "levels": nk, "mesh": mesh.source,
-                           "bytes_rule": "output + input field + int32 table, each once"}
-    R.say(f"  gathers: {mesh.n_cells} cells, {mesh.n_edges} edges x {nk} levels ({mesh.source}"
-          + ("" if why == "ok" else f"; {why}") + "); layouts " + ", ".join(GATHER_LAYOUTS))
+    res: dict[str, Any] = {
+        "cells": mesh.n_cells,
+        "edges": mesh.n_edges,
+        "levels": nk,
+        "mesh": mesh.source,
+        "bytes_rule": "output + input field + int32 table, each once",
+    }
+    R.say(
+        f"  gathers: {mesh.n_cells} cells, {mesh.n_edges} edges x {nk} levels ({mesh.source}"
+        + ("" if why == "ok" else f"; {why}")
+        + "); layouts "
+        + ", ".join(GATHER_LAYOUTS)
+    )
     rng = np.random.default_rng(23)
     for op, spec in GATHER_OPS.items():
         n_out, n_src, nbn = sizes[spec["out"]], sizes[spec["src"]], spec["nb"]
@@ -68,7 +93,9 @@ def gathers_section(R: Runner, dev: Dev, P: Any, opts: Options, state: dict[str,
         for numbering, pair in tables.items():
             host_table = pair[0] if op == "c2e" else pair[1]
             out_dim, src_dim = getattr(P, spec["out"]), getattr(P, spec["src"])
-            conn = gtx.as_connectivity([out_dim, getattr(P, spec["local"])], src_dim, host_table, allocator=dev.alloc)
+            conn = gtx.as_connectivity(
+                [out_dim, getattr(P, spec["local"])], src_dim, host_table, allocator=dev.alloc
+            )
             provider = {spec["table"]: conn}
             sample = np.unique(np.concatenate([[0, n_out - 1], rng.integers(0, n_out, 500)]))
             rows = dev.to_host(base[xp.asarray(host_table[sample].astype(np.int64).ravel())])
@@ -78,30 +105,57 @@ def gathers_section(R: Runner, dev: Dev, P: Any, opts: Options, state: dict[str,
             notes: dict[str, str] = {}
             sub: dict[str, Any] = {"bytes": nbytes, "setup": {}}
             for layout in GATHER_LAYOUTS:
-                src = gtx.empty({src_dim: n_src, P.K: nk}, dtype=gtx.float64, allocator=dev.alloc, layout=layout)
+                src = gtx.empty(
+                    {src_dim: n_src, P.K: nk}, dtype=gtx.float64, allocator=dev.alloc, layout=layout
+                )
                 src.ndarray[...] = base
-                out = gtx.empty({out_dim: n_out, P.K: nk}, dtype=gtx.float64, allocator=dev.alloc, layout=layout)
+                out = gtx.empty(
+                    {out_dim: n_out, P.K: nk}, dtype=gtx.float64, allocator=dev.alloc, layout=layout
+                )
                 out.ndarray.fill(float("nan"))
                 prog = getattr(P, spec["prog"]).with_backend(dev.compiled)
 
-                def call(prog: Any = prog, src: Any = src, out: Any = out, provider: Any = provider) -> None:
+                def call(
+                    prog: Any = prog, src: Any = src, out: Any = out, provider: Any = provider
+                ) -> None:
                     prog(src, out, offset_provider=provider)
 
                 call()
                 dev.sync()
                 err = float(np.max(np.abs(dev.to_host(out.ndarray[xp.asarray(sample)]) - want)))
-                R.check(f"{key} {layout} vs NumPy on {len(sample)} rows", err <= 1e-11, f"max abs err {err:.1e}")
+                R.check(
+                    f"{key} {layout} vs NumPy on {len(sample)} rows",
+                    err <= 1e-11,
+                    f"max abs err {err:.1e}",
+                )
                 chosen = ""
                 if dev.gpu:
                     plans = list(prog._runner.plans.values())
                     kls = launches(plans[0]) if plans else []
                     chosen = ", ".join(f"{kl.name} block {kl.block} grid {kl.grid}" for kl in kls)
-                sub["setup"][layout] = {"strides_bytes": list(src.ndarray.strides), "kernel": chosen}
+                sub["setup"][layout] = {
+                    "strides_bytes": list(src.ndarray.strides),
+                    "kernel": chosen,
+                }
                 variants[layout] = (call, opts.reps)
                 notes[layout] = f"target >= {GATHER_TARGETS[numbering]:.2f}; {chosen}"
-            R.row(f"{key}: {spec['table']} neighbour sum, {n_out} x {nk}", "", gb(nbytes), "",
-                  "bytes: out + input field + int32 table once")
-            time_variants(R, dev, key, variants, {k: nbytes for k in variants}, state.get("copy_gbs"), notes, sub)
+            R.row(
+                f"{key}: {spec['table']} neighbour sum, {n_out} x {nk}",
+                "",
+                gb(nbytes),
+                "",
+                "bytes: out + input field + int32 table once",
+            )
+            time_variants(
+                R,
+                dev,
+                key,
+                variants,
+                {k: nbytes for k in variants},
+                state.get("copy_gbs"),
+                notes,
+                sub,
+            )
             res[key] = sub
             del variants
             dev.free()
@@ -194,18 +248,39 @@ FIRST_CALL_CASES = ("laplacian", "scan", "c2e_random")
 TUNE_TARGET_S = 0.3
 
 
-def _child(case: str, sizes: dict[str, Any], programs: str, cache: str, script: str) -> dict[str, Any]:
-    env = dict(os.environ, STENCILKIT_CACHE_DIR=cache, PYTHONPATH=os.pathsep.join(p for p in sys.path if p))
-    done = subprocess.run([sys.executable, script, case, json.dumps(sizes), programs, __package__ or "stencilkit_benchmarks"],
-                          capture_output=True, text=True, env=env, timeout=600, check=False)
+def _child(
+    case: str, sizes: dict[str, Any], programs: str, cache: str, script: str
+) -> dict[str, Any]:
+    env = dict(
+        os.environ, STENCILKIT_CACHE_DIR=cache, PYTHONPATH=os.pathsep.join(p for p in sys.path if p)
+    )
+    done = subprocess.run(
+        [
+            sys.executable,
+            script,
+            case,
+            json.dumps(sizes),
+            programs,
+            __package__ or "stencilkit_benchmarks",
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=600,
+        check=False,
+    )
     for line in done.stdout.splitlines():
         if line.startswith("SKBENCH "):
             result: dict[str, Any] = json.loads(line[8:])
             return result
-    raise RuntimeError(f"first-call child {case} failed (exit {done.returncode}): {done.stderr[-2000:]}")
+    raise RuntimeError(
+        f"first-call child {case} failed (exit {done.returncode}): {done.stderr[-2000:]}"
+    )
 
 
-def first_call_section(R: Runner, dev: Dev, P: Any, opts: Options, state: dict[str, Any]) -> dict[str, Any]:
+def first_call_section(
+    R: Runner, dev: Dev, P: Any, opts: Options, state: dict[str, Any]
+) -> dict[str, Any]:
     sizes = {"n": opts.n, "scan_shape": list(opts.scan_shape), "mesh": list(opts.mesh)}
     work = tempfile.mkdtemp(prefix="sk-first-call-")
     script = os.path.join(work, "child.py")
@@ -219,12 +294,25 @@ def first_call_section(R: Runner, dev: Dev, P: Any, opts: Options, state: dict[s
         warm = _child(case, sizes, str(P.__file__), cache, script)
         res[case] = {"fresh_cache": cold, "warm_cache": warm}
         rest = cold["first_s"] - cold["build_s"] - cold["tune_s"]
-        R.row(f"first call {case}, fresh cache: build / block search / rest", f"{cold['first_s'] * 1e3:.0f} ms", "",
-              "", f"{cold['build_s'] * 1e3:.0f} / {cold['tune_s'] * 1e3:.0f} / {rest * 1e3:.0f} ms"
-              f" ({cold['searches']} searches; search target <= {TUNE_TARGET_S * 1e3:.0f} ms);"
-              f" second call {cold['second_s'] * 1e3:.2f} ms")
-        R.check(f"first call {case}: block search <= {TUNE_TARGET_S} s", cold["tune_s"] <= TUNE_TARGET_S,
-                f"{cold['tune_s']:.3f} s")
-        R.row(f"first call {case}, cached, new process", f"{warm['first_s'] * 1e3:.0f} ms", "", "",
-              f"build {warm['build_s'] * 1e3:.0f} ms, search {warm['tune_s'] * 1e3:.0f} ms (stored choice)")
+        R.row(
+            f"first call {case}, fresh cache: build / block search / rest",
+            f"{cold['first_s'] * 1e3:.0f} ms",
+            "",
+            "",
+            f"{cold['build_s'] * 1e3:.0f} / {cold['tune_s'] * 1e3:.0f} / {rest * 1e3:.0f} ms"
+            f" ({cold['searches']} searches; search target <= {TUNE_TARGET_S * 1e3:.0f} ms);"
+            f" second call {cold['second_s'] * 1e3:.2f} ms",
+        )
+        R.check(
+            f"first call {case}: block search <= {TUNE_TARGET_S} s",
+            cold["tune_s"] <= TUNE_TARGET_S,
+            f"{cold['tune_s']:.3f} s",
+        )
+        R.row(
+            f"first call {case}, cached, new process",
+            f"{warm['first_s'] * 1e3:.0f} ms",
+            "",
+            "",
+            f"build {warm['build_s'] * 1e3:.0f} ms, search {warm['tune_s'] * 1e3:.0f} ms (stored choice)",
+        )
     return res

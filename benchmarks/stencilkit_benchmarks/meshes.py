@@ -53,7 +53,11 @@ def mesh_problems(m: Mesh | BenchMesh) -> list[str]:
     bad: list[str] = []
     if (2 * ne, ne) != (3 * nc, 3 * nv):
         bad.append(f"{nc} cells, {ne} edges, {nv} vertices is not a periodic triangular mesh")
-    for name, t, rows, cols, hi in (("e2c", m.e2c, ne, 2, nc), ("c2e", m.c2e, nc, 3, ne), ("v2e", m.v2e, nv, 6, ne)):
+    for name, t, rows, cols, hi in (
+        ("e2c", m.e2c, ne, 2, nc),
+        ("c2e", m.c2e, nc, 3, ne),
+        ("v2e", m.v2e, nv, 6, ne),
+    ):
         if t.shape != (rows, cols):
             bad.append(f"{name} has shape {t.shape}, expected {(rows, cols)}")
         elif t.min() < 0 or t.max() >= hi:

@@ -31,12 +31,15 @@ def gpu_overhead_section(R: Runner, dev: Dev, P: Any, opts: Options) -> dict[str
         f.ndarray[...] = cp.asarray(rng.standard_normal((m, m, m)))
         return f
 
-    res: dict[str, Any] = {"points": m ** 3}
+    res: dict[str, Any] = {"points": m**3}
     wide = N_INPUTS_WIDE + 1
     cases: dict[int, tuple[Any, list[Any], Callable[[list[Any]], Any]]] = {
         2: (P.prog2.with_backend(gtx.gpu), [field()], lambda ins: ins[0].ndarray + 1.0),
-        wide: (getattr(P, f"prog{wide}").with_backend(gtx.gpu), [field() for _ in range(N_INPUTS_WIDE)],
-               lambda ins: sum(x.ndarray for x in ins)),
+        wide: (
+            getattr(P, f"prog{wide}").with_backend(gtx.gpu),
+            [field() for _ in range(N_INPUTS_WIDE)],
+            lambda ins: sum(x.ndarray for x in ins),
+        ),
     }
     for nf, (prog, ins, ref) in cases.items():
         out = gtx.empty({I: m, J: m, K: m}, dtype=gtx.float64, allocator=gtx.gpu)
@@ -51,12 +54,23 @@ def gpu_overhead_section(R: Runner, dev: Dev, P: Any, opts: Options) -> dict[str
         sustained = per_call_us(call, opts.calls, sync)
         entry: dict[str, Any] = {"program_call": r, "program_call_sustained": sustained}
         target = DESIGN["overhead_2_us"] if nf == 2 else DESIGN["overhead_25_us"]
-        R.row(f"per call, {nf} fields {m}^3, Program.__call__", f"{r['loop_us']:.2f} us", "", "",
-              f"host time, batches of {BATCH}; incl. the driver's launch")
+        R.row(
+            f"per call, {nf} fields {m}^3, Program.__call__",
+            f"{r['loop_us']:.2f} us",
+            "",
+            "",
+            f"host time, batches of {BATCH}; incl. the driver's launch",
+        )
         try:  # breakdown through internals (informative only)
             runner = prog._runner
             flat = [*ins, out]
-            rr = per_call_us(lambda runner=runner, flat=flat: runner(flat, {}), opts.calls, sync, batch=BATCH)  # type: ignore[misc]  # a lambda binding loop variables by default arguments: mypy cannot infer it
+            # a lambda binding loop variables by default arguments: mypy cannot infer it
+            rr = per_call_us(
+                lambda runner=runner, flat=flat: runner(flat, {}),  # type: ignore[misc]
+                opts.calls,
+                sync,
+                batch=BATCH,
+            )
             entry["runner_call"] = rr
             R.row("  .. CompiledRunner.__call__ (no flatten)", f"{rr['loop_us']:.2f} us")
             (plan,) = runner.plans.values()
@@ -72,32 +86,58 @@ def gpu_overhead_section(R: Runner, dev: Dev, P: Any, opts: Options) -> dict[str
 
             rb = per_call_us(bare, opts.calls, sync, batch=BATCH)
             entry["bare_cuLaunchKernel"] = rb
-            R.row("  .. bare cuLaunchKernel (cuda-bindings)", f"{rb['loop_us']:.2f} us", "", "", "the driver's part")
+            R.row(
+                "  .. bare cuLaunchKernel (cuda-bindings)",
+                f"{rb['loop_us']:.2f} us",
+                "",
+                "",
+                "the driver's part",
+            )
             python_us = r["loop_us"] - rb["loop_us"]
             entry["python_us"] = python_us
-            R.row(f"  Python part, {nf} fields (call - bare launch)", f"{python_us:.2f} us", "", "",
-                  f"target <= {target:.0f} us")
+            R.row(
+                f"  Python part, {nf} fields (call - bare launch)",
+                f"{python_us:.2f} us",
+                "",
+                "",
+                f"target <= {target:.0f} us",
+            )
         except Exception as err:
             entry["breakdown_error"] = repr(err)
             R.row("  .. breakdown unavailable", "", "", "", repr(err)[:80])
-        R.row(f"  sustained, {opts.calls} calls back to back", f"{sustained['loop_us']:.2f} us", "", "",
-              f"incl. drain {sustained['total_us']:.2f} us; bound by the GPU's launch rate once its queue fills")
+        R.row(
+            f"  sustained, {opts.calls} calls back to back",
+            f"{sustained['loop_us']:.2f} us",
+            "",
+            "",
+            f"incl. drain {sustained['total_us']:.2f} us; bound by the GPU's launch rate once its queue fills",
+        )
         res[f"{nf}_fields"] = entry
 
     t1, t25 = cp.RawKernel(TRIVIAL_SRC, "trivial1"), cp.RawKernel(TRIVIAL_SRC, "trivial25")
-    bufs = [cp.zeros(m ** 3) for _ in range(25)]
-    nn = np.int32(m ** 3)
+    bufs = [cp.zeros(m**3) for _ in range(25)]
+    nn = np.int32(m**3)
     a1 = (bufs[0], nn)
     a25 = (*bufs, nn)
-    grid = (-(-(m ** 3) // 128),)
+    grid = (-(-(m**3) // 128),)
     rk1 = per_call_us(lambda: t1(grid, (128,), a1), opts.calls, sync, batch=BATCH)
     rk25 = per_call_us(lambda: t25(grid, (128,), a25), opts.calls, sync, batch=BATCH)
     res["cupy_rawkernel_1ptr"] = rk1
     res["cupy_rawkernel_25ptr"] = rk25
-    R.row("per call, cupy.RawKernel trivial, 1 array", f"{rk1['loop_us']:.2f} us", "", "",
-          f"host time, batches of {BATCH}")
-    R.row("per call, cupy.RawKernel trivial, 25 arrays", f"{rk25['loop_us']:.2f} us", "", "",
-          f"host time, batches of {BATCH}")
+    R.row(
+        "per call, cupy.RawKernel trivial, 1 array",
+        f"{rk1['loop_us']:.2f} us",
+        "",
+        "",
+        f"host time, batches of {BATCH}",
+    )
+    R.row(
+        "per call, cupy.RawKernel trivial, 25 arrays",
+        f"{rk25['loop_us']:.2f} us",
+        "",
+        "",
+        f"host time, batches of {BATCH}",
+    )
     return res
 
 
@@ -119,8 +159,11 @@ def cpu_overhead_section(R: Runner, dev: Dev, P: Any, opts: Options) -> dict[str
     wide = N_INPUTS_WIDE + 1
     cases: dict[int, tuple[Any, list[Any], Callable[[list[Any]], Any]]] = {
         2: (P.prog2.with_backend(gtx.cpu), [field()], lambda ins: ins[0].ndarray + 1.0),
-        wide: (getattr(P, f"prog{wide}").with_backend(gtx.cpu), [field() for _ in range(N_INPUTS_WIDE)],
-               lambda ins: sum(x.ndarray for x in ins)),
+        wide: (
+            getattr(P, f"prog{wide}").with_backend(gtx.cpu),
+            [field() for _ in range(N_INPUTS_WIDE)],
+            lambda ins: sum(x.ndarray for x in ins),
+        ),
     }
     for nf, (prog, ins, ref) in cases.items():
         out = gtx.empty({I: n, J: n, K: n}, dtype=gtx.float64, allocator=gtx.cpu)
@@ -128,11 +171,20 @@ def cpu_overhead_section(R: Runner, dev: Dev, P: Any, opts: Options) -> dict[str
         prog(*ins, out, offset_provider={})
         err = float(np.max(np.abs(out.ndarray - ref(ins))))
         R.check(f"{nf}-field program correct", err <= 1e-12, f"max abs err {err:.1e}")
-        r = per_call_us(lambda prog=prog, ins=ins, out=out: prog(*ins, out, offset_provider={}), opts.calls)  # type: ignore[misc]  # a lambda binding loop variables by default arguments: mypy cannot infer it
+        # a lambda binding loop variables by default arguments: mypy cannot infer it
+        r = per_call_us(
+            lambda prog=prog, ins=ins, out=out: prog(*ins, out, offset_provider={}),  # type: ignore[misc]
+            opts.calls,
+        )
         entry: dict[str, Any] = {"program_call": r}
         target = DESIGN["overhead_2_us"] if nf == 2 else DESIGN["overhead_25_us"]
-        R.row(f"per call, {nf} fields {n}^3, Program.__call__", f"{r['loop_us']:.2f} us", "", "",
-              "incl. running the kernel")
+        R.row(
+            f"per call, {nf} fields {n}^3, Program.__call__",
+            f"{r['loop_us']:.2f} us",
+            "",
+            "",
+            "incl. running the kernel",
+        )
         try:  # breakdown through internals (may change; failures are reported, not fatal)
             runner = prog._runner
             flat = [*ins, out]
@@ -143,12 +195,22 @@ def cpu_overhead_section(R: Runner, dev: Dev, P: Any, opts: Options) -> dict[str
             fn, addr = plan.stages.loaded.fn, plan.buf.ctypes.data
             rb = per_call_us(lambda fn=fn, addr=addr: fn(addr), opts.calls)  # type: ignore[misc]  # a lambda binding loop variables by default arguments: mypy cannot infer it
             entry["bare_ctypes_call"] = rb
-            R.row("  .. bare ctypes call of the compiled function", f"{rb['loop_us']:.2f} us", "", "",
-                  "floor (includes the kernel)")
+            R.row(
+                "  .. bare ctypes call of the compiled function",
+                f"{rb['loop_us']:.2f} us",
+                "",
+                "",
+                "floor (includes the kernel)",
+            )
             python_us = r["loop_us"] - rb["loop_us"]
             entry["python_us"] = python_us
-            R.row(f"  Python part, {nf} fields (call - bare call)", f"{python_us:.2f} us", "", "",
-                  f"target <= {target:.0f} us")
+            R.row(
+                f"  Python part, {nf} fields (call - bare call)",
+                f"{python_us:.2f} us",
+                "",
+                "",
+                f"target <= {target:.0f} us",
+            )
         except Exception as err:
             entry["breakdown_error"] = repr(err)
             R.row("  .. breakdown unavailable", "", "", "", repr(err)[:80])

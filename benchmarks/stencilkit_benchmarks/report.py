@@ -37,7 +37,9 @@ class Runner:
         self.failures: dict[str, str] = {}
         self.rows: list[tuple[str, str, str, str, str]] = []  # what, time, rate, ratio, note
         self.checks: list[tuple[str, bool, str]] = []
-        self.autosave: tuple[str, dict[str, Any]] | None = None  # (JSON path, env): saved after each section
+        self.autosave: tuple[str, dict[str, Any]] | None = (
+            None  # (JSON path, env): saved after each section
+        )
 
     def say(self, text: str) -> None:
         if self.verbose:
@@ -59,7 +61,9 @@ class Runner:
             except Exception as err:
                 print(f"could not save {self.autosave[0]}: {err!r}", file=sys.stderr)
 
-    def row(self, what: str, time_: str = "", rate: str = "", ratio: str = "", note: str = "") -> None:
+    def row(
+        self, what: str, time_: str = "", rate: str = "", ratio: str = "", note: str = ""
+    ) -> None:
         self.rows.append((what, time_, rate, ratio, note))
         self.say(f"  {what:<50} {time_:>12} {rate:>12} {ratio:>9}  {note}")
 
@@ -75,10 +79,14 @@ class Runner:
         w = [max(len(r[i]) for r in rows) for i in range(4)]
         lines = [f"---- {title}"]
         for r in rows:
-            lines.append(f"{r[0]:<{w[0]}}  {r[1]:>{w[1]}}  {r[2]:>{w[2]}}  {r[3]:>{w[3]}}  {r[4]}".rstrip())
+            lines.append(
+                f"{r[0]:<{w[0]}}  {r[1]:>{w[1]}}  {r[2]:>{w[2]}}  {r[3]:>{w[3]}}  {r[4]}".rstrip()
+            )
         bad = [c for c in self.checks if not c[1]]
-        lines.append(f"checks: {len(self.checks) - len(bad)}/{len(self.checks)} passed"
-                     + "".join(f"\n  FAILED CHECK: {c[0]} {c[2]}" for c in bad))
+        lines.append(
+            f"checks: {len(self.checks) - len(bad)}/{len(self.checks)} passed"
+            + "".join(f"\n  FAILED CHECK: {c[0]} {c[2]}" for c in bad)
+        )
         lines.append("sections failed: " + (", ".join(self.failures) if self.failures else "none"))
         return "\n".join(lines)
 
@@ -87,10 +95,14 @@ class Runner:
         return not self.failures and all(c[1] for c in self.checks)
 
     def document(self, env: dict[str, Any]) -> dict[str, Any]:
-        return {"env": env, "results": self.results, "failures": self.failures,
-                "checks": [{"what": w, "ok": o, "detail": d} for w, o, d in self.checks],
-                "table": [dict(zip(("what", "time", "rate", "ratio", "note"), r)) for r in self.rows],
-                "ok": self.ok}
+        return {
+            "env": env,
+            "results": self.results,
+            "failures": self.failures,
+            "checks": [{"what": w, "ok": o, "detail": d} for w, o, d in self.checks],
+            "table": [dict(zip(("what", "time", "rate", "ratio", "note"), r)) for r in self.rows],
+            "ok": self.ok,
+        }
 
     def dump(self, path: str | None, env: dict[str, Any], quiet: bool = False) -> None:
         if not path:
@@ -153,6 +165,9 @@ def child_env(**extra: str) -> dict[str, str]:
     import stencilkit
 
     env = dict(os.environ, **extra)
-    roots = {str(Path(stencilkit.__file__).resolve().parents[1]), str(Path(__file__).resolve().parents[1])}
+    roots = {
+        str(Path(stencilkit.__file__).resolve().parents[1]),
+        str(Path(__file__).resolve().parents[1]),
+    }
     env["PYTHONPATH"] = os.pathsep.join([*sorted(roots), *filter(None, [env.get("PYTHONPATH")])])
     return env

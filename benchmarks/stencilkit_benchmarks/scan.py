@@ -12,9 +12,11 @@ from .options import Options
 from .report import DESIGN, Runner
 from .timing import adaptive_reps, gb, time_variants
 
-SCAN_BYTES_RULE = ("minimum traffic of the two-pass Thomas algorithm, all fp64: forward reads "
-                   "a, b, c, d and writes cp, dp; backward reads cp, dp and writes x = 9 x 8 B "
-                   "per grid point (the same bytes for every variant, fused included)")
+SCAN_BYTES_RULE = (
+    "minimum traffic of the two-pass Thomas algorithm, all fp64: forward reads "
+    "a, b, c, d and writes cp, dp; backward reads cp, dp and writes x = 9 x 8 B "
+    "per grid point (the same bytes for every variant, fused included)"
+)
 
 
 def _thomas_reference(a: Any, b: Any, c: Any, d: Any) -> tuple[Any, Any, Any]:
@@ -36,7 +38,9 @@ def _thomas_reference(a: Any, b: Any, c: Any, d: Any) -> tuple[Any, Any, Any]:
     return cp, dp, x
 
 
-def scan_section(R: Runner, dev: Dev, P: Any, opts: Options, state: dict[str, Any]) -> dict[str, Any]:
+def scan_section(
+    R: Runner, dev: Dev, P: Any, opts: Options, state: dict[str, Any]
+) -> dict[str, Any]:
     import numpy as np
 
     gtx, xp = dev.gtx, dev.xp
@@ -117,7 +121,12 @@ def scan_section(R: Runner, dev: Dev, P: Any, opts: Options, state: dict[str, An
 
         hand_cuda: tuple[tuple[str, Callable[[], None], dict[str, Any]], ...] = (
             (dev.cuda_label("two kernels"), two_kernels, {"cp": cp2, "dp": dp2, "x": x2}),
-            (dev.cuda_label("fused"), fused_kernel, {"cp": fused[0].ndarray, "x": fused[1].ndarray}))
+            (
+                dev.cuda_label("fused"),
+                fused_kernel,
+                {"cp": fused[0].ndarray, "x": fused[1].ndarray},
+            ),
+        )
         for name, fn, produced in hand_cuda:
             t0 = time.perf_counter()
             fn()
@@ -167,16 +176,24 @@ def scan_section(R: Runner, dev: Dev, P: Any, opts: Options, state: dict[str, An
     resid = bh * xr - dh
     resid[:, 1:] += ah[:, 1:] * xr[:, :-1]
     resid[:, :-1] += ch[:, :-1] * xr[:, 1:]
-    R.check("scan: NumPy reference solves the sampled systems", float(np.abs(resid).max()) <= 1e-10,
-            f"max residual {float(np.abs(resid).max()):.1e}")
+    R.check(
+        "scan: NumPy reference solves the sampled systems",
+        float(np.abs(resid).max()) <= 1e-10,
+        f"max residual {float(np.abs(resid).max()):.1e}",
+    )
     base = next(iter(outs))
 
     def check_outputs(when: str) -> None:
         for name, o in outs.items():
-            R.check(f"scan {name}: every point written [{when}]", all(finite(xp, v) for v in o.values()))
+            R.check(
+                f"scan {name}: every point written [{when}]", all(finite(xp, v) for v in o.values())
+            )
             worst = max(float(np.max(np.abs(cols(v) - ref[key]))) for key, v in o.items())
-            R.check(f"scan {name} vs NumPy on {len(ii)} columns [{when}]", worst <= 1e-10,
-                    f"max abs err {worst:.1e} ({', '.join(o)})")
+            R.check(
+                f"scan {name} vs NumPy on {len(ii)} columns [{when}]",
+                worst <= 1e-10,
+                f"max abs err {worst:.1e} ({', '.join(o)})",
+            )
             if name != base:
                 dd = maxdiff(xp, o["x"], outs[base]["x"])
                 R.check(f"scan {name} vs {base}: x [{when}]", dd <= 1e-10, f"max abs diff {dd:.1e}")
@@ -185,22 +202,33 @@ def scan_section(R: Runner, dev: Dev, P: Any, opts: Options, state: dict[str, An
 
     scratch = xp.empty_like(ins[0])
     variants: dict[str, tuple[Callable[[], Any], int]] = {
-        "copy of one field (same section)": (dev.copier(scratch, ins[0]), opts.reps)}
+        "copy of one field (same section)": (dev.copier(scratch, ins[0]), opts.reps)
+    }
     nb = {"copy of one field (same section)": 2 * int(ins[0].nbytes)}
     notes = {}
     for name, fn in calls.items():
         slow = name.startswith(("embedded", "hand NumPy")) or "emulation" in name
         variants[name] = (fn, adaptive_reps(firsts[name], opts.emb_reps) if slow else opts.reps)
         nb[name] = nbytes
-    R.row(f"scan: tridiagonal solve {ni}x{nj}x{nk}, 2 scans", "", gb(nbytes), "",
-          "bytes: fwd reads a,b,c,d writes cp,dp; bwd reads cp,dp writes x; 9 x 8 B/point")
-    notes[dev.compiled_name] = (f"target >= {DESIGN['scan_fraction_of_copy']:.2f} "
-                                f"(Triton ~{DESIGN['triton_scan_fraction_of_copy']:.2f})")
+    R.row(
+        f"scan: tridiagonal solve {ni}x{nj}x{nk}, 2 scans",
+        "",
+        gb(nbytes),
+        "",
+        "bytes: fwd reads a,b,c,d writes cp,dp; bwd reads cp,dp writes x; 9 x 8 B/point",
+    )
+    notes[dev.compiled_name] = (
+        f"target >= {DESIGN['scan_fraction_of_copy']:.2f} "
+        f"(Triton ~{DESIGN['triton_scan_fraction_of_copy']:.2f})"
+    )
     time_variants(R, dev, "scan", variants, nb, state.get("copy_gbs"), notes, res)
     fast = [k for k in calls if k.startswith("hand CUDA")]
     if fast and dev.compiled_name in res:
         best = min(res[k]["ms"]["median"] for k in fast)
         res["compiled_vs_best_hand_cuda"] = best / res[dev.compiled_name]["ms"]["median"]
-        R.row(f"  speed {dev.compiled_name} vs best hand CUDA", f"{res['compiled_vs_best_hand_cuda']:.2f}x")
+        R.row(
+            f"  speed {dev.compiled_name} vs best hand CUDA",
+            f"{res['compiled_vs_best_hand_cuda']:.2f}x",
+        )
     check_outputs("after timing")
     return res

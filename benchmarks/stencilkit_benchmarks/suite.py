@@ -35,9 +35,22 @@ def run_gpu(opts: Options, R: Runner, env: dict[str, Any]) -> None:
     dev = Dev(gpu=True)
     try:
         props = cp.cuda.runtime.getDeviceProperties(0)
-        env["gpu"] = {k: (v.decode() if isinstance(v, bytes) else v) for k, v in props.items()
-                      if k in ("name", "totalGlobalMem", "multiProcessorCount", "l2CacheSize", "major", "minor",
-                               "clockRate", "memoryClockRate", "memoryBusWidth")}
+        env["gpu"] = {
+            k: (v.decode() if isinstance(v, bytes) else v)
+            for k, v in props.items()
+            if k
+            in (
+                "name",
+                "totalGlobalMem",
+                "multiProcessorCount",
+                "l2CacheSize",
+                "major",
+                "minor",
+                "clockRate",
+                "memoryClockRate",
+                "memoryBusWidth",
+            )
+        }
         env["cupy"] = cp.__version__
         env["cuda_runtime"] = cp.cuda.runtime.runtimeGetVersion()
         env["cuda_driver"] = cp.cuda.runtime.driverGetVersion()
@@ -54,6 +67,7 @@ def run_gpu(opts: Options, R: Runner, env: dict[str, Any]) -> None:
                 return fn()
             finally:
                 dev.free()
+
         return wrapped
 
     sections: list[tuple[str, Callable[[], Any]]] = [
@@ -67,9 +81,11 @@ def run_gpu(opts: Options, R: Runner, env: dict[str, Any]) -> None:
         ("overhead", lambda: gpu_overhead_section(R, dev, P, opts)),
         ("compile", lambda: compile_section(R, "gpu")),
     ]
-    env["title"] = (f"stencilkit GPU benchmarks ({env.get('gpu', {}).get('name', '?')}, lap n={n}, "
-                    f"scan {'x'.join(map(str, opts.scan_shape))}, mesh {opts.mesh[0]}x{opts.mesh[1]} quads "
-                    f"x {opts.mesh[2]} levels, CUDA-event medians; ratio = fraction of copy)")
+    env["title"] = (
+        f"stencilkit GPU benchmarks ({env.get('gpu', {}).get('name', '?')}, lap n={n}, "
+        f"scan {'x'.join(map(str, opts.scan_shape))}, mesh {opts.mesh[0]}x{opts.mesh[1]} quads "
+        f"x {opts.mesh[2]} levels, CUDA-event medians; ratio = fraction of copy)"
+    )
     for name, fn in sections:
         if name == "compile" and opts.skip_compile:
             continue
@@ -94,9 +110,11 @@ def run_cpu(opts: Options, R: Runner, env: dict[str, Any]) -> None:
         ("threads", lambda: threads_section(R, opts)),
         ("compile", lambda: compile_section(R, "cpu")),
     ]
-    env["title"] = (f"stencilkit CPU benchmarks ({env['cpus']} CPUs, lap {'x'.join(map(str, opts.lap_shape))}, "
-                    f"scan {'x'.join(map(str, opts.scan_shape))}, mesh {opts.mesh[0]}x{opts.mesh[1]} quads "
-                    f"x {opts.mesh[2]} levels, median of reps; ratio = fraction of the copy in the same section)")
+    env["title"] = (
+        f"stencilkit CPU benchmarks ({env['cpus']} CPUs, lap {'x'.join(map(str, opts.lap_shape))}, "
+        f"scan {'x'.join(map(str, opts.scan_shape))}, mesh {opts.mesh[0]}x{opts.mesh[1]} quads "
+        f"x {opts.mesh[2]} levels, median of reps; ratio = fraction of the copy in the same section)"
+    )
     if opts.check_cuda_sources:
         R.section("cuda_sources", lambda: cuda_sources_section(R))
     for name, fn in sections:
@@ -132,9 +150,11 @@ def run(args: argparse.Namespace) -> int:
     elif gpu:
         ok, why = _gpu_usable()
         if not ok:
-            print(f"stencilkit bench --gpu: CuPy cannot use a GPU here ({why}); this suite needs an "
-                  "NVIDIA GPU with cupy-cuda13x and cuda-bindings installed. Nothing was measured.",
-                  file=sys.stderr)
+            print(
+                f"stencilkit bench --gpu: CuPy cannot use a GPU here ({why}); this suite needs an "
+                "NVIDIA GPU with cupy-cuda13x and cuda-bindings installed. Nothing was measured.",
+                file=sys.stderr,
+            )
             return 2
     opts = options_from_args(args, gpu)
     R = Runner(opts.verbose)
@@ -173,8 +193,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     """``python -m stencilkit_benchmarks [options]`` (the same as ``stencilkit bench``)."""
     import stencilkit_benchmarks  # its docstring is the help text
 
-    p = argparse.ArgumentParser(prog="stencilkit bench", description=stencilkit_benchmarks.__doc__,
-                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = argparse.ArgumentParser(
+        prog="stencilkit bench",
+        description=stencilkit_benchmarks.__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     add_arguments(p)
     try:
         return run(p.parse_args(argv))

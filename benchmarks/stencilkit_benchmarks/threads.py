@@ -51,9 +51,11 @@ def _heavy(h: F2, hu: F2, hv: F2) -> tuple[F2, F2, F2]:
     u = hu / h
     fu = hu * u + 4.905 * h * h
     fv = hv * u
-    return (0.5 * (h(I + 1) + h) - 0.1 * (hu(I + 1) - hu),
-            0.5 * (hu(I + 1) + hu) - 0.1 * (fu(I + 1) - fu),
-            0.5 * (hv(I + 1) + hv) - 0.1 * (fv(I + 1) - fv))
+    return (
+        0.5 * (h(I + 1) + h) - 0.1 * (hu(I + 1) - hu),
+        0.5 * (hu(I + 1) + hu) - 0.1 * (fu(I + 1) - fu),
+        0.5 * (hv(I + 1) + hv) - 0.1 * (fv(I + 1) - fv),
+    )
 
 
 @gtx.program(backend=gtx.cpu)
@@ -105,7 +107,11 @@ def _variants(fn: Any, quick: bool = False) -> dict[str, float]:
     ``quick``: once, briefly (a smoke test of the path, not a measurement)."""
     out: dict[str, list[float]] = {"serial": [], "parallel": [], "default": []}
     for _ in range(1 if quick else 3):
-        for name, (n, work) in {"serial": (1, None), "parallel": (None, 0), "default": (None, None)}.items():
+        for name, (n, work) in {
+            "serial": (1, None),
+            "parallel": (None, 0),
+            "default": (None, None),
+        }.items():
             with T.threads(n, work):
                 out[name].append(_per_call_us(fn, budget_s=0.02 if quick else 0.2))
     return {k: min(v) for k, v in out.items()}
@@ -127,19 +133,36 @@ def _demo_rows(R: Runner, size: int, quick: bool) -> dict[str, Any]:
     m = models["default"]
     times = _variants(m.step, quick)
     state = list(initial_state(size))
-    np_us = _per_call_us(lambda: numpy_step(state, GRAVITY, m.dt, m.dx, m.dy), budget_s=0.1 if quick else 0.3)
+    np_us = _per_call_us(
+        lambda: numpy_step(state, GRAVITY, m.dt, m.dx, m.dy), budget_s=0.1 if quick else 0.3
+    )
     serial = times["serial"]
     for name in ("serial", "parallel", "default"):
-        note = {"serial": "1 thread", "parallel": f"{T.get_num_threads()} threads, every kernel",
-                "default": f"{T.get_num_threads()} threads above {T.get_parallel_min_work():,} op-points"}[name]
-        R.row(f"demo step {size}x{size}: cpu {name}", f"{times[name] / 1e3:.3f} ms", "",
-              f"{serial / times[name]:.2f}x", note + " (ratio: speed-up over serial)")
-    R.row(f"demo step {size}x{size}: numpy", f"{np_us / 1e3:.3f} ms", "", f"{serial / np_us:.2f}x",
-          "the NumPy reference of the same scheme")
+        note = {
+            "serial": "1 thread",
+            "parallel": f"{T.get_num_threads()} threads, every kernel",
+            "default": f"{T.get_num_threads()} threads above {T.get_parallel_min_work():,} op-points",
+        }[name]
+        R.row(
+            f"demo step {size}x{size}: cpu {name}",
+            f"{times[name] / 1e3:.3f} ms",
+            "",
+            f"{serial / times[name]:.2f}x",
+            note + " (ratio: speed-up over serial)",
+        )
+    R.row(
+        f"demo step {size}x{size}: numpy",
+        f"{np_us / 1e3:.3f} ms",
+        "",
+        f"{serial / np_us:.2f}x",
+        "the NumPy reference of the same scheme",
+    )
     if not quick:  # --quick times too briefly to judge (a smoke test must not flake)
-        R.check(f"threads demo {size}: default not slower than serial",
-                times["default"] <= 1.15 * serial + 20.0,
-                f"default {times['default']:.1f} us, serial {serial:.1f} us")
+        R.check(
+            f"threads demo {size}: default not slower than serial",
+            times["default"] <= 1.15 * serial + 20.0,
+            f"default {times['default']:.1f} us, serial {serial:.1f} us",
+        )
     return {**times, "numpy": np_us}
 
 
@@ -160,13 +183,19 @@ def _shapes(quick: bool) -> dict[str, tuple[Any, list[int]]]:
     def heavy(n: int) -> Any:
         h = gtx.as_field([I, J], 1.0 + rng.random((n + 1, n)))
         hu, hv, o1, o2, o3 = (f2(n + 1) for _ in range(5))
-        return (lambda: heavy_2d(h, hu, hv, o1, o2, o3, n, offset_provider={}), n * n,
-                _cost(heavy_2d, h, hu, hv, o1, o2, o3, n))
+        return (
+            lambda: heavy_2d(h, hu, hv, o1, o2, o3, n, offset_provider={}),
+            n * n,
+            _cost(heavy_2d, h, hu, hv, o1, o2, o3, n),
+        )
 
     def lap(n: int) -> Any:
         a, out = f3(n, 32), f3(n, 32)
-        return (lambda: laplacian_3d(a, out, n, 32, offset_provider={}), (n - 2) ** 2 * 30,
-                _cost(laplacian_3d, a, out, n, 32))
+        return (
+            lambda: laplacian_3d(a, out, n, 32, offset_provider={}),
+            (n - 2) ** 2 * 30,
+            _cost(laplacian_3d, a, out, n, 32),
+        )
 
     def scan(n: int) -> Any:
         a, out = f3(n, 64), f3(n, 64)
@@ -176,8 +205,12 @@ def _shapes(quick: bool) -> dict[str, tuple[Any, list[int]]]:
         return {"2-D cheap (a*0.5+1)": (cheap, [32, 128]), "3-D Laplacian (K=32)": (lap, [8, 16])}
     sizes2 = [32, 64, 96, 128, 192, 256, 384, 512]
     sizes3 = [8, 12, 16, 24, 32, 48, 64, 96]
-    return {"2-D cheap (a*0.5+1)": (cheap, sizes2), "2-D heavy (demo flux)": (heavy, sizes2),
-            "3-D Laplacian (K=32)": (lap, sizes3), "vertical scan (K=64)": (scan, sizes3)}
+    return {
+        "2-D cheap (a*0.5+1)": (cheap, sizes2),
+        "2-D heavy (demo flux)": (heavy, sizes2),
+        "3-D Laplacian (K=32)": (lap, sizes3),
+        "vertical scan (K=64)": (scan, sizes3),
+    }
 
 
 def _cost(program: Any, *args: Any) -> int:
@@ -188,11 +221,17 @@ def _cost(program: Any, *args: Any) -> int:
 
 
 def threads_section(R: Runner, opts: Options) -> dict[str, Any]:
-    R.say(f"threads: {T.get_num_threads()}, parallel above {T.get_parallel_min_work():,} op-points, "
-          f"OMP_WAIT_POLICY={T.wait_policy()}")
-    out: dict[str, Any] = {"threads": T.get_num_threads(), "min_work": T.get_parallel_min_work(),
-                           "wait_policy": T.wait_policy(), "demo": {},
-                           "crossover": {}}
+    R.say(
+        f"threads: {T.get_num_threads()}, parallel above {T.get_parallel_min_work():,} op-points, "
+        f"OMP_WAIT_POLICY={T.wait_policy()}"
+    )
+    out: dict[str, Any] = {
+        "threads": T.get_num_threads(),
+        "min_work": T.get_parallel_min_work(),
+        "wait_policy": T.wait_policy(),
+        "demo": {},
+        "crossover": {},
+    }
     for size in (128,) if opts.quick else (128, 256):
         out["demo"][size] = _demo_rows(R, size, opts.quick)
     for shape, (make, sizes) in _shapes(opts.quick).items():
@@ -205,17 +244,31 @@ def threads_section(R: Runner, opts: Options) -> dict[str, Any]:
             rows.append({"n": n, "points": points, "work": work, **t})
             if won_at is None and t["parallel"] * 1.1 <= t["serial"]:
                 won_at = work
-            R.say(f"    {shape:<24} n={n:<4} work={work:>12,}  serial {t['serial']:9.1f} us  parallel "
-                  f"{t['parallel']:9.1f} us  default {t['default']:9.1f} us")
+            R.say(
+                f"    {shape:<24} n={n:<4} work={work:>12,}  serial {t['serial']:9.1f} us  parallel "
+                f"{t['parallel']:9.1f} us  default {t['default']:9.1f} us"
+            )
         least = T.get_parallel_min_work()
         above = [r["default"] / r["serial"] for r in rows if r["work"] >= least]
         below = [r for r in rows if r["work"] < least]
         lost = sum(r["parallel"] > r["serial"] for r in below)
         worst = max(above) if above else float("nan")
-        won = f"threads won by 10% from {won_at:,} op-points" if won_at else "threads never won by 10%"
-        R.row(f"threads crossover: {shape}", "", "", f"{worst:.2f}x" if above else "-",
-              f"{won}; below the threshold parallel lost at {lost} of {len(below)} sizes; "
-              f"ratio: worst default/serial at the {len(above)} sizes above it")
-        out["crossover"][shape] = {"rows": rows, "parallel_wins_from_work": won_at, "worst_default_over_serial": worst}
+        won = (
+            f"threads won by 10% from {won_at:,} op-points"
+            if won_at
+            else "threads never won by 10%"
+        )
+        R.row(
+            f"threads crossover: {shape}",
+            "",
+            "",
+            f"{worst:.2f}x" if above else "-",
+            f"{won}; below the threshold parallel lost at {lost} of {len(below)} sizes; "
+            f"ratio: worst default/serial at the {len(above)} sizes above it",
+        )
+        out["crossover"][shape] = {
+            "rows": rows,
+            "parallel_wins_from_work": won_at,
+            "worst_default_over_serial": worst,
+        }
     return out
-

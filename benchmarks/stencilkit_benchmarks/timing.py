@@ -26,8 +26,9 @@ def summary(samples: list[float]) -> dict[str, float]:
     }
 
 
-def host_time(fn: Callable[[], Any], reps: int, warmup: int,
-              sync: Callable[[], Any] | None = None) -> list[float]:
+def host_time(
+    fn: Callable[[], Any], reps: int, warmup: int, sync: Callable[[], Any] | None = None
+) -> list[float]:
     """Per-call wall times in ms (host clock); ``sync`` is called after each call if given."""
     for _ in range(warmup):
         fn()
@@ -43,8 +44,14 @@ def host_time(fn: Callable[[], Any], reps: int, warmup: int,
     return out
 
 
-def per_call_us(fn: Callable[[], Any], n_calls: int, sync: Callable[[], Any] | None = None,
-                rounds: int = 3, warmup: int = 200, batch: int | None = None) -> dict[str, Any]:
+def per_call_us(
+    fn: Callable[[], Any],
+    n_calls: int,
+    sync: Callable[[], Any] | None = None,
+    rounds: int = 3,
+    warmup: int = 200,
+    batch: int | None = None,
+) -> dict[str, Any]:
     """Mean wall time per call of ``fn`` over ``n_calls`` back-to-back calls (no sync inside the
     loop), in microseconds; ``rounds`` rounds, the median round is the result. ``loop_us`` stops
     the clock when the loop ends; ``total_us`` after the final ``sync`` (device drained).
@@ -68,8 +75,13 @@ def per_call_us(fn: Callable[[], Any], n_calls: int, sync: Callable[[], Any] | N
                 if sync:
                     sync()
             loops.append(spent / (max(1, n_calls // batch) * batch) * 1e6)
-        return {"loop_us": statistics.median(loops), "total_us": None, "loop_us_rounds": loops,
-                "n_calls": n_calls, "batch": batch}
+        return {
+            "loop_us": statistics.median(loops),
+            "total_us": None,
+            "loop_us_rounds": loops,
+            "n_calls": n_calls,
+            "batch": batch,
+        }
     for _ in range(rounds):
         t0 = time.perf_counter()
         for _ in range(n_calls):
@@ -80,13 +92,25 @@ def per_call_us(fn: Callable[[], Any], n_calls: int, sync: Callable[[], Any] | N
         t2 = time.perf_counter()
         loops.append((t1 - t0) / n_calls * 1e6)
         totals.append((t2 - t0) / n_calls * 1e6)
-    return {"loop_us": statistics.median(loops), "total_us": statistics.median(totals),
-            "loop_us_rounds": loops, "total_us_rounds": totals, "n_calls": n_calls}
+    return {
+        "loop_us": statistics.median(loops),
+        "total_us": statistics.median(totals),
+        "loop_us_rounds": loops,
+        "total_us_rounds": totals,
+        "n_calls": n_calls,
+    }
 
 
-def time_variants(R: Runner, dev: Dev, label: str, variants: dict[str, tuple[Callable[[], Any], int]],
-                  nbytes: dict[str, int], ceiling: float | None, notes: dict[str, str],
-                  res: dict[str, Any]) -> None:
+def time_variants(
+    R: Runner,
+    dev: Dev,
+    label: str,
+    variants: dict[str, tuple[Callable[[], Any], int]],
+    nbytes: dict[str, int],
+    ceiling: float | None,
+    notes: dict[str, str],
+    res: dict[str, Any],
+) -> None:
     """Two interleaved rounds of every variant, then one table row each: median time, GB/s
     (``nbytes[name]`` / median), fraction of ``ceiling`` (or of the variant named 'copy ...')."""
     samples: dict[str, list[float]] = {k: [] for k in variants}
@@ -107,12 +131,22 @@ def time_variants(R: Runner, dev: Dev, label: str, variants: dict[str, tuple[Cal
     for name in variants:
         t = summary(samples[name])
         gbs = nbytes[name] / (t["median"] * 1e-3) / 1e9
-        res[name] = {"ms": t, "round_medians_ms": rounds[name], "GBps": gbs, "fraction_of_copy": gbs / ceil}
+        res[name] = {
+            "ms": t,
+            "round_medians_ms": rounds[name],
+            "GBps": gbs,
+            "fraction_of_copy": gbs / ceil,
+        }
         note = "rounds " + " / ".join(f"{v:.3f}" for v in rounds[name]) + " ms"
         if notes.get(name):
             note += "; " + notes[name]
-        R.row(name if name.startswith("copy") else f"{label} {name}", f"{t['median']:.3f} ms",
-              f"{gbs:.0f} GB/s" if gbs >= 10 else f"{gbs:.2f} GB/s", f"{gbs / ceil:.2f}", note)
+        R.row(
+            name if name.startswith("copy") else f"{label} {name}",
+            f"{t['median']:.3f} ms",
+            f"{gbs:.0f} GB/s" if gbs >= 10 else f"{gbs:.2f} GB/s",
+            f"{gbs / ceil:.2f}",
+            note,
+        )
 
 
 def gb(nbytes: int) -> str:

@@ -31,8 +31,12 @@ class CompileReport:
     error: BaseException | None
 
 
-def compile_programs(jobs: Sequence[CompileJob | tuple[Any, ...]], *, max_workers: int | None = None,
-                     progress: bool = True) -> list[CompileReport]:
+def compile_programs(
+    jobs: Sequence[CompileJob | tuple[Any, ...]],
+    *,
+    max_workers: int | None = None,
+    progress: bool = True,
+) -> list[CompileReport]:
     """Take every job's program through every stage for its arguments (``Program.compile``:
     bind, lower, plan, generate, build, load and tune; nothing runs, so the first real call only
     launches); return one report per job, in order. Errors are collected, not raised, so one bad
@@ -40,8 +44,12 @@ def compile_programs(jobs: Sequence[CompileJob | tuple[Any, ...]], *, max_worker
 
     >>> compile_programs([CompileJob(run_lap, (a, out)), CompileJob(run_div, (vn, div), {"C2E": c2e})])
     """
-    normalized = [j if isinstance(j, CompileJob) else CompileJob(j[0], tuple(j[1]), j[2] if len(j) > 2 else None)
-                  for j in jobs]
+    normalized = [
+        j
+        if isinstance(j, CompileJob)
+        else CompileJob(j[0], tuple(j[1]), j[2] if len(j) > 2 else None)
+        for j in jobs
+    ]
     workers = max_workers or min(len(normalized), os.cpu_count() or 1) or 1
 
     def build(job: CompileJob) -> CompileReport:

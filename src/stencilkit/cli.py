@@ -57,8 +57,10 @@ def _threads_line() -> str:
     cfg = require("STENCILKIT_NUM_THREADS", "STENCILKIT_PARALLEL_MIN_WORK")
     source = "STENCILKIT_NUM_THREADS" if cfg.num_threads else "OpenMP default"
     policy = threads.wait_policy()
-    return (f"{threads.get_num_threads()} ({source}), in parallel from {threads.get_parallel_min_work():,} "
-            f"op-points; OMP_WAIT_POLICY {policy}")
+    return (
+        f"{threads.get_num_threads()} ({source}), in parallel from {threads.get_parallel_min_work():,} "
+        f"op-points; OMP_WAIT_POLICY {policy}"
+    )
 
 
 def _info(args: argparse.Namespace) -> int:
@@ -73,10 +75,19 @@ def _info(args: argparse.Namespace) -> int:
     _row("NumPy", numpy.__version__)
     rows: list[tuple[str, Callable[[], str]]] = [("configuration", _configuration_line)]
     gpu = gpu_report()
-    rows += [("NVIDIA driver", lambda: str(gpu["driver"])), ("CuPy", lambda: str(gpu["cupy"])),
-             ("cuda-bindings", _bindings_line), ("GPU", lambda: str(gpu["gpu"]))]
-    rows += [("C++ compiler", _cxx_line), ("CPU threads", _threads_line), ("CUDA compiler", _cuda_line),
-             ("cache", _cache_line), ("logging", _logging_line)]
+    rows += [
+        ("NVIDIA driver", lambda: str(gpu["driver"])),
+        ("CuPy", lambda: str(gpu["cupy"])),
+        ("cuda-bindings", _bindings_line),
+        ("GPU", lambda: str(gpu["gpu"])),
+    ]
+    rows += [
+        ("C++ compiler", _cxx_line),
+        ("CPU threads", _threads_line),
+        ("CUDA compiler", _cuda_line),
+        ("cache", _cache_line),
+        ("logging", _logging_line),
+    ]
     for name, line in rows:
         try:
             _row(name, line())
@@ -127,7 +138,9 @@ def _logging_line() -> str:
 
     level = logging.getLogger("stencilkit").level
     if level == logging.NOTSET:
-        return "off (STENCILKIT_LOG=info|debug, or stencilkit.set_log_level, to see builds and tuning)"
+        return (
+            "off (STENCILKIT_LOG=info|debug, or stencilkit.set_log_level, to see builds and tuning)"
+        )
     return f"{logging.getLevelName(level).lower()} (logger 'stencilkit', to stderr)"
 
 
@@ -187,9 +200,23 @@ def _demo_ranks(args: argparse.Namespace) -> int:
     here = os.path.join(os.path.dirname(sys.executable), "mpiexec")
     mpiexec = here if os.path.exists(here) else shutil.which("mpiexec")
     if mpiexec is None:
-        raise ValueError("--ranks needs mpiexec: pip install -e '.[mpi]' (mpi4py and the mpich wheel)")
-    cmd = [mpiexec, "-n", str(args.ranks), sys.executable, "-m", "stencilkit.models.shallow_water_mpi",
-           "--backend", args.backend, "--steps", str(args.steps), "--size", str(args.size)]
+        raise ValueError(
+            "--ranks needs mpiexec: pip install -e '.[mpi]' (mpi4py and the mpich wheel)"
+        )
+    cmd = [
+        mpiexec,
+        "-n",
+        str(args.ranks),
+        sys.executable,
+        "-m",
+        "stencilkit.models.shallow_water_mpi",
+        "--backend",
+        args.backend,
+        "--steps",
+        str(args.steps),
+        "--size",
+        str(args.size),
+    ]
     env = dict(os.environ)  # ranks share the cores: OpenMP threads per rank, not per machine
     env.setdefault("OMP_NUM_THREADS", str(max(1, (os.cpu_count() or 1) // args.ranks)))
     return subprocess.run(cmd, check=False, env=env).returncode
@@ -239,8 +266,12 @@ def _add_demo(sub: Any) -> None:
     p.add_argument("--steps", type=_positive, default=200, help="time steps (default 200)")
     p.add_argument("--size", type=_positive, default=128, help="grid cells per side (default 128)")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
-    p.add_argument("--ranks", type=_positive, default=None,
-                   help="run decomposed on N MPI ranks (mpiexec) and check bitwise against one process")
+    p.add_argument(
+        "--ranks",
+        type=_positive,
+        default=None,
+        help="run decomposed on N MPI ranks (mpiexec) and check bitwise against one process",
+    )
     p.set_defaults(func=_demo)
 
 
@@ -254,11 +285,13 @@ def _add_demo(sub: Any) -> None:
 
 #: where a source tree keeps the suite: benchmarks/ beside src/
 SOURCE_BENCHMARKS = Path(__file__).resolve().parents[2] / "benchmarks"
-BENCH_MISSING = ("stencilkit bench: the benchmark suite (package 'stencilkit_benchmarks') is not "
-                 "installed beside this stencilkit ({where}). It ships in the stencilkit "
-                 "distribution and lives in benchmarks/stencilkit_benchmarks/ of the source tree: "
-                 "reinstall stencilkit (pip install stencilkit, or pip install -e . in a checkout), "
-                 "or run python benchmarks/cpu_bench.py / gpu_bench.py from a checkout.")
+BENCH_MISSING = (
+    "stencilkit bench: the benchmark suite (package 'stencilkit_benchmarks') is not "
+    "installed beside this stencilkit ({where}). It ships in the stencilkit "
+    "distribution and lives in benchmarks/stencilkit_benchmarks/ of the source tree: "
+    "reinstall stencilkit (pip install stencilkit, or pip install -e . in a checkout), "
+    "or run python benchmarks/cpu_bench.py / gpu_bench.py from a checkout."
+)
 
 
 def _benchmarks() -> Any:
@@ -288,8 +321,12 @@ def _bench(args: argparse.Namespace) -> int:
 
 def _add_bench(sub: Any) -> None:
     # no options here: everything after ``bench`` goes to the suite's own parser (main below)
-    p = sub.add_parser("bench", help="benchmark against hand-written kernels and the embedded "
-                       "backend (stencilkit bench --help for the options)", add_help=False)
+    p = sub.add_parser(
+        "bench",
+        help="benchmark against hand-written kernels and the embedded "
+        "backend (stencilkit bench --help for the options)",
+        add_help=False,
+    )
     p.set_defaults(func=_bench)
 
 

@@ -58,7 +58,8 @@ def is_connectivity(obj: Any) -> bool:
 def is_offset_provider(obj: Any) -> bool:
     """Whether ``obj`` is a valid ``offset_provider`` mapping."""
     return isinstance(obj, Mapping) and all(
-        isinstance(v, Dimension | Connectivity | CartesianConnectivity) for v in obj.values())
+        isinstance(v, Dimension | Connectivity | CartesianConnectivity) for v in obj.values()
+    )
 
 
 def has_offset(offset_provider: Mapping[str, Any], offset: str) -> bool:
@@ -103,8 +104,9 @@ def offset_provider_to_type(offset_provider: Mapping[str, Any]) -> dict[str, Any
     result: dict[str, Any] = {}
     for k, v in offset_provider.items():
         if isinstance(v, Connectivity):
-            result[k] = NeighborConnectivityType(tuple(v.domain.dims), v.codomain, v.skip_value, v.dtype,
-                                                 v.max_neighbors)
+            result[k] = NeighborConnectivityType(
+                tuple(v.domain.dims), v.codomain, v.skip_value, v.dtype, v.max_neighbors
+            )
         else:
             result[k] = v
     return result
@@ -112,7 +114,8 @@ def offset_provider_to_type(offset_provider: Mapping[str, Any]) -> dict[str, Any
 
 def is_offset_provider_type(obj: Any) -> bool:
     return isinstance(obj, Mapping) and all(
-        isinstance(v, Dimension | NeighborConnectivityType) for v in obj.values())
+        isinstance(v, Dimension | NeighborConnectivityType) for v in obj.values()
+    )
 
 
 def connectivity_for_cartesian_shift(dim: Dimension, offset: int) -> CartesianConnectivity:
@@ -126,13 +129,49 @@ def order_dimensions(dims: Sequence[Dimension]) -> list[Dimension]:
 
 
 __all__ = [
-    "AnyIndexSpec", "CartesianConnectivity", "Connectivity", "ConnectivityType", "DimT", "DimsT", "Dimension",
-    "DimensionKind", "Dims", "Domain", "DomainLike", "Field", "FieldOffset", "FiniteDomain",
-    "FiniteNamedRange", "FiniteUnitRange", "GatherConnectivity", "GridType", "Infinity",
-    "MutableField", "NamedIndex", "NamedRange", "NeighborConnectivityType", "NeighborTable",
-    "OffsetProvider", "OffsetProviderElem", "OffsetProviderType", "RangeLike", "UnitRange",
-    "as_non_staggered", "connectivity_for_cartesian_shift", "domain", "flip_staggered", "get_offset",
-    "has_offset", "is_connectivity", "is_neighbor_table", "is_offset_provider",
-    "is_offset_provider_type", "is_staggered", "named_range", "offset_provider_to_type",
-    "order_dimensions", "promote_dims", "unit_range",
+    "AnyIndexSpec",
+    "CartesianConnectivity",
+    "Connectivity",
+    "ConnectivityType",
+    "DimT",
+    "DimsT",
+    "Dimension",
+    "DimensionKind",
+    "Dims",
+    "Domain",
+    "DomainLike",
+    "Field",
+    "FieldOffset",
+    "FiniteDomain",
+    "FiniteNamedRange",
+    "FiniteUnitRange",
+    "GatherConnectivity",
+    "GridType",
+    "Infinity",
+    "MutableField",
+    "NamedIndex",
+    "NamedRange",
+    "NeighborConnectivityType",
+    "NeighborTable",
+    "OffsetProvider",
+    "OffsetProviderElem",
+    "OffsetProviderType",
+    "RangeLike",
+    "UnitRange",
+    "as_non_staggered",
+    "connectivity_for_cartesian_shift",
+    "domain",
+    "flip_staggered",
+    "get_offset",
+    "has_offset",
+    "is_connectivity",
+    "is_neighbor_table",
+    "is_offset_provider",
+    "is_offset_provider_type",
+    "is_staggered",
+    "named_range",
+    "offset_provider_to_type",
+    "order_dimensions",
+    "promote_dims",
+    "unit_range",
 ]

@@ -26,8 +26,11 @@ def _flag(name: str, default: bool) -> bool:
     try:
         return yes_no(value)
     except ValueError as err:
-        warnings.warn(f"the environment variable {name}={value!r} is not valid: {err}; using "
-                      f"{'yes' if default else 'no'}", stacklevel=2)
+        warnings.warn(
+            f"the environment variable {name}={value!r} is not valid: {err}; using "
+            f"{'yes' if default else 'no'}",
+            stacklevel=2,
+        )
         return default
 
 
@@ -41,4 +44,6 @@ VERBOSE_EXCEPTIONS: bool = _flag("GT4PY_VERBOSE_EXCEPTIONS", DEBUG)
 BUILD_CACHE_LIFETIME: str = os.environ.get("GT4PY_BUILD_CACHE_LIFETIME", "persistent")
 BUILD_CACHE_DIR: str | None = os.environ.get("STENCILKIT_CACHE_DIR")
 CMAKE_BUILD_TYPE: str = os.environ.get("GT4PY_CMAKE_BUILD_TYPE", "release")
-UNSTRUCTURED_HORIZONTAL_HAS_UNIT_STRIDE: bool = _flag("GT4PY_UNSTRUCTURED_HORIZONTAL_HAS_UNIT_STRIDE", False)
+UNSTRUCTURED_HORIZONTAL_HAS_UNIT_STRIDE: bool = _flag(
+    "GT4PY_UNSTRUCTURED_HORIZONTAL_HAS_UNIT_STRIDE", False
+)

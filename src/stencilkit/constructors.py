@@ -21,5 +21,14 @@ from .fields.constructors import (
 DEFAULT_DEVICE: Final = None
 DEFAULT_DTYPE: Final = np.float64
 
-__all__ = ["DEFAULT_DEVICE", "DEFAULT_DTYPE", "FieldConstructor", "as_connectivity", "as_field", "empty",
-           "full", "ones", "zeros"]
+__all__ = [
+    "DEFAULT_DEVICE",
+    "DEFAULT_DTYPE",
+    "FieldConstructor",
+    "as_connectivity",
+    "as_field",
+    "empty",
+    "full",
+    "ones",
+    "zeros",
+]

@@ -74,13 +74,20 @@ class Program:
     """A program: parsed on first use (call, ``.compile()``, ``.ir_text()``), compiled on first
     call per argument signature; call it with fields and ``offset_provider=``."""
 
-    def __init__(self, definition: ir.Program | None, backend: Backend | None, fn: Callable[..., Any] | None = None,
-                 grid_type: Any = None) -> None:
+    def __init__(
+        self,
+        definition: ir.Program | None,
+        backend: Backend | None,
+        fn: Callable[..., Any] | None = None,
+        grid_type: Any = None,
+    ) -> None:
         self._definition = definition
         self.backend = backend
         self.grid_type = grid_type
         self.__wrapped__ = fn
-        self.__name__ = definition.name if definition is not None else getattr(fn, "__name__", "program")
+        self.__name__ = (
+            definition.name if definition is not None else getattr(fn, "__name__", "program")
+        )
         self.__doc__ = getattr(fn, "__doc__", None)
         self._run: Any = None  # the backend's runner, made on first use
 
@@ -94,7 +101,10 @@ class Program:
 
     def _prepare(self) -> None:
         definition = self.definition
-        self._simple = not any(isinstance(p.type, TupleType) for p in definition.params) and not definition.temps
+        self._simple = (
+            not any(isinstance(p.type, TupleType) for p in definition.params)
+            and not definition.temps
+        )
         self._nparams = len(definition.params)
         self._temps = _Temporaries(definition) if definition.temps else None
         names = [p.name for p in flat_params(definition.params)]
@@ -128,7 +138,9 @@ class Program:
         """This program with some parameters fixed: ``prog.with_bound_args(factor=10.0)``."""
         return ProgramWithBoundArgs(self, kwargs)
 
-    def __call__(self, *args: Any, offset_provider: Mapping[str, Any] | None = None, **kwargs: Any) -> None:
+    def __call__(
+        self, *args: Any, offset_provider: Mapping[str, Any] | None = None, **kwargs: Any
+    ) -> None:
         run = self._run
         if run is None:
             run = self._runner
@@ -138,12 +150,16 @@ class Program:
         flat = self._flat(args, kwargs)
         if self._groups and any(len({_extent(flat[i]) for i in g}) > 1 for g in self._groups):
             if self._own is None:  # tuple outputs of different extents: each over its own domain
-                self._own = Program(own_domains(self.definition), self.backend, self.__wrapped__, self.grid_type)
+                self._own = Program(
+                    own_domains(self.definition), self.backend, self.__wrapped__, self.grid_type
+                )
             self._own(*args, offset_provider=offset_provider, **kwargs)
             return
         run(flat, offset_provider)
 
-    def _flat(self, args: tuple[Any, ...], kwargs: dict[str, Any], placeholders: bool = False) -> list[Any]:
+    def _flat(
+        self, args: tuple[Any, ...], kwargs: dict[str, Any], placeholders: bool = False
+    ) -> list[Any]:
         """The runner's arguments: flattened, with the temporaries appended. ``placeholders``:
         a domain given for a field parameter stands for a field over it (``compile``)."""
         if self._run is None:
@@ -155,7 +171,9 @@ class Program:
             flat.extend(self._temps.fields(flat))
         return flat
 
-    def compile(self, *args: Any, offset_provider: Mapping[str, Any] | None = None, **kwargs: Any) -> Program:
+    def compile(
+        self, *args: Any, offset_provider: Mapping[str, Any] | None = None, **kwargs: Any
+    ) -> Program:
         """Parse, and run every stage ahead of time for arguments like these (nothing runs):
         bind, lower, plan and, on compiled backends, generate, build, load and tune (GPU block
         shapes are chosen now, on scratch outputs, so the first real call pays no tuning).
@@ -188,7 +206,9 @@ class Program:
                 out[i] = zeros(v, p.type.dtype, allocator=self.backend)
         return out
 
-    def inspect(self, *args: Any, offset_provider: Mapping[str, Any] | None = None, **kwargs: Any) -> stages.Stages:
+    def inspect(
+        self, *args: Any, offset_provider: Mapping[str, Any] | None = None, **kwargs: Any
+    ) -> stages.Stages:
         """Every stage's artefact for arguments like these (``stencilkit.stages.Stages``), each
         printable with ``.as_text()``: ``program`` (IR), ``bound``, ``lowered``, ``planned`` and, on
         compiled backends, ``source``, ``built``, ``loaded``, ``launches`` (built ahead of time).
@@ -198,7 +218,9 @@ class Program:
         flat = self._flat(args, kwargs)
         stages_for = getattr(self._runner, "stages_for", None)
         if stages_for is None:
-            raise StencilTypeError(f"{self.__name__}.inspect(): the runner of backend {self.backend!r} has no stages")
+            raise StencilTypeError(
+                f"{self.__name__}.inspect(): the runner of backend {self.backend!r} has no stages"
+            )
         found: stages.Stages = stages_for(flat, offset_provider)
         return found
 
@@ -239,14 +261,26 @@ class ProgramWithBoundArgs:
     def compile(self, *args: Any, **kwargs: Any) -> Any:
         raise NotImplementedError("compiling a program with bound arguments is not supported")
 
-    def __call__(self, *args: Any, offset_provider: Mapping[str, Any] | None = None, **kwargs: Any) -> None:
-        problems = [f"Parameter '{k}' already set as a bound argument." for k in kwargs if k in self.bound_args]
-        if not problems and (len(args) > len(self._remaining) or len(args) + len(kwargs) != len(self._remaining)):
-            problems.append(f"Function takes {len(self._remaining)} positional arguments, but {len(args)} were given.")
+    def __call__(
+        self, *args: Any, offset_provider: Mapping[str, Any] | None = None, **kwargs: Any
+    ) -> None:
+        problems = [
+            f"Parameter '{k}' already set as a bound argument."
+            for k in kwargs
+            if k in self.bound_args
+        ]
+        if not problems and (
+            len(args) > len(self._remaining) or len(args) + len(kwargs) != len(self._remaining)
+        ):
+            problems.append(
+                f"Function takes {len(self._remaining)} positional arguments, but {len(args)} were given."
+            )
         if problems:
             bound = ", ".join(f"'{k}'" for k in self.bound_args)
-            raise TypeError(f"Invalid argument types in call to program '{self.__name__}' with bound arguments"
-                            f" '{bound}'.") from ValueError("\n".join(problems))
+            raise TypeError(
+                f"Invalid argument types in call to program '{self.__name__}' with bound arguments"
+                f" '{bound}'."
+            ) from ValueError("\n".join(problems))
         values = dict(zip(self._remaining, args), **kwargs, **self.bound_args)
         self.program(offset_provider=offset_provider, **values)
 
@@ -271,11 +305,25 @@ class _Temporaries:
 
         def like(t: str) -> int:  # the output of the first statement reading it
             if t not in self.like:
-                reader = next((s for s in body if t not in {o.name for o in s.outs}
-                               and any(isinstance(x, ir.Ref) and x.name == t for x in walk(s))), None)
+                reader = next(
+                    (
+                        s
+                        for s in body
+                        if t not in {o.name for o in s.outs}
+                        and any(isinstance(x, ir.Ref) and x.name == t for x in walk(s))
+                    ),
+                    None,
+                )
                 if reader is None:  # written, never read: like the writer's output
-                    reader = next((s for s in body if t in {o.name for o in s.outs}
-                                   and any(o.name not in temp_names for o in s.outs)), body[-1])
+                    reader = next(
+                        (
+                            s
+                            for s in body
+                            if t in {o.name for o in s.outs}
+                            and any(o.name not in temp_names for o in s.outs)
+                        ),
+                        body[-1],
+                    )
                 out = next((o.name for o in reader.outs if o.name not in temp_names), None)
                 self.like[t] = names.index(out) if out is not None else like(reader.outs[0].name)
             return self.like[t]
@@ -301,7 +349,10 @@ class _Temporaries:
             if f is None:
                 assert isinstance(t.type, FieldType)
                 try:
-                    dom = {d: (out.domain.range_of(d).start, out.domain.range_of(d).stop) for d in t.type.dims}
+                    dom = {
+                        d: (out.domain.range_of(d).start, out.domain.range_of(d).stop)
+                        for d in t.type.dims
+                    }
                     f = zeros(dom, t.type.dtype, device=out.device)  # no garbage in unread parts
                 except Exception:
                     result.append(None)  # the output is not a field: the runner reports that first
@@ -313,8 +364,13 @@ class _Temporaries:
         return result
 
 
-def program(definition: Callable[..., Any] | None = None, *, backend: Any = _DEFAULT,
-            grid_type: Any = None, **options: Any) -> Any:
+def program(
+    definition: Callable[..., Any] | None = None,
+    *,
+    backend: Any = _DEFAULT,
+    grid_type: Any = None,
+    **options: Any,
+) -> Any:
     """Decorate a function whose body calls field operators with ``out=`` (and ``domain=``).
     ``backend=`` omitted: ``stencilkit.ffront.decorator.DEFAULT_BACKEND`` (``None``, embedded).
 
@@ -339,8 +395,14 @@ class FieldOperator:
     It is parsed on first use (a call, ``.compile()``, ``.ir_text()``, or when another operator
     or a program uses it), so a module with one unsupported operator still imports."""
 
-    def __init__(self, fn: Callable[..., Any], backend: Backend | None, scan: tuple[Any, ...] | None = None,
-                 parsed: tuple[ir.FieldOperator, SourceFunction] | None = None, grid_type: Any = None) -> None:
+    def __init__(
+        self,
+        fn: Callable[..., Any],
+        backend: Backend | None,
+        scan: tuple[Any, ...] | None = None,
+        parsed: tuple[ir.FieldOperator, SourceFunction] | None = None,
+        grid_type: Any = None,
+    ) -> None:
         self._parsed = parsed
         self.__stencilkit_scan__ = scan
         self.__wrapped__ = fn
@@ -384,45 +446,65 @@ class FieldOperator:
         return f"<stencilkit field_operator {self.__name__}>"
 
     def with_backend(self, backend: Backend | None) -> FieldOperator:
-        return type(self)(self.__wrapped__, backend, self.__stencilkit_scan__, self._parsed, self.grid_type)
+        return type(self)(
+            self.__wrapped__, backend, self.__stencilkit_scan__, self._parsed, self.grid_type
+        )
 
     def with_grid_type(self, grid_type: Any) -> FieldOperator:
-        return type(self)(self.__wrapped__, self.backend, self.__stencilkit_scan__, self._parsed, grid_type)
+        return type(self)(
+            self.__wrapped__, self.backend, self.__stencilkit_scan__, self._parsed, grid_type
+        )
 
     def _positional(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Any, ...]:
         """Keyword arguments placed after the positional ones, in parameter order (the carry of a
         scan is not a parameter of the call)."""
         if not kwargs:
             return args
-        names = _param_names(self.__wrapped__)[1 if self.__stencilkit_scan__ else 0:]
+        names = _param_names(self.__wrapped__)[1 if self.__stencilkit_scan__ else 0 :]
         if len(args) > len(names):
-            raise TypeError(f"{self.__name__}() takes {len(names)} arguments but {len(args)} were given")
+            raise TypeError(
+                f"{self.__name__}() takes {len(names)} arguments but {len(args)} were given"
+            )
         for k in kwargs:
             if k not in names:
                 raise TypeError(f"{self.__name__}() got an unexpected keyword argument '{k}'")
             if names.index(k) < len(args):
                 raise TypeError(f"{self.__name__}() got multiple values for argument '{k}'")
-        missing = [n for n in names[len(args):] if n not in kwargs]
+        missing = [n for n in names[len(args) :] if n not in kwargs]
         if missing:
-            raise TypeError(f"{self.__name__}() missing {len(missing)} required argument(s): "
-                            + ", ".join(f"'{m}'" for m in missing))
-        return (*args, *(kwargs[n] for n in names[len(args):]))
+            raise TypeError(
+                f"{self.__name__}() missing {len(missing)} required argument(s): "
+                + ", ".join(f"'{m}'" for m in missing)
+            )
+        return (*args, *(kwargs[n] for n in names[len(args) :]))
 
-    def __call__(self, *args: Any, out: Any = None, domain: Any = None,
-                 offset_provider: Mapping[str, Any] | None = None, **kwargs: Any) -> Any:
+    def __call__(
+        self,
+        *args: Any,
+        out: Any = None,
+        domain: Any = None,
+        offset_provider: Mapping[str, Any] | None = None,
+        **kwargs: Any,
+    ) -> Any:
         if out is None:
             raise MissingOutError(
                 "Expected keyword-argument 'out'.",
                 hint=f"call {self.__name__}(..., out=result_field); or use {self.__name__}.returning(...)"
-                " to get new fields over the domain where the result is defined")
+                " to get new fields over the domain where the result is defined",
+            )
         args = self._positional(args, kwargs)
         prog = self._program_for(args, out, domain)
         dom_args = _domain_args(domain)
         prog(*args, out, *dom_args, offset_provider=offset_provider)
         return None
 
-    def returning(self, *args: Any, domain: Any = None, offset_provider: Mapping[str, Any] | None = None,
-                  **kwargs: Any) -> Any:
+    def returning(
+        self,
+        *args: Any,
+        domain: Any = None,
+        offset_provider: Mapping[str, Any] | None = None,
+        **kwargs: Any,
+    ) -> Any:
         """Call without ``out=`` (a stencilkit extension): the result in new fields over ``domain``
         if given, else over the largest domain where every read stays inside the arguments, on
         the arguments' device.
@@ -440,25 +522,37 @@ class FieldOperator:
             return self.definition.body.type
         params = self.definition.params[1:]
         try:
-            call = scan_call(self.definition, scan, [ir.Ref(p.name, t) for p, t in zip(params, arg_types)])
+            call = scan_call(
+                self.definition, scan, [ir.Ref(p.name, t) for p, t in zip(params, arg_types)]
+            )
         except TypingError as err:
             raise StencilTypeError(f"{self.__name__}(): {err.message}", hint=err.hint) from None
         return call.type
 
-    def _allocate_result(self, args: tuple[Any, ...], domain: Any, offset_provider: Mapping[str, Any] | None) -> Any:
+    def _allocate_result(
+        self, args: tuple[Any, ...], domain: Any, offset_provider: Mapping[str, Any] | None
+    ) -> Any:
         """New fields for the result of a call without ``out=``: over ``domain`` if given, else
         over the largest domain where every read stays inside the arguments, on their device."""
         arg_types = tuple(_type_of_value(a) for a in args)
         rtype = self._result_type(arg_types)
         leaves = _leaves(rtype)
         if not leaves or not all(isinstance(t, FieldType) for t in leaves):
-            raise StencilTypeError(f"{self.__name__}() returns {rtype}: call it with out= or from another operator")
+            raise StencilTypeError(
+                f"{self.__name__}() returns {rtype}: call it with out= or from another operator"
+            )
         dims = tuple(dict.fromkeys(d for t in leaves for d in t.dims))  # type: ignore[union-attr]
         fields = [a for a in _leaves_of(args) if hasattr(a, "domain") and hasattr(a, "device")]
-        tables = {k: v for k, v in (offset_provider or {}).items() if hasattr(v, "domain") and hasattr(v, "device")}
+        tables = {
+            k: v
+            for k, v in (offset_provider or {}).items()
+            if hasattr(v, "domain") and hasattr(v, "device")
+        }
         devices = [f.device for f in fields] or [t.device for t in tables.values()]
         if not devices:
-            raise StencilTypeError(f"{self.__name__}() without out= needs at least one field argument")
+            raise StencilTypeError(
+                f"{self.__name__}() without out= needs at least one field argument"
+            )
         if domain is not None:  # one domain, or one per element
             from .core.domain import domain as make_domain
 
@@ -467,10 +561,15 @@ class FieldOperator:
             if len(per_leaf) == 1:
                 per_leaf *= len(leaves)
             elif len(per_leaf) != len(leaves):
-                raise StencilTypeError(f"{self.__name__}(): domain= gives {len(per_leaf)} domains for"
-                                       f" {len(leaves)} results", hint="give one domain, or one per result")
+                raise StencilTypeError(
+                    f"{self.__name__}(): domain= gives {len(per_leaf)} domains for"
+                    f" {len(leaves)} results",
+                    hint="give one domain, or one per result",
+                )
         else:
-            per_leaf = [self._inferred_domain(args, arg_types, rtype, dims, tables, offset_provider)] * len(leaves)
+            per_leaf = [
+                self._inferred_domain(args, arg_types, rtype, dims, tables, offset_provider)
+            ] * len(leaves)
         from .fields import empty
 
         todo = iter(per_leaf)
@@ -486,9 +585,15 @@ class FieldOperator:
 
         return alloc(rtype)
 
-    def _inferred_domain(self, args: tuple[Any, ...], arg_types: tuple[TypeSpec, ...], rtype: TypeSpec,
-                         dims: tuple[Dimension, ...], tables: dict[str, Any],
-                         offset_provider: Mapping[str, Any] | None) -> dict[Dimension, tuple[int, int]]:
+    def _inferred_domain(
+        self,
+        args: tuple[Any, ...],
+        arg_types: tuple[TypeSpec, ...],
+        rtype: TypeSpec,
+        dims: tuple[Dimension, ...],
+        tables: dict[str, Any],
+        offset_provider: Mapping[str, Any] | None,
+    ) -> dict[Dimension, tuple[int, int]]:
         from .ir.extents import output_domain
         from .stages.binding import table_infos
 
@@ -497,10 +602,13 @@ class FieldOperator:
         if prog is None:  # kept: the lowering cache knows programs by identity
             prog = self._result_programs[key] = self._direct_program(arg_types, rtype, ())
         sprog = stages.lower(prog, table_infos(offset_provider, prog)).stencil
-        values = flatten_args(prog.params[:len(args)], args, {}, self.__name__)
-        flat = flat_params(prog.params[:len(args)])
-        have = {p.name: dict(v.domain.items()) for p, v in zip(flat, values)
-                if isinstance(p.type, FieldType) and hasattr(v, "domain")}
+        values = flatten_args(prog.params[: len(args)], args, {}, self.__name__)
+        flat = flat_params(prog.params[: len(args)])
+        have = {
+            p.name: dict(v.domain.items())
+            for p, v in zip(flat, values)
+            if isinstance(p.type, FieldType) and hasattr(v, "domain")
+        }
         have.update({t: dict(v.domain.items()) for t, v in tables.items()})
         dims_of = {p.name: p.type.dims for p in sprog.params if isinstance(p.type, FieldType)}
         dims_of.update({t: tuple(v.domain.dims) for t, v in tables.items()})
@@ -509,7 +617,9 @@ class FieldOperator:
         if missing:
             raise StencilTypeError(
                 f"{self.__name__}(): cannot tell the result's range along {', '.join(map(str, missing))}"
-                " from the arguments", hint="pass out= (or domain=)")
+                " from the arguments",
+                hint="pass out= (or domain=)",
+            )
         return {d: (found[d].start, found[d].stop) for d in dims}
 
     def _program_for(self, args: tuple[Any, ...], out: Any, domain: Any) -> Program:
@@ -519,20 +629,30 @@ class FieldOperator:
         key = (out_type, _domain_key(domain), arg_types, alias)
         prog = self._programs.get(key)
         if prog is None:
-            prog = Program(self._direct_program(arg_types, out_type, key[1], alias), self.backend, self.__wrapped__)
+            prog = Program(
+                self._direct_program(arg_types, out_type, key[1], alias),
+                self.backend,
+                self.__wrapped__,
+            )
             self._programs[key] = prog
         return prog
 
-    def _direct_program(self, arg_types: tuple[TypeSpec, ...], out_type: TypeSpec,
-                        dom_key: tuple[tuple[Dimension, ...], ...],
-                        alias: tuple[tuple[int, int], ...] = ()) -> ir.Program:
+    def _direct_program(
+        self,
+        arg_types: tuple[TypeSpec, ...],
+        out_type: TypeSpec,
+        dom_key: tuple[tuple[Dimension, ...], ...],
+        alias: tuple[tuple[int, int], ...] = (),
+    ) -> ir.Program:
         """The program behind a direct call; ``dom_key`` lists the dimensions of each domain given
         (none; one for every output; or one per output), passed as ``__dom{i}_{dim}_lo/hi``.
         ``alias``: (argument leaf, output leaf) pairs that are the same field (``op(q, out=q)``):
         the operator reads the output there, as a program statement ``op(q, out=q)`` does."""
         params = self.definition.params[1:] if self.__stencilkit_scan__ else self.definition.params
         if len(arg_types) != len(params):
-            raise StencilTypeError(f"{self.__name__}() takes {len(params)} arguments, got {len(arg_types)}")
+            raise StencilTypeError(
+                f"{self.__name__}() takes {len(params)} arguments, got {len(arg_types)}"
+            )
         out_p = ir.Param("__out", out_type)
         outs = tuple(ir.Ref(p.name, p.type) for p in flat_params((out_p,)))
         dom_params: list[ir.Param] = []
@@ -540,22 +660,37 @@ class FieldOperator:
         for i, dims in enumerate(dom_key):
             ranges = []
             for d in dims:
-                lo, hi = (ir.Param(f"__dom{i}_{d.value}_{e}", ScalarType("int64")) for e in ("lo", "hi"))
+                lo, hi = (
+                    ir.Param(f"__dom{i}_{d.value}_{e}", ScalarType("int64")) for e in ("lo", "hi")
+                )
                 dom_params += [lo, hi]
                 ranges.append(ir.DomainRange(d, ir.Ref(lo.name, lo.type), ir.Ref(hi.name, hi.type)))
             domains.append(tuple(ranges))
         if len(domains) <= 1:
             domains = [domains[0] if domains else ()] * len(outs)
         elif len(domains) != len(outs):
-            raise StencilTypeError(f"{self.__name__}(): domain= gives {len(domains)} domains for {len(outs)}"
-                                   " output fields", hint="give one domain, or one per output field")
+            raise StencilTypeError(
+                f"{self.__name__}(): domain= gives {len(domains)} domains for {len(outs)}"
+                " output fields",
+                hint="give one domain, or one per output field",
+            )
         user_params = tuple(ir.Param(p.name, t) for p, t in zip(params, arg_types))
         targets = {a: outs[o] for a, o in alias}
         counter = iter(range(1 << 30))
         args = [_arg_expr(ir.Ref(p.name, p.type), targets, counter) for p in user_params]
-        stmts, temps = build_apply(self, args, outs, domains, self._src, self._src.tree, _NoBuilder(self),  # type: ignore[arg-type]
-                                   may_alias=True)
-        return ir.Program(self.__name__, (*user_params, out_p, *dom_params), tuple(stmts), tuple(temps))
+        stmts, temps = build_apply(
+            self,
+            args,
+            outs,
+            domains,
+            self._src,
+            self._src.tree,
+            _NoBuilder(self),  # type: ignore[arg-type]
+            may_alias=True,
+        )
+        return ir.Program(
+            self.__name__, (*user_params, out_p, *dom_params), tuple(stmts), tuple(temps)
+        )
 
 
 class _NoBuilder:
@@ -565,10 +700,16 @@ class _NoBuilder:
         self.op = op
 
     def check_arg(self, node: Any, arg: ir.Expr, p: ir.Param, callee: str) -> ir.Expr:
-        if isinstance(p.type, FieldType) and not p.type.dims and arg.type == ScalarType(p.type.dtype):
+        if (
+            isinstance(p.type, FieldType)
+            and not p.type.dims
+            and arg.type == ScalarType(p.type.dtype)
+        ):
             return arg  # a scalar for a 0-d field
         if arg.type != p.type:
-            raise StencilTypeError(f"{callee}(): argument '{p.name}' must be {p.type}, got {arg.type}")
+            raise StencilTypeError(
+                f"{callee}(): argument '{p.name}' must be {p.type}, got {arg.type}"
+            )
         return arg
 
 
@@ -603,7 +744,9 @@ def _arg_expr(e: ir.Expr, targets: dict[int, ir.Ref], counter: Any) -> ir.Expr:
     """The argument ``e`` with its leaves numbered by ``counter`` (in flattening order), the
     leaves in ``targets`` replaced by the output they are the same field as."""
     if isinstance(e.type, TupleType):
-        elems = tuple(_arg_expr(ir.TupleGet(e, i, t), targets, counter) for i, t in enumerate(e.type.types))
+        elems = tuple(
+            _arg_expr(ir.TupleGet(e, i, t), targets, counter) for i, t in enumerate(e.type.types)
+        )
         if all(isinstance(x, ir.TupleGet) and x.expr is e for x in elems):
             return e
         return ir.MakeTuple(elems, e.type)
@@ -639,8 +782,9 @@ def _domain_leaves(domain: Any) -> list[Any]:
         return []
     if isinstance(domain, Domain | Mapping):
         return [domain]
-    if isinstance(domain, tuple | list) and all(isinstance(p, tuple) and len(p) == 2 and isinstance(p[0], Dimension)
-                                                for p in domain):
+    if isinstance(domain, tuple | list) and all(
+        isinstance(p, tuple) and len(p) == 2 and isinstance(p[0], Dimension) for p in domain
+    ):
         return [domain]  # (dim, range) pairs
     if isinstance(domain, tuple | list):
         return [x for d in domain for x in _domain_leaves(d)]
@@ -659,11 +803,18 @@ def _domain_key(domain: Any) -> tuple[tuple[Dimension, ...], ...]:
 def _domain_args(domain: Any) -> list[int]:
     from .core.domain import domain as make_domain
 
-    return [x for d in _domain_leaves(domain) for r in make_domain(d).ranges for x in (r.start, r.stop)]
+    return [
+        x for d in _domain_leaves(domain) for r in make_domain(d).ranges for x in (r.start, r.stop)
+    ]
 
 
-def field_operator(definition: Callable[..., Any] | None = None, *, backend: Any = _DEFAULT,
-                   grid_type: Any = None, **options: Any) -> Any:
+def field_operator(
+    definition: Callable[..., Any] | None = None,
+    *,
+    backend: Any = _DEFAULT,
+    grid_type: Any = None,
+    **options: Any,
+) -> Any:
     """Decorate a function of fields and scalars returning a field (or tuple of fields).
     ``backend=`` omitted: ``stencilkit.ffront.decorator.DEFAULT_BACKEND`` (``None``, embedded).
 
@@ -683,8 +834,16 @@ def field_operator(definition: Callable[..., Any] | None = None, *, backend: Any
     return wrap(definition) if definition is not None else wrap
 
 
-def scan_operator(definition: Callable[..., Any] | None = None, *, axis: Dimension, forward: bool = True,
-                  init: Any = 0.0, backend: Any = _DEFAULT, grid_type: Any = None, **options: Any) -> Any:
+def scan_operator(
+    definition: Callable[..., Any] | None = None,
+    *,
+    axis: Dimension,
+    forward: bool = True,
+    init: Any = 0.0,
+    backend: Any = _DEFAULT,
+    grid_type: Any = None,
+    **options: Any,
+) -> Any:
     """Decorate ``f(carry, *values) -> new carry``, applied level by level along ``axis``.
 
     >>> @gtx.scan_operator(axis=K, forward=True, init=0.0)
@@ -693,7 +852,9 @@ def scan_operator(definition: Callable[..., Any] | None = None, *, axis: Dimensi
     """
     check_decorator_keywords("scan_operator", options)
     if not isinstance(axis, Dimension):
-        raise StencilTypeError(f"scan_operator(axis=...) must be a Dimension, got {axis!r}", hint="e.g. axis=K")
+        raise StencilTypeError(
+            f"scan_operator(axis=...) must be a Dimension, got {axis!r}", hint="e.g. axis=K"
+        )
     if not isinstance(forward, bool):
         raise StencilTypeError(f"scan_operator(forward=...) must be True or False, got {forward!r}")
 

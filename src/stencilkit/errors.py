@@ -19,7 +19,15 @@ from .core.errors import (
 )
 
 __all__ = [
-    "CompilationError", "DSLError", "DSLTypeError", "GT4PyError", "InvalidAnnotationError",
-    "InvalidParameterAnnotationError", "MissingArgumentError", "MissingAttributeError",
-    "MissingParameterAnnotationError", "UndefinedSymbolError", "UnsupportedPythonFeatureError",
+    "CompilationError",
+    "DSLError",
+    "DSLTypeError",
+    "GT4PyError",
+    "InvalidAnnotationError",
+    "InvalidParameterAnnotationError",
+    "MissingArgumentError",
+    "MissingAttributeError",
+    "MissingParameterAnnotationError",
+    "UndefinedSymbolError",
+    "UnsupportedPythonFeatureError",
 ]

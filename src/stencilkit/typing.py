@@ -20,4 +20,12 @@ OffsetProvider: TypeAlias = Mapping[str, Any]
 #: A DSL scalar value.
 Scalar: TypeAlias = bool | int | float | np.bool_ | np.integer[Any] | np.floating[Any]
 
-__all__ = ["Allocator", "Backend", "FieldOperator", "OffsetProvider", "Program", "ProgramWithBoundArgs", "Scalar"]
+__all__ = [
+    "Allocator",
+    "Backend",
+    "FieldOperator",
+    "OffsetProvider",
+    "Program",
+    "ProgramWithBoundArgs",
+    "Scalar",
+]

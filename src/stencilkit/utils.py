@@ -12,14 +12,23 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 
-def tree_map(fun: Callable[..., Any] | None = None, *, collection_type: Any = tuple,
-             result_collection_constructor: Callable[..., Any] | None = None) -> Any:
+def tree_map(
+    fun: Callable[..., Any] | None = None,
+    *,
+    collection_type: Any = tuple,
+    result_collection_constructor: Callable[..., Any] | None = None,
+) -> Any:
     """``tree_map(fn)(*trees)``: ``fn`` applied leaf-wise over nested tuples of the same shape.
     Usable as a decorator, with or without arguments."""
     if fun is None:
-        return lambda f: tree_map(f, collection_type=collection_type,
-                                  result_collection_constructor=result_collection_constructor)
-    make = result_collection_constructor or (collection_type if isinstance(collection_type, type) else tuple)
+        return lambda f: tree_map(
+            f,
+            collection_type=collection_type,
+            result_collection_constructor=result_collection_constructor,
+        )
+    make = result_collection_constructor or (
+        collection_type if isinstance(collection_type, type) else tuple
+    )
 
     def impl(*args: Any) -> Any:
         if isinstance(args[0], collection_type):
@@ -42,14 +51,18 @@ def is_tuple_of(value: Any, types_: type | tuple[type, ...]) -> bool:
     return isinstance(value, tuple) and all(isinstance(v, types_) for v in value)
 
 
-def equalize_tuple_structure(d1: Any, d2: Any, *, fill_value: Any, bidirectional: bool = True) -> tuple[Any, Any]:
+def equalize_tuple_structure(
+    d1: Any, d2: Any, *, fill_value: Any, bidirectional: bool = True
+) -> tuple[Any, Any]:
     """Broadcast a leaf against a tuple so both have the same nested structure."""
     t1, t2 = isinstance(d1, tuple), isinstance(d2, tuple)
     if t1 and t2:
         if len(d1) != len(d2):
             raise ValueError("cannot equalize tuples of different lengths")
-        pairs = [equalize_tuple_structure(a, b, fill_value=fill_value, bidirectional=bidirectional)
-                 for a, b in zip(d1, d2)]
+        pairs = [
+            equalize_tuple_structure(a, b, fill_value=fill_value, bidirectional=bidirectional)
+            for a, b in zip(d1, d2)
+        ]
         return tuple(p[0] for p in pairs), tuple(p[1] for p in pairs)
     if t1 and not t2:
         return equalize_tuple_structure(d1, tuple(fill_value for _ in d1), fill_value=fill_value)
@@ -98,4 +111,10 @@ def _hashable(v: Any) -> Any:
         return id(v)
 
 
-__all__ = ["FrozenNamespace", "equalize_tuple_structure", "flatten_nested_tuple", "is_tuple_of", "tree_map"]
+__all__ = [
+    "FrozenNamespace",
+    "equalize_tuple_structure",
+    "flatten_nested_tuple",
+    "is_tuple_of",
+    "tree_map",
+]

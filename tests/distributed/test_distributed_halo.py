@@ -15,7 +15,9 @@ K = gtx.Dimension("K", kind=gtx.DimensionKind.VERTICAL)
 METHODS = ["direct", "packed", "staged"]
 
 
-def _expected(g: np.ndarray, f: dist.DecomposedField, d: dist.CartesianDecomposition, sentinel: float) -> np.ndarray:
+def _expected(
+    g: np.ndarray, f: dist.DecomposedField, d: dist.CartesianDecomposition, sentinel: float
+) -> np.ndarray:
     """What ``f`` holds after an exchange: global values at wrapped indices, the sentinel past
     a bounded edge."""
     axes = []
@@ -52,8 +54,9 @@ def _poison_halo(f: dist.DecomposedField, value: float) -> None:
 @pytest.mark.parametrize("periodic", [True, False], ids=["periodic", "bounded"])
 @pytest.mark.parametrize("halo", [1, 2])
 @pytest.mark.parametrize("blocking", [True, False], ids=["blocking", "nonblocking"])
-def test_exchange_fills_halos_with_neighbour_values(method: str, periodic: bool, halo: int, blocking: bool,
-                                                   rng: Any) -> None:
+def test_exchange_fills_halos_with_neighbour_values(
+    method: str, periodic: bool, halo: int, blocking: bool, rng: Any
+) -> None:
     d = dist.decompose({I: 11, J: (3, 12)}, periodic=periodic)
     g2 = rng.random((11, 9))
     g3 = rng.random((11, 9, 4)).astype(np.float32)
@@ -77,10 +80,12 @@ def test_global_indices_and_owned_views() -> None:
     owned = d.owned()
     assert f.owned.domain == owned
     assert f.domain[I][1].start == owned[I][1].start - 1
-    all_owned = d.comm.allgather((owned[I][1].start, owned[I][1].stop, owned[J][1].start, owned[J][1].stop))
+    all_owned = d.comm.allgather(
+        (owned[I][1].start, owned[I][1].stop, owned[J][1].start, owned[J][1].stop)
+    )
     covered = np.zeros((16, 8), int)
     for i0, i1, j0, j1 in all_owned:
-        covered[i0 - 1:i1 - 1, j0 - 1:j1 - 1] += 1
+        covered[i0 - 1 : i1 - 1, j0 - 1 : j1 - 1] += 1
     assert (covered == 1).all()  # every point owned exactly once
 
 
@@ -127,8 +132,11 @@ def test_repeated_exchanges_reuse_the_plan(rng: Any) -> None:
 
 # ----------------------------------------------------------------------------- bad input
 def test_grid_that_does_not_fit_the_ranks(comm: Any) -> None:
-    with pytest.raises(dist.DistributedError, match=rf"a process grid 3x{comm.Get_size()} needs"
-                       rf" {3 * comm.Get_size()} ranks, the communicator has {comm.Get_size()}"):
+    with pytest.raises(
+        dist.DistributedError,
+        match=rf"a process grid 3x{comm.Get_size()} needs"
+        rf" {3 * comm.Get_size()} ranks, the communicator has {comm.Get_size()}",
+    ):
         dist.decompose({I: 8, J: 8}, grid=(3, comm.Get_size()))
 
 
@@ -143,7 +151,9 @@ def test_halo_wider_than_a_block(comm: Any) -> None:
     if comm.Get_size() < 2:
         pytest.skip("needs 2 or more ranks")
     d = dist.decompose({I: 2 * comm.Get_size(), J: 4}, grid=(comm.Get_size(), 1))
-    with pytest.raises(dist.DistributedError, match="halo of 3 along I is wider than the smallest block"):
+    with pytest.raises(
+        dist.DistributedError, match="halo of 3 along I is wider than the smallest block"
+    ):
         d.zeros([I, J], halo=3, name="h")
 
 
@@ -205,5 +215,8 @@ def test_field_on_the_wrong_gpu() -> None:
     with cupy.cuda.Device(other):
         raw = gtx.zeros(d.local_domain([I, J], {I: 1, J: 1}), allocator=gtx.gpu)
     f = dist.DecomposedField(raw, d, {I: 1, J: 1}, "h")
-    with pytest.raises(dist.DistributedError, match=rf"field 'h' is on GPU {other}, but rank {d.rank} uses GPU {d.device_id}"):
+    with pytest.raises(
+        dist.DistributedError,
+        match=rf"field 'h' is on GPU {other}, but rank {d.rank} uses GPU {d.device_id}",
+    ):
         d.exchange(f)

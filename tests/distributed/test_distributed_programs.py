@@ -35,7 +35,9 @@ def double(a: gtx.Field[gtx.Dims[I, J], gtx.float64]) -> gtx.Field[gtx.Dims[I, J
 
 
 @gtx.program
-def run_double(a: gtx.Field[gtx.Dims[I, J], gtx.float64], out: gtx.Field[gtx.Dims[I, J], gtx.float64]):
+def run_double(
+    a: gtx.Field[gtx.Dims[I, J], gtx.float64], out: gtx.Field[gtx.Dims[I, J], gtx.float64]
+):
     double(a, out=out)
 
 
@@ -55,7 +57,9 @@ def test_halo_requirements_compose_through_temporaries() -> None:
 
 def test_halo_layers_on_a_mesh() -> None:
     ex = _load_example()
-    needs = dist.halo_requirements(ex.diffusion_step, periodic_triangular_mesh(4, 4).offset_provider())
+    needs = dist.halo_requirements(
+        ex.diffusion_step, periodic_triangular_mesh(4, 4).offset_provider()
+    )
     assert needs["u"].layers == 2  # u(E2C) read at edges that C2E reads
 
 
@@ -80,8 +84,11 @@ def test_program_refuses_a_narrow_halo(rng: Any) -> None:
     d = dist.decompose({I: 12, J: 10}, periodic=True)
     a = dist.scatter(d, [I, J], rng.random((12, 10)), halo=1, name="a")
     out = d.zeros([I, J], halo=1, name="out")
-    with pytest.raises(dist.DistributedError, match=r"parameter 'a' \(field 'a'\) has a halo of 1 points along I,"
-                       r" the program reads 2"):
+    with pytest.raises(
+        dist.DistributedError,
+        match=r"parameter 'a' \(field 'a'\) has a halo of 1 points along I,"
+        r" the program reads 2",
+    ):
         dist.distribute(run_lap)(a, out.owned, offset_provider={})
 
 
@@ -91,8 +98,11 @@ def test_program_refuses_a_stale_halo(rng: Any) -> None:
     out = d.zeros([I, J], halo=2, name="b")
     step = dist.distribute(run_lap)
     a.mark_written()
-    with pytest.raises(dist.DistributedError, match=r"field 'a'\) is read in its halo along I, J, but the halo is"
-                       r" stale.*\n.*exchange\(a\)"):
+    with pytest.raises(
+        dist.DistributedError,
+        match=r"field 'a'\) is read in its halo along I, J, but the halo is"
+        r" stale.*\n.*exchange\(a\)",
+    ):
         step(a, out.owned, offset_provider={})
     d.exchange(a)
     step(a, out.owned, offset_provider={})
@@ -103,7 +113,9 @@ def test_program_refuses_fields_of_two_decompositions(rng: Any) -> None:
     d2 = dist.decompose({I: 12, J: 10}, periodic=False)
     a = dist.scatter(d1, [I, J], rng.random((12, 10)), halo=1, name="a")
     b = d2.zeros([I, J], halo=1, name="b")
-    with pytest.raises(dist.DistributedError, match=r"parameter 'out' \(field 'b'\) is decomposed as I\[0:12\]"):
+    with pytest.raises(
+        dist.DistributedError, match=r"parameter 'out' \(field 'b'\) is decomposed as I\[0:12\]"
+    ):
         dist.distribute(run_double)(a, b, offset_provider={})
 
 
@@ -136,7 +148,7 @@ def test_mesh_partition_and_exchange(comm: Any, rng: Any) -> None:
     for kind in (Cell, Edge, Vertex):
         g = np.arange(mesh.size(kind), dtype=np.float64) + 0.25
         f = dist.scatter(md, [kind], g, name=kind.value)
-        f.ndarray[md.count(kind):] = -1.0
+        f.ndarray[md.count(kind) :] = -1.0
         fields.append((kind, f))
     md.exchange(*(f for _, f in fields))  # three kinds in one message per neighbour
     for kind, f in fields:
@@ -179,10 +191,15 @@ def test_an_exception_on_one_rank_aborts_all(comm: Any, tmp_path: Path) -> None:
         "dist.install_abort_hook()\n"
         "if comm.Get_rank() == 1:\n"
         "    raise RuntimeError('rank 1 broke')\n"
-        "comm.Barrier()  # rank 0 would wait here forever\n")
+        "comm.Barrier()  # rank 0 would wait here forever\n"
+    )
     t0 = time.perf_counter()
-    proc = subprocess.run([_mpiexec(), "-n", "2", sys.executable, str(script)], capture_output=True,
-                          text=True, timeout=60)
+    proc = subprocess.run(
+        [_mpiexec(), "-n", "2", sys.executable, str(script)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert proc.returncode != 0
     assert "rank 1 broke" in proc.stderr and "aborting all ranks" in proc.stderr
     assert time.perf_counter() - t0 < 60
@@ -190,8 +207,23 @@ def test_an_exception_on_one_rank_aborts_all(comm: Any, tmp_path: Path) -> None:
 
 def test_cli_demo_on_two_ranks(comm: Any) -> None:
     _single(comm)
-    proc = subprocess.run([sys.executable, "-m", "stencilkit.cli", "demo", "--ranks", "2", "--steps", "4",
-                           "--size", "16"], capture_output=True, text=True, timeout=120)
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "stencilkit.cli",
+            "demo",
+            "--ranks",
+            "2",
+            "--steps",
+            "4",
+            "--size",
+            "16",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert proc.returncode == 0, proc.stderr
     assert "2 ranks (process grid 2x1)" in proc.stdout and "bitwise identical" in proc.stdout
 
@@ -204,8 +236,14 @@ def test_mesh_exchange_of_gpu_fields(method: str) -> None:
     mesh = periodic_triangular_mesh(12, 10)
     md = dist.decompose_mesh(mesh, layers=1, gpu=True)
     g = np.arange(mesh.n_edges, dtype=np.float64)[:, None] * np.ones(3)
-    f = dist.scatter(md, [Edge, gtx.Dimension("K", kind=gtx.DimensionKind.VERTICAL)], g,
-                     extra={gtx.Dimension("K", kind=gtx.DimensionKind.VERTICAL): 3}, name="vn", allocator=gtx.gpu)
-    f.ndarray[md.count(Edge):] = -1.0
+    f = dist.scatter(
+        md,
+        [Edge, gtx.Dimension("K", kind=gtx.DimensionKind.VERTICAL)],
+        g,
+        extra={gtx.Dimension("K", kind=gtx.DimensionKind.VERTICAL): 3},
+        name="vn",
+        allocator=gtx.gpu,
+    )
+    f.ndarray[md.count(Edge) :] = -1.0
     md.exchange(f, method=method)
     np.testing.assert_array_equal(f.asnumpy(), g[md.global_ids(Edge)])

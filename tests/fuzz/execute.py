@@ -42,12 +42,19 @@ def make_data(p: Program, round_: int) -> tuple[dict[str, np.ndarray], dict[str,
     arrays: dict[str, np.ndarray] = {}
     for i, f in enumerate(p.fields):
         if f.role == "out":
-            arrays[f.name] = np.full(f.shape, 300 + i + (0.25 if dtype.kind == "f" else 0), dtype=dtype) \
-                if dtype.kind == "f" else np.full(f.shape, 77 + i, dtype=dtype)
+            arrays[f.name] = (
+                np.full(f.shape, 300 + i + (0.25 if dtype.kind == "f" else 0), dtype=dtype)
+                if dtype.kind == "f"
+                else np.full(f.shape, 77 + i, dtype=dtype)
+            )
         elif dtype.kind == "f":
-            arrays[f.name] = (rng.choice([-1.0, 1.0], f.shape) * rng.uniform(0.5, 2.0, f.shape)).astype(dtype)
+            arrays[f.name] = (
+                rng.choice([-1.0, 1.0], f.shape) * rng.uniform(0.5, 2.0, f.shape)
+            ).astype(dtype)
         else:
-            arrays[f.name] = (rng.choice([-1, 1], f.shape) * rng.integers(1, 10, f.shape)).astype(dtype)
+            arrays[f.name] = (rng.choice([-1, 1], f.shape) * rng.integers(1, 10, f.shape)).astype(
+                dtype
+            )
     sizes = dict(p.sizes)
     tables: dict[str, np.ndarray] = {}
     if p.kind == "mesh":
@@ -63,7 +70,9 @@ def make_data(p: Program, round_: int) -> tuple[dict[str, np.ndarray], dict[str,
 class Arg:
     """One field argument in its layout, and how to read it back (and check its padding)."""
 
-    def __init__(self, f: FieldParam, base: np.ndarray, xp: Any, module: ModuleType, rng: np.random.Generator) -> None:
+    def __init__(
+        self, f: FieldParam, base: np.ndarray, xp: Any, module: ModuleType, rng: np.random.Generator
+    ) -> None:
         import stencilkit as gtx
 
         self.f, self.xp = f, xp
@@ -127,8 +136,9 @@ def _namespace(name: str) -> Any:
     return np
 
 
-def run(p: Program, module: ModuleType, backend: str, round_: int,
-        prog: Any) -> tuple[dict[str, np.ndarray], list[str]]:
+def run(
+    p: Program, module: ModuleType, backend: str, round_: int, prog: Any
+) -> tuple[dict[str, np.ndarray], list[str]]:
     """One call of ``prog`` on fresh data; the fields afterwards and any padding problems."""
     import stencilkit as gtx
 
@@ -140,21 +150,32 @@ def run(p: Program, module: ModuleType, backend: str, round_: int,
     provider: dict[str, Any] = {}
     if p.kind == "mesh":
         alloc = gtx.gpu if on_gpu(backend) else None
-        provider["E2C"] = gtx.as_connectivity([module.Edge, module.E2CDim], module.Cell, tables["E2C"], allocator=alloc)
-        provider["C2E"] = gtx.as_connectivity([module.Cell, module.C2EDim], module.Edge, tables["C2E"],
-                                              skip_value=-1, allocator=alloc)
+        provider["E2C"] = gtx.as_connectivity(
+            [module.Edge, module.E2CDim], module.Cell, tables["E2C"], allocator=alloc
+        )
+        provider["C2E"] = gtx.as_connectivity(
+            [module.Cell, module.C2EDim], module.Edge, tables["C2E"], skip_value=-1, allocator=alloc
+        )
     if p.direct:
         _direct_calls(p, module, backend, args, scalars, provider)
     else:
-        prog(*[args[n].value if n in args else scalars[n] for n in p.order], offset_provider=provider)
+        prog(
+            *[args[n].value if n in args else scalars[n] for n in p.order], offset_provider=provider
+        )
     if on_gpu(backend):
         xp.cuda.runtime.deviceSynchronize()
     problems = [m for a in args.values() if (m := a.padding_problem())]
     return {n: a.read() for n, a in args.items()}, problems
 
 
-def _direct_calls(p: Program, module: ModuleType, backend: str, args: dict[str, Arg], scalars: dict[str, Any],
-                  provider: dict[str, Any]) -> None:
+def _direct_calls(
+    p: Program,
+    module: ModuleType,
+    backend: str,
+    args: dict[str, Arg],
+    scalars: dict[str, Any],
+    provider: dict[str, Any],
+) -> None:
     """Each statement as ``op.with_backend(b)(args..., out=..., domain=...)`` on fields."""
     import stencilkit as gtx
 
@@ -166,8 +187,15 @@ def _direct_calls(p: Program, module: ModuleType, backend: str, args: dict[str, 
         op = getattr(module, st.op).with_backend(backend_object(backend))
         values = [args[n].value if n in args else scalars[n] for n in st.args]
         outs = tuple(args[o].value for o in st.outs)
-        domain = None if st.domain is None else {getattr(module, d): (lo, hi) for d, lo, hi in st.domain}
-        op(*values, out=outs[0] if len(outs) == 1 else outs, domain=domain, offset_provider=provider)
+        domain = (
+            None if st.domain is None else {getattr(module, d): (lo, hi) for d, lo, hi in st.domain}
+        )
+        op(
+            *values,
+            out=outs[0] if len(outs) == 1 else outs,
+            domain=domain,
+            offset_provider=provider,
+        )
 
 
 def compare(p: Program, ref: dict[str, np.ndarray], got: dict[str, np.ndarray]) -> list[str]:
@@ -180,17 +208,27 @@ def compare(p: Program, ref: dict[str, np.ndarray], got: dict[str, np.ndarray]) 
             problems.append(f"{f.name}: shape {g.shape}, expected {r.shape}")
             continue
         atol = atol_factor * max(1.0, peaks.get(f.name, 1.0))
-        bad = ~(np.isclose(g, r, rtol=rtol, atol=atol, equal_nan=True) if r.dtype.kind == "f" else g == r)
+        bad = ~(
+            np.isclose(g, r, rtol=rtol, atol=atol, equal_nan=True)
+            if r.dtype.kind == "f"
+            else g == r
+        )
         if bad.any():
             where = np.argwhere(bad)[:4]
-            shown = ", ".join(f"{tuple(int(i) for i in w)}: got {g[tuple(w)]!r}, expected {r[tuple(w)]!r}"
-                              for w in where)
+            shown = ", ".join(
+                f"{tuple(int(i) for i in w)}: got {g[tuple(w)]!r}, expected {r[tuple(w)]!r}"
+                for w in where
+            )
             problems.append(f"{f.name}: {int(bad.sum())} of {bad.size} points differ ({shown})")
     return problems
 
 
-def check(p: Program, backends: Sequence[str], rounds: int = 2,
-          on_module: Callable[[ModuleType], None] | None = None) -> Outcome:
+def check(
+    p: Program,
+    backends: Sequence[str],
+    rounds: int = 2,
+    on_module: Callable[[ModuleType], None] | None = None,
+) -> Outcome:
     """Build ``p`` for each backend, run it ``rounds`` times on fresh data, compare each run."""
     source = render(p)
     try:

@@ -59,7 +59,9 @@ class ProgramGen:
 
     def _field(self, name: str, dims: tuple[str, ...], role: str) -> None:
         layout = self._layout(dims, role) if len(dims) > 0 else "C"
-        shape = tuple(self.sizes[d] if not d.endswith("Dim") else (2 if d == "E2CDim" else 4) for d in dims)
+        shape = tuple(
+            self.sizes[d] if not d.endswith("Dim") else (2 if d == "E2CDim" else 4) for d in dims
+        )
         origin = tuple(0 for _ in dims)
         if layout == "halo":
             lo = tuple(self.ch.integer(0, 2) for _ in dims)
@@ -119,11 +121,25 @@ class ProgramGen:
         used = _used_names(self, sg, results)
         params = tuple(f"p{i}" for i in range(len(used)))
         rename = dict(zip(used, params))
-        st = Statement(f"op{index}", params, tuple(used), tuple(_rename(loc_, rename) for loc_ in sg.locals),
-                       tuple(_rename(r.expr, rename) for r in results), (), loc, None)
-        candidates = [f for f in self.fields if self.loc_of(f) == loc and f.role != "weight"
-                      and f.layout in WRITABLE and writable_in_place(self, st, f.name)
-                      and not (self.direct and f.name in st.args)]  # see test_fuzz.py: direct in-place
+        st = Statement(
+            f"op{index}",
+            params,
+            tuple(used),
+            tuple(_rename(loc_, rename) for loc_ in sg.locals),
+            tuple(_rename(r.expr, rename) for r in results),
+            (),
+            loc,
+            None,
+        )
+        candidates = [
+            f
+            for f in self.fields
+            if self.loc_of(f) == loc
+            and f.role != "weight"
+            and f.layout in WRITABLE
+            and writable_in_place(self, st, f.name)
+            and not (self.direct and f.name in st.args)
+        ]  # see test_fuzz.py: direct in-place
         outs: list[str] = []
         for _ in results:
             pool = [f.name for f in candidates if f.name not in outs]
@@ -146,8 +162,11 @@ class ProgramGen:
             if ch.chance(20):
                 from_sizes.append(d)  # written n_D - c, with n_D a program argument
                 self.size_params.add(d)
-        st = dataclasses.replace(st, domain=tuple(domain) if domain or ch.chance(50) else None,
-                                 from_sizes=tuple(from_sizes))
+        st = dataclasses.replace(
+            st,
+            domain=tuple(domain) if domain or ch.chance(50) else None,
+            from_sizes=tuple(from_sizes),
+        )
         if st.domain == ():
             st = dataclasses.replace(st, domain=None)
         peak = max([sg.peak, *(self.peaks[a] for a in used if not self.is_scalar(a))])
@@ -165,7 +184,9 @@ class ProgramGen:
 
 def _used_names(pg: ProgramGen, sg: StatementGen, results: list) -> list[str]:
     """Program parameters read by the statement, in first-use order."""
-    probe = Statement("probe", (), (), tuple(sg.locals), tuple(r.expr for r in results), (), "", None)
+    probe = Statement(
+        "probe", (), (), tuple(sg.locals), tuple(r.expr for r in results), (), "", None
+    )
     names: list[str] = []
     program_names = {f.name for f in pg.fields} | {s.name for s in pg.scalars}
 
@@ -193,8 +214,14 @@ def _rename(e: object, mapping: dict[str, str]) -> object:
     if isinstance(e, tuple):
         return tuple(_rename(x, mapping) for x in e)
     if dataclasses.is_dataclass(e) and not isinstance(e, type):
-        return dataclasses.replace(e, **{f.name: _rename(getattr(e, f.name), mapping)
-                                         for f in dataclasses.fields(e) if f.name != "op" and f.name != "fn"})
+        return dataclasses.replace(
+            e,
+            **{
+                f.name: _rename(getattr(e, f.name), mapping)
+                for f in dataclasses.fields(e)
+                if f.name != "op" and f.name != "fn"
+            },
+        )
     return e
 
 
@@ -216,6 +243,17 @@ def draw_program(ch: Chooser, max_statements: int = 4) -> Program:
     order: list[str] = []
     while names:
         order.append(names.pop(ch.integer(0, len(names) - 1) if ch.chance(50) else 0))
-    return Program(pg.dtype, pg.kind, tuple(pg.sizes.items()), tuple(pg.fields), tuple(pg.scalars),
-                   tuple(pg.scans), tuple(statements), tuple(order), ch.integer(0, 2**31 - 1),
-                   pg.skip_rows, pg.direct, tuple(pg.peaks.items()))
+    return Program(
+        pg.dtype,
+        pg.kind,
+        tuple(pg.sizes.items()),
+        tuple(pg.fields),
+        tuple(pg.scalars),
+        tuple(pg.scans),
+        tuple(statements),
+        tuple(order),
+        ch.integer(0, 2**31 - 1),
+        pg.skip_rows,
+        pg.direct,
+        tuple(pg.peaks.items()),
+    )

@@ -38,16 +38,33 @@ from .model import (
 Box = tuple[tuple[str, int, int], ...]
 
 BINARY: dict[str, Callable[[Any, Any], Any]] = {
-    "+": np.add, "-": np.subtract, "*": np.multiply, "/": np.true_divide, "//": np.floor_divide,
-    "%": np.remainder, "&": np.bitwise_and, "|": np.bitwise_or, "^": np.bitwise_xor,
-    "min": np.minimum, "max": np.maximum,
+    "+": np.add,
+    "-": np.subtract,
+    "*": np.multiply,
+    "/": np.true_divide,
+    "//": np.floor_divide,
+    "%": np.remainder,
+    "&": np.bitwise_and,
+    "|": np.bitwise_or,
+    "^": np.bitwise_xor,
+    "min": np.minimum,
+    "max": np.maximum,
 }
 UNARY: dict[str, Callable[[Any], Any]] = {
-    "neg": np.negative, "abs": np.abs, "sin": np.sin, "cos": np.cos, "tanh": np.tanh,
-    "sqrt": np.sqrt, "floor": np.floor,
+    "neg": np.negative,
+    "abs": np.abs,
+    "sin": np.sin,
+    "cos": np.cos,
+    "tanh": np.tanh,
+    "sqrt": np.sqrt,
+    "floor": np.floor,
 }
 COMPARE: dict[str, Callable[[Any, Any], Any]] = {
-    "<": np.less, "<=": np.less_equal, ">": np.greater, ">=": np.greater_equal, "==": np.equal,
+    "<": np.less,
+    "<=": np.less_equal,
+    ">": np.greater,
+    ">=": np.greater_equal,
+    "==": np.equal,
     "!=": np.not_equal,
 }
 
@@ -66,7 +83,9 @@ def point(e: object, env: dict[str, Any]) -> Any:
     raise TypeError(f"not a scan body expression: {e!r}")
 
 
-def run_scan(scan: Scan, args: list[Any], shape: tuple[int, ...], dtype: np.dtype) -> list[np.ndarray]:
+def run_scan(
+    scan: Scan, args: list[Any], shape: tuple[int, ...], dtype: np.dtype
+) -> list[np.ndarray]:
     """The scan over the last axis (K) of ``shape``; ``args`` broadcast to ``shape``."""
     cols = [np.broadcast_to(np.asarray(a, dtype=dtype), shape) for a in args]
     carry = [np.full(shape[:-1], v, dtype=dtype) for v in scan.init]
@@ -76,19 +95,29 @@ def run_scan(scan: Scan, args: list[Any], shape: tuple[int, ...], dtype: np.dtyp
     for k in levels:
         env = dict(zip(names, carry))
         env.update(zip(scan.args, (c[..., k] for c in cols)))
-        carry = [np.asarray(point(b, env), dtype=dtype) * np.ones(shape[:-1], dtype=dtype) for b in scan.body]
+        carry = [
+            np.asarray(point(b, env), dtype=dtype) * np.ones(shape[:-1], dtype=dtype)
+            for b in scan.body
+        ]
         for o, c in zip(outs, carry):
             o[..., k] = c
     return outs
 
 
 class StatementEval:
-    def __init__(self, p: Program, st: Statement, arrays: dict[str, np.ndarray],
-                 tables: dict[str, np.ndarray]) -> None:
+    def __init__(
+        self,
+        p: Program,
+        st: Statement,
+        arrays: dict[str, np.ndarray],
+        tables: dict[str, np.ndarray],
+    ) -> None:
         self.p, self.st, self.arrays, self.tables = p, st, arrays, tables
         self.dtype = arrays[st.outs[0]].dtype
         self.params = dict(zip(st.params, st.args))
-        self.locals: dict[str, tuple[Local, int]] = {n: (loc, i) for loc in st.locals for i, n in enumerate(loc.names)}
+        self.locals: dict[str, tuple[Local, int]] = {
+            n: (loc, i) for loc in st.locals for i, n in enumerate(loc.names)
+        }
         self.scans = {s.name: s for s in p.scans}
         # a scan call's values over the box where they are used (see plan_scans), keyed by the
         # call's first local name (one scan operator may be called twice in a statement)
@@ -151,7 +180,12 @@ class StatementEval:
         index = []
         for d, o in zip(f.dims, f.origin):
             lo, hi = next((lo, hi) for bd, lo, hi in box if bd == d)
-            assert f.origin[f.dims.index(d)] <= lo and hi - o <= f.shape[f.dims.index(d)], (name, d, lo, hi)
+            assert f.origin[f.dims.index(d)] <= lo and hi - o <= f.shape[f.dims.index(d)], (
+                name,
+                d,
+                lo,
+                hi,
+            )
             index.append(slice(lo - o, hi - o))
         return self.arrays[name][tuple(index)]
 
@@ -172,11 +206,16 @@ class StatementEval:
                 self.scan_values[key] = run_scan(self.scans[loc.scan], args, shape, self.dtype)
             values = self.scan_values[key][i]
             if all(hlo <= lo and hi <= hhi for (_, lo, hi), (_, hlo, hhi) in zip(box, hull)):
-                return values[tuple(slice(lo - hlo, hi - hlo) for (_, lo, hi), (_, hlo, _) in zip(box, hull))]
+                return values[
+                    tuple(slice(lo - hlo, hi - hlo) for (_, lo, hi), (_, hlo, _) in zip(box, hull))
+                ]
             # read where a concat_where branch is not selected (np.where evaluates both branches):
             # those points are discarded, so they hold a filler (NaN, so that a leak would show)
-            part = np.full(tuple(hi - lo for _, lo, hi in box), np.nan if self.dtype.kind == "f" else 0,
-                           dtype=self.dtype)
+            part = np.full(
+                tuple(hi - lo for _, lo, hi in box),
+                np.nan if self.dtype.kind == "f" else 0,
+                dtype=self.dtype,
+            )
             src, dst = [], []
             for (_, lo, hi), (_, hlo, hhi) in zip(box, hull):
                 a, b = max(lo, hlo), min(hi, hhi)
@@ -194,7 +233,7 @@ class StatementEval:
         rows = rows[:, index] if index is not None else np.where(rows < 0, 0, rows)
         arr = self.arrays[self.params[name]][rows]
         if rest:  # the K slice
-            (_, klo, khi), = rest
+            ((_, klo, khi),) = rest
             arr = arr[..., klo:khi]
         return arr
 
@@ -204,8 +243,12 @@ class StatementEval:
             case Ref(name):
                 return self.name_at(name, box)
             case Shift(name, dim, off):
-                return self.name_at(name, tuple((d, lo + off, hi + off) if d == dim else (d, lo, hi)
-                                                for d, lo, hi in box))
+                return self.name_at(
+                    name,
+                    tuple(
+                        (d, lo + off, hi + off) if d == dim else (d, lo, hi) for d, lo, hi in box
+                    ),
+                )
             case Nb(name, offset, index):
                 return self.neighbours(name, offset, index, box)
             case Lit(value):
@@ -217,9 +260,13 @@ class StatementEval:
             case Cmp(op, a, b):
                 return COMPARE[op](self.value(a, box), self.value(b, box))
             case Where(c, a, b):
-                return self._typed(np.where(self.value(c, box), self.value(a, box), self.value(b, box)))
+                return self._typed(
+                    np.where(self.value(c, box), self.value(a, box), self.value(b, box))
+                )
             case ConcatWhere(c, a, b):
-                return self._typed(np.where(self.condition(c, box), self.value(a, box), self.value(b, box)))
+                return self._typed(
+                    np.where(self.condition(c, box), self.value(a, box), self.value(b, box))
+                )
             case TupleGet(name, index):
                 loc, _ = self.locals[name]
                 return self.value(loc.exprs[index], box)
@@ -305,7 +352,9 @@ def _hull(uses: list[tuple[Box, np.ndarray]]) -> Box:
     return tuple((d, a, b) for (d, _, _), a, b in zip(uses[0][0], lo, hi))
 
 
-def evaluate(p: Program, arrays: dict[str, np.ndarray], tables: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+def evaluate(
+    p: Program, arrays: dict[str, np.ndarray], tables: dict[str, np.ndarray]
+) -> dict[str, np.ndarray]:
     """Run the program on copies of ``arrays`` (in the model's index space); return the final arrays."""
     arrays = {k: v.copy() for k, v in arrays.items()}
     sizes = dict(p.sizes)
@@ -317,8 +366,10 @@ def evaluate(p: Program, arrays: dict[str, np.ndarray], tables: dict[str, np.nda
             ev = StatementEval(p, st, arrays, tables)
             ev.plan_scans(box)
             shape = tuple(hi - lo for _, lo, hi in box)
-            results = [np.broadcast_to(np.asarray(ev.value(r, box), dtype=ev.dtype), shape).copy()
-                       for r in st.results]
+            results = [
+                np.broadcast_to(np.asarray(ev.value(r, box), dtype=ev.dtype), shape).copy()
+                for r in st.results
+            ]
             for o, r in zip(st.outs, results):
                 arrays[o][tuple(slice(lo, hi) for _, lo, hi in box)] = r
     return arrays

@@ -17,11 +17,14 @@ ARG_BOUND = 4.0  # the call clamps field arguments to this magnitude (scalars ar
 
 
 def _has_carry(e: object) -> bool:
-    return (isinstance(e, Un) and isinstance(e.arg, Ref)) or (isinstance(e, Bin) and (_has_carry(e.left) or _has_carry(e.right)))
+    return (isinstance(e, Un) and isinstance(e.arg, Ref)) or (
+        isinstance(e, Bin) and (_has_carry(e.left) or _has_carry(e.right))
+    )
 
 
-def _term(ch: Chooser, args: tuple[str, ...], carries: tuple[str, ...], depth: int,
-          carry_left: list[int]) -> tuple[object, float]:
+def _term(
+    ch: Chooser, args: tuple[str, ...], carries: tuple[str, ...], depth: int, carry_left: list[int]
+) -> tuple[object, float]:
     """A small expression of the level arguments and at most one squashed carry, never
     multiplied: the update's gain from the carry stays <= 2 per level, so rounding differences
     between backends cannot grow chaotically over the column (``c + sin(c) * x * x`` did)."""
@@ -38,7 +41,10 @@ def _term(ch: Chooser, args: tuple[str, ...], carries: tuple[str, ...], depth: i
     b, bb = _term(ch, args, carries, depth - 1, carry_left)
     op = ch.choice(("+", "*", "-", "max", "min"))
     if isinstance(a, Lit) and isinstance(b, Lit):
-        return a, ba  # literal-only arithmetic would be float64 (literals are weak only beside a typed value)
+        return (
+            a,
+            ba,
+        )  # literal-only arithmetic would be float64 (literals are weak only beside a typed value)
     if op == "*" and (ba * bb > 16 or _has_carry(a) or _has_carry(b)):
         op = "+"
     bound = ba * bb if op == "*" else (max(ba, bb) if op in ("max", "min") else ba + bb)

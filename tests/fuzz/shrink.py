@@ -14,7 +14,9 @@ from .execute import Outcome, check
 from .programs import draw_program
 
 
-def fails_like(target: Outcome, backends: Sequence[str], rounds: int) -> Callable[[list[int]], bool]:
+def fails_like(
+    target: Outcome, backends: Sequence[str], rounds: int
+) -> Callable[[list[int]], bool]:
     def test(values: list[int]) -> bool:
         try:
             p = draw_program(Replay(values))
@@ -26,7 +28,9 @@ def fails_like(target: Outcome, backends: Sequence[str], rounds: int) -> Callabl
     return test
 
 
-def shrink(values: list[int], still_fails: Callable[[list[int]], bool], budget: int = 200) -> list[int]:
+def shrink(
+    values: list[int], still_fails: Callable[[list[int]], bool], budget: int = 200
+) -> list[int]:
     """The smallest list found (within ``budget`` trials) for which ``still_fails`` holds."""
     best = list(values)
     tries = 0
@@ -47,13 +51,21 @@ def shrink(values: list[int], still_fails: Callable[[list[int]], bool], budget: 
         for size in (16, 8, 4, 2, 1):
             i = 0
             while i < len(best) and tries < budget:
-                if attempt(best[:i] + best[i + size:]) or attempt(best[:i] + [0] * len(best[i:i + size]) + best[i + size:]):
+                if attempt(best[:i] + best[i + size :]) or attempt(
+                    best[:i] + [0] * len(best[i : i + size]) + best[i + size :]
+                ):
                     improved = True
                 else:
                     i += size
         for i in range(len(best)):
-            while best[i] > 0 and tries < budget and attempt([*best[:i], best[i] // 2, *best[i + 1:]]):
+            while (
+                best[i] > 0
+                and tries < budget
+                and attempt([*best[:i], best[i] // 2, *best[i + 1 :]])
+            ):
                 improved = True
-            while best[i] > 0 and tries < budget and attempt([*best[:i], best[i] - 1, *best[i + 1:]]):
+            while (
+                best[i] > 0 and tries < budget and attempt([*best[:i], best[i] - 1, *best[i + 1 :]])
+            ):
                 improved = True
     return best

@@ -34,11 +34,17 @@ from .model import (
 
 OPERATORS = {"+", "-", "*", "/", "//", "%", "&", "|", "^"}
 CALLS = {"min": "gtx.minimum", "max": "gtx.maximum"}
-UNARY = {"abs": "gtx.abs", "sin": "gtx.sin", "cos": "gtx.cos", "tanh": "gtx.tanh",
-         "sqrt": "gtx.sqrt", "floor": "gtx.floor"}
+UNARY = {
+    "abs": "gtx.abs",
+    "sin": "gtx.sin",
+    "cos": "gtx.cos",
+    "tanh": "gtx.tanh",
+    "sqrt": "gtx.sqrt",
+    "floor": "gtx.floor",
+}
 REDUCTIONS = {"sum": "gtx.neighbor_sum", "max": "gtx.max_over", "min": "gtx.min_over"}
 
-HEADER = '''\
+HEADER = """\
 import stencilkit as gtx
 from stencilkit import Dims, Field, float32, float64, int32, int64
 
@@ -51,7 +57,7 @@ E2CDim = gtx.Dimension("E2C", kind=gtx.DimensionKind.LOCAL)
 C2EDim = gtx.Dimension("C2E", kind=gtx.DimensionKind.LOCAL)
 E2C = gtx.FieldOffset("E2C", source=Cell, target=(Edge, E2CDim))
 C2E = gtx.FieldOffset("C2E", source=Edge, target=(Cell, C2EDim))
-'''
+"""
 
 
 def expr(e: object) -> str:
@@ -104,8 +110,10 @@ def _scan(s: Scan, dtype: str) -> list[str]:
     init = typed[0] if n == 1 else "(" + ", ".join(typed) + ")"
     carry = dtype if n == 1 else f"tuple[{', '.join([dtype] * n)}]"
     args = "".join(f", {a}: {dtype}" for a in s.args)
-    lines = [f"@gtx.scan_operator(axis=K, forward={s.forward}, init={init})",
-             f"def {s.name}(carry: {carry}{args}) -> {carry}:"]
+    lines = [
+        f"@gtx.scan_operator(axis=K, forward={s.forward}, init={init})",
+        f"def {s.name}(carry: {carry}{args}) -> {carry}:",
+    ]
     if n > 1:
         lines.append(f"    {', '.join(f'c{i}' for i in range(n))} = carry")
     body = expr(s.body[0]) if n == 1 else "(" + ", ".join(expr(b) for b in s.body) + ")"
@@ -123,7 +131,9 @@ def _operator(p: Program, st: Statement) -> list[str]:
     lines = ["@gtx.field_operator", f"def {st.op}({params}) -> {rtype}:"]
     for loc in st.locals:
         if loc.scan is not None:
-            lines.append(f"    {', '.join(loc.names)} = {loc.scan}({', '.join(expr(e) for e in loc.exprs)})")
+            lines.append(
+                f"    {', '.join(loc.names)} = {loc.scan}({', '.join(expr(e) for e in loc.exprs)})"
+            )
         elif loc.is_tuple:
             lines.append(f"    {loc.names[0]} = ({', '.join(expr(e) for e in loc.exprs)})")
         else:
@@ -147,7 +157,11 @@ def _call(p: Program, st: Statement) -> str:
         return f"n_{d}" if hi == sizes[d] else f"n_{d} - {sizes[d] - hi}"
 
     if st.domain is not None:
-        text += ", domain={" + ", ".join(f"{d}: ({lo}, {upper(d, hi)})" for d, lo, hi in st.domain) + "}"
+        text += (
+            ", domain={"
+            + ", ".join(f"{d}: ({lo}, {upper(d, hi)})" for d, lo, hi in st.domain)
+            + "}"
+        )
     return text + ")"
 
 
@@ -164,8 +178,11 @@ def render(p: Program) -> str:
             return next(s.dtype or p.dtype for s in p.scalars if s.name == name)
         return _ftype(p.field(name).dims, p.dtype)
 
-    lines += ["def build(backend):", "    @gtx.program(backend=backend)",
-              f"    def prog({', '.join(f'{n}: {ptype(n)}' for n in p.order)}):"]
+    lines += [
+        "def build(backend):",
+        "    @gtx.program(backend=backend)",
+        f"    def prog({', '.join(f'{n}: {ptype(n)}' for n in p.order)}):",
+    ]
     lines += [_call(p, st) for st in p.statements]
     lines += ["", "    return prog", ""]
     return "\n".join(lines)

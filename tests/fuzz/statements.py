@@ -148,13 +148,25 @@ class StatementGen:
         if op == "*" and a.bound * b.bound > LIMIT[self.dtype]:
             op = "+"
         if self.dtype != "int32" and op in ("/", "//", "%"):
-            div = Lit(abs(b.expr.value) + 1.0) if isinstance(b.expr, Lit) else Bin("+", Un("abs", b.expr), Lit(1.0))
+            div = (
+                Lit(abs(b.expr.value) + 1.0)
+                if isinstance(b.expr, Lit)
+                else Bin("+", Un("abs", b.expr), Lit(1.0))
+            )
             bound = {"/": a.bound, "//": a.bound + 1, "%": b.bound + 1}[op]
             return self.weak(self.note(Value(Bin(op, a.expr, div), bound)))
-        bound = {"+": a.bound + b.bound, "-": a.bound + b.bound, "*": a.bound * b.bound,
-                 "min": max(a.bound, b.bound), "max": max(a.bound, b.bound), "//": a.bound,
-                 "%": b.bound, "&": 2 * max(a.bound, b.bound), "|": 2 * max(a.bound, b.bound),
-                 "^": 2 * max(a.bound, b.bound)}[op]
+        bound = {
+            "+": a.bound + b.bound,
+            "-": a.bound + b.bound,
+            "*": a.bound * b.bound,
+            "min": max(a.bound, b.bound),
+            "max": max(a.bound, b.bound),
+            "//": a.bound,
+            "%": b.bound,
+            "&": 2 * max(a.bound, b.bound),
+            "|": 2 * max(a.bound, b.bound),
+            "^": 2 * max(a.bound, b.bound),
+        }[op]
         return self.weak(self.note(Value(Bin(op, a.expr, b.expr), bound)))
 
     def unary(self, a: Value) -> Value:
@@ -166,7 +178,14 @@ class StatementGen:
         fn = self.ch.choice(fns)
         if fn == "sqrt":
             return self.weak(Value(Un("sqrt", Un("abs", a.expr)), a.bound**0.5 + 1))
-        bound = {"neg": a.bound, "abs": a.bound, "tanh": 1.0, "sin": 1.0, "cos": 1.0, "floor": a.bound + 1}[fn]
+        bound = {
+            "neg": a.bound,
+            "abs": a.bound,
+            "tanh": 1.0,
+            "sin": 1.0,
+            "cos": 1.0,
+            "floor": a.bound + 1,
+        }[fn]
         return self.weak(Value(Un(fn, a.expr), bound))
 
     def condition(self, depth: int) -> object:
@@ -177,8 +196,11 @@ class StatementGen:
                 return CondOp("~", (self.condition(depth - 1),))
             return CondOp(op, (self.condition(depth - 1), self.condition(depth - 1)))
         d = self.ch.choice(dims)
-        return IdxCond(d, self.ch.choice(("==", "<", ">=", "!=", "<=", ">")),
-                       self.ch.integer(0, self.pg.size(d)))
+        return IdxCond(
+            d,
+            self.ch.choice(("==", "<", ">=", "!=", "<=", ">")),
+            self.ch.integer(0, self.pg.size(d)),
+        )
 
     def gen(self, depth: int, full: bool = True) -> Value:
         """A value at the statement's location; ``full``: it has the location's dimensions."""
@@ -210,8 +232,12 @@ class StatementGen:
             c1 = self.clamp(self.gen(depth - 1, True))
             c2 = self.clamp(self.gen(depth - 1, False))
             a, b = self.gen(depth - 1, False), self.gen(depth - 1, False)
-            return self.note(Value(Where(Cmp(self.ch.choice(CMP_OPS), c1.expr, c2.expr), a.expr, b.expr),
-                                   max(a.bound, b.bound)))
+            return self.note(
+                Value(
+                    Where(Cmp(self.ch.choice(CMP_OPS), c1.expr, c2.expr), a.expr, b.expr),
+                    max(a.bound, b.bound),
+                )
+            )
         if kind == "concat":
             # a branch with the location's dimensions: scalar branches make a field over the
             # condition's dimensions only ([J] beside [I] is ambiguous: gt4py refuses it too)
@@ -227,15 +253,21 @@ class StatementGen:
         arg = self.local_value(depth - 1, offset, target)
         if not self._has_local(arg.expr):
             f = self.ch.choice(self.fields_at(target))
-            arg = Value(Bin("+", arg.expr, Nb(f.name, offset, None)), arg.bound + self.pg.bounds[f.name])
-        bound = n * arg.bound if fn == "sum" else (BIG if skips and self.pg.skip_rows else arg.bound)
+            arg = Value(
+                Bin("+", arg.expr, Nb(f.name, offset, None)), arg.bound + self.pg.bounds[f.name]
+            )
+        bound = (
+            n * arg.bound if fn == "sum" else (BIG if skips and self.pg.skip_rows else arg.bound)
+        )
         return self.note(Value(Reduce(fn, arg.expr, offset), bound))
 
     def local_value(self, depth: int, offset: str, target: str) -> Value:
         """A value over the statement's location and the offset's local dimension."""
         if depth <= 0 or self.ch.chance(30):
             options = ["nb", "nb", "lit", "field"]
-            weights = [w for w in self.pg.fields if w.role == "weight" and w.dims[-1] == f"{offset}Dim"]
+            weights = [
+                w for w in self.pg.fields if w.role == "weight" and w.dims[-1] == f"{offset}Dim"
+            ]
             if weights:
                 options.append("weight")
             kind = self.ch.choice(options)
@@ -250,16 +282,22 @@ class StatementGen:
         if self.ch.chance(25):
             return self.unary(self.local_value(depth - 1, offset, target))
         ops = ("+", "-", "*", "min", "max")
-        return self.binary(self.local_value(depth - 1, offset, target),
-                           self.local_value(depth - 1, offset, target), ops)
+        return self.binary(
+            self.local_value(depth - 1, offset, target),
+            self.local_value(depth - 1, offset, target),
+            ops,
+        )
 
     def _has_local(self, e: object) -> bool:
         """Whether ``e`` reads through the table (stencilkit sizes a reduction from its shifts:
         a reduction of a weight field alone is refused, see the fuzzing report)."""
         if isinstance(e, Nb) and e.index is None:
             return True
-        return any(self._has_local(getattr(e, f.name)) for f in dataclasses.fields(e)  # type: ignore[arg-type]
-                   if not isinstance(getattr(e, f.name), str | int | float | tuple))
+        return any(
+            self._has_local(getattr(e, f.name))
+            for f in dataclasses.fields(e)  # type: ignore[arg-type]
+            if not isinstance(getattr(e, f.name), str | int | float | tuple)
+        )
 
     # ------------------------------------------------------------------ locals
     def add_local(self, depth: int) -> None:
@@ -289,8 +327,12 @@ class StatementGen:
                     args.append(self.squash(self.gen(depth - 1, not args)).expr)
             # every field argument needs the scan axis: one over fewer dimensions (a
             # concat_where of scalars, say) is refused, as it is in gt4py
-            args = [a if self._full(a) or (isinstance(a, Ref) and self.pg.is_scalar(a.name))
-                    else self.squash(self.field_leaf()).expr for a in args]
+            args = [
+                a
+                if self._full(a) or (isinstance(a, Ref) and self.pg.is_scalar(a.name))
+                else self.squash(self.field_leaf()).expr
+                for a in args
+            ]
             if not any(self._full(a) for a in args):
                 args[0] = self.squash(self.field_leaf()).expr
             names = tuple(f"u{i}_{k}" for k in range(len(scan.init)))
@@ -306,20 +348,28 @@ class StatementGen:
             return self.info[e.name].shiftable
         if isinstance(e, TupleGet):
             return False
-        return all(self._shiftable(getattr(e, f.name)) for f in dataclasses.fields(e)  # type: ignore[arg-type]
-                   if not isinstance(getattr(e, f.name), str | int | float | tuple))
+        return all(
+            self._shiftable(getattr(e, f.name))
+            for f in dataclasses.fields(e)  # type: ignore[arg-type]
+            if not isinstance(getattr(e, f.name), str | int | float | tuple)
+        )
 
     def _full(self, e: object) -> bool:
         """Whether ``e`` has every dimension of the location (reads a non-weight field)."""
         match e:
             case Ref(name) | Shift(name, _, _):
-                return name in self.info or any(f.name == name and f.role != "weight" for f in self.pg.fields)
+                return name in self.info or any(
+                    f.name == name and f.role != "weight" for f in self.pg.fields
+                )
             case Nb() | TupleGet():
                 return True
             case Lit():
                 return False
-        return any(self._full(getattr(e, f.name)) for f in dataclasses.fields(e)  # type: ignore[arg-type]
-                   if not isinstance(getattr(e, f.name), str | int | float | tuple))
+        return any(
+            self._full(getattr(e, f.name))
+            for f in dataclasses.fields(e)  # type: ignore[arg-type]
+            if not isinstance(getattr(e, f.name), str | int | float | tuple)
+        )
 
     def full_result(self, depth: int) -> Value:
         v = self.clamp(self.gen(depth))

@@ -27,4 +27,11 @@ out = gtx.as_field([I], np.full(100, np.nan))
 run(gtx.as_field([I], data), out, offset_provider={})
 plan = next(iter(run._runner.plans.values()))
 ok = np.allclose(out.asnumpy()[1:99], 0.25 * data[:98] + 0.5 * data[1:99] + 0.25 * data[2:])
-print(json.dumps({"built": plan.stages.built.built, "ok": bool(ok and np.isnan(out.asnumpy()[[0, 99]]).all())}))
+print(
+    json.dumps(
+        {
+            "built": plan.stages.built.built,
+            "ok": bool(ok and np.isnan(out.asnumpy()[[0, 99]]).all()),
+        }
+    )
+)

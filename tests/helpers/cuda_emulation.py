@@ -84,7 +84,11 @@ class EmulatedCuda:
     def launch(self, buf: np.ndarray) -> None:
         for ki, k in enumerate(self.sprog.kernels):
             extents = kernel_extents(k, self.layout, self.domains[ki], buf)
-            variant = self.target.variant if self.target.variant in chunk_variants(k, self.layout) else PLAIN
+            variant = (
+                self.target.variant
+                if self.target.variant in chunk_variants(k, self.layout)
+                else PLAIN
+            )
             block = self.target.block
             grid = grid_for(extents, block, variant.chunk, self.target.limits)
             assert grid[0] <= self.target.limits.x and grid[1] <= self.target.limits.y
@@ -92,7 +96,11 @@ class EmulatedCuda:
             self.grids.append((grid, block))
             self.folded += grid != needed_blocks(extents, block, variant.chunk)
             fn = getattr(self.lib, "emu_" + kernel_name(self.sprog, ki, variant))
-            fn(ctypes.c_void_p(buf.ctypes.data), (ctypes.c_uint * 3)(*grid), (ctypes.c_uint * 3)(*block))
+            fn(
+                ctypes.c_void_p(buf.ctypes.data),
+                (ctypes.c_uint * 3)(*grid),
+                (ctypes.c_uint * 3)(*block),
+            )
 
 
 class EmulatedCudaTarget:
@@ -102,21 +110,34 @@ class EmulatedCudaTarget:
     name = "gpu-emulated"
     device_type = DeviceType.CPU
 
-    def __init__(self, limits: GridLimits = DEFAULT_LIMITS, block: tuple[int, int, int] = (32, 4, 1),
-                 variant: Variant = PLAIN, workdir: Path | None = None) -> None:
+    def __init__(
+        self,
+        limits: GridLimits = DEFAULT_LIMITS,
+        block: tuple[int, int, int] = (32, 4, 1),
+        variant: Variant = PLAIN,
+        workdir: Path | None = None,
+    ) -> None:
         self.limits, self.block, self.variant = limits, block, variant
-        self.workdir = workdir or Path(os.environ.get("STENCILKIT_CACHE_DIR", "/tmp")) / "cuda-emulation"
+        self.workdir = (
+            workdir or Path(os.environ.get("STENCILKIT_CACHE_DIR", "/tmp")) / "cuda-emulation"
+        )
         self.loaded: list[EmulatedCuda] = []
 
     def generate(self, planned: Planned) -> Source:
         assert planned.layout is not None and planned.spec is not None
-        text = generate_cuda(planned.sprog, planned.layout, variants=True, narrow_index=planned.spec.narrow_index)
+        text = generate_cuda(
+            planned.sprog, planned.layout, variants=True, narrow_index=planned.spec.narrow_index
+        )
         return Source(planned, "cuda", text, True)
 
     def build(self, source: Source) -> Built:
         sprog, layout = source.planned.sprog, source.planned.layout
         assert layout is not None
-        names = [kernel_name(sprog, ki, v) for ki, k in enumerate(sprog.kernels) for v in chunk_variants(k, layout)]
+        names = [
+            kernel_name(sprog, ki, v)
+            for ki, k in enumerate(sprog.kernels)
+            for v in chunk_variants(k, layout)
+        ]
         code = _PRELUDE + source.text + "".join(_driver(n, layout.size) for n in names)
         key = hashlib.sha256(code.encode()).hexdigest()[:20]
         self.workdir.mkdir(parents=True, exist_ok=True)

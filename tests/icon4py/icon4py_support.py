@@ -16,8 +16,10 @@ def icon4py_skip_reason() -> str | None:
     if os.environ.get("STENCILKIT_REQUIRE_ICON4PY") == "1":
         return None
     if sys.version_info < (3, 12):
-        return ("icon4py 0.4.1 needs Python >= 3.12 (it uses PEP 695 'type' statements): run"
-                " scripts/icon4py_env.sh, then .venv312/bin/python -m pytest tests/icon4py")
+        return (
+            "icon4py 0.4.1 needs Python >= 3.12 (it uses PEP 695 'type' statements): run"
+            " scripts/icon4py_env.sh, then .venv312/bin/python -m pytest tests/icon4py"
+        )
     if importlib.util.find_spec("icon4py") is None:
         return "icon4py is not installed here: run scripts/icon4py_env.sh"
     return None

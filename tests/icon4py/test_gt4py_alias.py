@@ -47,7 +47,9 @@ def test_submodules_are_the_stencilkit_modules(alias: None) -> None:
 
     assert exp is stencilkit.experimental and concat_where is stencilkit.experimental.concat_where
     # the modules keep their own identity: __name__ and __spec__ are stencilkit's
-    assert exp.__name__ == "stencilkit.experimental" and exp.__spec__.name == "stencilkit.experimental"
+    assert (
+        exp.__name__ == "stencilkit.experimental" and exp.__spec__.name == "stencilkit.experimental"
+    )
     assert stencilkit.__spec__ is not None and stencilkit.__spec__.name == "stencilkit"
 
 
@@ -142,9 +144,17 @@ SCRIPT = textwrap.dedent("""
 
 
 def _run(*args: str, cwd: Path, extra_path: str = "") -> subprocess.CompletedProcess[str]:
-    env = {"PYTHONPATH": str(SRC) + (f":{extra_path}" if extra_path else ""), "PATH": "/usr/bin:/bin"}
-    return subprocess.run([sys.executable, "-m", "stencilkit.gt4py_run", *args], cwd=cwd, env=env,
-                          capture_output=True, text=True)
+    env = {
+        "PYTHONPATH": str(SRC) + (f":{extra_path}" if extra_path else ""),
+        "PATH": "/usr/bin:/bin",
+    }
+    return subprocess.run(
+        [sys.executable, "-m", "stencilkit.gt4py_run", *args],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+    )
 
 
 def test_gt4py_run_runs_a_script_unchanged(tmp_path: Path) -> None:

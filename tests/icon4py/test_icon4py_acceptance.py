@@ -19,7 +19,9 @@ from pathlib import Path
 import pytest
 from icon4py_support import icon4py_skip_reason
 
-pytestmark = pytest.mark.skipif(icon4py_skip_reason() is not None, reason=str(icon4py_skip_reason()))
+pytestmark = pytest.mark.skipif(
+    icon4py_skip_reason() is not None, reason=str(icon4py_skip_reason())
+)
 
 HERE = Path(__file__).parent
 BASELINE = HERE / "icon4py_passing.txt"
@@ -28,8 +30,11 @@ DECORATED = 662  # field operators, scan operators and programs in icon4py 0.4.1
 
 def _passing(records: list[dict[str, object]]) -> set[str]:
     stages = ("import", "parse", "feed", "embedded", "cpu", "agree_cpu")
-    return {f"{r['module']}.{r['name']}" for r in records
-            if all(r["status"].get(s) == "ok" for s in stages)}  # type: ignore[attr-defined]
+    return {
+        f"{r['module']}.{r['name']}"
+        for r in records
+        if all(r["status"].get(s) == "ok" for s in stages)
+    }  # type: ignore[attr-defined]
 
 
 def test_every_decorated_stencil_is_found() -> None:
@@ -43,8 +48,19 @@ def test_every_decorated_stencil_is_found() -> None:
 @pytest.mark.slow
 def test_icon4py_stencils_run_and_agree(tmp_path: Path) -> None:
     out = Path(os.environ.get("ICON4PY_RESULTS", tmp_path / "icon4py.json"))
-    cmd = [sys.executable, "-m", "stencilkit.compat.icon4py", "--json", str(out), "--backend", "cpu",
-           "--jobs", os.environ.get("ICON4PY_JOBS", "2"), "--timeout", os.environ.get("ICON4PY_TIMEOUT", "60")]
+    cmd = [
+        sys.executable,
+        "-m",
+        "stencilkit.compat.icon4py",
+        "--json",
+        str(out),
+        "--backend",
+        "cpu",
+        "--jobs",
+        os.environ.get("ICON4PY_JOBS", "2"),
+        "--timeout",
+        os.environ.get("ICON4PY_TIMEOUT", "60"),
+    ]
     subprocess.run(cmd, check=True)
     result = json.loads(out.read_text())
     counts = result["counts"]
@@ -55,7 +71,8 @@ def test_icon4py_stencils_run_and_agree(tmp_path: Path) -> None:
     lost = sorted(expected - passing)
     by_key = {f"{r['module']}.{r['name']}": r for r in result["stencils"]}
     assert not lost, "stencils that passed before and fail now:\n" + "\n".join(
-        f"{k}: {by_key[k]['reasons']}" for k in lost)
+        f"{k}: {by_key[k]['reasons']}" for k in lost
+    )
     gained = sorted(passing - expected)
     if gained:
         print(f"{len(gained)} stencils pass that are not in {BASELINE.name} yet")

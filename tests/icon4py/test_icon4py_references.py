@@ -18,7 +18,9 @@ from icon4py_support import icon4py_skip_reason
 from stencilkit.compat.icon_mesh import IconMesh, icon_mesh
 from stencilkit.compat.icon_run import describe
 
-pytestmark = pytest.mark.skipif(icon4py_skip_reason() is not None, reason=str(icon4py_skip_reason()))
+pytestmark = pytest.mark.skipif(
+    icon4py_skip_reason() is not None, reason=str(icon4py_skip_reason())
+)
 
 NLEV = 6
 
@@ -57,16 +59,27 @@ def test_diffusion_nabla2_for_z(case: Any, mesh: IconMesh, rng: np.random.Genera
     """z_nabla2_e = kh_smag_e * inv_dual_edge_length * (theta_v[E2C[1]] - theta_v[E2C[0]])."""
     prog = stencil("atmosphere.diffusion.stencils.calculate_nabla2_for_z", "calculate_nabla2_for_z")
     m, E, C, K = mesh.mesh, mesh.mesh.Edge, mesh.mesh.Cell, _k()
-    kh, theta, out0 = rng.random((m.n_edges, NLEV)), rng.random((m.n_cells, NLEV)), rng.random((m.n_edges, NLEV))
+    kh, theta, out0 = (
+        rng.random((m.n_edges, NLEV)),
+        rng.random((m.n_cells, NLEV)),
+        rng.random((m.n_edges, NLEV)),
+    )
     inv = 1.0 + rng.random(m.n_edges)
     e2c = mesh.tables["E2C"]
     ref = out0.copy()
     ref[2:40, 1:NLEV] = (kh * inv[:, None] * (theta[e2c[:, 1]] - theta[e2c[:, 0]]))[2:40, 1:NLEV]
     f_kh, f_out = fields(case, [E, K], kh, out0)
     prog.with_backend(case.backend)(
-        kh_smag_e=f_kh, inv_dual_edge_length=case.field([E], inv), theta_v=case.field([C, K], theta),
-        z_nabla2_e=f_out, horizontal_start=2, horizontal_end=40, vertical_start=1, vertical_end=NLEV,
-        offset_provider=provider(case, mesh))
+        kh_smag_e=f_kh,
+        inv_dual_edge_length=case.field([E], inv),
+        theta_v=case.field([C, K], theta),
+        z_nabla2_e=f_out,
+        horizontal_start=2,
+        horizontal_end=40,
+        vertical_start=1,
+        vertical_end=NLEV,
+        offset_provider=provider(case, mesh),
+    )
     np.testing.assert_allclose(f_out.asnumpy(), ref, rtol=1e-13)  # untouched outside the domain
 
 
@@ -76,8 +89,18 @@ def _k() -> Any:
     return gtx.Dimension("K", gtx.DimensionKind.VERTICAL)
 
 
-def _neighbour_sum_case(case: Any, mesh: IconMesh, rng: np.random.Generator, module: str, name: str,
-                        table: str, src: Any, dst: Any, local: str, arg_names: tuple[str, str, str]) -> None:
+def _neighbour_sum_case(
+    case: Any,
+    mesh: IconMesh,
+    rng: np.random.Generator,
+    module: str,
+    name: str,
+    table: str,
+    src: Any,
+    dst: Any,
+    local: str,
+    arg_names: tuple[str, str, str],
+) -> None:
     prog = stencil(module, name)
     import stencilkit as gtx
 
@@ -89,47 +112,90 @@ def _neighbour_sum_case(case: Any, mesh: IconMesh, rng: np.random.Generator, mod
     ref = np.einsum("djk,dj->dk", vec[t], coef)
     f_out = case.field([dst, K], out0)
     Loc = gtx.Dimension(local, gtx.DimensionKind.LOCAL)
-    kwargs = {arg_names[0]: case.field([src, K], vec), arg_names[1]: case.field([dst, Loc], coef),
-              arg_names[2]: f_out}
-    prog.with_backend(case.backend)(**kwargs, horizontal_start=0, horizontal_end=n_dst,
-                                    vertical_start=0, vertical_end=NLEV,
-                                    offset_provider=provider(case, mesh))
+    kwargs = {
+        arg_names[0]: case.field([src, K], vec),
+        arg_names[1]: case.field([dst, Loc], coef),
+        arg_names[2]: f_out,
+    }
+    prog.with_backend(case.backend)(
+        **kwargs,
+        horizontal_start=0,
+        horizontal_end=n_dst,
+        vertical_start=0,
+        vertical_end=NLEV,
+        offset_provider=provider(case, mesh),
+    )
     np.testing.assert_allclose(f_out.asnumpy(), ref, rtol=1e-12, atol=1e-13)
 
 
 def test_divergence_nabla2_of_theta(case: Any, mesh: IconMesh, rng: np.random.Generator) -> None:
     """z_temp[c] = sum_j z_nabla2_e[C2E[c, j]] * geofac_div[c, j]."""
-    _neighbour_sum_case(case, mesh, rng, "atmosphere.diffusion.stencils.calculate_nabla2_of_theta",
-                        "calculate_nabla2_of_theta", "C2E", mesh.mesh.Edge, mesh.mesh.Cell, "C2E",
-                        ("z_nabla2_e", "geofac_div", "z_temp"))
+    _neighbour_sum_case(
+        case,
+        mesh,
+        rng,
+        "atmosphere.diffusion.stencils.calculate_nabla2_of_theta",
+        "calculate_nabla2_of_theta",
+        "C2E",
+        mesh.mesh.Edge,
+        mesh.mesh.Cell,
+        "C2E",
+        ("z_nabla2_e", "geofac_div", "z_temp"),
+    )
 
 
 def test_vorticity_rot_vertex(case: Any, mesh: IconMesh, rng: np.random.Generator) -> None:
     """rot_vec[v] = sum_j vec_e[V2E[v, j]] * geofac_rot[v, j]."""
-    _neighbour_sum_case(case, mesh, rng, "atmosphere.dycore.stencils.mo_math_divrot_rot_vertex_ri_dsl",
-                        "mo_math_divrot_rot_vertex_ri_dsl", "V2E", mesh.mesh.Edge, mesh.mesh.Vertex, "V2E",
-                        ("vec_e", "geofac_rot", "rot_vec"))
+    _neighbour_sum_case(
+        case,
+        mesh,
+        rng,
+        "atmosphere.dycore.stencils.mo_math_divrot_rot_vertex_ri_dsl",
+        "mo_math_divrot_rot_vertex_ri_dsl",
+        "V2E",
+        mesh.mesh.Edge,
+        mesh.mesh.Vertex,
+        "V2E",
+        ("vec_e", "geofac_rot", "rot_vec"),
+    )
 
 
 def test_diffusion_nabla2_for_w(case: Any, mesh: IconMesh, rng: np.random.Generator) -> None:
     """z_nabla2_c[c] = sum_j w[C2E2CO[c, j]] * geofac_n2s[c, j] (the cell itself and its 3 neighbours)."""
-    _neighbour_sum_case(case, mesh, rng, "atmosphere.diffusion.stencils.calculate_nabla2_for_w",
-                        "calculate_nabla2_for_w", "C2E2CO", mesh.mesh.Cell, mesh.mesh.Cell, "C2E2CO",
-                        ("w", "geofac_n2s", "z_nabla2_c"))
+    _neighbour_sum_case(
+        case,
+        mesh,
+        rng,
+        "atmosphere.diffusion.stencils.calculate_nabla2_for_w",
+        "calculate_nabla2_for_w",
+        "C2E2CO",
+        mesh.mesh.Cell,
+        mesh.mesh.Cell,
+        "C2E2CO",
+        ("w", "geofac_n2s", "z_nabla2_c"),
+    )
 
 
 def test_gradient_of_exner_flat(case: Any, mesh: IconMesh, rng: np.random.Generator) -> None:
     """z_gradh_exner[e] = inv_dual_edge_length[e] * (z_exner_ex_pr[E2C[e, 1]] - z_exner_ex_pr[E2C[e, 0]])."""
-    prog = stencil("atmosphere.dycore.stencils.compute_horizontal_gradient_of_exner_pressure_for_flat_coordinates",
-                   "compute_horizontal_gradient_of_exner_pressure_for_flat_coordinates")
+    prog = stencil(
+        "atmosphere.dycore.stencils.compute_horizontal_gradient_of_exner_pressure_for_flat_coordinates",
+        "compute_horizontal_gradient_of_exner_pressure_for_flat_coordinates",
+    )
     m, K = mesh.mesh, _k()
     inv, exner = rng.random(m.n_edges), rng.random((m.n_cells, NLEV))
     e2c = mesh.tables["E2C"]
     out = case.field([m.Edge, K], np.zeros((m.n_edges, NLEV)))
     prog.with_backend(case.backend)(
-        inv_dual_edge_length=case.field([m.Edge], inv), z_exner_ex_pr=case.field([m.Cell, K], exner),
-        z_gradh_exner=out, horizontal_start=0, horizontal_end=m.n_edges, vertical_start=0,
-        vertical_end=NLEV, offset_provider=provider(case, mesh))
+        inv_dual_edge_length=case.field([m.Edge], inv),
+        z_exner_ex_pr=case.field([m.Cell, K], exner),
+        z_gradh_exner=out,
+        horizontal_start=0,
+        horizontal_end=m.n_edges,
+        vertical_start=0,
+        vertical_end=NLEV,
+        offset_provider=provider(case, mesh),
+    )
     ref = inv[:, None] * (exner[e2c[:, 1]] - exner[e2c[:, 0]])
     np.testing.assert_allclose(out.asnumpy(), ref, rtol=1e-13)
 
@@ -139,10 +205,14 @@ def test_tridiagonal_solve_for_w(case: Any, mesh: IconMesh, rng: np.random.Gener
     """The dycore's implicit w solve: forward sweep (Thomas algorithm, levels 1..nlev-1 from
     zero carries) then back substitution (nlev-1 down to 1), each level's matrix row built from
     alpha, beta, gamma = dtime * cpd * vwind_impl_wgt * theta_v_ic / ddqz_z_half."""
-    fwd = stencil("atmosphere.dycore.stencils.solve_tridiagonal_matrix_for_w_forward_sweep",
-                  "solve_tridiagonal_matrix_for_w_forward_sweep")
-    back = stencil("atmosphere.dycore.stencils.solve_tridiagonal_matrix_for_w_back_substitution",
-                   "solve_tridiagonal_matrix_for_w_back_substitution")
+    fwd = stencil(
+        "atmosphere.dycore.stencils.solve_tridiagonal_matrix_for_w_forward_sweep",
+        "solve_tridiagonal_matrix_for_w_forward_sweep",
+    )
+    back = stencil(
+        "atmosphere.dycore.stencils.solve_tridiagonal_matrix_for_w_back_substitution",
+        "solve_tridiagonal_matrix_for_w_back_substitution",
+    )
     m, K = mesh.mesh, _k()
     n, L = m.n_cells, NLEV + 1  # fields on half levels: nlev + 1 levels
     vwind = 0.5 + rng.random(n)
@@ -172,11 +242,20 @@ def test_tridiagonal_solve_for_w(case: Any, mesh: IconMesh, rng: np.random.Gener
     bounds = dict(horizontal_start=0, horizontal_end=n, vertical_start=1, vertical_end=NLEV)
     op = provider(case, mesh)
     fwd.with_backend(case.backend)(
-        vwind_impl_wgt=case.field([m.Cell], vwind), theta_v_ic=case.field(cell_k, theta),
-        ddqz_z_half=case.field(cell_k, ddqz), z_alpha=case.field(cell_k, alpha),
-        z_beta=case.field(cell_k, beta), z_w_expl=case.field(cell_k, w_expl),
-        z_exner_expl=case.field(cell_k, exner), z_q=f_zq, w=f_w, dtime=dtime, cpd=cpd, **bounds,
-        offset_provider=op)
+        vwind_impl_wgt=case.field([m.Cell], vwind),
+        theta_v_ic=case.field(cell_k, theta),
+        ddqz_z_half=case.field(cell_k, ddqz),
+        z_alpha=case.field(cell_k, alpha),
+        z_beta=case.field(cell_k, beta),
+        z_w_expl=case.field(cell_k, w_expl),
+        z_exner_expl=case.field(cell_k, exner),
+        z_q=f_zq,
+        w=f_w,
+        dtime=dtime,
+        cpd=cpd,
+        **bounds,
+        offset_provider=op,
+    )
     np.testing.assert_allclose(f_zq.asnumpy(), z_q, rtol=1e-12)
     np.testing.assert_allclose(f_w.asnumpy(), fwd_w, rtol=1e-12)
     back.with_backend(case.backend)(z_q=f_zq, w=f_w, **bounds, offset_provider=op)
@@ -184,7 +263,9 @@ def test_tridiagonal_solve_for_w(case: Any, mesh: IconMesh, rng: np.random.Gener
 
 
 # ------------------------------------------------------------------------- concat_where at the boundaries
-def test_concat_where_half_level_boundaries(case: Any, mesh: IconMesh, rng: np.random.Generator) -> None:
+def test_concat_where_half_level_boundaries(
+    case: Any, mesh: IconMesh, rng: np.random.Generator
+) -> None:
     """with_boundaries_on_half_levels_on_cells: top at k == 0, bottom at k == nlev, interior between."""
     op = stencil("common.math.vertical_operations", "with_boundaries_on_half_levels_on_cells")
     import stencilkit as gtx
@@ -194,8 +275,13 @@ def test_concat_where_half_level_boundaries(case: Any, mesh: IconMesh, rng: np.r
     top, interior, bottom = (rng.random((m.n_cells, L)) for _ in range(3))
     out = case.field([m.Cell, K], np.zeros((m.n_cells, L)))
     op.with_backend(case.backend)(
-        case.field([m.Cell, K], top), case.field([m.Cell, K], interior), case.field([m.Cell, K], bottom),
-        gtx.int32(NLEV), out=out, offset_provider={})
+        case.field([m.Cell, K], top),
+        case.field([m.Cell, K], interior),
+        case.field([m.Cell, K], bottom),
+        gtx.int32(NLEV),
+        out=out,
+        offset_provider={},
+    )
     ref = interior.copy()
     ref[:, 0], ref[:, NLEV] = top[:, 0], bottom[:, NLEV]
     np.testing.assert_allclose(out.asnumpy(), ref, rtol=0)

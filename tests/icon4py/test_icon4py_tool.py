@@ -52,21 +52,35 @@ def test_acceptance_records(fake_package: object) -> None:
     # _sat_pres (scalars in, scalars out) runs inside a generated scan over K
     for name in ("_grad", "grad", "_avg", "_dz_below", "dz_below", "_cumsum", "_sat_pres"):
         st = by_name[name]["status"]
-        assert st == {s: "ok" for s in ("import", "parse", "feed", "embedded", "cpu", "agree_cpu")}, by_name[name]
+        assert st == {
+            s: "ok" for s in ("import", "parse", "feed", "embedded", "cpu", "agree_cpu")
+        }, by_name[name]
     # a[K] - a[K-1] needs the vertical range to start at 1: the second attempt
     assert by_name["dz_below"]["attempt"] == 1 and by_name["grad"]["attempt"] == 0
     summary = counts(records, ["cpu"])
     assert summary["total"] == 8 and summary["import"] == 7 and summary["all_ok"] == 7
 
 
-def test_cli_writes_json_and_markdown(fake_package: object, tmp_path: Path,
-                                      monkeypatch: pytest.MonkeyPatch) -> None:
+def test_cli_writes_json_and_markdown(
+    fake_package: object, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     import stencilkit.compat.icon4py as tool
 
     real = tool.stencil_sources
     monkeypatch.setattr(tool, "stencil_sources", lambda only="": real("skfakeicon", only))
-    assert main(["--only", "stencils", "--json", str(tmp_path / "r.json"),
-                 "--markdown", str(tmp_path / "r.md")]) == 0
+    assert (
+        main(
+            [
+                "--only",
+                "stencils",
+                "--json",
+                str(tmp_path / "r.json"),
+                "--markdown",
+                str(tmp_path / "r.md"),
+            ]
+        )
+        == 0
+    )
     data = json.loads((tmp_path / "r.json").read_text())
     assert data["counts"]["total"] == 7 and data["counts"]["agree_cpu"] == 7
     text = (tmp_path / "r.md").read_text()
@@ -75,13 +89,32 @@ def test_cli_writes_json_and_markdown(fake_package: object, tmp_path: Path,
 
 def test_report_lists_every_failure() -> None:
     records = [
-        {"module": "icon4py.model.a", "name": "f", "kind": "program", "line": 1,
-         "status": {"import": "ok", "parse": "fail"}, "reasons": {"parse": "DSLError: 'x' bad at /p/a.py:3"}},
-        {"module": "icon4py.model.a", "name": "g", "kind": "program", "line": 9,
-         "status": {"import": "ok", "parse": "fail"}, "reasons": {"parse": "DSLError: 'y' bad at /p/a.py:7"}},
-        {"module": "icon4py.model.b", "name": "h", "kind": "field_operator", "line": 1,
-         "status": {s: "ok" for s in ("import", "parse", "feed", "embedded", "cpu", "agree_cpu")},
-         "reasons": {}},
+        {
+            "module": "icon4py.model.a",
+            "name": "f",
+            "kind": "program",
+            "line": 1,
+            "status": {"import": "ok", "parse": "fail"},
+            "reasons": {"parse": "DSLError: 'x' bad at /p/a.py:3"},
+        },
+        {
+            "module": "icon4py.model.a",
+            "name": "g",
+            "kind": "program",
+            "line": 9,
+            "status": {"import": "ok", "parse": "fail"},
+            "reasons": {"parse": "DSLError: 'y' bad at /p/a.py:7"},
+        },
+        {
+            "module": "icon4py.model.b",
+            "name": "h",
+            "kind": "field_operator",
+            "line": 1,
+            "status": {
+                s: "ok" for s in ("import", "parse", "feed", "embedded", "cpu", "agree_cpu")
+            },
+            "reasons": {},
+        },
     ]
     text = markdown({"stencils": records, "backends": ["cpu"]})
     assert "| 2 | parse | DSLError: '…' bad at <file> |" in text

@@ -64,8 +64,11 @@ class Backend:
         prog = program.with_backend(self)
         spec = compile_time_args or {}
         if isinstance(spec, dict):
-            return prog.compile(*spec.get("args", ()), offset_provider=spec.get("offset_provider"),
-                                **spec.get("kwargs", {}))
+            return prog.compile(
+                *spec.get("args", ()),
+                offset_provider=spec.get("offset_provider"),
+                **spec.get("kwargs", {}),
+            )
         return prog.compile(*spec)
 
     def runner(self, program: ir.Program, flat: tuple[ir.Param, ...]) -> Any:

@@ -23,21 +23,55 @@ from ..stages.abi import ArgLayout, FieldSlots
 
 #: C spelling of the math builtins; ``{0}``, ``{1}`` are the arguments.
 CALLS: dict[str, str] = {
-    "sqrt": "sqrt({0})", "exp": "exp({0})", "log": "log({0})", "sin": "sin({0})", "cos": "cos({0})",
-    "tan": "tan({0})", "arcsin": "asin({0})", "arccos": "acos({0})", "arctan": "atan({0})",
-    "sinh": "sinh({0})", "cosh": "cosh({0})", "tanh": "tanh({0})", "floor": "floor({0})",
-    "ceil": "ceil({0})", "trunc": "trunc({0})", "cbrt": "cbrt({0})", "abs": "sk_abs({0})",
-    "isfinite": "isfinite({0})", "isnan": "isnan({0})", "isinf": "isinf({0})",
-    "minimum": "sk_min({0}, {1})", "maximum": "sk_max({0}, {1})", "fmod": "fmod({0}, {1})",
-    "power": "sk_pow({0}, {1})", "gamma": "tgamma({0})", "arcsinh": "asinh({0})", "arccosh": "acosh({0})",
-    "arctanh": "atanh({0})", "neg": "(-{0})",
+    "sqrt": "sqrt({0})",
+    "exp": "exp({0})",
+    "log": "log({0})",
+    "sin": "sin({0})",
+    "cos": "cos({0})",
+    "tan": "tan({0})",
+    "arcsin": "asin({0})",
+    "arccos": "acos({0})",
+    "arctan": "atan({0})",
+    "sinh": "sinh({0})",
+    "cosh": "cosh({0})",
+    "tanh": "tanh({0})",
+    "floor": "floor({0})",
+    "ceil": "ceil({0})",
+    "trunc": "trunc({0})",
+    "cbrt": "cbrt({0})",
+    "abs": "sk_abs({0})",
+    "isfinite": "isfinite({0})",
+    "isnan": "isnan({0})",
+    "isinf": "isinf({0})",
+    "minimum": "sk_min({0}, {1})",
+    "maximum": "sk_max({0}, {1})",
+    "fmod": "fmod({0}, {1})",
+    "power": "sk_pow({0}, {1})",
+    "gamma": "tgamma({0})",
+    "arcsinh": "asinh({0})",
+    "arccosh": "acosh({0})",
+    "arctanh": "atanh({0})",
+    "neg": "(-{0})",
 }
 BINARY: dict[str, str] = {
-    "+": "({0} + {1})", "-": "({0} - {1})", "*": "({0} * {1})", "/": "({0} / {1})",
-    "//": "sk_floordiv<{t}>({0}, {1})", "%": "sk_mod<{t}>({0}, {1})", "**": "sk_pow<{t}>({0}, {1})",
-    "&": "({0} & {1})", "|": "({0} | {1})", "^": "({0} ^ {1})",
-    "<": "({0} < {1})", "<=": "({0} <= {1})", "==": "({0} == {1})", "!=": "({0} != {1})",
-    ">": "({0} > {1})", ">=": "({0} >= {1})", "and": "({0} && {1})", "or": "({0} || {1})",
+    "+": "({0} + {1})",
+    "-": "({0} - {1})",
+    "*": "({0} * {1})",
+    "/": "({0} / {1})",
+    "//": "sk_floordiv<{t}>({0}, {1})",
+    "%": "sk_mod<{t}>({0}, {1})",
+    "**": "sk_pow<{t}>({0}, {1})",
+    "&": "({0} & {1})",
+    "|": "({0} | {1})",
+    "^": "({0} ^ {1})",
+    "<": "({0} < {1})",
+    "<=": "({0} <= {1})",
+    "==": "({0} == {1})",
+    "!=": "({0} != {1})",
+    ">": "({0} > {1})",
+    ">=": "({0} >= {1})",
+    "and": "({0} && {1})",
+    "or": "({0} || {1})",
 }
 UNARY: dict[str, str] = {"-": "(-{0})", "+": "(+{0})", "~": "(~{0})", "not": "(!{0})"}
 
@@ -54,7 +88,9 @@ def c_literal(value: bool | int | float, dtype: str) -> str:
         if np.isnan(v):
             return f"(({ctype(dtype)})sk_from_slot<double>(0x7ff8000000000000LL))"
         if np.isinf(v):
-            return ("(-" if v < 0 else "(") + f"(({ctype(dtype)})sk_from_slot<double>(0x7ff0000000000000LL)))"
+            return (
+                "(-" if v < 0 else "("
+            ) + f"(({ctype(dtype)})sk_from_slot<double>(0x7ff0000000000000LL)))"
         text = repr(v) + ("f" if dtype == "float32" else "")
         # parenthesised when negative: after a unary minus, "--0.5f" would be a decrement
         return f"({text})" if text.startswith("-") else text
@@ -214,8 +250,16 @@ class ExprEmitter:
                 return f"({cond} ? ({ct})({t_text}) : ({ct})({f_text}))"
             return f"({cond} ? {t_text} : {f_text})"
         var = self.fresh("v")
-        self.lines += [f"{ct} {var};", f"if ({cond}) {{", *_indent(t_lines), f"  {var} = {t_text};",
-                       "} else {", *_indent(f_lines), f"  {var} = {f_text};", "}"]
+        self.lines += [
+            f"{ct} {var};",
+            f"if ({cond}) {{",
+            *_indent(t_lines),
+            f"  {var} = {t_text};",
+            "} else {",
+            *_indent(f_lines),
+            f"  {var} = {f_text};",
+            "}",
+        ]
         return var
 
     def hoist_common(self, t: ir.Expr, f: ir.Expr) -> None:
@@ -268,8 +312,15 @@ class ExprEmitter:
             f_lines, fs = self.block(lambda: self.emit_tuple(e.false))
             value = tuple(self.fresh("v") for _ in ts)
             self.lines += [f"{ctype(t.dtype)} {v};" for v, t in zip(value, e.type.types)]  # type: ignore[union-attr]
-            self.lines += [f"if ({cond}) {{", *_indent(t_lines), *(f"  {v} = {x};" for v, x in zip(value, ts)),
-                           "} else {", *_indent(f_lines), *(f"  {v} = {x};" for v, x in zip(value, fs)), "}"]
+            self.lines += [
+                f"if ({cond}) {{",
+                *_indent(t_lines),
+                *(f"  {v} = {x};" for v, x in zip(value, ts)),
+                "} else {",
+                *_indent(f_lines),
+                *(f"  {v} = {x};" for v, x in zip(value, fs)),
+                "}",
+            ]
         else:
             raise InternalError(f"C code generation cannot make a tuple of {type(e).__name__}")
         self.scopes[-1][id(e)] = value
@@ -318,9 +369,16 @@ class ExprEmitter:
             "max": (f"sk_limits<{t}>::lo", f"{acc} = sk_max<{t}>({acc}, v);"),
             "min": (f"sk_limits<{t}>::hi", f"{acc} = sk_min<{t}>({acc}, v);"),
         }[e.op]
-        self.lines += [f"{t} {acc} = {init};", f"for (int {var} = 0; {var} < {e.size}; ++{var}) {{",
-                       *_indent(mask_lines), f"  if ({mask}) {{", *_indent(body_lines, "    "),
-                       f"    const {t} v = {body}; {update}", "  }", "}"]
+        self.lines += [
+            f"{t} {acc} = {init};",
+            f"for (int {var} = 0; {var} < {e.size}; ++{var}) {{",
+            *_indent(mask_lines),
+            f"  if ({mask}) {{",
+            *_indent(body_lines, "    "),
+            f"    const {t} v = {body}; {update}",
+            "  }",
+            "}",
+        ]
         return acc
 
 
@@ -338,10 +396,18 @@ def unpack_args(layout: ArgLayout, written: set[str], const_qual: str = "const")
             if axis != f.unit_dim:
                 lines.append(f"const sk_idx {f.name}_s{axis} = a[{s}];")
         offset = " + ".join(
-            [f"a[{o}] * " + ("1" if axis == f.unit_dim else f"{f.name}_s{axis}") for axis, o in enumerate(f.origins)])
-        lines.append(f"{qual}{t}* __restrict__ {f.name}_b = reinterpret_cast<{qual}{t}*>(a[{f.ptr}]) - ({offset or '0'});")
+            [
+                f"a[{o}] * " + ("1" if axis == f.unit_dim else f"{f.name}_s{axis}")
+                for axis, o in enumerate(f.origins)
+            ]
+        )
+        lines.append(
+            f"{qual}{t}* __restrict__ {f.name}_b = reinterpret_cast<{qual}{t}*>(a[{f.ptr}]) - ({offset or '0'});"
+        )
     for sc in layout.scalars:
-        lines.append(f"const {ctype(sc.dtype)} {sc.name}_v = sk_from_slot<{ctype(sc.dtype)}>(a[{sc.slot}]);")
+        lines.append(
+            f"const {ctype(sc.dtype)} {sc.name}_v = sk_from_slot<{ctype(sc.dtype)}>(a[{sc.slot}]);"
+        )
     return lines
 
 
@@ -357,8 +423,9 @@ def loop_order(k: ir.Kernel, layout: ArgLayout) -> list[Dimension]:
     return dims
 
 
-def emit_stores(k: ir.Kernel, emit: ExprEmitter, layout: ArgLayout, pad: str,
-            store: str = "{ref} = {val};") -> list[str]:
+def emit_stores(
+    k: ir.Kernel, emit: ExprEmitter, layout: ArgLayout, pad: str, store: str = "{ref} = {val};"
+) -> list[str]:
     """Compute every output value of ``k`` at the current point, then store them (``store``
     formats one store; the CUDA backend may use cache-streaming stores)."""
     lines = []
@@ -380,8 +447,9 @@ def emit_stores(k: ir.Kernel, emit: ExprEmitter, layout: ArgLayout, pad: str,
     return lines
 
 
-def emit_scan_loop(k: ir.Kernel, ki: int, emit: ExprEmitter, layout: ArgLayout, pad: str,
-               unroll: int = 1) -> list[str]:
+def emit_scan_loop(
+    k: ir.Kernel, ki: int, emit: ExprEmitter, layout: ArgLayout, pad: str, unroll: int = 1
+) -> list[str]:
     """The loop over the scan axis; ``unroll`` > 1 asks the compiler to unroll it (the loads of
     later levels do not depend on the carry, so an unrolled loop issues them early)."""
     scan = k.scan
@@ -398,7 +466,9 @@ def emit_scan_loop(k: ir.Kernel, ki: int, emit: ExprEmitter, layout: ArgLayout, 
     if scan.forward:
         lines.append(f"{pad}for (sk_idx i_{ax} = {ax}_lo{ki}; i_{ax} < {ax}_hi{ki}; ++i_{ax}) {{")
     else:
-        lines.append(f"{pad}for (sk_idx i_{ax} = {ax}_hi{ki} - 1; i_{ax} >= {ax}_lo{ki}; --i_{ax}) {{")
+        lines.append(
+            f"{pad}for (sk_idx i_{ax} = {ax}_hi{ki} - 1; i_{ax} >= {ax}_lo{ki}; --i_{ax}) {{"
+        )
     inner = emit_stores(k, emit, layout, pad + "  ")
     lines.extend(inner)
     for j, c in enumerate(scan.carries):

@@ -35,7 +35,9 @@ class Plan:
 
     stages: Stages
     buf: np.ndarray  # the argument block: constants from the plan, addresses and scalars per call
-    run: Callable[[], None]  # launches every kernel on ``buf`` (the loaded program bound to the launches)
+    run: Callable[
+        [], None
+    ]  # launches every kernel on ``buf`` (the loaded program bound to the launches)
     field_slots: tuple[tuple[int, int], ...]  # (flat arg index, slot)
     scalar_slots: tuple[tuple[int, int, str], ...]  # (flat arg index, slot, dtype)
     table_slots: tuple[tuple[str, int], ...]
@@ -73,8 +75,21 @@ class Plan:
 #: Python and NumPy scalar types accepted without a check, per slot kind (floats, integers).
 _SCALAR_TYPES: dict[str, frozenset[type]] = {
     "f": frozenset({float, int, np.float64, np.float32}),
-    "i": frozenset({int, bool, np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32,
-                    np.uint64, np.bool_}),
+    "i": frozenset(
+        {
+            int,
+            bool,
+            np.int8,
+            np.int16,
+            np.int32,
+            np.int64,
+            np.uint8,
+            np.uint16,
+            np.uint32,
+            np.uint64,
+            np.bool_,
+        }
+    ),
 }
 
 
@@ -116,8 +131,11 @@ class CompiledRunner:
                 key, plan = None, None
         except (KeyError, TypeError):
             key, plan = None, None
-        if plan is not None and self.table_names and any(
-                offset_provider[n] is not t for n, t in plan.tables.items()):  # type: ignore[index]
+        if (
+            plan is not None
+            and self.table_names
+            and any(offset_provider[n] is not t for n, t in plan.tables.items())  # type: ignore[index]
+        ):
             # A table's entries are checked when a plan is made; another table object of the same
             # layout must be checked again (out-of-range entries would be read). The plan holds its
             # tables, so no other table can reuse their address or identity meanwhile.
@@ -140,7 +158,13 @@ class CompiledRunner:
         for name, slot in plan.table_slots:
             ints[slot] = offset_provider[name]._ptr  # type: ignore[index]
         if plan.dynamic:  # as_offset: the read positions are data, checked on every call
-            check_call(plan.sprog, plan.domains, self.flat, args, {t: offset_provider[t] for t in self.table_names})  # type: ignore[index]
+            check_call(
+                plan.sprog,
+                plan.domains,
+                self.flat,
+                args,
+                {t: offset_provider[t] for t in self.table_names},  # type: ignore[index]
+            )
         plan.run()
 
     def _check_aliasing(self, plan: Plan, args: list[Any]) -> None:
@@ -154,13 +178,15 @@ class CompiledRunner:
                 raise StencilValueError(
                     f"{self.program.name}(): argument '{self.flat[i].name}' is the same field as output"
                     f" '{self.flat[j].name}'; the compiled code assumes they do not overlap",
-                    hint="pass a separate output field")
+                    hint="pass a separate output field",
+                )
             if pi + ilo < pj + jhi and pj + jlo < pi + ihi:
                 raise StencilValueError(
                     f"{self.program.name}(): argument '{self.flat[i].name}' shares memory with output"
                     f" '{self.flat[j].name}' (another view of the same buffer); the compiled code"
                     " assumes they do not overlap",
-                    hint="pass an output field with memory of its own (e.g. a copy)")
+                    hint="pass an output field with memory of its own (e.g. a copy)",
+                )
 
     # ------------------------------------------------------------------ slow path
     def stages_for(self, args: list[Any], offset_provider: Mapping[str, Any] | None) -> Stages:
@@ -178,32 +204,55 @@ class CompiledRunner:
             self.plans[key] = self.make_plan(args, offset_provider)
         return self.plans[key]
 
-    def stages(self, args: list[Any], offset_provider: Mapping[str, Any] | None, check_device: bool = True,
-               until: str = "tune") -> Stages:
+    def stages(
+        self,
+        args: list[Any],
+        offset_provider: Mapping[str, Any] | None,
+        check_device: bool = True,
+        until: str = "tune",
+    ) -> Stages:
         """The pipeline's artefacts for these arguments (``stencilkit.stages``), up to the stage
         ``until`` ("plan": nothing generated or built, no device needed with check_device=False)."""
         if until == "tune":
-            return stages.run_stages(self.program, args, offset_provider, self.target, check_device=check_device)
-        bound = stages.bind(self.program, args, offset_provider, self.target, check_device=check_device)
+            return stages.run_stages(
+                self.program, args, offset_provider, self.target, check_device=check_device
+            )
+        bound = stages.bind(
+            self.program, args, offset_provider, self.target, check_device=check_device
+        )
         lowered = stages.lower(self.program, bound)
         return stages.Stages(self.program, bound, lowered, stages.plan(lowered, bound, self.target))
 
     def make_plan(self, args: list[Any], offset_provider: Mapping[str, Any] | None) -> Plan:
         done = self.stages(args, offset_provider)
-        done = dataclasses.replace(done, bound=done.bound.without_fields())  # the plan must not keep the fields alive
-        assert done.loaded is not None and done.launches is not None and done.planned.layout is not None
+        done = dataclasses.replace(
+            done, bound=done.bound.without_fields()
+        )  # the plan must not keep the fields alive
+        assert (
+            done.loaded is not None
+            and done.launches is not None
+            and done.planned.layout is not None
+        )
         layout, sprog, bound = done.planned.layout, done.planned.sprog, done.bound
         buf = done.planned.new_block()
         index = {p.name: i for i, p in enumerate(self.flat)}
         written = {o for k in sprog.kernels for o in k.outs}
         return Plan(
-            done, buf, done.loaded.bind(done.launches, buf),
+            done,
+            buf,
+            done.loaded.bind(done.launches, buf),
             tuple((index[f.name], f.ptr) for f in layout.fields if not f.is_table),
-            tuple((index[s.name], s.slot, "f" if s.dtype.startswith("float") else "i") for s in layout.scalars),
+            tuple(
+                (index[s.name], s.slot, "f" if s.dtype.startswith("float") else "i")
+                for s in layout.scalars
+            ),
             tuple((f.name, f.ptr) for f in layout.fields if f.is_table),
             _alias_pairs(args, self.flat, written),
-            dict(bound.tables), has_dynamic_reads(sprog),
-            frozenset((index[a], index[o]) for a, o in same_field_ok(sprog) if a in index and o in index),
+            dict(bound.tables),
+            has_dynamic_reads(sprog),
+            frozenset(
+                (index[a], index[o]) for a, o in same_field_ok(sprog) if a in index and o in index
+            ),
         )
 
 
@@ -217,7 +266,7 @@ def same_field_ok(sprog: ir.StencilProgram) -> set[tuple[str, str]]:
     ok: set[tuple[str, str]] = set()
     for out in written:
         w = next(i for i, k in enumerate(kernels) if out in k.outs)
-        later = set().union(*reads[w + 1:])
+        later = set().union(*reads[w + 1 :])
         for p in sprog.params:
             name = p.name
             if name in written or name in later or not isinstance(p.type, FieldType):
@@ -236,31 +285,43 @@ def _field_reads(k: ir.Kernel) -> dict[str, bool]:
     for v in (*k.values, *(k.scan.inits if k.scan else ())):
         for x in walk(v):
             if isinstance(x, ir.Access):
-                zero = all(isinstance(i, ir.Pos) and i.offset == 0 for i in x.index) and len(x.index) == len(k.dims)
+                zero = all(isinstance(i, ir.Pos) and i.offset == 0 for i in x.index) and len(
+                    x.index
+                ) == len(k.dims)
                 found[x.field] = found.get(x.field, True) and zero
     return found
 
 
-def _alias_pairs(args: list[Any], flat: tuple[ir.Param, ...], written: set[str]
-                 ) -> tuple[tuple[int, int, tuple[int, int], tuple[int, int]], ...]:
+def _alias_pairs(
+    args: list[Any], flat: tuple[ir.Param, ...], written: set[str]
+) -> tuple[tuple[int, int, tuple[int, int], tuple[int, int]], ...]:
     """(argument, output, span of the argument, span of the output) for every output and every
     other field on the same device: their memory could overlap (the same field, or another view
     of the same buffer), which the compiled code must never see."""
     fields = [i for i, p in enumerate(flat) if isinstance(p.type, FieldType)]
     outs = [i for i in fields if flat[i].name in written]
     sigs: dict[int, FieldSignature] = {i: args[i]._sig for i in fields}
-    return tuple((i, j, sigs[i].span(), sigs[j].span()) for j in outs for i in fields
-                 if i != j and sigs[i].device == sigs[j].device)
+    return tuple(
+        (i, j, sigs[i].span(), sigs[j].span())
+        for j in outs
+        for i in fields
+        if i != j and sigs[i].device == sigs[j].device
+    )
 
 
-def _pointer_store(slots: tuple[tuple[int, int], ...],
-                   alias_pairs: tuple[tuple[int, int, tuple[int, int], tuple[int, int]], ...]) -> Any:
+def _pointer_store(
+    slots: tuple[tuple[int, int], ...],
+    alias_pairs: tuple[tuple[int, int, tuple[int, int], tuple[int, int]], ...],
+) -> Any:
     """A function writing each field argument's address into its slot and returning whether an
     output's memory overlaps another argument's: the per-call path's inner loop, unrolled once
     per plan, one statement per field (several times faster than a loop over the slots)."""
     lines = [f"    p{i} = ints[{slot}] = args[{i}]._ptr" for i, slot in slots]
-    tests = [f"(p{i} + {si[0]} < p{j} + {sj[1]} and p{j} + {sj[0]} < p{i} + {si[1]})"
-             for i, j, si, sj in alias_pairs if si[1] > si[0] and sj[1] > sj[0]]
+    tests = [
+        f"(p{i} + {si[0]} < p{j} + {sj[1]} and p{j} + {sj[0]} < p{i} + {si[1]})"
+        for i, j, si, sj in alias_pairs
+        if si[1] > si[0] and sj[1] > sj[0]
+    ]
     if tests:
         # The addresses checked last are remembered: a time loop passing the same fields again
         # pays one tuple comparison, not one test per pair.
@@ -271,5 +332,7 @@ def _pointer_store(slots: tuple[tuple[int, int], ...],
         lines.append("    checked[0] = seen")
     lines.append("    return False")
     namespace: dict[str, Any] = {"checked": [None]}
-    exec("def store_pointers(args, ints):\n" + "\n".join(lines), namespace)  # only integers interpolated
+    exec(
+        "def store_pointers(args, ints):\n" + "\n".join(lines), namespace
+    )  # only integers interpolated
     return namespace["store_pointers"]

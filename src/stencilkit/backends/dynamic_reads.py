@@ -30,7 +30,9 @@ def has_dynamic_reads(sprog: ir.StencilProgram) -> bool:
         raise StencilValueError(
             f"{k.where + ': ' if k.where else ''}in {k.name}(): an as_offset read depends on '{name}', which this"
             " program call writes; compiled backends check such reads before the call, so the offsets must be"
-            " known then", hint="compute the offsets (or the field read) in a separate program call")
+            " known then",
+            hint="compute the offsets (or the field read) in a separate program call",
+        )
     return any(has_dynamic_reads_kernel(k) for k in sprog.kernels)
 
 
@@ -51,15 +53,24 @@ def stale_dynamic_read(kernels: Sequence[ir.Kernel]) -> tuple[ir.Kernel, str] | 
 
 def uses_as_offset(program: ir.Program) -> bool:
     """Whether ``program`` shifts by ``as_offset`` anywhere (decided once per program)."""
-    return any(isinstance(x, ir.Shift) and isinstance(x.by, ir.DynamicShift) for s in program.body for x in walk(s))
+    return any(
+        isinstance(x, ir.Shift) and isinstance(x.by, ir.DynamicShift)
+        for s in program.body
+        for x in walk(s)
+    )
 
 
 def has_dynamic_reads_kernel(k: ir.Kernel) -> bool:
     return any(isinstance(x, ir.DynIndex) for v in k.values for x in walk(v))
 
 
-def check_dynamic_reads(kernels: Sequence[tuple[ir.Kernel, tuple[UnitRange, ...]]], fields: Mapping[str, Any],
-                        scalars: Mapping[str, Any], tables: Mapping[str, Any], xp: Any) -> None:
+def check_dynamic_reads(
+    kernels: Sequence[tuple[ir.Kernel, tuple[UnitRange, ...]]],
+    fields: Mapping[str, Any],
+    scalars: Mapping[str, Any],
+    tables: Mapping[str, Any],
+    xp: Any,
+) -> None:
     """Raise if a dynamic read of any kernel leaves its field (over the kernel's domain)."""
     from .embedded.evaluate import KernelEvaluator  # here: the embedded runner imports this module
 
@@ -91,8 +102,13 @@ def _visit(ev: Any, e: ir.Node, carries: set[str]) -> None:
         _visit(ev, c, carries)
 
 
-def check_call(sprog: ir.StencilProgram, domains: Sequence[tuple[UnitRange, ...]], flat: Sequence[ir.Param],
-               args: Sequence[Any], tables: Mapping[str, Any]) -> None:
+def check_call(
+    sprog: ir.StencilProgram,
+    domains: Sequence[tuple[UnitRange, ...]],
+    flat: Sequence[ir.Param],
+    args: Sequence[Any],
+    tables: Mapping[str, Any],
+) -> None:
     """``check_dynamic_reads`` for one call of a compiled program with positional ``args``."""
     fields: dict[str, Any] = {}
     scalars: dict[str, Any] = {}

@@ -15,6 +15,9 @@ from .alias import (
 )
 
 __all__ = [
-    "GT4PyAliasError", "gt4py_alias_installed", "install_gt4py_alias", "real_gt4py_location",
+    "GT4PyAliasError",
+    "gt4py_alias_installed",
+    "install_gt4py_alias",
+    "real_gt4py_location",
     "uninstall_gt4py_alias",
 ]

@@ -58,12 +58,14 @@ def target_of(fullname: str) -> str | None:
     if fullname in _TARGETS:
         return _TARGETS[fullname]
     if fullname.startswith("gt4py.next."):
-        return "stencilkit." + fullname[len("gt4py.next."):]
+        return "stencilkit." + fullname[len("gt4py.next.") :]
     if fullname in _EMPTY_PACKAGES:
         return None
     raise ModuleNotFoundError(
         f"No module named '{fullname}': stencilkit serves gt4py.next, gt4py.eve.utils and"
-        " gt4py._core.definitions only", name=fullname)
+        " gt4py._core.definitions only",
+        name=fullname,
+    )
 
 
 class _AliasLoader(importlib.abc.Loader):
@@ -86,7 +88,9 @@ class _AliasLoader(importlib.abc.Loader):
             if err.name is not None and target.startswith(err.name):
                 raise ModuleNotFoundError(
                     f"No module named '{self.fullname}': stencilkit has no module '{target}'"
-                    " to serve it", name=self.fullname) from None
+                    " to serve it",
+                    name=self.fullname,
+                ) from None
             raise
         self.original_spec = module.__spec__
         return module
@@ -101,8 +105,12 @@ class _AliasLoader(importlib.abc.Loader):
 class _AliasFinder(importlib.abc.MetaPathFinder):
     """First on ``sys.meta_path``: claims every ``gt4py`` module name."""
 
-    def find_spec(self, fullname: str, path: Sequence[str] | None = None,
-                  target: types.ModuleType | None = None) -> importlib.machinery.ModuleSpec | None:
+    def find_spec(
+        self,
+        fullname: str,
+        path: Sequence[str] | None = None,
+        target: types.ModuleType | None = None,
+    ) -> importlib.machinery.ModuleSpec | None:
         if fullname != "gt4py" and not fullname.startswith("gt4py."):
             return None
         try:
@@ -151,12 +159,14 @@ def install_gt4py_alias(force: bool = False) -> None:
     if loaded is not None and not getattr(loaded, "__stencilkit_alias__", False):
         raise GT4PyAliasError(
             f"a real gt4py is already imported ({real_gt4py_location()}); the stencilkit alias"
-            " cannot replace it: install the alias before anything imports gt4py")
+            " cannot replace it: install the alias before anything imports gt4py"
+        )
     real = real_gt4py_location()
     if real is not None and not force:
         raise GT4PyAliasError(
             f"a real gt4py is installed ({real}); refusing to shadow it with stencilkit."
-            " Pass force=True (python -m stencilkit.gt4py_run --force) to use stencilkit anyway")
+            " Pass force=True (python -m stencilkit.gt4py_run --force) to use stencilkit anyway"
+        )
     sys.meta_path.insert(0, _FINDER)
 
 

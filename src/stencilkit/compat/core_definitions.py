@@ -11,7 +11,15 @@ import numpy as np
 
 from ..core import Device, DeviceType
 
-__all__ = ["BoolScalar", "Device", "DeviceType", "FloatingScalar", "IntegralScalar", "Scalar", "ScalarT"]
+__all__ = [
+    "BoolScalar",
+    "Device",
+    "DeviceType",
+    "FloatingScalar",
+    "IntegralScalar",
+    "Scalar",
+    "ScalarT",
+]
 
 BoolScalar: TypeAlias = bool | np.bool_
 IntegralScalar: TypeAlias = int | np.integer

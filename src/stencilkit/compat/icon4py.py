@@ -70,8 +70,15 @@ def _import(module: str, timeout: float) -> tuple[Any, str]:
         return None, describe(err, where=module.split(".")[0] + "/")
 
 
-def run_all(sources: list[StencilSource], backends: list[str], *, seed: int = 0,
-            timeout: float = 120.0, rtol: float = 1e-12, progress: bool = False) -> list[dict[str, Any]]:
+def run_all(
+    sources: list[StencilSource],
+    backends: list[str],
+    *,
+    seed: int = 0,
+    timeout: float = 120.0,
+    rtol: float = 1e-12,
+    progress: bool = False,
+) -> list[dict[str, Any]]:
     """One record per stencil (see ``docs/icon4py.md`` for the fields)."""
     from .alias import install_gt4py_alias
     from .icon_mesh import icon_mesh
@@ -87,8 +94,14 @@ def run_all(sources: list[StencilSource], backends: list[str], *, seed: int = 0,
         if src.module not in modules:
             modules[src.module] = _import(src.module, timeout)
         module, why = modules[src.module]
-        rec: dict[str, Any] = {"module": src.module, "name": src.name, "kind": src.kind,
-                               "line": src.line, "status": {}, "reasons": {}}
+        rec: dict[str, Any] = {
+            "module": src.module,
+            "name": src.name,
+            "kind": src.kind,
+            "line": src.line,
+            "status": {},
+            "reasons": {},
+        }
         records.append(rec)
         obj = getattr(module, src.name, None) if module is not None else None
         if module is None:
@@ -96,7 +109,8 @@ def run_all(sources: list[StencilSource], backends: list[str], *, seed: int = 0,
         elif obj is None:
             rec["status"]["import"] = "fail"
             rec["reasons"]["import"] = "not reachable as a module attribute" + (
-                " (defined inside a function)" if src.nested else "")
+                " (defined inside a function)" if src.nested else ""
+            )
         else:
             rec["status"]["import"] = "ok"
             out = run_stencil(obj, mesh, chosen, seed=seed, rtol=rtol, timeout=timeout)
@@ -104,8 +118,11 @@ def run_all(sources: list[StencilSource], backends: list[str], *, seed: int = 0,
             rec["reasons"].update(out.reasons)
             rec.update(attempt=out.attempt, max_error=out.max_error, seconds=round(out.seconds, 3))
         if progress:
-            print(f"[{i + 1}/{len(sources)}] {src.module}.{src.name}: {_verdict(rec)}",
-                  file=sys.stderr, flush=True)
+            print(
+                f"[{i + 1}/{len(sources)}] {src.module}.{src.name}: {_verdict(rec)}",
+                file=sys.stderr,
+                flush=True,
+            )
     return records
 
 
@@ -132,9 +149,21 @@ def _sharded(args: argparse.Namespace, sources: list[StencilSource]) -> list[dic
             mods = sorted(m for m, s in shard_of.items() if s == j)
             listing = Path(tmp, f"modules{j}.txt")
             listing.write_text("\n".join(mods))
-            cmd = [sys.executable, "-m", "stencilkit.compat.icon4py", "--modules-from", str(listing),
-                   "--json", str(Path(tmp, f"part{j}.json")), "--seed", str(args.seed),
-                   "--timeout", str(args.timeout), "--rtol", str(args.rtol)]
+            cmd = [
+                sys.executable,
+                "-m",
+                "stencilkit.compat.icon4py",
+                "--modules-from",
+                str(listing),
+                "--json",
+                str(Path(tmp, f"part{j}.json")),
+                "--seed",
+                str(args.seed),
+                "--timeout",
+                str(args.timeout),
+                "--rtol",
+                str(args.rtol),
+            ]
             cmd += [a for b in args.backend for a in ("--backend", b)]
             if args.progress:
                 cmd.append("--progress")
@@ -142,25 +171,39 @@ def _sharded(args: argparse.Namespace, sources: list[StencilSource]) -> list[dic
         codes = [p.wait() for p in procs]
         if any(codes):
             raise SystemExit(f"a worker process failed: exit codes {codes}")
-        parts = [json.loads(Path(tmp, f"part{j}.json").read_text())["stencils"] for j in range(args.jobs)]
+        parts = [
+            json.loads(Path(tmp, f"part{j}.json").read_text())["stencils"] for j in range(args.jobs)
+        ]
     order = {(s.module, s.name, s.line): i for i, s in enumerate(sources)}
     merged = [r for p in parts for r in p]
     return sorted(merged, key=lambda r: order[(r["module"], r["name"], r["line"])])
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="python -m stencilkit.compat.icon4py", description=__doc__.split("\n\n")[0])
-    p.add_argument("--backend", action="append", choices=["cpu", "gpu"], default=None,
-                   help="compiled backend(s) to compare with embedded (default: cpu)")
+    p = argparse.ArgumentParser(
+        prog="python -m stencilkit.compat.icon4py", description=__doc__.split("\n\n")[0]
+    )
+    p.add_argument(
+        "--backend",
+        action="append",
+        choices=["cpu", "gpu"],
+        default=None,
+        help="compiled backend(s) to compare with embedded (default: cpu)",
+    )
     p.add_argument("--json", type=Path, help="write the per-stencil records and counts here")
     p.add_argument("--markdown", type=Path, help="write the report here")
     p.add_argument("--only", default="", help="only modules whose name contains this")
-    p.add_argument("--modules-file", type=Path,
-                   help="only the modules named in this file (one per line), e.g. to finish an interrupted run")
+    p.add_argument(
+        "--modules-file",
+        type=Path,
+        help="only the modules named in this file (one per line), e.g. to finish an interrupted run",
+    )
     p.add_argument("--modules-from", type=Path, help=argparse.SUPPRESS)
     p.add_argument("--jobs", type=int, default=1)
     p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--timeout", type=float, default=120.0, help="seconds per import and per stencil")
+    p.add_argument(
+        "--timeout", type=float, default=120.0, help="seconds per import and per stencil"
+    )
     p.add_argument("--rtol", type=float, default=1e-12)
     p.add_argument("--progress", action="store_true")
     args = p.parse_args(argv)
@@ -174,15 +217,28 @@ def main(argv: list[str] | None = None) -> int:
     if args.jobs > 1 and args.modules_from is None:
         records = _sharded(args, sources)
     else:
-        records = run_all(sources, args.backend, seed=args.seed, timeout=args.timeout,
-                          rtol=args.rtol, progress=args.progress)
+        records = run_all(
+            sources,
+            args.backend,
+            seed=args.seed,
+            timeout=args.timeout,
+            rtol=args.rtol,
+            progress=args.progress,
+        )
     from .icon_report import counts, markdown
 
     summary = counts(records, args.backend)
-    result = {"backends": args.backend, "seed": args.seed, "rtol": args.rtol,
-              "seconds": round(time.perf_counter() - t0, 1), "python": sys.version.split()[0],
-              "icon4py": _version("icon4py-common"), "stencilkit": _commit(),
-              "counts": summary, "stencils": records}
+    result = {
+        "backends": args.backend,
+        "seed": args.seed,
+        "rtol": args.rtol,
+        "seconds": round(time.perf_counter() - t0, 1),
+        "python": sys.version.split()[0],
+        "icon4py": _version("icon4py-common"),
+        "stencilkit": _commit(),
+        "counts": summary,
+        "stencils": records,
+    }
     if args.json is not None:
         args.json.write_text(_dumps(result))
     if args.markdown is not None:
@@ -196,8 +252,12 @@ def _dumps(result: dict[str, Any]) -> str:
     """JSON with one line per stencil record (small, and diffs line by line)."""
     head = {k: v for k, v in result.items() if k != "stencils"}
     lines = [json.dumps(r, sort_keys=False) for r in result["stencils"]]
-    return (json.dumps(head, indent=1)[:-2] + ',\n "stencils": [\n  '
-            + ",\n  ".join(lines) + "\n ]\n}\n")
+    return (
+        json.dumps(head, indent=1)[:-2]
+        + ',\n "stencils": [\n  '
+        + ",\n  ".join(lines)
+        + "\n ]\n}\n"
+    )
 
 
 def _commit() -> str:
@@ -209,10 +269,18 @@ def _commit() -> str:
         return os.environ["STENCILKIT_COMMIT"]
     here = Path(stencilkit.__file__).parent
     try:
-        head = subprocess.run(["git", "-C", str(here), "rev-parse", "--short", "HEAD"],
-                              capture_output=True, text=True, check=True).stdout.strip()
-        dirty = subprocess.run(["git", "-C", str(here), "status", "--porcelain", "--", "."],
-                               capture_output=True, text=True, check=True).stdout.strip()
+        head = subprocess.run(
+            ["git", "-C", str(here), "rev-parse", "--short", "HEAD"],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.strip()
+        dirty = subprocess.run(
+            ["git", "-C", str(here), "status", "--porcelain", "--", "."],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.strip()
     except (OSError, subprocess.CalledProcessError):
         return str(stencilkit.__version__)
     return head + ("+" if dirty else "")

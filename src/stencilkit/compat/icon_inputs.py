@@ -89,8 +89,13 @@ def written_params(program: ir.Program) -> set[str]:
 
 
 class _Maker:
-    def __init__(self, mesh: IconMesh, rng: np.random.Generator, attempt: int,
-                 roles: dict[str, tuple[Dimension, str]]) -> None:
+    def __init__(
+        self,
+        mesh: IconMesh,
+        rng: np.random.Generator,
+        attempt: int,
+        roles: dict[str, tuple[Dimension, str]],
+    ) -> None:
         self.mesh, self.rng, self.roles = mesh, rng, roles
         self.vrange = vertical_range(mesh, attempt)
 
@@ -128,7 +133,11 @@ class _Maker:
         if dim is None:
             if "start" in low or "end" in low:
                 role = "start" if "start" in low else "stop"
-                dim = Dimension("K", DimensionKind.VERTICAL) if "vertical" in low or low.startswith("k") else None
+                dim = (
+                    Dimension("K", DimensionKind.VERTICAL)
+                    if "vertical" in low or low.startswith("k")
+                    else None
+                )
             elif "nlev" in low:
                 return self.mesh.nlev
             else:
@@ -149,9 +158,14 @@ class _Maker:
         return self.scalar(name, t)
 
 
-def make_args(params: tuple[ir.Param, ...], mesh: IconMesh, seed: int, attempt: int,
-              roles: dict[str, tuple[Dimension, str]] | None = None,
-              written: set[str] | None = None) -> Args:
+def make_args(
+    params: tuple[ir.Param, ...],
+    mesh: IconMesh,
+    seed: int,
+    attempt: int,
+    roles: dict[str, tuple[Dimension, str]] | None = None,
+    written: set[str] | None = None,
+) -> Args:
     """Random arguments for ``params``; ``written`` holds the (flattened, ``a__0`` style for
     tuples, as in the IR) names of the parameters the stencil writes."""
     maker = _Maker(mesh, np.random.default_rng(seed), attempt, roles or {})
@@ -159,8 +173,13 @@ def make_args(params: tuple[ir.Param, ...], mesh: IconMesh, seed: int, attempt: 
     return Args(values, tuple(p.type for p in params))
 
 
-def horizontal_domain(mesh: IconMesh, dims: tuple[Dimension, ...], attempt: int) -> dict[Dimension, tuple[int, int]]:
+def horizontal_domain(
+    mesh: IconMesh, dims: tuple[Dimension, ...], attempt: int
+) -> dict[Dimension, tuple[int, int]]:
     """``domain=`` for a direct call: horizontal dims whole, vertical dims the attempt's range."""
     vr = vertical_range(mesh, attempt)
-    return {d: vr if d.kind == DimensionKind.VERTICAL else (0, mesh.size(d))
-            for d in dims if d.kind != DimensionKind.LOCAL}
+    return {
+        d: vr if d.kind == DimensionKind.VERTICAL else (0, mesh.size(d))
+        for d in dims
+        if d.kind != DimensionKind.LOCAL
+    }

@@ -33,11 +33,20 @@ Table = npt.NDArray[np.int32]
 
 # offset name -> (source dim, target horizontal dim)
 OFFSETS: dict[str, tuple[str, str]] = {
-    "E2C": ("Cell", "Edge"), "C2E": ("Edge", "Cell"), "E2V": ("Vertex", "Edge"),
-    "V2E": ("Edge", "Vertex"), "C2V": ("Vertex", "Cell"), "V2C": ("Cell", "Vertex"),
-    "C2E2C": ("Cell", "Cell"), "C2E2CO": ("Cell", "Cell"), "E2C2V": ("Vertex", "Edge"),
-    "E2C2E": ("Edge", "Edge"), "E2C2EO": ("Edge", "Edge"), "C2E2C2E": ("Edge", "Cell"),
-    "C2E2C2E2C": ("Cell", "Cell"), "V2E2V": ("Vertex", "Vertex"),
+    "E2C": ("Cell", "Edge"),
+    "C2E": ("Edge", "Cell"),
+    "E2V": ("Vertex", "Edge"),
+    "V2E": ("Edge", "Vertex"),
+    "C2V": ("Vertex", "Cell"),
+    "V2C": ("Cell", "Vertex"),
+    "C2E2C": ("Cell", "Cell"),
+    "C2E2CO": ("Cell", "Cell"),
+    "E2C2V": ("Vertex", "Edge"),
+    "E2C2E": ("Edge", "Edge"),
+    "E2C2EO": ("Edge", "Edge"),
+    "C2E2C2E": ("Edge", "Cell"),
+    "C2E2C2E2C": ("Cell", "Cell"),
+    "V2E2V": ("Vertex", "Vertex"),
 }
 VERTICAL = ("K", "KHalf")
 
@@ -56,8 +65,11 @@ class IconMesh:
             return self.nlev + 1
         if dim.kind == DimensionKind.VERTICAL:
             return self.nlev
-        return {"Cell": self.mesh.n_cells, "Edge": self.mesh.n_edges,
-                "Vertex": self.mesh.n_vertices}[dim.value]
+        return {
+            "Cell": self.mesh.n_cells,
+            "Edge": self.mesh.n_edges,
+            "Vertex": self.mesh.n_vertices,
+        }[dim.value]
 
     def local_size(self, dim: Dimension) -> int | None:
         """The width of a local dimension named after a table (None for unknown ones)."""
@@ -69,8 +81,12 @@ class IconMesh:
         for name, table in self.tables.items():
             source, target = OFFSETS[name]
             provider[name] = as_connectivity(
-                [Dimension(target), Dimension(name, DimensionKind.LOCAL)], Dimension(source),
-                table.copy(), allocator=allocator, skip_value=None)
+                [Dimension(target), Dimension(name, DimensionKind.LOCAL)],
+                Dimension(source),
+                table.copy(),
+                allocator=allocator,
+                skip_value=None,
+            )
         provider["Koff"] = Dimension("K", DimensionKind.VERTICAL)
         provider["KHalfOff"] = Dimension("KHalf", DimensionKind.VERTICAL)
         return provider
@@ -97,8 +113,9 @@ def icon_mesh(nx: int = 4, ny: int = 4, nlev: int = 10) -> IconMesh:
         far: Table = vs[np.arange(n_e), np.argmin(on_edge, axis=1)].astype(np.int32)
         return far
 
-    e2c2v = np.stack([e2v[:, 0], e2v[:, 1], opposite_vertex(e2c[:, 0]),
-                      opposite_vertex(e2c[:, 1])], axis=1)
+    e2c2v = np.stack(
+        [e2v[:, 0], e2v[:, 1], opposite_vertex(e2c[:, 0]), opposite_vertex(e2c[:, 1])], axis=1
+    )
 
     def other_edges(c: Table) -> Table:
         es = c2e[c]
@@ -109,13 +126,26 @@ def icon_mesh(nx: int = 4, ny: int = 4, nlev: int = 10) -> IconMesh:
     e2c2e = np.concatenate([other_edges(e2c[:, 0]), other_edges(e2c[:, 1])], axis=1)
     c2e2c2e = c2e[c2e2c].reshape(n_c, 9)
     c2e2c2e2c = c2e2c[c2e2c].reshape(n_c, 9)
-    v2e2v = np.stack([_other(e2v[v2e[:, k]], np.arange(len(v2e), dtype=np.int32))
-                      for k in range(v2e.shape[1])], axis=1)
+    v2e2v = np.stack(
+        [_other(e2v[v2e[:, k]], np.arange(len(v2e), dtype=np.int32)) for k in range(v2e.shape[1])],
+        axis=1,
+    )
     tables = {
-        "E2C": e2c, "C2E": c2e, "E2V": e2v, "V2E": v2e, "C2V": c2v, "V2C": m.v2c,
-        "C2E2C": c2e2c, "C2E2CO": np.concatenate([cells[:, None], c2e2c], axis=1),
-        "E2C2V": e2c2v, "E2C2E": e2c2e,
+        "E2C": e2c,
+        "C2E": c2e,
+        "E2V": e2v,
+        "V2E": v2e,
+        "C2V": c2v,
+        "V2C": m.v2c,
+        "C2E2C": c2e2c,
+        "C2E2CO": np.concatenate([cells[:, None], c2e2c], axis=1),
+        "E2C2V": e2c2v,
+        "E2C2E": e2c2e,
         "E2C2EO": np.concatenate([edges[:, None], e2c2e], axis=1),
-        "C2E2C2E": c2e2c2e, "C2E2C2E2C": c2e2c2e2c, "V2E2V": v2e2v,
+        "C2E2C2E": c2e2c2e,
+        "C2E2C2E2C": c2e2c2e2c,
+        "V2E2V": v2e2v,
     }
-    return IconMesh(m, nlev, {k: np.ascontiguousarray(v, dtype=np.int32) for k, v in tables.items()})
+    return IconMesh(
+        m, nlev, {k: np.ascontiguousarray(v, dtype=np.int32) for k, v in tables.items()}
+    )

@@ -118,8 +118,12 @@ def _parse(obj: Any) -> ir.Node:
 
 
 def _scalar_operator(obj: Any, defn: ir.Node) -> bool:
-    return (isinstance(defn, ir.FieldOperator) and not getattr(obj, "__stencilkit_scan__", None)
-            and is_scalar_type(defn.body.type) and all(is_scalar_type(p.type) for p in defn.params))
+    return (
+        isinstance(defn, ir.FieldOperator)
+        and not getattr(obj, "__stencilkit_scan__", None)
+        and is_scalar_type(defn.body.type)
+        and all(is_scalar_type(p.type) for p in defn.params)
+    )
 
 
 def _leaves(t: TypeSpec) -> list[TypeSpec]:
@@ -158,8 +162,14 @@ class _Call:
         if not all(isinstance(t, FieldType) for t in leaves):
             raise _NotFed(f"returns {out_type}: only field results can be written to out=")
         self.out_type = out_type
-        self.out = make_args((ir.Param("__out", out_type),), mesh, seed + 1, attempt, None, {
-            n for n in _flat_names("__out", out_type)})
+        self.out = make_args(
+            (ir.Param("__out", out_type),),
+            mesh,
+            seed + 1,
+            attempt,
+            None,
+            {n for n in _flat_names("__out", out_type)},
+        )
         dims = {t.dims for t in leaves if isinstance(t, FieldType)}
         self.domain = horizontal_domain(mesh, next(iter(dims)), attempt) if len(dims) == 1 else None
         self.compared = list(range(len(leaves)))
@@ -230,8 +240,15 @@ def compare(ref: list[Any], got: list[Any], rtol: float) -> tuple[bool, float]:
     return ok, worst
 
 
-def run_stencil(obj: Any, mesh: IconMesh, backends: dict[str, tuple[Any, Any]], *, seed: int = 0,
-                rtol: float = 1e-12, timeout: float = 0.0) -> Outcome:
+def run_stencil(
+    obj: Any,
+    mesh: IconMesh,
+    backends: dict[str, tuple[Any, Any]],
+    *,
+    seed: int = 0,
+    rtol: float = 1e-12,
+    timeout: float = 0.0,
+) -> Outcome:
     """Parse, feed and run ``obj`` on embedded and on each of ``backends`` (name -> (backend,
     allocator)), comparing with embedded."""
     out = Outcome()
@@ -240,14 +257,22 @@ def run_stencil(obj: Any, mesh: IconMesh, backends: dict[str, tuple[Any, Any]], 
         with time_limit(timeout):
             _run(obj, mesh, backends, seed, rtol, out)
     except StageTimeout as err:
-        stage = next((s for s in ("parse", "feed", "embedded", *backends) if s not in out.status), "embedded")
+        stage = next(
+            (s for s in ("parse", "feed", "embedded", *backends) if s not in out.status), "embedded"
+        )
         out.fail(stage, describe(err))
     out.seconds = time.perf_counter() - t0
     return out
 
 
-def _run(obj: Any, mesh: IconMesh, backends: dict[str, tuple[Any, Any]], seed: int, rtol: float,
-         out: Outcome) -> None:
+def _run(
+    obj: Any,
+    mesh: IconMesh,
+    backends: dict[str, tuple[Any, Any]],
+    seed: int,
+    rtol: float,
+    out: Outcome,
+) -> None:
     try:
         defn = _parse(obj)
     except Exception as err:
@@ -297,5 +322,6 @@ def _run(obj: Any, mesh: IconMesh, backends: dict[str, tuple[Any, Any]], seed: i
         if ok:
             out.status[f"agree_{name}"] = "ok"
         else:
-            out.fail(f"agree_{name}", f"results differ from embedded (largest difference {worst:.3g})")
-
+            out.fail(
+                f"agree_{name}", f"results differ from embedded (largest difference {worst:.3g})"
+            )

@@ -61,7 +61,8 @@ def column_wrapper(obj: Any, defn: ir.FieldOperator) -> Any:
         "_K = _sk.Dimension('K', _sk.DimensionKind.VERTICAL)\n\n\n"
         f"@_sk.scan_operator(axis=_K, forward=True, init={_zeros(ret)})\n"
         f"def {wrapper}(_carry: {_annotation(ret)}, {params}) -> {_annotation(ret)}:\n"
-        f"    return _target({names})\n")
+        f"    return _target({names})\n"
+    )
     if not _DIR:
         _DIR.append(Path(tempfile.mkdtemp(prefix="stencilkit-icon4py-")))
     name = f"_stencilkit_column_{fn.__module__.replace('.', '_')}_{fn.__name__}"

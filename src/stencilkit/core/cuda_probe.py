@@ -19,8 +19,10 @@ from .errors import BackendUnavailableError
 INSTALL = "pip install 'stencilkit[cuda]'"
 #: The oldest NVIDIA driver for CUDA 13 (what the cuda extra's wheels are built for).
 MIN_DRIVER = "580"
-_NO_DRIVER_HINT = (f"install the NVIDIA driver ({MIN_DRIVER} or newer for CUDA 13), or use a CPU backend "
-                   "(backend=gtx.cpu, or None for embedded) and CPU allocators")
+_NO_DRIVER_HINT = (
+    f"install the NVIDIA driver ({MIN_DRIVER} or newer for CUDA 13), or use a CPU backend "
+    "(backend=gtx.cpu, or None for embedded) and CPU allocators"
+)
 
 
 def driver_version() -> tuple[int, int] | None:
@@ -48,12 +50,15 @@ def explain(err: BaseException, what: str = "the GPU") -> BackendUnavailableErro
     if missing == "cupy":
         return BackendUnavailableError(f"{what} needs CuPy, which is not installed", hint=INSTALL)
     if missing == "cuda":
-        return BackendUnavailableError(f"{what} needs cuda-bindings, which is not installed", hint=INSTALL)
+        return BackendUnavailableError(
+            f"{what} needs cuda-bindings, which is not installed", hint=INSTALL
+        )
     if name == "DynamicLibNotFoundError" and "nvrtc" in text.lower():
         return BackendUnavailableError(
             f"{what} needs NVRTC (libnvrtc.so.13), the CUDA compiler library, and it was not found ({text.strip()})",
             hint=f"{INSTALL} (it brings the nvidia-cuda-nvrtc wheel), or pip install 'nvidia-cuda-nvrtc==13.*';"
-                 " or STENCILKIT_CUDA_COMPILER=nvcc with a CUDA toolkit")
+            " or STENCILKIT_CUDA_COMPILER=nvcc with a CUDA toolkit",
+        )
     status = _status(err)
     no_driver = name == "DynamicLibNotFoundError" and "driver" in text.lower()
     if no_driver or status == 35 or "InsufficientDriver" in text or "libcuda" in text:
@@ -61,17 +66,23 @@ def explain(err: BaseException, what: str = "the GPU") -> BackendUnavailableErro
         if version is None:
             return BackendUnavailableError(
                 f"{what} needs the NVIDIA driver, and none was found (libcuda.so.1 cannot be loaded)",
-                hint=_NO_DRIVER_HINT)
+                hint=_NO_DRIVER_HINT,
+            )
         return BackendUnavailableError(
             f"{what} needs an NVIDIA driver for CUDA 13; the installed one supports CUDA "
             f"{version[0]}.{version[1]} ({name}: {text.strip()})",
-            hint=f"update the NVIDIA driver to {MIN_DRIVER} or newer")
+            hint=f"update the NVIDIA driver to {MIN_DRIVER} or newer",
+        )
     if status == 100 or "NoDevice" in text:
         visible = os.environ.get("CUDA_VISIBLE_DEVICES")
         where = f" (CUDA_VISIBLE_DEVICES={visible!r})" if visible is not None else ""
-        return BackendUnavailableError(f"{what} needs an NVIDIA GPU, and the driver sees none{where}",
-                                       hint="run on a machine with an NVIDIA GPU, or check CUDA_VISIBLE_DEVICES")
-    return BackendUnavailableError(f"{what} is not usable here ({name}: {text.strip()})", hint=_NO_DRIVER_HINT)
+        return BackendUnavailableError(
+            f"{what} needs an NVIDIA GPU, and the driver sees none{where}",
+            hint="run on a machine with an NVIDIA GPU, or check CUDA_VISIBLE_DEVICES",
+        )
+    return BackendUnavailableError(
+        f"{what} is not usable here ({name}: {text.strip()})", hint=_NO_DRIVER_HINT
+    )
 
 
 def import_cupy(what: str = "a CUDA device") -> ModuleType:
@@ -100,8 +111,11 @@ def gpu_report() -> dict[str, Any]:
     """For ``stencilkit info``: every line of the GPU stack, never raising."""
     report: dict[str, Any] = {}
     version = driver_version()
-    report["driver"] = (f"supports CUDA {version[0]}.{version[1]}" if version
-                        else "not found (libcuda.so.1 cannot be loaded)")
+    report["driver"] = (
+        f"supports CUDA {version[0]}.{version[1]}"
+        if version
+        else "not found (libcuda.so.1 cannot be loaded)"
+    )
     try:
         cupy = import_cupy()
         report["cupy"] = str(cupy.__version__)

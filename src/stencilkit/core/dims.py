@@ -73,7 +73,9 @@ class Dimension:
 
     def _domain(self, start: int | None, stop: int | None) -> Domain:
         if not _is_index(start if start is not None else stop):
-            raise TypeError(f"a dimension can be compared with an integer index, not {start or stop!r}")
+            raise TypeError(
+                f"a dimension can be compared with an integer index, not {start or stop!r}"
+            )
         from .domain import Domain, NamedRange, unit_range
 
         return Domain(NamedRange(self, unit_range((start, stop))))
@@ -178,5 +180,12 @@ def dims_of_annotation(dims: Any) -> tuple[Any, ...]:
     else:
         return (dims,)
     # a type variable substituted by Dims[X, Y] (or a tuple of dimensions) stands for those
-    return tuple(d for item in items for d in (
-        dims_of_annotation(item) if typing.get_origin(item) is Dims or isinstance(item, list | tuple) else (item,)))
+    return tuple(
+        d
+        for item in items
+        for d in (
+            dims_of_annotation(item)
+            if typing.get_origin(item) is Dims or isinstance(item, list | tuple)
+            else (item,)
+        )
+    )

@@ -176,13 +176,19 @@ def unit_range(r: Any) -> UnitRange:
             raise ValueError(f"range {r} must have step 1")
         return UnitRange(r.start, r.stop)
     if isinstance(r, tuple) and len(r) == 2:
-        lo = Infinity.NEGATIVE if r[0] is None else r[0] if isinstance(r[0], Infinity) else int(r[0])
-        hi = Infinity.POSITIVE if r[1] is None else r[1] if isinstance(r[1], Infinity) else int(r[1])
+        lo = (
+            Infinity.NEGATIVE if r[0] is None else r[0] if isinstance(r[0], Infinity) else int(r[0])
+        )
+        hi = (
+            Infinity.POSITIVE if r[1] is None else r[1] if isinstance(r[1], Infinity) else int(r[1])
+        )
         return UnitRange.bounded(lo, hi)
     if _is_int(r):
         if r < 0:
-            raise ValueError(f"a size must not be negative, got {int(r)}; give (start, stop) for a range"
-                             " that does not start at 0")
+            raise ValueError(
+                f"a size must not be negative, got {int(r)}; give (start, stop) for a range"
+                " that does not start at 0"
+            )
         return UnitRange(0, int(r))
     raise TypeError(f"cannot make an index range of {r!r}; use (start, stop), range or a size")
 
@@ -238,15 +244,23 @@ class Domain:
     dims: tuple[Dimension, ...]
     ranges: tuple[UnitRange, ...]
 
-    def __init__(self, *args: Any, dims: Sequence[Dimension] | None = None,
-                 ranges: Sequence[UnitRange] | None = None) -> None:
+    def __init__(
+        self,
+        *args: Any,
+        dims: Sequence[Dimension] | None = None,
+        ranges: Sequence[UnitRange] | None = None,
+    ) -> None:
         if dims is not None or ranges is not None:
             if args:
                 raise TypeError("Domain() takes named ranges or dims=/ranges=, not both")
             dims_t, ranges_t = tuple(dims or ()), tuple(unit_range(r) for r in (ranges or ()))
-        elif (len(args) == 2 and isinstance(args[0], tuple | list) and isinstance(args[1], tuple | list)
-              and all(isinstance(d, Dimension) for d in args[0])
-              and all(isinstance(r, UnitRange) for r in args[1])):
+        elif (
+            len(args) == 2
+            and isinstance(args[0], tuple | list)
+            and isinstance(args[1], tuple | list)
+            and all(isinstance(d, Dimension) for d in args[0])
+            and all(isinstance(r, UnitRange) for r in args[1])
+        ):
             dims_t, ranges_t = tuple(args[0]), tuple(args[1])  # Domain(dims, ranges)
         else:
             nrs = [named_range(a) for a in args]
@@ -261,7 +275,8 @@ class Domain:
             if is_staggered(d) and flip_staggered(d) in dims_t:
                 raise ValueError(
                     f"dimensions {flip_staggered(d)} and {d} cannot be combined: a dimension and"
-                    " its staggered counterpart must not appear together in one domain or field")
+                    " its staggered counterpart must not appear together in one domain or field"
+                )
 
     @property
     def shape(self) -> tuple[int, ...]:
@@ -326,7 +341,9 @@ class Domain:
         if isinstance(other, Dimension):
             return other in self.dims
         if isinstance(other, Domain):
-            return all(d in self.dims and r in self.range_of(d) for d, r in zip(other.dims, other.ranges))
+            return all(
+                d in self.dims and r in self.range_of(d) for d, r in zip(other.dims, other.ranges)
+            )
         return False
 
     def items(self) -> Iterator[tuple[Dimension, UnitRange]]:
@@ -351,13 +368,16 @@ class Domain:
             new = [NamedRange(self.dims[i], named_ranges[0])]
         else:
             new = [named_range(n) for n in named_ranges]
-        parts = [*list(self)[:i], *new, *list(self)[i + 1:]]
+        parts = [*list(self)[:i], *new, *list(self)[i + 1 :]]
         return Domain(*parts)
 
     def insert(self, index_or_dim: int | Dimension, *named_ranges: Any) -> Domain:
         """This domain with ``named_ranges`` inserted before ``index_or_dim``."""
-        i = len(self.dims) if isinstance(index_or_dim, int) and index_or_dim == len(self.dims) \
+        i = (
+            len(self.dims)
+            if isinstance(index_or_dim, int) and index_or_dim == len(self.dims)
             else self._index(index_or_dim)
+        )
         parts = [*list(self)[:i], *(named_range(n) for n in named_ranges), *list(self)[i:]]
         return Domain(*parts)
 
@@ -372,14 +392,21 @@ class Domain:
 
         dims = promote_dims(self.dims, other.dims)
         inf = UnitRange.infinite()
-        return Domain(dims=dims, ranges=tuple(
-            (self.range_of(d) if d in self.dims else inf) & (other.range_of(d) if d in other.dims else inf)
-            for d in dims))
+        return Domain(
+            dims=dims,
+            ranges=tuple(
+                (self.range_of(d) if d in self.dims else inf)
+                & (other.range_of(d) if d in other.dims else inf)
+                for d in dims
+            ),
+        )
 
     def __or__(self, other: Domain) -> Domain:
         """The union of two 1-D domains that overlap or touch."""
         if not (self.ndim == other.ndim == 1 and self.dims == other.dims):
-            raise NotImplementedError("the union is only defined for 1-D domains over one dimension")
+            raise NotImplementedError(
+                "the union is only defined for 1-D domains over one dimension"
+            )
         a, b = self.ranges[0], other.ranges[0]
         if a.is_empty():
             return other
@@ -387,7 +414,9 @@ class Domain:
             return self
         if a.stop < b.start or b.stop < a.start:
             raise NotImplementedError(f"the union of {self} and {other} is not contiguous")
-        return Domain(dims=self.dims, ranges=(UnitRange(min(a.start, b.start), max(a.stop, b.stop)),))
+        return Domain(
+            dims=self.dims, ranges=(UnitRange(min(a.start, b.start), max(a.stop, b.stop)),)
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -397,7 +426,9 @@ class _SliceAt:
     def __getitem__(self, index: Any) -> Domain:
         index = index if isinstance(index, tuple) else (index,)
         if len(index) > self.domain.ndim:
-            raise IndexError(f"{len(index)} slices for the {self.domain.ndim}-D domain {self.domain}")
+            raise IndexError(
+                f"{len(index)} slices for the {self.domain.ndim}-D domain {self.domain}"
+            )
         ranges = list(self.domain.ranges)
         for i, s in enumerate(index):
             r = ranges[i]

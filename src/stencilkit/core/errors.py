@@ -42,8 +42,16 @@ class DSLError(GT4PyError):
 
     location: Any
 
-    def __init__(self, location: Any, message: str, *, label: str | None = None,
-                 related: Sequence[Any] = (), notes: Sequence[str] = (), hints: Sequence[str] = ()) -> None:
+    def __init__(
+        self,
+        location: Any,
+        message: str,
+        *,
+        label: str | None = None,
+        related: Sequence[Any] = (),
+        notes: Sequence[str] = (),
+        hints: Sequence[str] = (),
+    ) -> None:
         self.location = location
         self.label = label
         self.related = tuple(related)
@@ -119,7 +127,9 @@ class StencilError(DSLError):
     A gt4py ``DSLError``: ``.message`` is the bare message, ``str()`` adds the location (with
     the source line) and the hint."""
 
-    def __init__(self, message: str, location: SourceLocation | None = None, hint: str = "") -> None:
+    def __init__(
+        self, message: str, location: SourceLocation | None = None, hint: str = ""
+    ) -> None:
         self.message = message
         self.location = location
         self.hint = hint
@@ -190,10 +200,14 @@ class ConfigurationError(StencilValueError):
         self.variable = variable
         self.value = value
         self.problem = problem
-        super().__init__(f"the environment variable {variable}={value!r} is not valid: {problem}",
-                         hint=f"fix or unset {variable} (docs/configuration.md lists every variable)")
+        super().__init__(
+            f"the environment variable {variable}={value!r} is not valid: {problem}",
+            hint=f"fix or unset {variable} (docs/configuration.md lists every variable)",
+        )
 
-    def __reduce__(self) -> tuple[Any, ...]:  # picklable (multiprocessing, MPI): rebuilt from its parts
+    def __reduce__(
+        self,
+    ) -> tuple[Any, ...]:  # picklable (multiprocessing, MPI): rebuilt from its parts
         return (type(self), (self.variable, self.value, self.problem))
 
 

@@ -39,8 +39,13 @@ from typing import Any
 ROOT = "stencilkit"
 #: Work longer than this (seconds) shows a progress line on an interactive terminal.
 PROGRESS_AFTER_S = 1.0
-LEVELS = {"off": logging.CRITICAL + 10, "error": logging.ERROR, "warning": logging.WARNING,
-          "info": logging.INFO, "debug": logging.DEBUG}
+LEVELS = {
+    "off": logging.CRITICAL + 10,
+    "error": logging.ERROR,
+    "warning": logging.WARNING,
+    "info": logging.INFO,
+    "debug": logging.DEBUG,
+}
 
 logging.getLogger(ROOT).addHandler(logging.NullHandler())
 _handler: logging.Handler | None = None
@@ -74,7 +79,9 @@ def set_log_level(level: str | int | None) -> None:
         level = LEVELS[level.lower()]
     _progress_enabled = True
     _handler = logging.StreamHandler(sys.stderr)
-    _handler.setFormatter(logging.Formatter("%(asctime)s %(name)s %(levelname)s: %(message)s", "%H:%M:%S"))
+    _handler.setFormatter(
+        logging.Formatter("%(asctime)s %(name)s %(levelname)s: %(message)s", "%H:%M:%S")
+    )
     root.addHandler(_handler)
     root.setLevel(level)
 
@@ -142,8 +149,12 @@ class Work:
             return
         self._progress.__exit__(None, None, None)
         self._progress = None
-        self.log.info("%s: done in %.2f s%s", self.what, time.perf_counter() - self.t0,
-                      f" ({result})" if result else "")
+        self.log.info(
+            "%s: done in %.2f s%s",
+            self.what,
+            time.perf_counter() - self.t0,
+            f" ({result})" if result else "",
+        )
 
     def __del__(self) -> None:
         try:

@@ -52,7 +52,9 @@ def is_collection_class(cls: Any) -> bool:
         return False
     fields = dataclasses.fields(cls)
     return bool(fields) and all(
-        f.init and f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING for f in fields)
+        f.init and f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING
+        for f in fields
+    )
 
 
 def field_names(cls: type) -> tuple[str, ...]:
@@ -66,6 +68,10 @@ def field_names(cls: type) -> tuple[str, ...]:
 def collection_values(value: Any) -> Any:
     """The elements of a collection instance as a tuple (a NamedTuple already is one); any
     other value unchanged."""
-    if dataclasses.is_dataclass(value) and not isinstance(value, type) and is_collection_class(type(value)):
+    if (
+        dataclasses.is_dataclass(value)
+        and not isinstance(value, type)
+        and is_collection_class(type(value))
+    ):
         return tuple(getattr(value, f.name) for f in dataclasses.fields(value))
     return value

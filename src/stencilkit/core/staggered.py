@@ -25,7 +25,7 @@ def is_staggered(dim: Dimension) -> bool:
 def flip_staggered(dim: Dimension) -> Dimension:
     """The staggered counterpart of ``dim``, or the base dimension of a staggered one."""
     if is_staggered(dim):
-        return Dimension(dim.value[len(STAGGERED_PREFIX):], dim.kind)
+        return Dimension(dim.value[len(STAGGERED_PREFIX) :], dim.kind)
     return Dimension(STAGGERED_PREFIX + dim.value, dim.kind)
 
 

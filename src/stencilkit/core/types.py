@@ -64,7 +64,8 @@ def field_type_of(args: tuple[Any, ...]) -> FieldType:
     if unbound:
         raise TypeError(
             f"the type variable {unbound[0]} of this field type is not bound;"
-            f" subscript the alias, e.g. MyField[float64]")
+            f" subscript the alias, e.g. MyField[float64]"
+        )
     for d in dims:
         if not isinstance(d, Dimension):
             raise TypeError(f"Field[...] dimensions must be Dimension objects, got {d!r}")

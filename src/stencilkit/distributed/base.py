@@ -65,13 +65,22 @@ class Decomposition:
             raise DistributedError(f"rank {self.rank}: {err}")
         return out
 
-    def empty(self, dims: Sequence[Dimension], dtype: Any = np.float64, *, halo: Any = 1,
-              extra: Mapping[Dimension, Any] | None = None, name: str | None = None,
-              allocator: Any = None) -> DecomposedField:
+    def empty(
+        self,
+        dims: Sequence[Dimension],
+        dtype: Any = np.float64,
+        *,
+        halo: Any = 1,
+        extra: Mapping[Dimension, Any] | None = None,
+        name: str | None = None,
+        allocator: Any = None,
+    ) -> DecomposedField:
         """A decomposed field of uninitialised values (see the decompositions)."""
         raise NotImplementedError
 
-    def zeros(self, dims: Sequence[Dimension], dtype: Any = np.float64, **kwargs: Any) -> DecomposedField:
+    def zeros(
+        self, dims: Sequence[Dimension], dtype: Any = np.float64, **kwargs: Any
+    ) -> DecomposedField:
         """A decomposed field of zeros, halo included (so the halo is fresh); arguments as for
         ``empty``: ``d.zeros([I, J, K], halo=1, extra={K: 80}, name="h", allocator=gtx.gpu)``."""
         f = self.empty(dims, dtype, **kwargs)
@@ -83,14 +92,18 @@ class Decomposition:
         """An error text if ``f`` is not on this rank's device, else None."""
         on_gpu = not isinstance(f.field.ndarray, np.ndarray)
         if self.device_id is None and on_gpu:
-            return (f"field '{f.name}' is on GPU {f.field.device.device_id} but this decomposition"
-                    " was made for CPU fields (decompose(..., gpu=True) for GPU fields)")
+            return (
+                f"field '{f.name}' is on GPU {f.field.device.device_id} but this decomposition"
+                " was made for CPU fields (decompose(..., gpu=True) for GPU fields)"
+            )
         if self.device_id is not None:
             if not on_gpu:
                 return f"field '{f.name}' is on the CPU; this decomposition runs one GPU per rank"
             if f.field.device.device_id != self.device_id:
-                return (f"field '{f.name}' is on GPU {f.field.device.device_id}, but rank"
-                        f" {self.rank} uses GPU {self.device_id}")
+                return (
+                    f"field '{f.name}' is on GPU {f.field.device.device_id}, but rank"
+                    f" {self.rank} uses GPU {self.device_id}"
+                )
         return None
 
     def _check(self, fields: Sequence[DecomposedField]) -> str | None:
@@ -101,9 +114,11 @@ class Decomposition:
             if not isinstance(f, DecomposedField):
                 return f"exchange() takes decomposed fields, got a {type(f).__name__}"
             if f.decomposition is not self and f.decomposition.signature() != self.signature():
-                return (f"field '{f.name}' is decomposed as {f.decomposition.describe()}, but"
-                        f" field '{fields[0].name}' as {self.describe()}: exchange them separately"
-                        " or create both from one decomposition")
+                return (
+                    f"field '{f.name}' is decomposed as {f.decomposition.describe()}, but"
+                    f" field '{fields[0].name}' as {self.describe()}: exchange them separately"
+                    " or create both from one decomposition"
+                )
             err = self.check_device(f)
             if err:
                 return err
@@ -131,17 +146,21 @@ class Decomposition:
                 self._cuda_aware = cuda_aware()
             return "packed" if self._cuda_aware else "staged"
         if method not in ("direct", "packed", "staged"):
-            raise DistributedError(f"unknown exchange method {method!r}: 'direct', 'packed' or 'staged'")
+            raise DistributedError(
+                f"unknown exchange method {method!r}: 'direct', 'packed' or 'staged'"
+            )
         if method == "direct" and on_gpu:
             raise DistributedError("method='direct' is for CPU fields; GPU halos are packed")
         if method == "packed" and on_gpu:
             if self._cuda_aware is None:
                 self._cuda_aware = cuda_aware()
             if not self._cuda_aware:
-                raise DistributedError("method='packed' hands GPU buffers to MPI, and this MPI library"
-                                       " does not take them (MPIX_Query_cuda_support)",
-                                       hint="use method='staged' (the default), or STENCILKIT_MPI_CUDA=1"
-                                            " if the library supports CUDA without saying so")
+                raise DistributedError(
+                    "method='packed' hands GPU buffers to MPI, and this MPI library"
+                    " does not take them (MPIX_Query_cuda_support)",
+                    hint="use method='staged' (the default), or STENCILKIT_MPI_CUDA=1"
+                    " if the library supports CUDA without saying so",
+                )
         return method
 
     def plan(self, fields: Sequence[DecomposedField], method: str | None = None) -> Plan:
@@ -150,7 +169,9 @@ class Decomposition:
         assert isinstance(plan, Plan)
         return plan
 
-    def _plan(self, fields: Sequence[DecomposedField], method: str | None, phased: bool) -> Plan | PhasedPlan:
+    def _plan(
+        self, fields: Sequence[DecomposedField], method: str | None, phased: bool
+    ) -> Plan | PhasedPlan:
         # fast path: the same field objects as last time, still on the same buffers
         quick = (method, phased, *map(id, fields))
         hit = self._last.get(quick)
@@ -162,10 +183,23 @@ class Decomposition:
         self._last[quick] = (plan, tuple(f.field for f in fields))
         return plan
 
-    def _plan_slow(self, fields: Sequence[DecomposedField], method: str | None, phased: bool) -> Plan | PhasedPlan:
-        chosen = self._method(fields, method) if fields and isinstance(fields[0], DecomposedField) else "?"
-        key = (chosen, phased, *((f.field._ptr, f.field._sig, tuple(f.halo.items())) for f in fields
-                                 if isinstance(f, DecomposedField)))
+    def _plan_slow(
+        self, fields: Sequence[DecomposedField], method: str | None, phased: bool
+    ) -> Plan | PhasedPlan:
+        chosen = (
+            self._method(fields, method)
+            if fields and isinstance(fields[0], DecomposedField)
+            else "?"
+        )
+        key = (
+            chosen,
+            phased,
+            *(
+                (f.field._ptr, f.field._sig, tuple(f.halo.items()))
+                for f in fields
+                if isinstance(f, DecomposedField)
+            ),
+        )
         plan = self._cache.get(key)
         if plan is not None:
             return plan
@@ -179,26 +213,45 @@ class Decomposition:
         self._cache.put(key, plan)
         return plan
 
-    def message_sizes(self, fields: Sequence[DecomposedField], blocking: bool = True) -> list[tuple[int, int]]:
+    def message_sizes(
+        self, fields: Sequence[DecomposedField], blocking: bool = True
+    ) -> list[tuple[int, int]]:
         """(neighbour rank, bytes) of every message this rank sends in one exchange of
         ``fields`` (``blocking=False``: the non-blocking exchange's messages). Collective."""
         plan = self._plan(fields, None, phased=blocking)
         arrays = [f.field.ndarray for f in fields]
-        return [(m.rank, sum(int(np.prod(r.shape)) * arrays[i].itemsize for i, r in m.send)) for m in plan.remote]
+        return [
+            (m.rank, sum(int(np.prod(r.shape)) * arrays[i].itemsize for i, r in m.send))
+            for m in plan.remote
+        ]
 
     def _agree_signatures(self, fields: Sequence[DecomposedField]) -> None:
         """Every rank must exchange the same fields (names, dtypes, halos, other dimensions)."""
-        mine = [(f.name, str(f.dtype), tuple((d.value, w) for d, w in f.halo.items()),
-                 tuple((d.value, len(r)) for d, r in f.domain.items() if d not in f.halo)) for f in fields]
+        mine = [
+            (
+                f.name,
+                str(f.dtype),
+                tuple((d.value, w) for d, w in f.halo.items()),
+                tuple((d.value, len(r)) for d, r in f.domain.items() if d not in f.halo),
+            )
+            for f in fields
+        ]
         all_sigs = self.comm.allgather(mine)
         if all(s == all_sigs[0] for s in all_sigs):
             return
         bad = [r for r, s in enumerate(all_sigs) if s != all_sigs[0]]
         detail = next(
-            (f"field '{a[0]}' on rank 0 is {a[1:]}, on rank {r} field '{b[0]}' is {b[1:]}"
-             for r in bad for a, b in zip(all_sigs[0], all_sigs[r]) if a != b),
-            f"rank 0 exchanges {len(all_sigs[0])} fields, rank {bad[0]} {len(all_sigs[bad[0]])}")
-        raise DistributedError(f"ranks {', '.join(map(str, bad))} exchange other fields than rank 0: {detail}")
+            (
+                f"field '{a[0]}' on rank 0 is {a[1:]}, on rank {r} field '{b[0]}' is {b[1:]}"
+                for r in bad
+                for a, b in zip(all_sigs[0], all_sigs[r])
+                if a != b
+            ),
+            f"rank 0 exchanges {len(all_sigs[0])} fields, rank {bad[0]} {len(all_sigs[bad[0]])}",
+        )
+        raise DistributedError(
+            f"ranks {', '.join(map(str, bad))} exchange other fields than rank 0: {detail}"
+        )
 
     def exchange_start(self, *fields: DecomposedField, method: str | None = None) -> Exchange:
         """Start filling the halos of ``fields`` (one message per neighbour for all of them);

@@ -42,8 +42,14 @@ class CartesianDecomposition(Decomposition):
 
     kind = "Cartesian"
 
-    def __init__(self, ranges: Mapping[Dimension, UnitRange], periodic: Mapping[Dimension, bool],
-                 comm: Any = None, grid: Sequence[int] | None = None, gpu: bool = False) -> None:
+    def __init__(
+        self,
+        ranges: Mapping[Dimension, UnitRange],
+        periodic: Mapping[Dimension, bool],
+        comm: Any = None,
+        grid: Sequence[int] | None = None,
+        gpu: bool = False,
+    ) -> None:
         MPI = mpi()
         base = comm if comm is not None else world()
         dims = tuple(ranges)
@@ -62,13 +68,15 @@ class CartesianDecomposition(Decomposition):
         if int(np.prod(grid)) != nranks:
             raise DistributedError(
                 f"a process grid {'x'.join(map(str, grid))} needs {int(np.prod(grid))} ranks,"
-                f" the communicator has {nranks}")
+                f" the communicator has {nranks}"
+            )
         for d, n, p in zip(dims, sizes, grid):
             if n < p:
                 raise DistributedError(
                     f"cannot decompose {d.value} ({n} points) over {p} ranks (process grid"
                     f" {'x'.join(map(str, grid))} of {nranks} ranks): each rank needs at least one point",
-                    hint="run on fewer ranks or a larger grid")
+                    hint="run on fewer ranks or a larger grid",
+                )
         self._dims = dims
         self.ranges = {d: ranges[d] for d in dims}
         self.periodic = tuple(bool(periodic.get(d, False)) for d in dims)
@@ -76,8 +84,10 @@ class CartesianDecomposition(Decomposition):
         cart = base.Create_cart(self.grid, periods=list(self.periodic), reorder=False)
         super().__init__(cart, gpu)
         self.coords = tuple(int(c) for c in cart.Get_coords(self.rank))
-        self._blocks = [[(ranges[d].start + a, ranges[d].start + b) for a, b in _blocks(n, p)]
-                        for d, n, p in zip(dims, sizes, self.grid)]
+        self._blocks = [
+            [(ranges[d].start + a, ranges[d].start + b) for a, b in _blocks(n, p)]
+            for d, n, p in zip(dims, sizes, self.grid)
+        ]
 
     # -- geometry -------------------------------------------------------------------------------
     @property
@@ -85,12 +95,18 @@ class CartesianDecomposition(Decomposition):
         return self._dims
 
     def signature(self) -> tuple[Any, ...]:
-        return ("cartesian", tuple((d.value, r.start, r.stop) for d, r in self.ranges.items()),
-                self.periodic, self.grid)
+        return (
+            "cartesian",
+            tuple((d.value, r.start, r.stop) for d, r in self.ranges.items()),
+            self.periodic,
+            self.grid,
+        )
 
     def describe(self) -> str:
-        ext = " x ".join(f"{d.value}[{r.start}:{r.stop}]{' periodic' if p else ''}"
-                         for (d, r), p in zip(self.ranges.items(), self.periodic))
+        ext = " x ".join(
+            f"{d.value}[{r.start}:{r.stop}]{' periodic' if p else ''}"
+            for (d, r), p in zip(self.ranges.items(), self.periodic)
+        )
         return f"{ext} over a {'x'.join(map(str, self.grid))} process grid"
 
     def owned_range(self, dim: Dimension, rank: int | None = None) -> UnitRange:
@@ -121,8 +137,11 @@ class CartesianDecomposition(Decomposition):
 
     # -- fields ---------------------------------------------------------------------------------
     def _halo(self, halo: int | Mapping[Dimension, int]) -> dict[Dimension, int]:
-        widths = {d: int(halo) for d in self._dims} if isinstance(halo, int) else {
-            d: int(halo.get(d, 0)) for d in self._dims}
+        widths = (
+            {d: int(halo) for d in self._dims}
+            if isinstance(halo, int)
+            else {d: int(halo.get(d, 0)) for d in self._dims}
+        )
         for d, w in widths.items():
             if w < 0:
                 raise DistributedError(f"halo width along {d.value} must be >= 0, got {w}")
@@ -130,16 +149,26 @@ class CartesianDecomposition(Decomposition):
                 raise DistributedError(
                     f"a halo of {w} along {d.value} is wider than the smallest block ({self.min_block(d)}"
                     f" points over {self.grid[self._dims.index(d)]} ranks): the values would come"
-                    " from ranks beyond the neighbours", hint="use fewer ranks or a narrower halo")
+                    " from ranks beyond the neighbours",
+                    hint="use fewer ranks or a narrower halo",
+                )
         return widths
 
     def owned_domain(self, f: DecomposedField) -> Domain:
         """The owned points of the decomposed field ``f``: its domain without the halo."""
-        return Domain(*((d, UnitRange(r.start + f.halo.get(d, 0), r.stop - f.halo.get(d, 0)))
-                        for d, r in f.field.domain.items()))
+        return Domain(
+            *(
+                (d, UnitRange(r.start + f.halo.get(d, 0), r.stop - f.halo.get(d, 0)))
+                for d, r in f.field.domain.items()
+            )
+        )
 
-    def local_domain(self, dims: Sequence[Dimension], halo: Mapping[Dimension, int],
-                     extra: Mapping[Dimension, Any] | None = None) -> Domain:
+    def local_domain(
+        self,
+        dims: Sequence[Dimension],
+        halo: Mapping[Dimension, int],
+        extra: Mapping[Dimension, Any] | None = None,
+    ) -> Domain:
         ranges = []
         for d in dims:
             if d in self.ranges:
@@ -149,12 +178,20 @@ class CartesianDecomposition(Decomposition):
                 ranges.append((d, unit_range(extra[d])))
             else:
                 raise DistributedError(
-                    f"dimension {d.value} is not decomposed; give its size: extra={{{d.value}: n}}")
+                    f"dimension {d.value} is not decomposed; give its size: extra={{{d.value}: n}}"
+                )
         return Domain(*ranges)
 
-    def empty(self, dims: Sequence[Dimension], dtype: Any = np.float64, *, halo: Any = 1,
-              extra: Mapping[Dimension, Any] | None = None, name: str | None = None,
-              allocator: Any = None) -> DecomposedField:
+    def empty(
+        self,
+        dims: Sequence[Dimension],
+        dtype: Any = np.float64,
+        *,
+        halo: Any = 1,
+        extra: Mapping[Dimension, Any] | None = None,
+        name: str | None = None,
+        allocator: Any = None,
+    ) -> DecomposedField:
         """A decomposed field of uninitialised values on ``dims`` with ``halo`` points per side.
 
         ``extra`` sizes the dimensions that are not decomposed (``{K: 80}``); ``allocator`` as
@@ -182,15 +219,24 @@ class CartesianDecomposition(Decomposition):
         out = []
         for d in order:
             k = self._dims.index(d)
-            directions = [tuple(s if i == k else 0 for i in range(len(self._dims))) for s in (-1, 1)]
+            directions = [
+                tuple(s if i == k else 0 for i in range(len(self._dims))) for s in (-1, 1)
+            ]
             out.append(self._messages(fields, directions, done))
             done.add(d)
         return out
 
-    def _messages(self, fields: Sequence[DecomposedField], directions: Sequence[tuple[int, ...]],
-                  full: set[Dimension]) -> list[Message]:
+    def _messages(
+        self,
+        fields: Sequence[DecomposedField],
+        directions: Sequence[tuple[int, ...]],
+        full: set[Dimension],
+    ) -> list[Message]:
         nd = len(self._dims)
-        tag = {v: i for i, v in enumerate(v for v in itertools.product((-1, 0, 1), repeat=nd) if any(v))}
+        tag = {
+            v: i
+            for i, v in enumerate(v for v in itertools.product((-1, 0, 1), repeat=nd) if any(v))
+        }
         out = []
         for v in directions:
             nb = self.neighbor(v)
@@ -207,7 +253,9 @@ class CartesianDecomposition(Decomposition):
                 out.append(Message(nb, tag[v], tag[back], tuple(send), tuple(recv)))
         return out
 
-    def _regions(self, f: DecomposedField, v: Sequence[int], full: set[Dimension]) -> tuple[Region, Region] | None:
+    def _regions(
+        self, f: DecomposedField, v: Sequence[int], full: set[Dimension]
+    ) -> tuple[Region, Region] | None:
         dom = f.field.domain
         send: list[slice] = []
         recv: list[slice] = []
@@ -221,8 +269,11 @@ class CartesianDecomposition(Decomposition):
             if step and not h:
                 return None
             lo, hi = h, len(r) - h  # owned part, buffer positions
-            s, t = {-1: ((lo, lo + h), (0, h)), 0: ((lo, hi), (lo, hi)),
-                    1: ((hi - h, hi), (hi, hi + h))}[step]
+            s, t = {
+                -1: ((lo, lo + h), (0, h)),
+                0: ((lo, hi), (lo, hi)),
+                1: ((hi - h, hi), (hi, hi + h)),
+            }[step]
             send.append(slice(*s))
             recv.append(slice(*t))
         shape = tuple(x.stop - x.start for x in send)
@@ -242,9 +293,13 @@ class CartesianDecomposition(Decomposition):
         return tuple(index)
 
     def global_shape(self, f: DecomposedField) -> tuple[int, ...]:
-        return tuple(len(self.ranges[d]) if d in self.ranges else len(r) for d, r in f.field.domain.items())
+        return tuple(
+            len(self.ranges[d]) if d in self.ranges else len(r) for d, r in f.field.domain.items()
+        )
 
-    def take(self, arr: np.ndarray[Any, Any], f: DecomposedField, rank: int) -> np.ndarray[Any, Any]:
+    def take(
+        self, arr: np.ndarray[Any, Any], f: DecomposedField, rank: int
+    ) -> np.ndarray[Any, Any]:
         """``rank``'s owned block of the global array ``arr``."""
         return arr[self._owned_index(f, rank)]
 
@@ -252,8 +307,14 @@ class CartesianDecomposition(Decomposition):
         arr[self._owned_index(f, rank)] = block
 
 
-def decompose(domain: Mapping[Dimension, Any], *, periodic: bool | Mapping[Dimension, bool] = False,
-              comm: Any = None, grid: Sequence[int] | None = None, gpu: bool = False) -> CartesianDecomposition:
+def decompose(
+    domain: Mapping[Dimension, Any],
+    *,
+    periodic: bool | Mapping[Dimension, bool] = False,
+    comm: Any = None,
+    grid: Sequence[int] | None = None,
+    gpu: bool = False,
+) -> CartesianDecomposition:
     """Split ``domain`` (``{I: 256, J: (1, 257)}``: sizes or global index ranges of the
     horizontal dimensions) over the ranks of ``comm`` (default: the world) in a Cartesian
     process grid (``MPI.Compute_dims`` unless ``grid`` is given). ``periodic``: for every

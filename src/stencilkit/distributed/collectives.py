@@ -36,9 +36,17 @@ def gather(f: DecomposedField, root: int = 0) -> np.ndarray[Any, Any] | None:
     return out
 
 
-def scatter(decomposition: Any, dims: Sequence[Dimension], data: Any, *, root: int = 0, halo: Any = 1,
-            extra: Mapping[Dimension, Any] | None = None, name: str | None = None,
-            allocator: Any = None) -> DecomposedField:
+def scatter(
+    decomposition: Any,
+    dims: Sequence[Dimension],
+    data: Any,
+    *,
+    root: int = 0,
+    halo: Any = 1,
+    extra: Mapping[Dimension, Any] | None = None,
+    name: str | None = None,
+    allocator: Any = None,
+) -> DecomposedField:
     """A decomposed field holding ``data`` (the global array, needed on ``root`` only; its axes
     follow ``dims``), with halos exchanged. Collective.
 
@@ -46,14 +54,21 @@ def scatter(decomposition: Any, dims: Sequence[Dimension], data: Any, *, root: i
     """
     d = decomposition
     dtype = d.comm.bcast(np.asarray(data).dtype.str if d.rank == root else None, root=root)
-    f: DecomposedField = d.empty(dims, np.dtype(dtype), halo=halo, extra=extra, name=name, allocator=allocator)
+    f: DecomposedField = d.empty(
+        dims, np.dtype(dtype), halo=halo, extra=extra, name=name, allocator=allocator
+    )
     blocks = None
     if d.rank == root:
         arr = np.asarray(data)
         want = d.global_shape(f)
-        err = None if arr.shape == want else (
-            f"scatter of '{f.name}': the global array has shape {arr.shape}, the decomposition"
-            f" needs {want}")
+        err = (
+            None
+            if arr.shape == want
+            else (
+                f"scatter of '{f.name}': the global array has shape {arr.shape}, the decomposition"
+                f" needs {want}"
+            )
+        )
         agree(d.comm, err)
         blocks = [np.ascontiguousarray(d.take(arr, f, rank)) for rank in range(d.size)]
     else:
@@ -92,9 +107,15 @@ def global_max(f: DecomposedField) -> float:
 def require_same(fields: Sequence[DecomposedField]) -> None:
     """Raise (on every rank) unless ``fields`` share one decomposition."""
     first = fields[0]
-    err = next((f"field '{f.name}' is decomposed as {f.decomposition.describe()}, field"
-                f" '{first.name}' as {first.decomposition.describe()}" for f in fields[1:]
-                if f.decomposition.signature() != first.decomposition.signature()), None)
+    err = next(
+        (
+            f"field '{f.name}' is decomposed as {f.decomposition.describe()}, field"
+            f" '{first.name}' as {first.decomposition.describe()}"
+            for f in fields[1:]
+            if f.decomposition.signature() != first.decomposition.signature()
+        ),
+        None,
+    )
     agree(first.decomposition.comm, err)
     if err:  # pragma: no cover - agree raised
         raise DistributedError(err)

@@ -65,7 +65,9 @@ def agree(comm: Any, error: str | None) -> None:
         return
     ranks = ", ".join(str(r) for r, _ in failed)
     lines = "\n".join(f"  rank {r}: {e}" for r, e in failed)
-    raise DistributedError(f"on rank{'s' if len(failed) > 1 else ''} {ranks} of {comm.Get_size()}:\n{lines}")
+    raise DistributedError(
+        f"on rank{'s' if len(failed) > 1 else ''} {ranks} of {comm.Get_size()}:\n{lines}"
+    )
 
 
 # --------------------------------------------------------------------------- abort on error
@@ -85,8 +87,10 @@ def install_abort_hook() -> None:
     def hook(kind: type[BaseException], value: BaseException, tb: TracebackType | None) -> None:
         c = world()
         text = "".join(traceback.format_exception(kind, value, tb))
-        sys.stderr.write(f"[rank {c.Get_rank()} of {c.Get_size()}] {text}"
-                         f"[rank {c.Get_rank()}] aborting all ranks\n")
+        sys.stderr.write(
+            f"[rank {c.Get_rank()} of {c.Get_size()}] {text}"
+            f"[rank {c.Get_rank()}] aborting all ranks\n"
+        )
         sys.stderr.flush()
         if c.Get_size() > 1:
             c.Abort(1)
@@ -103,7 +107,9 @@ def abort_on_error() -> Iterator[None]:
     except BaseException as err:
         c = world()
         detail = str(err) if isinstance(err, StencilError) else traceback.format_exc()
-        sys.stderr.write(f"[rank {c.Get_rank()} of {c.Get_size()}] {type(err).__name__}: {detail}\n")
+        sys.stderr.write(
+            f"[rank {c.Get_rank()} of {c.Get_size()}] {type(err).__name__}: {detail}\n"
+        )
         sys.stderr.flush()
         c.Abort(1)
         raise

@@ -26,7 +26,9 @@ class DecomposedField:
 
     __slots__ = ("_fresh", "decomposition", "field", "halo", "name")
 
-    def __init__(self, field: Field, decomposition: Any, halo: dict[Dimension, int], name: str) -> None:
+    def __init__(
+        self, field: Field, decomposition: Any, halo: dict[Dimension, int], name: str
+    ) -> None:
         self.field = field
         self.decomposition = decomposition
         self.halo = dict(halo)

@@ -84,12 +84,14 @@ def _segments(parts: Sequence[tuple[int, Region]], arrays: Sequence[Any]) -> tup
     return offsets, total
 
 
-def _views(buf: Any, parts: Sequence[tuple[int, Region]], arrays: Sequence[Any], offsets: list[int]) -> list[Any]:
+def _views(
+    buf: Any, parts: Sequence[tuple[int, Region]], arrays: Sequence[Any], offsets: list[int]
+) -> list[Any]:
     out = []
     for (i, region), off in zip(parts, offsets):
         dt = arrays[i].dtype
         n = int(np.prod(region.shape)) * dt.itemsize
-        out.append(buf[off:off + n].view(dt).reshape(region.shape))
+        out.append(buf[off : off + n].view(dt).reshape(region.shape))
     return out
 
 
@@ -109,7 +111,9 @@ class Plan:
     """The messages of one exchange of one list of buffers, with the pack buffers they need;
     built once per set of fields (cached by the decomposition), used by every exchange."""
 
-    def __init__(self, comm: Any, messages: Sequence[Message], arrays: Sequence[Any], method: str) -> None:
+    def __init__(
+        self, comm: Any, messages: Sequence[Message], arrays: Sequence[Any], method: str
+    ) -> None:
         self.comm = comm
         self.rank = comm.Get_rank()
         self.arrays = list(arrays)
@@ -139,13 +143,18 @@ class Plan:
         null = mpi().PROC_NULL
         # per shift: (send buffers, destination, receive buffers, source, tag offset)
         self.shift_calls = [
-            (self.sends[k].buffers if k is not None else [],
-             self.remote[k].rank if k is not None else null,
-             self.recvs[r].buffers if r is not None else [],
-             self.remote[r].rank if r is not None else null,
-             self.remote[k].tag_out if k is not None else self.remote[r].tag_in)  # type: ignore[index]
-            for k, r in (self.shifts or [])]
-        self.nbytes = sum(int(np.prod(r.shape)) * arrays[i].itemsize for m in self.remote for i, r in m.send)
+            (
+                self.sends[k].buffers if k is not None else [],
+                self.remote[k].rank if k is not None else null,
+                self.recvs[r].buffers if r is not None else [],
+                self.remote[r].rank if r is not None else null,
+                self.remote[k].tag_out if k is not None else self.remote[r].tag_in,  # type: ignore[index]
+            )
+            for k, r in (self.shifts or [])
+        ]
+        self.nbytes = sum(
+            int(np.prod(r.shape)) * arrays[i].itemsize for m in self.remote for i, r in m.send
+        )
 
     def _side(self, parts: Sequence[tuple[int, Region]]) -> _Side:
         """``direct``: contiguous regions go to MPI as the fields' own memory (no copy, MPI moves
@@ -224,9 +233,13 @@ class Plan:
         for out, dest, into, source, offset in self.shift_calls:
             tag = tag_base + offset
             if len(out) <= 1 and len(into) <= 1:
-                comm.Sendrecv(out[0] if out else None, dest, tag, into[0] if into else None, source, tag)
+                comm.Sendrecv(
+                    out[0] if out else None, dest, tag, into[0] if into else None, source, tag
+                )
             else:  # several parts: all in flight at once, one latency
-                reqs = [comm.Irecv(b, source, tag) for b in into] + [comm.Isend(b, dest, tag) for b in out]
+                reqs = [comm.Irecv(b, source, tag) for b in into] + [
+                    comm.Isend(b, dest, tag) for b in out
+                ]
                 mpi().Request.Waitall(reqs)
         if self.local_pairs:
             self._copy_local()
@@ -244,8 +257,15 @@ def arrays_view(arr: Any, region: Region) -> Any:
 
 def _on_device(xp: Any, m: Message) -> Message:
     def move(parts: tuple[tuple[int, Region], ...]) -> tuple[tuple[int, Region], ...]:
-        return tuple((i, r if isinstance(r.index[0], slice) else Region((r.index[0], xp.asarray(r.index[1])), r.shape))
-                     for i, r in parts)
+        return tuple(
+            (
+                i,
+                r
+                if isinstance(r.index[0], slice)
+                else Region((r.index[0], xp.asarray(r.index[1])), r.shape),
+            )
+            for i, r in parts
+        )
 
     return Message(m.rank, m.tag_out, m.tag_in, move(m.send), move(m.recv))
 
@@ -289,7 +309,9 @@ class PhasedPlan:
     """Plans run one after the other (the phases of a blocking Cartesian exchange)."""
 
     def __init__(self, phases: Sequence[Plan]) -> None:
-        self.phases = [p for p in phases if p.remote or p.local_pairs]  # a phase with no neighbour is skipped
+        self.phases = [
+            p for p in phases if p.remote or p.local_pairs
+        ]  # a phase with no neighbour is skipped
         self.nbytes = sum(p.nbytes for p in phases)
 
     @property
@@ -360,4 +382,14 @@ class Exchange:
         self.wait()
 
 
-__all__ = ["METHODS", "TAG_SPAN", "Exchange", "Message", "PhasedPlan", "Plan", "PlanCache", "Region", "tag_base"]
+__all__ = [
+    "METHODS",
+    "TAG_SPAN",
+    "Exchange",
+    "Message",
+    "PhasedPlan",
+    "Plan",
+    "PlanCache",
+    "Region",
+    "tag_base",
+]

@@ -50,7 +50,9 @@ class HaloNeed:
         return HaloNeed(offs, max(self.layers, other.layers))
 
 
-def _tables(offset_provider: Mapping[str, Any] | None) -> tuple[dict[str, TableInfo], dict[str, tuple[Dimension, ...]]]:
+def _tables(
+    offset_provider: Mapping[str, Any] | None,
+) -> tuple[dict[str, TableInfo], dict[str, tuple[Dimension, ...]]]:
     infos: dict[str, TableInfo] = {}
     dims: dict[str, tuple[Dimension, ...]] = {}
     for name, table in (offset_provider or {}).items():
@@ -61,7 +63,9 @@ def _tables(offset_provider: Mapping[str, Any] | None) -> tuple[dict[str, TableI
     return infos, dims
 
 
-def halo_requirements(program: Any, offset_provider: Mapping[str, Any] | None = None) -> dict[str, HaloNeed]:
+def halo_requirements(
+    program: Any, offset_provider: Mapping[str, Any] | None = None
+) -> dict[str, HaloNeed]:
     """The halo each field parameter needs that ``program`` reads before it writes it.
 
     ``offset_provider`` is needed for programs that read through neighbour tables (its tables'
@@ -91,8 +95,11 @@ def halo_requirements(program: Any, offset_provider: Mapping[str, Any] | None = 
     written: set[str] = set()
     inputs: list[str] = []
     for k, ext in zip(sprog.kernels, extents):
-        inputs.extend(x for x in ext if x not in written and x in dims_of and x not in table_dims
-                      and x not in inputs)
+        inputs.extend(
+            x
+            for x in ext
+            if x not in written and x in dims_of and x not in table_dims and x not in inputs
+        )
         written.update(k.outs)
     params = {p.name for p in flat_params(prog.params)}
     return {x: need[x] for x in inputs if x in params and x in need}
@@ -147,11 +154,15 @@ class DistributedProgram:
             where = f"{self.__name__}() on rank {d.rank} of {d.size}"
             if first is None:
                 first = (name, f)
-            elif d is not first[1].decomposition and d.signature() != first[1].decomposition.signature():
+            elif (
+                d is not first[1].decomposition
+                and d.signature() != first[1].decomposition.signature()
+            ):
                 raise DistributedError(
                     f"{where}: parameter '{name}' (field '{f.name}') is decomposed as {d.describe()}, parameter"
                     f" '{first[0]}' (field '{first[1].name}') as {first[1].decomposition.describe()}",
-                    hint="make every field of one run from the same decomposition")
+                    hint="make every field of one run from the same decomposition",
+                )
             err = d.check_device(f)
             if err:
                 raise DistributedError(f"{where}: parameter '{name}': {err}")
@@ -168,16 +179,20 @@ class DistributedProgram:
                     unit = "layers" if f.decomposition.kind == "mesh" else "points"
                     raise DistributedError(
                         f"{where} has a halo of {w} {unit} along {d.value}, the program reads {want}",
-                        hint=f"make the field with halo={want} or more")
+                        hint=f"make the field with halo={want} or more",
+                    )
                 if want:
                     reads.append(d.value)
             if reads and not f.halo_fresh:
                 raise DistributedError(
                     f"{where} is read in its halo along {', '.join(reads)}, but the halo is stale:"
                     " the field was written after its last exchange",
-                    hint=f"call exchange({f.name}) (or exchange_start(...).wait()) before this program")
+                    hint=f"call exchange({f.name}) (or exchange_start(...).wait()) before this program",
+                )
 
-    def __call__(self, *args: Any, offset_provider: Mapping[str, Any] | None = None, **kwargs: Any) -> None:
+    def __call__(
+        self, *args: Any, offset_provider: Mapping[str, Any] | None = None, **kwargs: Any
+    ) -> None:
         bound = dict(zip(self._names, args))
         bound.update(kwargs)
         self.check(bound, offset_provider)

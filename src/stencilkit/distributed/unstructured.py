@@ -45,12 +45,16 @@ def partition_cells(mesh: Mesh, parts: int) -> np.ndarray[Any, Any]:
     return owner
 
 
-def _grow(mesh: Mesh, sets: dict[Dimension, np.ndarray[Any, Any]]) -> dict[Dimension, np.ndarray[Any, Any]]:
+def _grow(
+    mesh: Mesh, sets: dict[Dimension, np.ndarray[Any, Any]]
+) -> dict[Dimension, np.ndarray[Any, Any]]:
     """Every element one table hop from ``sets`` (boolean masks per kind), ``sets`` included."""
     c, e, v = sets[Cell], sets[Edge], sets[Vertex]
     out = {Cell: c.copy(), Edge: e.copy(), Vertex: v.copy()}
 
-    def add(mask: np.ndarray[Any, Any], table: np.ndarray[Any, Any], rows: np.ndarray[Any, Any]) -> None:
+    def add(
+        mask: np.ndarray[Any, Any], table: np.ndarray[Any, Any], rows: np.ndarray[Any, Any]
+    ) -> None:
         idx = table[rows].ravel()
         mask[idx[idx >= 0]] = True
 
@@ -76,7 +80,11 @@ class MeshDecomposition(Decomposition):
         self.mesh = mesh
         self.layers = layers
         cell_owner = partition_cells(mesh, self.size)
-        self.owner = {Cell: cell_owner, Edge: cell_owner[mesh.e2c[:, 0]], Vertex: cell_owner[mesh.v2c[:, 0]]}
+        self.owner = {
+            Cell: cell_owner,
+            Edge: cell_owner[mesh.e2c[:, 0]],
+            Vertex: cell_owner[mesh.v2c[:, 0]],
+        }
         # every rank's local elements in local order, and where each layer starts
         self.globals: list[dict[Dimension, np.ndarray[Any, Any]]] = []
         self.starts: list[dict[Dimension, list[int]]] = []
@@ -107,7 +115,9 @@ class MeshDecomposition(Decomposition):
         return ("mesh", id(self.mesh), self.mesh.n_cells, self.layers, self.size)
 
     def describe(self) -> str:
-        return f"a {self.mesh.n_cells}-cell mesh over {self.size} ranks with {self.layers} halo layers"
+        return (
+            f"a {self.mesh.n_cells}-cell mesh over {self.size} ranks with {self.layers} halo layers"
+        )
 
     def count(self, dim: Dimension, layers: int = 0, rank: int | None = None) -> int:
         """Local elements of kind ``dim`` in the owned part plus the first ``layers`` halo layers:
@@ -139,8 +149,9 @@ class MeshDecomposition(Decomposition):
         for offset in OFFSETS:
             t = self.table(offset.value)
             skip = SKIP_VALUE if bool((t == SKIP_VALUE).any()) else None
-            out[offset.value] = as_connectivity(list(offset.target), offset.source, t,
-                                                allocator=allocator, skip_value=skip)
+            out[offset.value] = as_connectivity(
+                list(offset.target), offset.source, t, allocator=allocator, skip_value=skip
+            )
         return out
 
     def _horizontal(self, f: DecomposedField) -> tuple[int, Dimension]:
@@ -152,10 +163,20 @@ class MeshDecomposition(Decomposition):
     # -- fields ---------------------------------------------------------------------------------
     def owned_domain(self, f: DecomposedField) -> Domain:
         _, h = self._horizontal(f)
-        return Domain(*((d, UnitRange(0, self.count(h)) if d == h else r) for d, r in f.field.domain.items()))
+        return Domain(
+            *((d, UnitRange(0, self.count(h)) if d == h else r) for d, r in f.field.domain.items())
+        )
 
-    def empty(self, dims: Sequence[Dimension], dtype: Any = np.float64, *, extra: Mapping[Dimension, Any] | None = None,
-              name: str | None = None, allocator: Any = None, halo: Any = None) -> DecomposedField:
+    def empty(
+        self,
+        dims: Sequence[Dimension],
+        dtype: Any = np.float64,
+        *,
+        extra: Mapping[Dimension, Any] | None = None,
+        name: str | None = None,
+        allocator: Any = None,
+        halo: Any = None,
+    ) -> DecomposedField:
         """A field on the local mesh (owned elements then halo layers), local numbering."""
         ranges = []
         for d in dims:
@@ -164,7 +185,9 @@ class MeshDecomposition(Decomposition):
             elif extra is not None and d in extra:
                 ranges.append((d, unit_range(extra[d])))
             else:
-                raise DistributedError(f"dimension {d.value} is not a mesh dimension; give its size: extra={{...}}")
+                raise DistributedError(
+                    f"dimension {d.value} is not a mesh dimension; give its size: extra={{...}}"
+                )
         field = empty(Domain(*ranges), dtype, allocator=allocator)
         h = next(d for d in dims if d in _KINDS)
         return self._wrap(field, {h: self.layers}, name)
@@ -179,9 +202,9 @@ class MeshDecomposition(Decomposition):
             send, recv = [], []
             for k, f in enumerate(fields):
                 axis, h = self._horizontal(f)
-                theirs = self.globals[other][h][self.count(h, 0, other):]
+                theirs = self.globals[other][h][self.count(h, 0, other) :]
                 want = theirs[self.owner[h][theirs] == self.rank]  # in their local order
-                mine = self.local_ids[h][self.count(h):]
+                mine = self.local_ids[h][self.count(h) :]
                 get = mine[self.owner[h][mine] == other]
                 if len(want) == 0 and len(get) == 0:
                     continue
@@ -206,7 +229,9 @@ class MeshDecomposition(Decomposition):
         ids = self.globals[rank][h][: self.count(h, 0, rank)]
         return (slice(None),) * axis + (ids,)
 
-    def take(self, arr: np.ndarray[Any, Any], f: DecomposedField, rank: int) -> np.ndarray[Any, Any]:
+    def take(
+        self, arr: np.ndarray[Any, Any], f: DecomposedField, rank: int
+    ) -> np.ndarray[Any, Any]:
         block: np.ndarray[Any, Any] = arr[self._index(f, rank)]
         return block
 
@@ -214,7 +239,9 @@ class MeshDecomposition(Decomposition):
         arr[self._index(f, rank)] = block
 
 
-def decompose_mesh(mesh: Mesh, *, layers: int = 1, comm: Any = None, gpu: bool = False) -> MeshDecomposition:
+def decompose_mesh(
+    mesh: Mesh, *, layers: int = 1, comm: Any = None, gpu: bool = False
+) -> MeshDecomposition:
     """Split ``mesh`` over the ranks of ``comm`` (default: the world) with ``layers`` halo
     layers (take the ``layers`` of :func:`halo_requirements` of the programs you run)."""
     return MeshDecomposition(mesh, layers, comm, gpu)

@@ -25,6 +25,12 @@ DEFAULT_BACKEND: Any = None
 GTCallable = FieldOperator
 
 __all__ = [
-    "DEFAULT_BACKEND", "FieldOperator", "GTCallable", "Program", "ProgramWithBoundArgs",
-    "field_operator", "program", "scan_operator",
+    "DEFAULT_BACKEND",
+    "FieldOperator",
+    "GTCallable",
+    "Program",
+    "ProgramWithBoundArgs",
+    "field_operator",
+    "program",
+    "scan_operator",
 ]

@@ -38,8 +38,28 @@ IndexType = int32
 WhereBuiltinFunction = BuiltInFunction
 
 _UNARY_NUMBER = ("abs", "neg")
-_UNARY_FP = ("sin", "cos", "tan", "arcsin", "arccos", "arctan", "sinh", "cosh", "tanh", "arcsinh",
-             "arccosh", "arctanh", "sqrt", "exp", "log", "gamma", "cbrt", "floor", "ceil", "trunc")
+_UNARY_FP = (
+    "sin",
+    "cos",
+    "tan",
+    "arcsin",
+    "arccos",
+    "arctan",
+    "sinh",
+    "cosh",
+    "tanh",
+    "arcsinh",
+    "arccosh",
+    "arctanh",
+    "sqrt",
+    "exp",
+    "log",
+    "gamma",
+    "cbrt",
+    "floor",
+    "ceil",
+    "trunc",
+)
 _UNARY_FP_PREDICATE = ("isfinite", "isinf", "isnan")
 _BINARY_NUMBER = ("minimum", "maximum", "fmod", "power")
 _FUN = ("neighbor_sum", "max_over", "min_over", "broadcast", "where", "astype", "as_offset")
@@ -54,11 +74,26 @@ UNARY_MATH_NUMBER_BUILTIN_NAMES = _have(_UNARY_NUMBER)
 UNARY_MATH_FP_BUILTIN_NAMES = _have(_UNARY_FP)
 UNARY_MATH_FP_PREDICATE_BUILTIN_NAMES = _have(_UNARY_FP_PREDICATE)
 BINARY_MATH_NUMBER_BUILTIN_NAMES = _have(_BINARY_NUMBER)
-MATH_BUILTIN_NAMES = (UNARY_MATH_NUMBER_BUILTIN_NAMES + UNARY_MATH_FP_BUILTIN_NAMES
-                      + UNARY_MATH_FP_PREDICATE_BUILTIN_NAMES + BINARY_MATH_NUMBER_BUILTIN_NAMES)
+MATH_BUILTIN_NAMES = (
+    UNARY_MATH_NUMBER_BUILTIN_NAMES
+    + UNARY_MATH_FP_BUILTIN_NAMES
+    + UNARY_MATH_FP_PREDICATE_BUILTIN_NAMES
+    + BINARY_MATH_NUMBER_BUILTIN_NAMES
+)
 FUN_BUILTIN_NAMES = _have(_FUN)
-TYPE_BUILTIN_NAMES = ["bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
-                      "float32", "float64"]
+TYPE_BUILTIN_NAMES = [
+    "bool",
+    "int8",
+    "int16",
+    "int32",
+    "int64",
+    "uint8",
+    "uint16",
+    "uint32",
+    "uint64",
+    "float32",
+    "float64",
+]
 
 _g: dict[str, Any] = globals()
 for _name in (*MATH_BUILTIN_NAMES, *FUN_BUILTIN_NAMES):
@@ -71,10 +106,36 @@ def is_cartesian_offset(o: Any) -> _py.bool:
 
 
 __all__ = [
-    "BINARY_MATH_NUMBER_BUILTIN_NAMES", "FUN_BUILTIN_NAMES", "MATH_BUILTIN_NAMES", "TYPE_BUILTIN_NAMES",
-    "UNARY_MATH_FP_BUILTIN_NAMES", "UNARY_MATH_FP_PREDICATE_BUILTIN_NAMES",
-    "UNARY_MATH_NUMBER_BUILTIN_NAMES", "BuiltInFunction", "Dimension", "DimensionKind", "Field",
-    "FieldOffset", "IndexType", "WhereBuiltinFunction", "bool", "float", "float32", "float64", "int",
-    "int8", "int16", "int32", "int64", "is_cartesian_offset", "tuple", "uint8", "uint16", "uint32",
-    "uint64", *MATH_BUILTIN_NAMES, *FUN_BUILTIN_NAMES, "concat_where",
+    "BINARY_MATH_NUMBER_BUILTIN_NAMES",
+    "FUN_BUILTIN_NAMES",
+    "MATH_BUILTIN_NAMES",
+    "TYPE_BUILTIN_NAMES",
+    "UNARY_MATH_FP_BUILTIN_NAMES",
+    "UNARY_MATH_FP_PREDICATE_BUILTIN_NAMES",
+    "UNARY_MATH_NUMBER_BUILTIN_NAMES",
+    "BuiltInFunction",
+    "Dimension",
+    "DimensionKind",
+    "Field",
+    "FieldOffset",
+    "IndexType",
+    "WhereBuiltinFunction",
+    "bool",
+    "float",
+    "float32",
+    "float64",
+    "int",
+    "int8",
+    "int16",
+    "int32",
+    "int64",
+    "is_cartesian_offset",
+    "tuple",
+    "uint8",
+    "uint16",
+    "uint32",
+    "uint64",
+    *MATH_BUILTIN_NAMES,
+    *FUN_BUILTIN_NAMES,
+    "concat_where",
 ]

@@ -4,4 +4,14 @@ from .connectivity import Connectivity
 from .constructors import FieldConstructor, as_connectivity, as_field, empty, full, ones, zeros
 from .field import Field
 
-__all__ = ["Connectivity", "Field", "FieldConstructor", "as_connectivity", "as_field", "empty", "full", "ones", "zeros"]
+__all__ = [
+    "Connectivity",
+    "Field",
+    "FieldConstructor",
+    "as_connectivity",
+    "as_field",
+    "empty",
+    "full",
+    "ones",
+    "zeros",
+]

@@ -35,7 +35,16 @@ from .placement import (
     why_copied,
 )
 
-__all__ = ["FieldConstructor", "as_connectivity", "as_field", "empty", "full", "ones", "resolve_target", "zeros"]
+__all__ = [
+    "FieldConstructor",
+    "as_connectivity",
+    "as_field",
+    "empty",
+    "full",
+    "ones",
+    "resolve_target",
+    "zeros",
+]
 
 #: gt4py.next's default skip value: missing neighbours in a table are marked -1.
 DEFAULT_SKIP_VALUE: Final = -1
@@ -242,15 +251,24 @@ def as_field(
     explicit = allocator is not None or device is not None
     target = dev_given if explicit else resolve_target(None, None, _device_of(source))[0]
     if copy is not True:
-        why = "an aligned_index was given" if aligned is not None else (
-            "an allocator object was given" if custom is not None else why_copied(source, dt, target))
+        why = (
+            "an aligned_index was given"
+            if aligned is not None
+            else (
+                "an allocator object was given"
+                if custom is not None
+                else why_copied(source, dt, target)
+            )
+        )
         if not why and layout is not None:
             why = layout_mismatch(source, dom, dt, layout)
         if not why:
             return Field._wrap(dom, source, array_namespace(source))
         if copy is False:
-            raise StencilValueError(f"as_field(copy=False) cannot share the data's memory: {why}",
-                                    hint="pass copy=None to copy when needed")
+            raise StencilValueError(
+                f"as_field(copy=False) cannot share the data's memory: {why}",
+                hint="pass copy=None to copy when needed",
+            )
     buf = new_buffer(dom, dt, target, custom, aligned, layout)
     fill_from(buf, source)
     return Field._wrap(dom, buf, array_namespace(buf))
@@ -341,16 +359,25 @@ class FieldConstructor:
     """Constructors bound to an allocator, device, aligned index and layout (gt4py.next's
     ``FieldConstructor``): ``FieldConstructor(allocator=gtx.gpu).zeros({I: 10})``."""
 
-    def __init__(self, allocator: Any = None, aligned_index: Any = None, device: Any = None,
-                 layout: Any = None) -> None:
+    def __init__(
+        self,
+        allocator: Any = None,
+        aligned_index: Any = None,
+        device: Any = None,
+        layout: Any = None,
+    ) -> None:
         self.allocator = allocator
         self.aligned_index = aligned_index
         self.device = device
         self.layout = layout
 
     def _kw(self) -> dict[str, Any]:
-        return {"allocator": self.allocator, "aligned_index": self.aligned_index, "device": self.device,
-                "layout": self.layout}
+        return {
+            "allocator": self.allocator,
+            "aligned_index": self.aligned_index,
+            "device": self.device,
+            "layout": self.layout,
+        }
 
     def empty(self, domain: Any, dtype: npt.DTypeLike = np.float64) -> Field:
         return empty(domain, dtype, **self._kw())
@@ -364,6 +391,11 @@ class FieldConstructor:
     def full(self, domain: Any, fill_value: Any, dtype: npt.DTypeLike | None = None) -> Field:
         return full(domain, fill_value, dtype, **self._kw())
 
-    def as_field(self, domain: Any, data: Any, dtype: npt.DTypeLike | None = None,
-                 origin: Mapping[Dimension, int] | None = None) -> Field:
+    def as_field(
+        self,
+        domain: Any,
+        data: Any,
+        dtype: npt.DTypeLike | None = None,
+        origin: Mapping[Dimension, int] | None = None,
+    ) -> Field:
         return as_field(domain, data, dtype, origin=origin, **self._kw())

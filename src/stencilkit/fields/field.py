@@ -28,10 +28,17 @@ _SCALARS = (int, float, bool, np.generic)
 
 def _is_relative(key: Any) -> bool:
     """``f[1:]``, ``f[3]``, ``f[1:-1, ...]``: slices, integers and ``...`` address buffer positions."""
+
     def one(k: Any) -> bool:
-        return k is Ellipsis or isinstance(k, slice) or (isinstance(k, int | np.integer) and not isinstance(k, bool))
+        return (
+            k is Ellipsis
+            or isinstance(k, slice)
+            or (isinstance(k, int | np.integer) and not isinstance(k, bool))
+        )
 
     return one(key) or (isinstance(key, tuple) and all(one(k) for k in key))
+
+
 _LAZY = frozenset({"_sig", "_key", "_ptr", "_device"})
 
 
@@ -194,7 +201,9 @@ class Field(FieldInterop):
                     hint="write Field[Dims[I, J], float64]",
                 )
             if dims.count(d) > 1:
-                raise StencilTypeError(f"Field[...] lists dimension {d} twice; a field has each dimension once")
+                raise StencilTypeError(
+                    f"Field[...] lists dimension {d} twice; a field has each dimension once"
+                )
         if not generic:
             dims = Dims[dims_of_annotation(dims)]  # type: ignore[misc]  # Dims is variadic at run time (__class_getitem__); mypy sees a plain class
         if not isinstance(dtype, typing.TypeVar):
@@ -272,7 +281,11 @@ class Field(FieldInterop):
             key = self._absolute((key,))
         elif _is_relative(key):
             key = self._relative(key if isinstance(key, tuple) else (key,))
-        elif isinstance(key, tuple) and key and all(isinstance(k, NamedIndex | NamedRange) for k in key):
+        elif (
+            isinstance(key, tuple)
+            and key
+            and all(isinstance(k, NamedIndex | NamedRange) for k in key)
+        ):
             key = self._absolute(key)
         elif isinstance(key, Sequence) and all(
             isinstance(p, tuple) and len(p) == 2 and isinstance(p[0], Dimension) for p in key
@@ -294,9 +307,11 @@ class Field(FieldInterop):
             raise StencilTypeError("a field index can hold one '...' only")
         if Ellipsis in keys:
             i = keys.index(Ellipsis)
-            keys = keys[:i] + (slice(None),) * (self.ndim - len(keys) + 1) + keys[i + 1:]
+            keys = keys[:i] + (slice(None),) * (self.ndim - len(keys) + 1) + keys[i + 1 :]
         if len(keys) > self.ndim:
-            raise StencilValueError(f"{len(keys)} indices for a field over {self.ndim} dimension(s) {self._domain}")
+            raise StencilValueError(
+                f"{len(keys)} indices for a field over {self.ndim} dimension(s) {self._domain}"
+            )
         result: dict[Dimension, Any] = {}
         for dim, rng, k in zip(self._domain.dims, self._domain.ranges, keys):
             if isinstance(k, slice):
@@ -305,7 +320,9 @@ class Field(FieldInterop):
                 result[dim] = rng[k]
             else:
                 if not -len(rng) <= int(k) < len(rng):
-                    raise StencilValueError(f"index {int(k)} is out of range for {dim}: {rng} (relative positions)")
+                    raise StencilValueError(
+                        f"index {int(k)} is out of range for {dim}: {rng} (relative positions)"
+                    )
                 result[dim] = rng[int(k)]
         return result
 

@@ -40,8 +40,9 @@ from ..core.domain import Domain
 from ..core.errors import BackendUnavailableError, StencilTypeError, StencilValueError
 
 
-def _restore(domain: Domain, values: np.ndarray[Any, Any], device: tuple[int, int],
-             extra: tuple[Any, ...]) -> Any:
+def _restore(
+    domain: Domain, values: np.ndarray[Any, Any], device: tuple[int, int], extra: tuple[Any, ...]
+) -> Any:
     """Rebuild a pickled field (see ``FieldInterop.__reduce__``) on the device it came from."""
     from .connectivity import Connectivity
     from .field import Field
@@ -119,7 +120,9 @@ class FieldInterop:
                 result.append(dims.index(a))
             elif isinstance(a, int | np.integer) and not isinstance(a, bool):
                 if not -len(dims) <= int(a) < len(dims):
-                    raise StencilValueError(f"axis {int(a)} is out of range for a field on {self._domain}")
+                    raise StencilValueError(
+                        f"axis {int(a)} is out of range for a field on {self._domain}"
+                    )
                 result.append(int(a) % len(dims))
             else:
                 raise StencilTypeError(
@@ -138,8 +141,9 @@ class FieldInterop:
         if axes is None or len(set(axes)) == self._domain.ndim:
             return result[()] if self.xp is np else result
         kept = [i for i in range(self._domain.ndim) if i not in axes]
-        dom = Domain(dims=[self._domain.dims[i] for i in kept],
-                     ranges=[self._domain.ranges[i] for i in kept])
+        dom = Domain(
+            dims=[self._domain.dims[i] for i in kept], ranges=[self._domain.ranges[i] for i in kept]
+        )
         from .field import Field
 
         return Field._wrap(dom, result, self.xp)

@@ -61,7 +61,11 @@ def resolve_target(
     dev = as_device(device) if device is not None else None
     kind: DeviceType | None = None
     custom: Allocator | None = None
-    if allocator is not None and not hasattr(allocator, "device_type") and hasattr(allocator, "__gt_allocator__"):
+    if (
+        allocator is not None
+        and not hasattr(allocator, "device_type")
+        and hasattr(allocator, "__gt_allocator__")
+    ):
         allocator = allocator.__gt_allocator__  # a gt4py-style allocation tool
     if allocator is None:
         pass
@@ -163,7 +167,10 @@ def why_copied(array: Any, dtype: np.dtype[Any], device: Device, writable: bool 
     itemsize = dtype.itemsize
     if address % itemsize:
         return "its address is not a multiple of the element size"
-    if not all(n <= 1 or (s > 0 and s % itemsize == 0) for s, n in zip(array.strides, array.shape, strict=True)):
+    if not all(
+        n <= 1 or (s > 0 and s % itemsize == 0)
+        for s, n in zip(array.strides, array.shape, strict=True)
+    ):
         return f"its strides {tuple(array.strides)} are not positive multiples of the element size"
     return ""
 
@@ -217,7 +224,9 @@ def new_buffer(
     """An uninitialised buffer for ``domain`` in ``layout`` (a scheme name, ``LayoutScheme`` or
     ``Layout``; None: the default layout of ``device`` for the domain's dimension kinds)."""
     kinds = [d.kind for d in domain.dims]
-    layout = layout_for(kinds, device.device_type) if layout is None else resolve_layout(layout, kinds)
+    layout = (
+        layout_for(kinds, device.device_type) if layout is None else resolve_layout(layout, kinds)
+    )
     if custom is None:
         return allocate(domain.shape, dtype, layout, device, aligned)
     buf = custom.allocate(domain.shape, dtype, layout, device, aligned)

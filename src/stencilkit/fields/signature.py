@@ -28,7 +28,9 @@ class FieldSignature:
     dtype: str  # NumPy dtype name
     shape: tuple[int, ...]
     strides: tuple[int, ...]  # in elements, not bytes
-    origin: tuple[int, ...]  # buffer position of domain index 0 along each axis (minus the range start)
+    origin: tuple[
+        int, ...
+    ]  # buffer position of domain index 0 along each axis (minus the range start)
     device_type: DeviceType
     device_id: int
 
@@ -57,6 +59,8 @@ class FieldSignature:
         return lo * itemsize, hi * itemsize
 
     def as_text(self) -> str:
-        axes = ", ".join(f"{d}: {n} (stride {s}, origin {o})"
-                         for d, n, s, o in zip(self.dims, self.shape, self.strides, self.origin))
+        axes = ", ".join(
+            f"{d}: {n} (stride {s}, origin {o})"
+            for d, n, s, o in zip(self.dims, self.shape, self.strides, self.origin)
+        )
         return f"{self.dtype}[{axes}] on {self.device_type.name}:{self.device_id}"

@@ -48,7 +48,9 @@ def to_xarray(field: Field, name: str | None = None, *, host: bool | None = None
         raise StencilTypeError(f"to_xarray() takes a Field, got {type(field).__name__}")
     data = field.asnumpy() if host else field.ndarray
     coords = {
-        dim.value: xr.Variable(dim.value, np.arange(rng.start, rng.stop), {KIND_ATTR: dim.kind.value})
+        dim.value: xr.Variable(
+            dim.value, np.arange(rng.start, rng.stop), {KIND_ATTR: dim.kind.value}
+        )
         for dim, rng in zip(field.domain.dims, field.domain.ranges)
     }
     return xr.DataArray(data, dims=[d.value for d in field.domain.dims], coords=coords, name=name)
@@ -73,7 +75,11 @@ def _range(da: Any, name: str, size: int) -> UnitRange:
     if name not in da.coords:
         return UnitRange(0, size)
     values = np.asarray(da.coords[name].values)
-    if values.dtype.kind in "iu" and size > 0 and np.array_equal(values, np.arange(values[0], values[0] + size)):
+    if (
+        values.dtype.kind in "iu"
+        and size > 0
+        and np.array_equal(values, np.arange(values[0], values[0] + size))
+    ):
         return UnitRange(int(values[0]), int(values[0]) + size)
     return UnitRange(0, size)  # labels such as latitudes: the buffer positions are the indices
 
@@ -119,4 +125,6 @@ def from_xarray(
     data = da.data
     if not isinstance(data, np.ndarray) and not hasattr(data, "__cuda_array_interface__"):
         data = np.asarray(data)  # dask or other lazy arrays: computed here
-    return as_field(Domain(dims=field_dims, ranges=ranges), data, allocator=allocator, device=device, copy=copy)
+    return as_field(
+        Domain(dims=field_dims, ranges=ranges), data, allocator=allocator, device=device, copy=copy
+    )

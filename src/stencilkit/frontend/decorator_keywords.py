@@ -65,9 +65,14 @@ def check_decorator_keywords(decorator: str, options: Mapping[str, Any]) -> None
             guess = f" (did you mean '{close[0]}'?)" if close else ""
             raise StencilTypeError(
                 f"{decorator}() got an unexpected keyword argument '{name}'{guess}",
-                _caller(), hint=f"{decorator}() takes: {', '.join(valid)}")
+                _caller(),
+                hint=f"{decorator}() takes: {', '.join(valid)}",
+            )
         if name in _OPTIONS and not _OPTIONS[name][0](value):
-            raise StencilTypeError(f"{decorator}({name}=...) must be {_OPTIONS[name][1]}, not {value!r}",
-                                   _caller())
+            raise StencilTypeError(
+                f"{decorator}({name}=...) must be {_OPTIONS[name][1]}, not {value!r}", _caller()
+            )
         if name == "frozen" and not _is_bool(value):
-            raise StencilTypeError(f"{decorator}(frozen=...) must be True or False, not {value!r}", _caller())
+            raise StencilTypeError(
+                f"{decorator}(frozen=...) must be True or False, not {value!r}", _caller()
+            )

@@ -54,7 +54,9 @@ def literal(value: Any) -> ir.Literal:
 
 def with_names(t: TypeSpec, like: TypeSpec) -> TypeSpec:
     """``t`` with the collection names of the structurally equal type ``like`` (recursively)."""
-    if not (isinstance(t, TupleType) and isinstance(like, TupleType) and len(t.types) == len(like.types)):
+    if not (
+        isinstance(t, TupleType) and isinstance(like, TupleType) and len(t.types) == len(like.types)
+    ):
         return t
     types = tuple(with_names(a, b) for a, b in zip(t.types, like.types))
     if isinstance(like, NamedCollectionType):
@@ -66,7 +68,9 @@ def _fits(actual: TypeSpec, declared: TypeSpec) -> bool:
     if isinstance(actual, FieldType) and isinstance(declared, FieldType):
         return set(actual.dims) == set(declared.dims) and actual.dtype == declared.dtype
     if isinstance(actual, TupleType) and isinstance(declared, TupleType):
-        return len(actual.types) == len(declared.types) and all(map(_fits, actual.types, declared.types))
+        return len(actual.types) == len(declared.types) and all(
+            map(_fits, actual.types, declared.types)
+        )
     return actual == declared
 
 
@@ -92,7 +96,9 @@ class ExprBuilder(ShiftCalls, BuiltinCalls):
             try:
                 return getattr(base, node.attr)
             except AttributeError:
-                raise self.error(node, f"{ast.unparse(node.value)} has no attribute '{node.attr}'") from None
+                raise self.error(
+                    node, f"{ast.unparse(node.value)} has no attribute '{node.attr}'"
+                ) from None
         raise self.error(node, f"'{ast.unparse(node)}' is not a name this stencil can use")
 
     def wrap(self, node: ast.AST, fn: Any, *args: Any) -> Any:
@@ -103,16 +109,22 @@ class ExprBuilder(ShiftCalls, BuiltinCalls):
 
     # ------------------------------------------------------------------ dispatch
     def build(self, node: ast.expr) -> ir.Expr:
-        method: Callable[[ast.expr], ir.Expr] | None = getattr(self, f"_{type(node).__name__}", None)
+        method: Callable[[ast.expr], ir.Expr] | None = getattr(
+            self, f"_{type(node).__name__}", None
+        )
         if method is None:
-            raise self.src.unsupported(node, f"'{ast.unparse(node)}': this Python construct is not part of the DSL")
+            raise self.src.unsupported(
+                node, f"'{ast.unparse(node)}': this Python construct is not part of the DSL"
+            )
         return method(node)
 
     def _Constant(self, node: ast.Constant) -> ir.Expr:
         try:
             return literal(node.value)
         except TypeError:
-            raise self.error(node, f"the constant {node.value!r} is not a number or boolean") from None
+            raise self.error(
+                node, f"the constant {node.value!r} is not a number or boolean"
+            ) from None
 
     def _Name(self, node: ast.Name) -> ir.Expr:
         if node.id in self.symbols:
@@ -136,7 +148,9 @@ class ExprBuilder(ShiftCalls, BuiltinCalls):
         """``w.u``: an element of a named collection."""
         t = base.type
         if not isinstance(t, NamedCollectionType):
-            raise self.error(node, f"'{ast.unparse(node.value)}' is a {t}, which has no attribute '{node.attr}'")
+            raise self.error(
+                node, f"'{ast.unparse(node.value)}' is a {t}, which has no attribute '{node.attr}'"
+            )
         if node.attr not in t.names:
             raise self.error(node, f"{t} has no element '{node.attr}'")
         i = t.names.index(node.attr)
@@ -154,7 +168,9 @@ class ExprBuilder(ShiftCalls, BuiltinCalls):
             if not _fits(e.type, t):
                 raise self.error(a, f"element '{name}' of {cls.__name__} must be {t}, got {e.type}")
             elems.append(e)
-        return ir.MakeTuple(tuple(elems), NamedCollectionType(tuple(e.type for e in elems), declared.names, cls))
+        return ir.MakeTuple(
+            tuple(elems), NamedCollectionType(tuple(e.type for e in elems), declared.names, cls)
+        )
 
     def _constant_value(self, node: ast.expr, value: Any) -> ir.Expr:
         if isinstance(value, bool | int | float | np.generic):
@@ -173,12 +189,21 @@ class ExprBuilder(ShiftCalls, BuiltinCalls):
         if isinstance(node.value, ast.Name | ast.Attribute) and not self._is_local(node.value):
             value = self.resolve(node.value)
             if isinstance(value, list | dict | set | bytearray | np.ndarray):
-                raise self.error(node.value, f"'{ast.unparse(node.value)}' is a {type(value).__name__}, a mutable"
-                                 " object: the stencil would keep the value it had when it was compiled",
-                                 hint="use a tuple or a module-level constant, or pass the value as a parameter")
-            if isinstance(value, tuple) and isinstance(node.slice, ast.Constant) and isinstance(node.slice.value, int):
+                raise self.error(
+                    node.value,
+                    f"'{ast.unparse(node.value)}' is a {type(value).__name__}, a mutable"
+                    " object: the stencil would keep the value it had when it was compiled",
+                    hint="use a tuple or a module-level constant, or pass the value as a parameter",
+                )
+            if (
+                isinstance(value, tuple)
+                and isinstance(node.slice, ast.Constant)
+                and isinstance(node.slice.value, int)
+            ):
                 try:
-                    return self._constant_value(node, value[node.slice.value])  # a global constant tuple
+                    return self._constant_value(
+                        node, value[node.slice.value]
+                    )  # a global constant tuple
                 except (IndexError, TypeError):
                     raise self.error(node, f"'{ast.unparse(node)}' is not a valid index") from None
         local = self._named_index(node.slice)
@@ -186,7 +211,9 @@ class ExprBuilder(ShiftCalls, BuiltinCalls):
         if local is not None:
             return self._local_select(node, base, *local)
         if not isinstance(base.type, TupleType):
-            raise self.error(node, "only tuples can be indexed", hint="to shift a field write a(I + 1)")
+            raise self.error(
+                node, "only tuples can be indexed", hint="to shift a field write a(I + 1)"
+            )
         idx = node.slice
         if not (isinstance(idx, ast.Constant) and isinstance(idx.value, int)):
             raise self.error(node, "tuple indices must be integer constants")
@@ -217,7 +244,9 @@ class ExprBuilder(ShiftCalls, BuiltinCalls):
 
     def _Compare(self, node: ast.Compare) -> ir.Expr:
         if len(node.ops) != 1:
-            raise self.error(node, "chained comparisons are not supported", hint="write (a < b) & (b < c)")
+            raise self.error(
+                node, "chained comparisons are not supported", hint="write (a < b) & (b < c)"
+            )
         op = BINARY_OPS[type(node.ops[0]).__name__]
         left, right = self._compared(node.left), self._compared(node.comparators[0])
         if isinstance(left, ir.DimIndex) or isinstance(right, ir.DimIndex):
@@ -238,11 +267,16 @@ class ExprBuilder(ShiftCalls, BuiltinCalls):
         if isinstance(e, ir.DimIndex) or (isinstance(e, ir.Literal) and e.weak):
             return e
         if not (isinstance(e.type, ScalarType) and is_integral(e.type.dtype)):
-            raise self.error(node, f"an index can be compared only with integer scalars, not {e.type}",
-                             hint="e.g. concat_where(K == 0, a, b) or concat_where(I < n - 1, a, b)")
+            raise self.error(
+                node,
+                f"an index can be compared only with integer scalars, not {e.type}",
+                hint="e.g. concat_where(K == 0, a, b) or concat_where(I < n - 1, a, b)",
+            )
         if isinstance(e, ir.Literal):
             return ir.Literal(int(e.value), ScalarType(INDEX_DTYPE))
-        return e if e.type.dtype == INDEX_DTYPE else ir.Call("astype", (e,), ScalarType(INDEX_DTYPE))
+        return (
+            e if e.type.dtype == INDEX_DTYPE else ir.Call("astype", (e,), ScalarType(INDEX_DTYPE))
+        )
 
     def _UnaryOp(self, node: ast.UnaryOp) -> ir.Expr:
         op = UNARY_OPS[type(node.op).__name__]
@@ -250,7 +284,11 @@ class ExprBuilder(ShiftCalls, BuiltinCalls):
         if isinstance(operand, ir.Literal) and op in ("-", "+"):
             value = -operand.value if op == "-" else operand.value
             return ir.Literal(value, operand.type, operand.weak)
-        if op == "~" and isinstance(operand.type, FieldType | ScalarType) and is_bool(operand.type.dtype):
+        if (
+            op == "~"
+            and isinstance(operand.type, FieldType | ScalarType)
+            and is_bool(operand.type.dtype)
+        ):
             op = "not" if not isinstance(operand.type, FieldType) else "~"
         t = self.wrap(node, unary_type, op, operand)
         return ir.UnaryOp(op, operand, t)
@@ -258,13 +296,18 @@ class ExprBuilder(ShiftCalls, BuiltinCalls):
     def _IfExp(self, node: ast.IfExp) -> ir.Expr:
         cond = self.build(node.test)
         if not (isinstance(cond.type, ScalarType) and is_bool(cond.type.dtype)):
-            raise self.error(node.test, "the condition of 'x if c else y' must be a scalar boolean",
-                             hint="for element-wise choice on fields use where(mask, x, y)")
+            raise self.error(
+                node.test,
+                "the condition of 'x if c else y' must be a scalar boolean",
+                hint="for element-wise choice on fields use where(mask, x, y)",
+            )
         t, f = self.build(node.body), self.build(node.orelse)
         if t.type != f.type:
             t, f, _ = self.wrap(node, unify_operands, t, f)
             if t.type != f.type:
-                raise self.error(node, f"both branches must have the same type, got {t.type} and {f.type}")
+                raise self.error(
+                    node, f"both branches must have the same type, got {t.type} and {f.type}"
+                )
         return ir.IfElse(cond, t, f, t.type)
 
     # ------------------------------------------------------------------ calls
@@ -284,10 +327,19 @@ class ExprBuilder(ShiftCalls, BuiltinCalls):
         if op_ir is not None:
             return self._inline(node, value)
         if isinstance(value, type) and issubclass(value, np.generic | float | int | bool):
-            return self._cast(node, dtype_name(value if issubclass(value, np.generic) else
-                                               {float: np.float64, int: np.int32, bool: np.bool_}[value]))
-        raise self.error(node, f"'{ast.unparse(func)}' cannot be called inside a stencil",
-                         hint="call fields (shifts), field operators, or stencilkit builtins")
+            return self._cast(
+                node,
+                dtype_name(
+                    value
+                    if issubclass(value, np.generic)
+                    else {float: np.float64, int: np.int32, bool: np.bool_}[value]
+                ),
+            )
+        raise self.error(
+            node,
+            f"'{ast.unparse(func)}' cannot be called inside a stencil",
+            hint="call fields (shifts), field operators, or stencilkit builtins",
+        )
 
     def _args(self, node: ast.Call, n: int, name: str) -> list[ir.Expr]:
         if node.keywords or len(node.args) != n:
@@ -295,12 +347,18 @@ class ExprBuilder(ShiftCalls, BuiltinCalls):
         return [self.build(a) for a in node.args]
 
     def _cast(self, node: ast.Call, dtype: str) -> ir.Expr:
-        if len(node.args) == 1 and not node.keywords and isinstance(node.args[0], ast.Constant) \
-                and isinstance(node.args[0].value, str):
+        if (
+            len(node.args) == 1
+            and not node.keywords
+            and isinstance(node.args[0], ast.Constant)
+            and isinstance(node.args[0].value, str)
+        ):
             # wpfloat("0.5"): the text is parsed in the target precision (rounded once)
             text = node.args[0].value
             try:
-                value = np.dtype(dtype).type(text.strip()) if dtype != "bool" else np.bool_(float(text))
+                value = (
+                    np.dtype(dtype).type(text.strip()) if dtype != "bool" else np.bool_(float(text))
+                )
             except (ValueError, TypeError, OverflowError):
                 raise self.error(node, f"'{text}' is not a {dtype} literal") from None
             return ir.Literal(value.item(), ScalarType(dtype))
@@ -316,7 +374,9 @@ class ExprBuilder(ShiftCalls, BuiltinCalls):
         arg_nodes = self.call_arguments(node, fop.name, [p.name for p in params])
         if scan is not None:
             call = self.wrap(node, scan_call, fop, scan, [self.build(a) for a in arg_nodes])
-            named: ir.Expr = dataclasses.replace(call, type=with_names(call.type, fop.params[0].type))
+            named: ir.Expr = dataclasses.replace(
+                call, type=with_names(call.type, fop.params[0].type)
+            )
             return named
         mapping: dict[str, ir.Node] = {}
         for p, a in zip(params, arg_nodes):
@@ -328,7 +388,9 @@ class ExprBuilder(ShiftCalls, BuiltinCalls):
         """The argument expressions of ``node`` in parameter order: positional ones first, then
         keywords in any order (gt4py's rules and messages)."""
         problems: list[str] = []
-        if any(isinstance(a, ast.Starred) for a in node.args) or any(k.arg is None for k in node.keywords):
+        if any(isinstance(a, ast.Starred) for a in node.args) or any(
+            k.arg is None for k in node.keywords
+        ):
             problems.append("Unpacking (*args, **kwargs) is not supported in calls.")
         given: dict[str, ast.expr] = {}
         if len(node.args) > len(names):
@@ -346,20 +408,30 @@ class ExprBuilder(ShiftCalls, BuiltinCalls):
                 given[k.arg] = k.value
         missing = [n for n in names if n not in given]
         if missing and not problems:
-            problems.append(f"Missing {len(missing)} required positional argument{'s' * (len(missing) != 1)}: "
-                            + ", ".join(f"'{n}'" for n in missing))
+            problems.append(
+                f"Missing {len(missing)} required positional argument{'s' * (len(missing) != 1)}: "
+                + ", ".join(f"'{n}'" for n in missing)
+            )
         if problems:
-            raise self.error(node, f"Invalid argument types in call to '{callee}'.\n" + "\n".join(problems))
+            raise self.error(
+                node, f"Invalid argument types in call to '{callee}'.\n" + "\n".join(problems)
+            )
         return [given[n] for n in names]
 
     def check_arg(self, node: ast.AST, arg: ir.Expr, p: ir.Param, callee: str) -> ir.Expr:
         pt = p.type
         if isinstance(arg, ir.Literal) and arg.weak and isinstance(pt, ScalarType):
             return ir.Literal(np.dtype(pt.dtype).type(arg.value).item(), pt)
-        if isinstance(pt, FieldType) and not pt.dims and isinstance(arg.type, ScalarType) \
-                and arg.type.dtype == pt.dtype:
+        if (
+            isinstance(pt, FieldType)
+            and not pt.dims
+            and isinstance(arg.type, ScalarType)
+            and arg.type.dtype == pt.dtype
+        ):
             # a scalar of exactly the dtype serves as a 0-d field
             return ir.Literal(arg.value, arg.type) if isinstance(arg, ir.Literal) else arg
         if arg.type != p.type:
-            raise self.error(node, f"argument '{p.name}' of {callee} must be {p.type}, got {arg.type}")
+            raise self.error(
+                node, f"argument '{p.name}' of {callee} must be {p.type}, got {arg.type}"
+            )
         return arg

@@ -63,10 +63,14 @@ class TargetParser:
         value = self.builder.build(node)
         tree = _tree_of(value)
         if tree is None:
-            raise self.src.type_error(node, "out= must name program parameters (a field or a tuple of fields)")
+            raise self.src.type_error(
+                node, "out= must name program parameters (a field or a tuple of fields)"
+            )
         for t in leaves(tree):
             if not isinstance(t.ref.type, FieldType):
-                raise self.src.type_error(node, f"out= must be fields, '{t.ref.name}' is a {t.ref.type}")
+                raise self.src.type_error(
+                    node, f"out= must be fields, '{t.ref.name}' is a {t.ref.type}"
+                )
         return tree
 
     def sliced(self, node: ast.Subscript) -> Target:
@@ -79,16 +83,26 @@ class TargetParser:
         dims = base.type.dims
         shown = ast.unparse(node.value)
         if len(slices) != len(dims):
-            raise self.src.type_error(node, f"Too many indices for field '{shown}': field is {len(dims)}-dimensional,"
-                                      f" but {len(slices)} were indexed.")
+            raise self.src.type_error(
+                node,
+                f"Too many indices for field '{shown}': field is {len(dims)}-dimensional,"
+                f" but {len(slices)} were indexed.",
+            )
         ranges = []
         for d, s in zip(dims, slices):
             if not isinstance(s, ast.Slice):
-                raise self.src.type_error(s, f"out= can only be sliced ('{shown}[1:-1, :]'), not indexed")
+                raise self.src.type_error(
+                    s, f"out= can only be sliced ('{shown}[1:-1, :]'), not indexed"
+                )
             if s.step is not None and self._int(s.step) != 1:
                 raise self.src.type_error(s.step, "the slices of out= must have step 1")
-            ranges.append(ir.DomainRange(d, self._end(ref, d, s.lower, FIELD_START),
-                                         self._end(ref, d, s.upper, FIELD_STOP)))
+            ranges.append(
+                ir.DomainRange(
+                    d,
+                    self._end(ref, d, s.lower, FIELD_START),
+                    self._end(ref, d, s.upper, FIELD_STOP),
+                )
+            )
         return Target(ref, tuple(ranges))
 
     def _end(self, ref: ir.Ref, dim: Dimension, node: ast.expr | None, default: str) -> ir.Expr:
@@ -101,12 +115,19 @@ class TargetParser:
         v: Any = None
         if isinstance(node, ast.Constant):
             v = node.value
-        elif isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub) and isinstance(node.operand, ast.Constant):
+        elif (
+            isinstance(node, ast.UnaryOp)
+            and isinstance(node.op, ast.USub)
+            and isinstance(node.operand, ast.Constant)
+        ):
             v = node.operand.value
             v = -v if isinstance(v, int) else None
         if not isinstance(v, int) or isinstance(v, bool):
-            raise self.src.type_error(node, "the slice bounds of out= must be integer literals",
-                                      hint="use domain= for bounds computed from parameters")
+            raise self.src.type_error(
+                node,
+                "the slice bounds of out= must be integer literals",
+                hint="use domain= for bounds computed from parameters",
+            )
         return v
 
     # ------------------------------------------------------------------ domain=
@@ -118,8 +139,11 @@ class TargetParser:
                 return self._mirrored(node, tree)
             if len(node.elts) == n and all(isinstance(e, ast.Dict) for e in node.elts):
                 return [self.domain(e) for e in node.elts]  # a flat tuple: one per element
-            raise self.src.type_error(node, f"domain= must be one domain or a tuple mirroring out= ({n} fields)",
-                                      hint="e.g. out=(a, (b, c)), domain=(da, (db, dc))")
+            raise self.src.type_error(
+                node,
+                f"domain= must be one domain or a tuple mirroring out= ({n} fields)",
+                hint="e.g. out=(a, (b, c)), domain=(da, (db, dc))",
+            )
         return [self.domain(node)] * n
 
     def _mirrored(self, node: ast.expr, tree: Tree) -> list[Domain]:
@@ -136,7 +160,9 @@ class TargetParser:
                 raise self.src.type_error(node, "domain= cannot use ** unpacking")
             dim = self.builder.resolve(k)
             if not isinstance(dim, Dimension):
-                raise self.src.type_error(k, f"domain keys must be dimensions, '{ast.unparse(k)}' is not")
+                raise self.src.type_error(
+                    k, f"domain keys must be dimensions, '{ast.unparse(k)}' is not"
+                )
             if not (isinstance(v, ast.Tuple) and len(v.elts) == 2):
                 raise self.src.type_error(v, f"the range of {dim} must be a (start, stop) tuple")
             bounds = [self._bound(e) for e in v.elts]
@@ -153,15 +179,20 @@ class TargetParser:
 
 
 def _is_slicing(node: ast.expr) -> bool:
-    return isinstance(node, ast.Slice) or (isinstance(node, ast.Tuple) and any(isinstance(e, ast.Slice) for e in node.elts))
+    return isinstance(node, ast.Slice) or (
+        isinstance(node, ast.Tuple) and any(isinstance(e, ast.Slice) for e in node.elts)
+    )
 
 
 def _mirrors(node: ast.expr, tree: Tree) -> bool:
     """Whether the tuple nesting of ``node`` follows ``tree`` (a dict may stand for a subtree)."""
     if not isinstance(node, ast.Tuple):
         return True
-    return isinstance(tree, tuple) and len(node.elts) == len(tree) and all(
-        _mirrors(e, t) for e, t in zip(node.elts, tree))
+    return (
+        isinstance(tree, tuple)
+        and len(node.elts) == len(tree)
+        and all(_mirrors(e, t) for e, t in zip(node.elts, tree))
+    )
 
 
 def _tree_of(e: ir.Expr) -> Tree | None:
@@ -174,5 +205,10 @@ def _tree_of(e: ir.Expr) -> Tree | None:
     if name is None:
         return None
     if isinstance(e.type, TupleType):
-        return _tree_of(ir.MakeTuple(tuple(ir.TupleGet(ir.Ref(name, e.type), i, t) for i, t in enumerate(e.type.types)), e.type))
+        return _tree_of(
+            ir.MakeTuple(
+                tuple(ir.TupleGet(ir.Ref(name, e.type), i, t) for i, t in enumerate(e.type.types)),
+                e.type,
+            )
+        )
     return Target(ir.Ref(name, e.type))

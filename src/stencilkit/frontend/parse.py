@@ -21,22 +21,32 @@ from .source import SourceFunction, parse_function
 from .typing_rules import TypingError, unify_operands
 
 
-def parse_params(src: SourceFunction, read_return: bool = True) -> tuple[tuple[ir.Param, ...], TypeSpec | None]:
+def parse_params(
+    src: SourceFunction, read_return: bool = True
+) -> tuple[tuple[ir.Param, ...], TypeSpec | None]:
     try:
         hints = inspect.get_annotations(src.fn, eval_str=True)
     except Exception as err:
-        raise src.type_error(src.tree, f"cannot evaluate the annotations of {src.tree.name}: {err}") from None
+        raise src.type_error(
+            src.tree, f"cannot evaluate the annotations of {src.tree.name}: {err}"
+        ) from None
     params = []
     for arg in src.tree.args.args:
         if arg.arg not in hints:
-            raise MissingAnnotationError(f"Parameter '{arg.arg}' is missing type annotations.", src.loc(arg),
-                                         hint="annotate it, e.g. a: Field[Dims[I, J], float64] or x: float64")
+            raise MissingAnnotationError(
+                f"Parameter '{arg.arg}' is missing type annotations.",
+                src.loc(arg),
+                hint="annotate it, e.g. a: Field[Dims[I, J], float64] or x: float64",
+            )
         try:
             params.append(ir.Param(arg.arg, type_from_annotation(hints[arg.arg])))
         except TypeError as err:
-            raise BadAnnotationError(f"Invalid type annotation for parameter '{arg.arg}':"
-                                     f" '{ast.unparse(arg.annotation) if arg.annotation else ''}'.",
-                                     src.loc(arg.annotation or arg), hint=str(err)) from None
+            raise BadAnnotationError(
+                f"Invalid type annotation for parameter '{arg.arg}':"
+                f" '{ast.unparse(arg.annotation) if arg.annotation else ''}'.",
+                src.loc(arg.annotation or arg),
+                hint=str(err),
+            ) from None
     a = src.tree.args
     if a.vararg or a.kwarg or a.kwonlyargs or a.posonlyargs:
         raise src.type_error(src.tree, "stencil functions take plain positional parameters only")
@@ -49,8 +59,12 @@ def parse_params(src: SourceFunction, read_return: bool = True) -> tuple[tuple[i
     return tuple(params), ret
 
 
-def _body_expr(src: SourceFunction, builder: ExprBuilder, body: list[ast.stmt],
-               live: frozenset[str] = frozenset()) -> ir.Expr:
+def _body_expr(
+    src: SourceFunction,
+    builder: ExprBuilder,
+    body: list[ast.stmt],
+    live: frozenset[str] = frozenset(),
+) -> ir.Expr:
     """Evaluate statements (assignments, if/else, return) to the returned expression."""
     result = _run(src, builder, body, live)
     if result is None:
@@ -58,8 +72,9 @@ def _body_expr(src: SourceFunction, builder: ExprBuilder, body: list[ast.stmt],
     return result
 
 
-def _run(src: SourceFunction, builder: ExprBuilder, body: list[ast.stmt],
-         live: frozenset[str]) -> ir.Expr | None:
+def _run(
+    src: SourceFunction, builder: ExprBuilder, body: list[ast.stmt], live: frozenset[str]
+) -> ir.Expr | None:
     """Run ``body`` on ``builder.symbols``: the returned expression, or None where the block
     ends without ``return``. ``live``: names read after the block. Each statement is built once:
     values stay shared (a name used twice is one node), and an ``if`` whose branches do not
@@ -83,17 +98,22 @@ def _run(src: SourceFunction, builder: ExprBuilder, body: list[ast.stmt],
         if isinstance(stmt, ast.If):
             cond = builder.build(stmt.test)
             if not isinstance(cond.type, ScalarType):
-                raise src.type_error(stmt.test, f"Condition for 'if' must be scalar, got '{cond.type}' instead.",
-                                     hint="an if statement needs a scalar boolean condition; for fields use"
-                                     " where(mask, a, b)")
+                raise src.type_error(
+                    stmt.test,
+                    f"Condition for 'if' must be scalar, got '{cond.type}' instead.",
+                    hint="an if statement needs a scalar boolean condition; for fields use"
+                    " where(mask, a, b)",
+                )
             if cond.type.dtype != "bool":
-                raise src.type_error(stmt.test, f"Condition for 'if' must be of boolean type, got '{cond.type}'"
-                                     " instead.", hint="an if statement needs a scalar boolean condition,"
-                                     " e.g. x > 0")
+                raise src.type_error(
+                    stmt.test,
+                    f"Condition for 'if' must be of boolean type, got '{cond.type}' instead.",
+                    hint="an if statement needs a scalar boolean condition, e.g. x > 0",
+                )
             if not _may_return(stmt.body) and not _may_return(stmt.orelse):
                 _merge_if(src, builder, stmt, cond, after[i])
                 continue
-            rest = body[i + 1:]
+            rest = body[i + 1 :]
             # a branch that returns ends there; one that does not continues with the rest
             t_body = stmt.body + ([] if _returns(stmt.body) else rest)
             f_body = (stmt.orelse or []) + ([] if _returns(stmt.orelse) else rest)
@@ -102,23 +122,35 @@ def _run(src: SourceFunction, builder: ExprBuilder, body: list[ast.stmt],
             if t is None or f is None:
                 if t is None and f is None:
                     return None  # only possible in a block: the enclosing one carries on
-                raise src.type_error(stmt, "one branch of this if returns and the other does not,"
-                                     " and no return follows",
-                                     hint="return in both branches, or after the if statement")
+                raise src.type_error(
+                    stmt,
+                    "one branch of this if returns and the other does not, and no return follows",
+                    hint="return in both branches, or after the if statement",
+                )
             if t.type != f.type:
-                raise src.type_error(stmt, f"the branches return different types: {t.type} and {f.type}")
+                raise src.type_error(
+                    stmt, f"the branches return different types: {t.type} and {f.type}"
+                )
             return ir.IfElse(cond, t, f, t.type)
-        if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant) and isinstance(stmt.value.value, str):
+        if (
+            isinstance(stmt, ast.Expr)
+            and isinstance(stmt.value, ast.Constant)
+            and isinstance(stmt.value.value, str)
+        ):
             continue  # docstring
         if isinstance(stmt, ast.Pass):
             continue
-        raise src.unsupported(stmt, f"'{ast.unparse(stmt).splitlines()[0]}': this statement is not part of the DSL;"
-                              " field operators hold assignments, if/else on scalars, and return")
+        raise src.unsupported(
+            stmt,
+            f"'{ast.unparse(stmt).splitlines()[0]}': this statement is not part of the DSL;"
+            " field operators hold assignments, if/else on scalars, and return",
+        )
     return None
 
 
-def _merge_if(src: SourceFunction, builder: ExprBuilder, stmt: ast.If, cond: ir.Expr,
-              live: frozenset[str]) -> None:
+def _merge_if(
+    src: SourceFunction, builder: ExprBuilder, stmt: ast.If, cond: ir.Expr, live: frozenset[str]
+) -> None:
     """Bind the names an ``if`` without ``return`` assigns (and that are read later) to
     ``(n1, n2, ...) = cond ? (t1, t2, ...) : (f1, f2, ...)``, each branch built once."""
     before = builder.symbols
@@ -147,10 +179,13 @@ def _merge_if(src: SourceFunction, builder: ExprBuilder, stmt: ast.If, cond: ir.
                 pass
             t, f = _as_field_like(t, f), _as_field_like(f, t)
             if t.type != f.type:
-                raise src.type_error(stmt, f"Inconsistent types between two branches for variable '{name}':"
-                                     f" got types '{t.type}' and '{f.type}.",
-                                     hint=f"'{name}' is {t.type} after one branch of this if and {f.type}"
-                                     " after the other; give it the same type in both branches")
+                raise src.type_error(
+                    stmt,
+                    f"Inconsistent types between two branches for variable '{name}':"
+                    f" got types '{t.type}' and '{f.type}.",
+                    hint=f"'{name}' is {t.type} after one branch of this if and {f.type}"
+                    " after the other; give it the same type in both branches",
+                )
         names.append(name)
         ts.append(t)
         fs.append(f)
@@ -213,7 +248,11 @@ def _bind(src: SourceFunction, builder: ExprBuilder, target: ast.expr, value: ir
         _check_unpack(src, target, vt, len(target.elts))
         assert isinstance(vt, TupleType)
         for i, t in enumerate(target.elts):
-            elem = value.elems[i] if isinstance(value, ir.MakeTuple) else ir.TupleGet(value, i, vt.types[i])
+            elem = (
+                value.elems[i]
+                if isinstance(value, ir.MakeTuple)
+                else ir.TupleGet(value, i, vt.types[i])
+            )
             _bind(src, builder, t, elem)
         return
     raise src.type_error(target, "only names and tuples of names can be assigned")
@@ -221,28 +260,50 @@ def _bind(src: SourceFunction, builder: ExprBuilder, target: ast.expr, value: ir
 
 def _check_unpack(src: SourceFunction, target: ast.expr, t: TypeSpec, n: int) -> None:
     if not isinstance(t, TupleType):
-        raise src.type_error(target, f"Assignment value must be of type tuple, got '{t}'.",
-                             hint=f"cannot unpack {t} into {n} names")
+        raise src.type_error(
+            target,
+            f"Assignment value must be of type tuple, got '{t}'.",
+            hint=f"cannot unpack {t} into {n} names",
+        )
     if len(t.types) > n:
-        raise src.type_error(target, f"Too many values to unpack (expected {n}).",
-                             hint=f"cannot unpack {t} into {n} names")
+        raise src.type_error(
+            target,
+            f"Too many values to unpack (expected {n}).",
+            hint=f"cannot unpack {t} into {n} names",
+        )
     if len(t.types) < n:
-        raise src.type_error(target, f"Not enough values to unpack (expected {n}, got {len(t.types)}).",
-                             hint=f"cannot unpack {t} into {n} names")
+        raise src.type_error(
+            target,
+            f"Not enough values to unpack (expected {n}, got {len(t.types)}).",
+            hint=f"cannot unpack {t} into {n} names",
+        )
 
 
-def _bind_starred(src: SourceFunction, builder: ExprBuilder, target: ast.Tuple | ast.List, value: ir.Expr) -> None:
+def _bind_starred(
+    src: SourceFunction, builder: ExprBuilder, target: ast.Tuple | ast.List, value: ir.Expr
+) -> None:
     """``first, *mid, last = t``: the starred name gets a tuple of the middle elements."""
     star = [i for i, t in enumerate(target.elts) if isinstance(t, ast.Starred)]
     after = len(target.elts) - star[0] - 1
-    if len(star) > 1 or not isinstance(value.type, TupleType) or len(value.type.types) < len(target.elts) - 1:
+    if (
+        len(star) > 1
+        or not isinstance(value.type, TupleType)
+        or len(value.type.types) < len(target.elts) - 1
+    ):
         raise src.type_error(target, f"cannot unpack {value.type} into {ast.unparse(target)}")
     n = len(value.type.types)
-    elems = [value.elems[i] if isinstance(value, ir.MakeTuple) else ir.TupleGet(value, i, value.type.types[i])
-             for i in range(n)]
-    mid = elems[star[0]:n - after]
-    groups: list[ir.Expr] = [*elems[:star[0]], ir.MakeTuple(tuple(mid), TupleType(tuple(e.type for e in mid))),
-                             *elems[n - after:]]
+    elems = [
+        value.elems[i]
+        if isinstance(value, ir.MakeTuple)
+        else ir.TupleGet(value, i, value.type.types[i])
+        for i in range(n)
+    ]
+    mid = elems[star[0] : n - after]
+    groups: list[ir.Expr] = [
+        *elems[: star[0]],
+        ir.MakeTuple(tuple(mid), TupleType(tuple(e.type for e in mid))),
+        *elems[n - after :],
+    ]
     for t, elem in zip(target.elts, groups):
         _bind(src, builder, t.value if isinstance(t, ast.Starred) else t, elem)
 
@@ -254,24 +315,41 @@ def parse_field_operator(fn: Callable[..., Any]) -> tuple[ir.FieldOperator, Sour
     builder = ExprBuilder(src, {p.name: ir.Ref(p.name, p.type) for p in params})
     body = _body_expr(src, builder, src.tree.body)
     if ret is not None and not _compatible(body.type, ret):
-        raise src.type_error(src.tree.returns or src.tree,
-                             f"{src.tree.name} is annotated to return {ret} but returns {body.type}")
+        raise src.type_error(
+            src.tree.returns or src.tree,
+            f"{src.tree.name} is annotated to return {ret} but returns {body.type}",
+        )
     if isinstance(body, ir.Literal) and body.weak:
         body = ir.Literal(body.value, body.type)
-    if ret is not None and isinstance(body.type, TupleType) and _has_names(ret) and not _has_names(body.type):
+    if (
+        ret is not None
+        and isinstance(body.type, TupleType)
+        and _has_names(ret)
+        and not _has_names(body.type)
+    ):
         body = _named_result(body, with_names(body.type, ret))  # -> Polar: callers may write .speed
     return ir.FieldOperator(src.tree.name, params, body), src
 
 
 def _has_names(t: TypeSpec) -> bool:
-    return isinstance(t, NamedCollectionType) or (isinstance(t, TupleType) and any(map(_has_names, t.types)))
+    return isinstance(t, NamedCollectionType) or (
+        isinstance(t, TupleType) and any(map(_has_names, t.types))
+    )
 
 
 def _named_result(body: ir.Expr, t: TypeSpec) -> ir.Expr:
     assert isinstance(t, TupleType)
-    elems = body.elems if isinstance(body, ir.MakeTuple) else tuple(
-        ir.TupleGet(body, i, s) for i, s in enumerate(t.types))
-    return ir.MakeTuple(tuple(_named_result(e, s) if isinstance(s, TupleType) else e for e, s in zip(elems, t.types)), t)
+    elems = (
+        body.elems
+        if isinstance(body, ir.MakeTuple)
+        else tuple(ir.TupleGet(body, i, s) for i, s in enumerate(t.types))
+    )
+    return ir.MakeTuple(
+        tuple(
+            _named_result(e, s) if isinstance(s, TupleType) else e for e, s in zip(elems, t.types)
+        ),
+        t,
+    )
 
 
 def _compatible(actual: TypeSpec, declared: TypeSpec) -> bool:
@@ -283,7 +361,8 @@ def _compatible(actual: TypeSpec, declared: TypeSpec) -> bool:
         return actual.dtype == declared.dtype  # a 0-d field is a scalar inside an operator
     if isinstance(actual, TupleType) and isinstance(declared, TupleType):
         return len(actual.types) == len(declared.types) and all(
-            _compatible(a, d) for a, d in zip(actual.types, declared.types))
+            _compatible(a, d) for a, d in zip(actual.types, declared.types)
+        )
     return False
 
 
@@ -303,27 +382,41 @@ class ProgramParser:
             if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant):
                 continue
             if not (isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call)):
-                raise self.src.type_error(stmt, "a program body holds only calls of field operators with out=",
-                                          hint="e.g. lap(a, out=b, domain={I: (1, n - 1)})")
+                raise self.src.type_error(
+                    stmt,
+                    "a program body holds only calls of field operators with out=",
+                    hint="e.g. lap(a, out=b, domain={I: (1, n - 1)})",
+                )
             new, new_temps = self.statement(stmt.value, f"__tmp{len(stmts)}_")
             stmts.extend(new)
             temps.extend(new_temps)
         return ir.Program(self.src.tree.name, self.params, tuple(stmts), tuple(temps))
 
-    def statement(self, call: ast.Call, prefix: str) -> tuple[list[ir.Apply | ir.ScanApply], list[ir.Param]]:
+    def statement(
+        self, call: ast.Call, prefix: str
+    ) -> tuple[list[ir.Apply | ir.ScanApply], list[ir.Param]]:
         op = self.builder.resolve(call.func)
         fop: ir.FieldOperator | None = getattr(op, "__stencilkit_operator__", None)
         if fop is None:
-            raise self.src.type_error(call.func, f"'{ast.unparse(call.func)}' is not a field operator or scan operator")
+            raise self.src.type_error(
+                call.func, f"'{ast.unparse(call.func)}' is not a field operator or scan operator"
+            )
         if any(k.arg is None for k in call.keywords):
             raise self.src.type_error(call, "** unpacking is not supported in a program statement")
         kw = {k.arg: k.value for k in call.keywords if k.arg is not None}
         if "out" not in kw:
-            raise self.src.type_error(call, f"Invalid call to '{fop.name}'.\nMissing required keyword argument 'out'.",
-                                      hint=f"the call of {fop.name} needs out=: {fop.name}(..., out=result)")
+            raise self.src.type_error(
+                call,
+                f"Invalid call to '{fop.name}'.\nMissing required keyword argument 'out'.",
+                hint=f"the call of {fop.name} needs out=: {fop.name}(..., out=result)",
+            )
         if any(isinstance(a, ast.Starred) for a in call.args):
-            raise self.src.type_error(call, "*args unpacking is not supported in a program statement")
-        params = fop.params[1:] if getattr(op, "__stencilkit_scan__", None) is not None else fop.params
+            raise self.src.type_error(
+                call, "*args unpacking is not supported in a program statement"
+            )
+        params = (
+            fop.params[1:] if getattr(op, "__stencilkit_scan__", None) is not None else fop.params
+        )
         given = {k: v for k, v in kw.items() if k not in ("out", "domain")}
         try:
             nodes = order_arguments([p.name for p in params], list(call.args), given, fop.name)
@@ -333,15 +426,23 @@ class ProgramParser:
         targets = TargetParser(self.src, self.builder)
         tree = targets.outputs(kw["out"])
         outs = leaves(tree)
-        domains = targets.domains(kw["domain"], tree) if "domain" in kw else [t.domain for t in outs]
-        return build_apply(op, args, tuple(t.ref for t in outs), domains, self.src, call, self.builder, prefix)
+        domains = (
+            targets.domains(kw["domain"], tree) if "domain" in kw else [t.domain for t in outs]
+        )
+        return build_apply(
+            op, args, tuple(t.ref for t in outs), domains, self.src, call, self.builder, prefix
+        )
 
 
-def order_arguments(names: list[str], args: list[Any], kwargs: dict[str, Any], callee: str) -> list[Any]:
+def order_arguments(
+    names: list[str], args: list[Any], kwargs: dict[str, Any], callee: str
+) -> list[Any]:
     """``args`` and ``kwargs`` in the order of the parameters ``names``; gt4py's errors."""
     problems = []
     if len(args) > len(names):
-        problems.append(f"Function takes {len(names)} positional arguments, but {len(args)} were given.")
+        problems.append(
+            f"Function takes {len(names)} positional arguments, but {len(args)} were given."
+        )
     values: dict[str, Any] = dict(zip(names, args))
     for k, v in kwargs.items():
         if k not in names:
@@ -353,16 +454,27 @@ def order_arguments(names: list[str], args: list[Any], kwargs: dict[str, Any], c
     missing = [n for n in names if n not in values]
     if missing:
         s = "s" if len(missing) > 1 else ""
-        problems.append(f"Missing {len(missing)} required positional argument{s}: "
-                        + ", ".join(f"'{n}'" for n in missing))
+        problems.append(
+            f"Missing {len(missing)} required positional argument{s}: "
+            + ", ".join(f"'{n}'" for n in missing)
+        )
     if problems:
-        raise TypingError(f"Invalid argument types in call to '{callee}'.\n  " + "\n  ".join(problems))
+        raise TypingError(
+            f"Invalid argument types in call to '{callee}'.\n  " + "\n  ".join(problems)
+        )
     return [values[n] for n in names]
 
 
 def build_apply(
-    op: Any, args: list[ir.Expr], outs: tuple[ir.Ref, ...], domains: Sequence[tuple[ir.DomainRange, ...]],
-    src: SourceFunction, node: ast.AST, builder: ExprBuilder, prefix: str = "__tmp", may_alias: bool = False,
+    op: Any,
+    args: list[ir.Expr],
+    outs: tuple[ir.Ref, ...],
+    domains: Sequence[tuple[ir.DomainRange, ...]],
+    src: SourceFunction,
+    node: ast.AST,
+    builder: ExprBuilder,
+    prefix: str = "__tmp",
+    may_alias: bool = False,
 ) -> tuple[list[ir.Apply | ir.ScanApply], list[ir.Param]]:
     """The statements that evaluate ``op(*args)`` into ``outs``, each over its domain in
     ``domains`` (empty: its whole field), and the temporaries they write (named ``prefix0``,
@@ -377,11 +489,16 @@ def build_apply(
         if scan is not None:
             expr: ir.Expr = scan_call(fop, scan, args)
         else:
-            mapping = {p.name: builder.check_arg(node, a, p, fop.name) for p, a in zip(params, args)}
+            mapping = {
+                p.name: builder.check_arg(node, a, p, fop.name) for p, a in zip(params, args)
+            }
             expr = substitute(fop.body, dict(mapping))
         values = flatten_value(expr)
         if len(values) != len(outs):
-            raise src.type_error(node, f"{fop.name} returns {len(values)} value(s) but out= names {len(outs)} field(s)")
+            raise src.type_error(
+                node,
+                f"{fop.name} returns {len(values)} value(s) but out= names {len(outs)} field(s)",
+            )
         for v, o in zip(values, outs):
             _check_out(src, node, v.type, o)
         where = str(src.loc(node))
@@ -389,7 +506,9 @@ def build_apply(
         if len(dims) == 1 and all(d == domains[0] for d in domains):
             stmts, temps = statements(expr, outs, domains[0], fop.name, where, prefix)
         else:
-            stmts, temps = per_output_statements(expr, outs, domains, fop.name, where, prefix, may_alias)
+            stmts, temps = per_output_statements(
+                expr, outs, domains, fop.name, where, prefix, may_alias
+            )
         return in_place(stmts, temps, prefix)
     except TypingError as err:
         raise src.type_error(node, err.message, err.hint) from None
@@ -401,12 +520,21 @@ def _check_out(src: SourceFunction, node: ast.AST, vt: TypeSpec, o: ir.Ref) -> N
     vdims = vt.dims if isinstance(vt, FieldType) else ()
     vdtype = vt.dtype if isinstance(vt, FieldType | ScalarType) else "?"
     if vdtype != ot.dtype:
-        raise src.type_error(node, f"result of dtype {vdtype} cannot be written to '{o.name}' of dtype {ot.dtype}",
-                             hint="convert with astype(...) in the operator")
+        raise src.type_error(
+            node,
+            f"result of dtype {vdtype} cannot be written to '{o.name}' of dtype {ot.dtype}",
+            hint="convert with astype(...) in the operator",
+        )
     if not set(vdims) <= set(ot.dims):
-        raise src.type_error(node, f"result over [{', '.join(map(str, vdims))}] cannot be written to '{o.name}'"
-                             f" over [{', '.join(map(str, ot.dims))}]")
+        raise src.type_error(
+            node,
+            f"result over [{', '.join(map(str, vdims))}] cannot be written to '{o.name}'"
+            f" over [{', '.join(map(str, ot.dims))}]",
+        )
     if set(vdims) != set(ot.dims):
-        raise src.type_error(node, f"result over [{', '.join(map(str, vdims))}] does not cover all dimensions"
-                             f" of '{o.name}' [{', '.join(map(str, ot.dims))}]",
-                             hint="use broadcast(value, (dims...)) to extend it")
+        raise src.type_error(
+            node,
+            f"result over [{', '.join(map(str, vdims))}] does not cover all dimensions"
+            f" of '{o.name}' [{', '.join(map(str, ot.dims))}]",
+            hint="use broadcast(value, (dims...)) to extend it",
+        )

@@ -62,7 +62,9 @@ def scan_call(fop: ir.FieldOperator, scan: tuple[Any, ...], args: list[ir.Expr])
     mapping[carry.name] = ir.Ref(name, carry.type)
     step = substitute(fop.body, mapping)
     column_dims = canonical_dims(tuple(dict.fromkeys([*dims, axis])))
-    return ir.ScanCall(axis, forward, name, init, step, _column_type(carry.type, column_dims), fop.name)
+    return ir.ScanCall(
+        axis, forward, name, init, step, _column_type(carry.type, column_dims), fop.name
+    )
 
 
 def _promote(pt: TypeSpec, a: ir.Expr, dims: list[Any], pname: str, callee: str) -> ir.Expr:
@@ -72,9 +74,14 @@ def _promote(pt: TypeSpec, a: ir.Expr, dims: list[Any], pname: str, callee: str)
     if isinstance(pt, TupleType):
         if not isinstance(at, TupleType) or len(at.types) != len(pt.types):
             raise TypingError(f"argument '{pname}' of {callee} must be {pt}, got {at}")
-        elems = [a.elems[i] if isinstance(a, ir.MakeTuple) else ir.TupleGet(a, i, t)
-                 for i, t in enumerate(at.types)]
-        new = tuple(_promote(s, e, dims, f"{pname}[{i}]", callee) for i, (s, e) in enumerate(zip(pt.types, elems)))
+        elems = [
+            a.elems[i] if isinstance(a, ir.MakeTuple) else ir.TupleGet(a, i, t)
+            for i, t in enumerate(at.types)
+        ]
+        new = tuple(
+            _promote(s, e, dims, f"{pname}[{i}]", callee)
+            for i, (s, e) in enumerate(zip(pt.types, elems))
+        )
         if isinstance(a, ir.MakeTuple) and all(x is y for x, y in zip(new, elems)):
             return a
         # a tuple of elements, so that each element keeps its own type in the step
@@ -104,7 +111,9 @@ class _Hoister:
         self.stmts: list[ir.Apply | ir.ScanApply] = []
         self.temps: list[ir.Param] = []
         self.carries: list[str] = []
-        self.done: dict[int, tuple[ir.Node, ir.Node]] = {}  # by id: a scan (cp, dp = scan(...)) runs once
+        self.done: dict[
+            int, tuple[ir.Node, ir.Node]
+        ] = {}  # by id: a scan (cp, dp = scan(...)) runs once
 
     def hoist(self, e: ir.Node) -> ir.Node:
         hit = self.done.get(id(e))
@@ -128,7 +137,9 @@ class _Hoister:
     def temporary(self, call: ir.ScanCall) -> ir.Expr:
         used = {x.name for x in walk(call) if isinstance(x, ir.Ref)}
         if used & set(self.carries):
-            raise TypingError(f"the arguments of scan {call.label} depend on the carry of an enclosing scan")
+            raise TypingError(
+                f"the arguments of scan {call.label} depend on the carry of an enclosing scan"
+            )
         out_dims = ir.field_dims(self.outs[0].type)
         refs: list[ir.Ref] = []
 
@@ -138,17 +149,30 @@ class _Hoister:
                 return ir.MakeTuple(elems, TupleType(tuple(x.type for x in elems)))
             assert isinstance(t, FieldType)
             if not set(t.dims) <= set(out_dims):
-                raise TypingError(f"scan {call.label} produces columns over [{', '.join(map(str, t.dims))}],"
-                                  f" which the result over [{', '.join(map(str, out_dims))}] does not cover",
-                                  hint="call the scan in its own program statement")
+                raise TypingError(
+                    f"scan {call.label} produces columns over [{', '.join(map(str, t.dims))}],"
+                    f" which the result over [{', '.join(map(str, out_dims))}] does not cover",
+                    hint="call the scan in its own program statement",
+                )
             ref = self.new_temp(FieldType(out_dims, t.dtype))
             refs.append(ref)
             return ref
 
         value = make(call.type)
         step = self.step(call)
-        self.stmts.append(ir.ScanApply(call.axis, call.forward, call.carry_name, call.init, step,
-                                       tuple(refs), (), call.label, self.where))
+        self.stmts.append(
+            ir.ScanApply(
+                call.axis,
+                call.forward,
+                call.carry_name,
+                call.init,
+                step,
+                tuple(refs),
+                (),
+                call.label,
+                self.where,
+            )
+        )
         return value
 
 
@@ -156,22 +180,36 @@ Statements = tuple[list[ir.Apply | ir.ScanApply], list[ir.Param]]
 
 
 @deep
-def statements(expr: ir.Expr, outs: tuple[ir.Ref, ...], domain: tuple[ir.DomainRange, ...], label: str,
-               where: str, prefix: str) -> Statements:
+def statements(
+    expr: ir.Expr,
+    outs: tuple[ir.Ref, ...],
+    domain: tuple[ir.DomainRange, ...],
+    label: str,
+    where: str,
+    prefix: str,
+) -> Statements:
     """The statements that evaluate ``expr`` into ``outs`` over ``domain``, and the temporaries they need."""
     expr = _as_scan(expr)
     h = _Hoister(outs, where, prefix)
     if isinstance(expr, ir.ScanCall):
         step = h.step(expr)
-        last: ir.Apply | ir.ScanApply = ir.ScanApply(expr.axis, expr.forward, expr.carry_name, expr.init, step,
-                                                     outs, domain, label, where)
+        last: ir.Apply | ir.ScanApply = ir.ScanApply(
+            expr.axis, expr.forward, expr.carry_name, expr.init, step, outs, domain, label, where
+        )
     else:
         last = ir.Apply(ir.as_expr(h.hoist(expr)), outs, domain, label, where)
     return [*h.stmts, last], h.temps
 
 
-def per_output_statements(expr: ir.Expr, outs: tuple[ir.Ref, ...], domains: Sequence[tuple[ir.DomainRange, ...]],
-                          label: str, where: str, prefix: str, may_alias: bool = False) -> Statements:
+def per_output_statements(
+    expr: ir.Expr,
+    outs: tuple[ir.Ref, ...],
+    domains: Sequence[tuple[ir.DomainRange, ...]],
+    label: str,
+    where: str,
+    prefix: str,
+    may_alias: bool = False,
+) -> Statements:
     """``expr`` evaluated once from the inputs, each element written over its own domain.
 
     An element whose output another element reads is computed into a temporary and copied
@@ -185,15 +223,20 @@ def per_output_statements(expr: ir.Expr, outs: tuple[ir.Ref, ...], domains: Sequ
     if isinstance(expr, ir.ScanCall):
         step = h.step(expr)
         temps = tuple(h.new_temp(o.type) for o in outs)
-        h.stmts.append(ir.ScanApply(expr.axis, expr.forward, expr.carry_name, expr.init, step, temps, (),
-                                    label, where))
+        h.stmts.append(
+            ir.ScanApply(
+                expr.axis, expr.forward, expr.carry_name, expr.init, step, temps, (), label, where
+            )
+        )
         copies = [ir.Apply(t, (o,), d, label, where) for t, o, d in zip(temps, outs, domains)]
         return [*h.stmts, *copies], h.temps
     values = flatten_value(ir.as_expr(h.hoist(expr)))
     reads = [_read_names(v) for v in values]
     evals: list[ir.Apply | ir.ScanApply] = []
     for i, (v, o, d) in enumerate(zip(values, outs, domains)):
-        if (may_alias and i < len(values) - 1) or any(o.name in r for j, r in enumerate(reads) if j != i):
+        if (may_alias and i < len(values) - 1) or any(
+            o.name in r for j, r in enumerate(reads) if j != i
+        ):
             t = h.new_temp(o.type)
             evals.append(ir.Apply(v, (t,), d, label, where))
             copies.append(ir.Apply(t, (o,), d, label, where))
@@ -202,7 +245,9 @@ def per_output_statements(expr: ir.Expr, outs: tuple[ir.Ref, ...], domains: Sequ
     return [*h.stmts, *evals, *copies], h.temps
 
 
-def in_place(stmts: list[ir.Apply | ir.ScanApply], temps: list[ir.Param], prefix: str) -> Statements:
+def in_place(
+    stmts: list[ir.Apply | ir.ScanApply], temps: list[ir.Param], prefix: str
+) -> Statements:
     """``stmts`` (one program statement) made safe where an output is also read: a statement
     reading a field it writes at another point than the one written (``w(K + 1)`` in an
     operator writing ``w``), or followed by a statement of the group reading that field, writes
@@ -218,10 +263,18 @@ def in_place(stmts: list[ir.Apply | ir.ScanApply], temps: list[ir.Param], prefix
             first.setdefault(o.name, i)
     for i, s in enumerate(stmts):
         shifted = _shifted_reads(s.expr if isinstance(s, ir.Apply) else s.step)
-        later = set().union(*(_read_names(_body(t)) for t in stmts[i + 1:])) if i + 1 < len(stmts) else set()
+        later = (
+            set().union(*(_read_names(_body(t)) for t in stmts[i + 1 :]))
+            if i + 1 < len(stmts)
+            else set()
+        )
         outs = list(s.outs)
         for n, o in enumerate(outs):
-            if o.name in temp_names or first[o.name] != i or (o.name not in shifted and o.name not in later):
+            if (
+                o.name in temp_names
+                or first[o.name] != i
+                or (o.name not in shifted and o.name not in later)
+            ):
                 continue
             t = ir.Ref(f"{prefix}{len(temps)}", o.type)
             temps.append(ir.Param(t.name, t.type))
@@ -259,15 +312,29 @@ def own_domains(prog: ir.Program) -> ir.Program:
             body.append(s)
             continue
         prefix = f"__own{n}_"
-        if isinstance(s, ir.ScanApply) and len(names) == len(s.outs) and not names & _read_names(s.step):
+        if (
+            isinstance(s, ir.ScanApply)
+            and len(names) == len(s.outs)
+            and not names & _read_names(s.step)
+        ):
             # one scan per output over that output's domain, the other columns into temporaries
             for i, o in enumerate(s.outs):
-                outs = tuple(o if j == i else ir.Ref(f"{prefix}{i}_{j}", x.type) for j, x in enumerate(s.outs))
+                outs = tuple(
+                    o if j == i else ir.Ref(f"{prefix}{i}_{j}", x.type)
+                    for j, x in enumerate(s.outs)
+                )
                 temps += [ir.Param(r.name, r.type) for r in outs if r is not o]
-                dom = tuple(ir.DomainRange(d, field_bound(o, d, FIELD_START, 0), field_bound(o, d, FIELD_STOP, 0))
-                            for d in ir.field_dims(o.type))
-                body.append(ir.ScanApply(s.axis, s.forward, s.carry_name, s.init, s.step, outs, dom,
-                                         s.label, s.where))
+                dom = tuple(
+                    ir.DomainRange(
+                        d, field_bound(o, d, FIELD_START, 0), field_bound(o, d, FIELD_STOP, 0)
+                    )
+                    for d in ir.field_dims(o.type)
+                )
+                body.append(
+                    ir.ScanApply(
+                        s.axis, s.forward, s.carry_name, s.init, s.step, outs, dom, s.label, s.where
+                    )
+                )
             continue
         if isinstance(s, ir.ScanApply):
             refs = tuple(ir.Ref(f"{prefix}{i}", o.type) for i, o in enumerate(s.outs))
@@ -297,7 +364,9 @@ def _body(s: ir.Apply | ir.ScanApply) -> ir.Expr:
 def _with_outs(s: ir.Apply | ir.ScanApply, outs: tuple[ir.Ref, ...]) -> ir.Apply | ir.ScanApply:
     if isinstance(s, ir.Apply):
         return ir.Apply(s.expr, outs, s.domain, s.label, s.where)
-    return ir.ScanApply(s.axis, s.forward, s.carry_name, s.init, s.step, outs, s.domain, s.label, s.where)
+    return ir.ScanApply(
+        s.axis, s.forward, s.carry_name, s.init, s.step, outs, s.domain, s.label, s.where
+    )
 
 
 def _shifted_reads(e: ir.Expr) -> set[str]:
@@ -317,9 +386,12 @@ def _as_scan(e: ir.Expr) -> ir.Expr:
     gets = [x for x in e.elems if isinstance(x, ir.TupleGet)]
     if gets and len(gets) == len(e.elems):
         first = gets[0].expr
-        if (isinstance(first, ir.ScanCall) and isinstance(first.type, TupleType)
-                and len(first.type.types) == len(gets)
-                and all(x.expr == first and x.index == i for i, x in enumerate(gets))):
+        if (
+            isinstance(first, ir.ScanCall)
+            and isinstance(first.type, TupleType)
+            and len(first.type.types) == len(gets)
+            and all(x.expr == first and x.index == i for i, x in enumerate(gets))
+        ):
             return first
     return e
 
@@ -348,22 +420,35 @@ def scan_init(fn: Any, fop: ir.FieldOperator, src: SourceFunction, init: Any) ->
     """``init=`` of the scan operator ``fop`` as IR, after gt4py's checks of the definition."""
     name = fop.name
     if not fop.params:
-        raise src.type_error(src.tree, f"Scan operator '{name}' must have at least one argument (the carry).")
+        raise src.type_error(
+            src.tree, f"Scan operator '{name}' must have at least one argument (the carry)."
+        )
     carry = fop.params[0]
     ret = _return_annotation(fn)
     if ret is not None and ret != carry.type:
-        raise src.type_error(src.tree.args.args[0], f"Argument '{carry.name}' to scan operator '{name}' must have"
-                             f" same type as its return: expected '{ret}', got '{carry.type}'.")
+        raise src.type_error(
+            src.tree.args.args[0],
+            f"Argument '{carry.name}' to scan operator '{name}' must have"
+            f" same type as its return: expected '{ret}', got '{carry.type}'.",
+        )
     if carry.type != fop.body.type:
-        raise src.type_error(src.tree, f"scan operator {name} must return its carry type {carry.type},"
-                             f" returns {fop.body.type}")
+        raise src.type_error(
+            src.tree,
+            f"scan operator {name} must return its carry type {carry.type},"
+            f" returns {fop.body.type}",
+        )
     if not _is_scalars(carry.type):
-        raise src.type_error(src.tree.args.args[0], "the carry of a scan must be scalars or (nested) tuples"
-                             f" of scalars, not {carry.type}")
+        raise src.type_error(
+            src.tree.args.args[0],
+            f"the carry of a scan must be scalars or (nested) tuples of scalars, not {carry.type}",
+        )
     init_t = _init_type(init)
     if init_t != carry.type:
-        raise src.type_error(src.tree, f"Argument 'init' to scan operator '{name}' must have same type as"
-                             f" '{carry.name}' argument: expected '{carry.type}', got '{init_t}'.")
+        raise src.type_error(
+            src.tree,
+            f"Argument 'init' to scan operator '{name}' must have same type as"
+            f" '{carry.name}' argument: expected '{carry.type}', got '{init_t}'.",
+        )
     return _init_expr(init, carry.type)
 
 
@@ -380,7 +465,9 @@ def _return_annotation(fn: Callable[..., Any]) -> TypeSpec | None:
 
 
 def _is_scalars(t: TypeSpec) -> bool:
-    return isinstance(t, ScalarType) or (isinstance(t, TupleType) and all(_is_scalars(s) for s in t.types))
+    return isinstance(t, ScalarType) or (
+        isinstance(t, TupleType) and all(_is_scalars(s) for s in t.types)
+    )
 
 
 def _init_type(v: Any) -> TypeSpec | str:

@@ -113,7 +113,8 @@ def check_not_staggered_pair(dims: tuple[Dimension, ...]) -> None:
             raise TypingError(
                 f"dimensions {flip_staggered(d)} and {d} cannot be combined: a dimension and its staggered"
                 " counterpart must not appear together in one field",
-                hint=f"shift one of the operands onto the other's grid, e.g. f({flip_staggered(d)} + 0.5)")
+                hint=f"shift one of the operands onto the other's grid, e.g. f({flip_staggered(d)} + 0.5)",
+            )
 
 
 def unary_type(op: str, operand: ir.Expr) -> TypeSpec:

@@ -86,7 +86,10 @@ _COORDS: dict[str, tuple[str, str, str]] = {
 
 def _engine(what: str) -> str:
     """xarray's netCDF engine: netCDF4 (the extra's; reads netCDF-3 and -4), else h5netcdf."""
-    if importlib.util.find_spec("netCDF4") is None and importlib.util.find_spec("h5netcdf") is not None:
+    if (
+        importlib.util.find_spec("netCDF4") is None
+        and importlib.util.find_spec("h5netcdf") is not None
+    ):
         return "h5netcdf"
     require("netCDF4", "icon-grid", what)
     return "netcdf4"
@@ -136,7 +139,9 @@ def read_icon_grid(path: str | os.PathLike[str]) -> Mesh:
                 f"{os.fspath(path)} is not an ICON grid file: it lacks {', '.join(missing)}",
                 hint="ICON grid files hold vertex_of_cell, edge_of_cell, adjacent_cell_of_edge, ...",
             )
-        tables: dict[str, Any] = {TABLES[n][0]: _table(ds, n) for n in TABLES if TABLES[n][0] in _MESH_TABLES}
+        tables: dict[str, Any] = {
+            TABLES[n][0]: _table(ds, n) for n in TABLES if TABLES[n][0] in _MESH_TABLES
+        }
         geometry = int(ds.attrs.get("grid_geometry", SPHERE))
         nx, ny = int(ds.attrs.get("stencilkit_nx", 0)), int(ds.attrs.get("stencilkit_ny", 0))
         planar = geometry in (TORUS, PLANAR)
@@ -150,9 +155,12 @@ def read_icon_grid(path: str | os.PathLike[str]) -> Mesh:
         v2e_orientation = _floats(ds, "edge_orientation").T
     e2c = tables["e2c"]
     return Mesh(
-        nx=nx, ny=ny, periodic=geometry == TORUS,
+        nx=nx,
+        ny=ny,
+        periodic=geometry == TORUS,
         n_boundary_edges=int((e2c[:, 1] == SKIP_VALUE).sum()),
-        **tables, **values,
+        **tables,
+        **values,
         c2e_orientation=np.ascontiguousarray(c2e_orientation),
         v2e_orientation=np.ascontiguousarray(v2e_orientation),
     )
@@ -192,7 +200,10 @@ def write_icon_grid(mesh: Mesh, path: str | os.PathLike[str]) -> None:
     for icon_name, (name, element, neighbour) in TABLES.items():
         table = np.asarray(tables[name], dtype=np.int64)
         assert table.shape[0] == element_dims[element]
-        data[icon_name] = ((neighbour, element), np.where(table < 0, 0, table + 1).T.astype(np.int32))
+        data[icon_name] = (
+            (neighbour, element),
+            np.where(table < 0, 0, table + 1).T.astype(np.int32),
+        )
     for attr, (cartesian, spherical, dim) in _COORDS.items():
         data[cartesian] = (dim, getattr(mesh, attr))
         data[spherical] = (dim, getattr(mesh, attr))

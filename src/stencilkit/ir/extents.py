@@ -43,13 +43,19 @@ def _widen(ext: FieldExtent, d: Dimension, lo: int, hi: int) -> None:
 
 
 class _Extents:
-    def __init__(self, dims_of: Mapping[str, tuple[Dimension, ...]], domain: Mapping[Dimension, UnitRange] | None,
-                 scalars: Mapping[str, Any]) -> None:
+    def __init__(
+        self,
+        dims_of: Mapping[str, tuple[Dimension, ...]],
+        domain: Mapping[Dimension, UnitRange] | None,
+        scalars: Mapping[str, Any],
+    ) -> None:
         self.dims_of = dims_of
         self.domain = domain
         self.scalars = scalars
         self.result: dict[str, FieldExtent] = {}
-        self.seen: set[tuple[int, Any]] = set()  # (node id, guard): a shared value is visited once per guard
+        self.seen: set[tuple[int, Any]] = (
+            set()
+        )  # (node id, guard): a shared value is visited once per guard
 
     def note(self, ext: FieldExtent, d: Dimension, idx: n.Index, guard: Region) -> None:
         if isinstance(idx, n.Pos):
@@ -99,7 +105,10 @@ class _Extents:
             if isinstance(other, n.IndexValue):
                 op, idx, other = _MIRROR[op], other, idx
             value = self.integer(other)
-            if not (isinstance(idx, n.IndexValue) and isinstance(idx.index, n.Pos)) or value is None:
+            if (
+                not (isinstance(idx, n.IndexValue) and isinstance(idx.index, n.Pos))
+                or value is None
+            ):
                 return {}
             pos = idx.index
             if negate:
@@ -133,8 +142,13 @@ class _Extents:
 
 
 _INT_CALLS: dict[str, Any] = {"minimum": min, "maximum": max, "abs": abs}
-_INT_OPS: dict[str, Any] = {"+": lambda a, b: a + b, "-": lambda a, b: a - b, "*": lambda a, b: a * b,
-                            "//": lambda a, b: a // b, "%": lambda a, b: a % b}
+_INT_OPS: dict[str, Any] = {
+    "+": lambda a, b: a + b,
+    "-": lambda a, b: a - b,
+    "*": lambda a, b: a * b,
+    "//": lambda a, b: a // b,
+    "%": lambda a, b: a % b,
+}
 _FLIP = {"<": ">=", ">=": "<", ">": "<=", "<=": ">", "==": "!=", "!=": "=="}
 _MIRROR = {"<": ">", ">": "<", "<=": ">=", ">=": "<=", "==": "==", "!=": "!="}
 _INF = 1 << 62
@@ -142,8 +156,14 @@ _INF = 1 << 62
 
 def _compare(op: str, v: int) -> Intervals:
     """Indices ``i`` with ``i op v``."""
-    return {"<": [(-_INF, v)], "<=": [(-_INF, v + 1)], ">": [(v + 1, _INF)], ">=": [(v, _INF)],
-            "==": [(v, v + 1)], "!=": [(-_INF, v), (v + 1, _INF)]}[op]
+    return {
+        "<": [(-_INF, v)],
+        "<=": [(-_INF, v + 1)],
+        ">": [(v + 1, _INF)],
+        ">=": [(v, _INF)],
+        "==": [(v, v + 1)],
+        "!=": [(-_INF, v), (v + 1, _INF)],
+    }[op]
 
 
 def _clip(ivs: Intervals, lo: int, hi: int) -> Intervals:
@@ -157,7 +177,12 @@ def _intersect(a: Region, b: Region) -> Region:
         if d not in out:
             out[d] = ivs
             continue
-        out[d] = sorted((max(x0, y0), min(x1, y1)) for x0, x1 in out[d] for y0, y1 in ivs if max(x0, y0) < min(x1, y1))
+        out[d] = sorted(
+            (max(x0, y0), min(x1, y1))
+            for x0, x1 in out[d]
+            for y0, y1 in ivs
+            if max(x0, y0) < min(x1, y1)
+        )
     return out
 
 
@@ -176,9 +201,12 @@ def _union(a: Region, b: Region) -> Region:
 
 
 @deep
-def read_extents(kernel: n.Kernel, dims_of: Mapping[str, tuple[Dimension, ...]],
-                 domain: Mapping[Dimension, UnitRange] | None = None,
-                 scalars: Mapping[str, Any] | None = None) -> dict[str, FieldExtent]:
+def read_extents(
+    kernel: n.Kernel,
+    dims_of: Mapping[str, tuple[Dimension, ...]],
+    domain: Mapping[Dimension, UnitRange] | None = None,
+    scalars: Mapping[str, Any] | None = None,
+) -> dict[str, FieldExtent]:
     """Extents of every field and neighbour table read by ``kernel``.
 
     ``dims_of`` maps field and table names to their dimensions; tables are indexed by
@@ -191,9 +219,12 @@ def read_extents(kernel: n.Kernel, dims_of: Mapping[str, tuple[Dimension, ...]],
     return ex.result
 
 
-def output_domain(kernels: tuple[n.Kernel, ...], dims: tuple[Dimension, ...],
-                  have: Mapping[str, Mapping[Dimension, UnitRange]],
-                  dims_of: Mapping[str, tuple[Dimension, ...]]) -> dict[Dimension, UnitRange]:
+def output_domain(
+    kernels: tuple[n.Kernel, ...],
+    dims: tuple[Dimension, ...],
+    have: Mapping[str, Mapping[Dimension, UnitRange]],
+    dims_of: Mapping[str, tuple[Dimension, ...]],
+) -> dict[Dimension, UnitRange]:
     """The largest domain over ``dims`` on which every read of the fields and tables in ``have``
     (name -> its ranges) stays inside them; dimensions no read constrains are left out."""
     result: dict[Dimension, UnitRange] = {}
@@ -221,8 +252,14 @@ def bound_scalars(prog: n.Program) -> set[str]:
         order = postorder(stmt)
         has_index: dict[int, bool] = {}
         for x in order:
-            has_index[id(x)] = isinstance(x, n.DimIndex) or any(has_index[id(c)] for c in children(x))
+            has_index[id(x)] = isinstance(x, n.DimIndex) or any(
+                has_index[id(c)] for c in children(x)
+            )
         tops = [x for x in order if isinstance(x, n.BinOp) and has_index[id(x)]]
         if tops:
-            names.update(y.name for y in postorder(*tops) if isinstance(y, n.Ref) and isinstance(y.type, ScalarType))
+            names.update(
+                y.name
+                for y in postorder(*tops)
+                if isinstance(y, n.Ref) and isinstance(y.type, ScalarType)
+            )
     return names

@@ -17,7 +17,12 @@ from . import nodes as n
 from .tuples import flat_name, flat_params, flatten_value
 from .verify import check_program, check_stencil
 
-__all__ = ["TableInfo", "flat_params", "lower_program", "lower_statement"]  # flat_params: from .tuples
+__all__ = [
+    "TableInfo",
+    "flat_params",
+    "lower_program",
+    "lower_statement",
+]  # flat_params: from .tuples
 from .visit import deep, map_children
 
 
@@ -69,7 +74,9 @@ class _Lowerer:
             return self.lower(e.args[0], pos)
         if isinstance(e, n.DimIndex):
             if e.dim not in pos:
-                raise StencilTypeError(f"the index along {e.dim} is used where {e.dim} is not defined")
+                raise StencilTypeError(
+                    f"the index along {e.dim} is used where {e.dim} is not defined"
+                )
             return n.IndexValue(pos[e.dim], ScalarType("int64"))
         if isinstance(e, n.ScanCall):
             raise InternalError("a scan call reached lowering; the frontend makes it a statement")
@@ -86,7 +93,12 @@ class _Lowerer:
         if isinstance(inner, n.IfElse):
             t = inner.true.type
             tt = t.types[e.index] if isinstance(t, TupleType) else t
-            return n.IfElse(inner.cond, n.TupleGet(inner.true, e.index, tt), n.TupleGet(inner.false, e.index, tt), tt)
+            return n.IfElse(
+                inner.cond,
+                n.TupleGet(inner.true, e.index, tt),
+                n.TupleGet(inner.false, e.index, tt),
+                tt,
+            )
         return e if inner is e.expr else n.TupleGet(inner, e.index, e.type)
 
     def tuple_element(self, e: n.TupleGet, pos: Position) -> n.Expr:
@@ -113,7 +125,7 @@ class _Lowerer:
         if isinstance(e, n.TupleGet) and flat_name(e) is None:
             leaves = self.tuple_leaves(e.expr, pos)
             start = _leaf_offset(e.expr.type, e.index)
-            return leaves[start:start + _leaf_count(e.type)]
+            return leaves[start : start + _leaf_count(e.type)]
         if isinstance(e, n.IfElse):
             cond = self.lower(e.cond, pos)
             t, f = self.tuple_leaves(e.true, pos), self.tuple_leaves(e.false, pos)
@@ -122,10 +134,14 @@ class _Lowerer:
                 return t
             if len(differ) == 1:
                 k = differ[0]
-                return (*t[:k], n.IfElse(cond, t[k], f[k], t[k].type), *t[k + 1:])
+                return (*t[:k], n.IfElse(cond, t[k], f[k], t[k].type), *t[k + 1 :])
             tt = TupleType(tuple(t[k].type for k in differ))
-            chosen = n.IfElse(cond, n.MakeTuple(tuple(t[k] for k in differ), tt),
-                              n.MakeTuple(tuple(f[k] for k in differ), tt), tt)
+            chosen = n.IfElse(
+                cond,
+                n.MakeTuple(tuple(t[k] for k in differ), tt),
+                n.MakeTuple(tuple(f[k] for k in differ), tt),
+                tt,
+            )
             out = list(t)
             for j, k in enumerate(differ):
                 out[k] = n.TupleGet(chosen, j, t[k].type)
@@ -139,13 +155,18 @@ class _Lowerer:
             index = []
             for d in t.dims:
                 if d not in pos:
-                    raise StencilTypeError(f"field '{name}' over {d} is read where {d} is not defined")
+                    raise StencilTypeError(
+                        f"field '{name}' over {d} is read where {d} is not defined"
+                    )
                 index.append(pos[d])
             return n.Access(name, tuple(index), ScalarType(t.dtype))
         return n.Ref(name, t)
 
-    def shift(self, pos: Position, by: n.CartesianShift | n.NeighborShift | n.DynamicShift | n.StaggeredShift,
-              ) -> Position:
+    def shift(
+        self,
+        pos: Position,
+        by: n.CartesianShift | n.NeighborShift | n.DynamicShift | n.StaggeredShift,
+    ) -> Position:
         new = dict(pos)
         if isinstance(by, n.DynamicShift | n.StaggeredShift):
             return _special_shift(self, pos, by)
@@ -155,34 +176,48 @@ class _Lowerer:
                 new[by.dim] = n.DynIndex(cur, n.Literal(by.amount, ScalarType("int64")))
                 return new
             if not isinstance(cur, n.Pos):
-                raise StencilTypeError(f"cannot shift along {by.dim} here: the index is not Cartesian")
+                raise StencilTypeError(
+                    f"cannot shift along {by.dim} here: the index is not Cartesian"
+                )
             new[by.dim] = n.Pos(cur.dim, cur.offset + by.amount)
             return new
         if by.offset not in self.tables:
             raise StencilValueError(
                 f"offset_provider has no neighbour table for '{by.offset}'",
-                hint=f"pass offset_provider={{'{by.offset}': gtx.as_connectivity(...)}}")
+                hint=f"pass offset_provider={{'{by.offset}': gtx.as_connectivity(...)}}",
+            )
         src = new.pop(by.target[0])
         if by.index is not None:
             neighbor: n.Index = n.ConstIndex(by.index)
             if by.index >= self.tables[by.offset].max_neighbors:
-                raise StencilValueError(f"{by.offset}[{by.index}] is out of range: the table has"
-                                        f" {self.tables[by.offset].max_neighbors} neighbours")
+                raise StencilValueError(
+                    f"{by.offset}[{by.index}] is out of range: the table has"
+                    f" {self.tables[by.offset].max_neighbors} neighbours"
+                )
         else:
             neighbor = new.pop(by.target[1])
-            if isinstance(neighbor, n.ConstIndex) and neighbor.value >= self.tables[by.offset].max_neighbors:
-                raise StencilValueError(f"neighbour slot {neighbor.value} of {by.target[1]} is out of range:"
-                                        f" {by.offset} has {self.tables[by.offset].max_neighbors} neighbours")
+            if (
+                isinstance(neighbor, n.ConstIndex)
+                and neighbor.value >= self.tables[by.offset].max_neighbors
+            ):
+                raise StencilValueError(
+                    f"neighbour slot {neighbor.value} of {by.target[1]} is out of range:"
+                    f" {by.offset} has {self.tables[by.offset].max_neighbors} neighbours"
+                )
         new[by.source] = n.Lookup(by.offset, src, neighbor)
         return new
 
     def reduce(self, e: n.Reduce, pos: Position) -> n.Expr:
-        tables = sorted({s.by.offset for s in _shifts_into(e.expr, e.axis) if isinstance(s.by, n.NeighborShift)})
+        tables = sorted(
+            {s.by.offset for s in _shifts_into(e.expr, e.axis) if isinstance(s.by, n.NeighborShift)}
+        )
         size: int | None = None
         for t in tables:
             count = self.tables[t].max_neighbors if t in self.tables else None
             if count is not None and size is not None and count != size:
-                raise StencilValueError(f"tables {', '.join(tables)} disagree on the size of {e.axis}")
+                raise StencilValueError(
+                    f"tables {', '.join(tables)} disagree on the size of {e.axis}"
+                )
             size = count if count is not None else size
         if size is None:
             size = self._local_size(e.axis)
@@ -190,8 +225,11 @@ class _Lowerer:
         inner = dict(pos)
         inner[e.axis] = n.LocalIndex(e.axis, var)
         body = self.lower(e.expr, inner)
-        masks = [n.Valid(t, self._source_of(t, pos), n.LocalIndex(e.axis, var), ScalarType("bool"))
-                 for t in tables if self.tables[t].has_skip]
+        masks = [
+            n.Valid(t, self._source_of(t, pos), n.LocalIndex(e.axis, var), ScalarType("bool"))
+            for t in tables
+            if self.tables[t].has_skip
+        ]
         mask: n.Expr | None = None
         for valid in masks:
             mask = valid if mask is None else n.BinOp("and", mask, valid, ScalarType("bool"))
@@ -200,7 +238,8 @@ class _Lowerer:
     def _local_size(self, axis: Dimension) -> int:
         raise StencilValueError(
             f"cannot tell how many neighbours {axis} has: the reduction reads no neighbour table",
-            hint="reduce over a shift such as f(E2C), whose table gives the size")
+            hint="reduce over a shift such as f(E2C), whose table gives the size",
+        )
 
     def _source_of(self, table: str, pos: Position) -> n.Index:
         rows = self.table_rows.get(table)
@@ -213,7 +252,12 @@ def _loop_var(pos: Position, axis: Dimension) -> int:
     """A loop variable over ``axis`` that no index of ``pos`` uses (a function of ``pos`` alone)."""
     from .visit import walk
 
-    used = [x.var for idx in pos.values() for x in walk(idx) if isinstance(x, n.LocalIndex) and x.dim == axis]
+    used = [
+        x.var
+        for idx in pos.values()
+        for x in walk(idx)
+        if isinstance(x, n.LocalIndex) and x.dim == axis
+    ]
     return max(used) + 1 if used else 0
 
 
@@ -223,11 +267,15 @@ def _special_shift(lw: _Lowerer, pos: Position, by: n.DynamicShift | n.Staggered
     if isinstance(by, n.DynamicShift):
         cur = pos.get(by.dim)
         if not isinstance(cur, n.Pos | n.DynIndex):
-            raise StencilTypeError(f"cannot shift along {by.dim} by as_offset here: the index is not Cartesian")
+            raise StencilTypeError(
+                f"cannot shift along {by.dim} by as_offset here: the index is not Cartesian"
+            )
         new[by.dim] = n.DynIndex(cur, lw.lower(by.amount, pos))
         return new
     if by.target not in pos:
-        raise StencilTypeError(f"the staggered shift to {by.target} is used where {by.target} is not defined")
+        raise StencilTypeError(
+            f"the staggered shift to {by.target} is used where {by.target} is not defined"
+        )
     cur = new.pop(by.target)
     if isinstance(cur, n.Pos):
         new[by.source] = n.Pos(cur.dim, cur.offset + by.amount)
@@ -257,8 +305,15 @@ def _leaf_offset(t: TypeSpec, index: int) -> int:
 def _shifts_into(e: n.Node, axis: Dimension) -> list[n.Shift]:
     from .visit import walk
 
-    return [x for x in walk(e) if isinstance(x, n.Shift) and isinstance(x.by, n.NeighborShift)
-            and x.by.index is None and len(x.by.target) == 2 and x.by.target[1] == axis]
+    return [
+        x
+        for x in walk(e)
+        if isinstance(x, n.Shift)
+        and isinstance(x.by, n.NeighborShift)
+        and x.by.index is None
+        and len(x.by.target) == 2
+        and x.by.target[1] == axis
+    ]
 
 
 @deep
@@ -274,7 +329,9 @@ def lower_program(prog: n.Program, tables: dict[str, TableInfo]) -> n.StencilPro
 
 
 @deep
-def lower_statement(stmt: n.Apply | n.ScanApply, tables: dict[str, TableInfo], name: str) -> n.Kernel:
+def lower_statement(
+    stmt: n.Apply | n.ScanApply, tables: dict[str, TableInfo], name: str
+) -> n.Kernel:
     out_types = [o.type for o in stmt.outs]
     dims = n.field_dims(out_types[0])
     for o in stmt.outs[1:]:
@@ -292,7 +349,9 @@ def lower_statement(stmt: n.Apply | n.ScanApply, tables: dict[str, TableInfo], n
         for i, c in enumerate(carry_vals):
             cname = flat_name(c)
             assert cname is not None
-            carry_names[cname] = f"{stmt.carry_name}__c{i}" if len(carry_vals) > 1 else f"{stmt.carry_name}__c"
+            carry_names[cname] = (
+                f"{stmt.carry_name}__c{i}" if len(carry_vals) > 1 else f"{stmt.carry_name}__c"
+            )
         lw = _Lowerer(tables, carry_names, stmt.step)
         values = tuple(lw.lower(v, pos) for v in flatten_value(stmt.step))
         inits = flatten_value(stmt.init)
@@ -309,8 +368,11 @@ def _carry_type(stmt: n.ScanApply) -> TypeSpec:
 def _neighbor_targets(e: n.Node) -> dict[str, Dimension]:
     from .visit import walk
 
-    return {x.by.offset: x.by.target[0] for x in walk(e)
-            if isinstance(x, n.Shift) and isinstance(x.by, n.NeighborShift)}
+    return {
+        x.by.offset: x.by.target[0]
+        for x in walk(e)
+        if isinstance(x, n.Shift) and isinstance(x.by, n.NeighborShift)
+    }
 
 
 def _check_no_shifted_self_read(k: n.Kernel) -> None:
@@ -319,10 +381,13 @@ def _check_no_shifted_self_read(k: n.Kernel) -> None:
     outs = set(k.outs)
     for v in k.values:
         for x in walk(v):
-            if isinstance(x, n.Access) and x.field in outs and any(
-                not (isinstance(i, n.Pos) and i.offset == 0) for i in x.index
+            if (
+                isinstance(x, n.Access)
+                and x.field in outs
+                and any(not (isinstance(i, n.Pos) and i.offset == 0) for i in x.index)
             ):
                 raise StencilValueError(
                     f"'{x.field}' is both written by {k.name} and read at another point ({x}):"
                     " the result would depend on the order of evaluation",
-                    hint="write into a separate output field (a temporary) and copy back")
+                    hint="write into a separate output field (a temporary) and copy back",
+                )

@@ -260,8 +260,23 @@ class LocalReduce(Node):
 
 
 Expr = (
-    Literal | Ref | BinOp | UnaryOp | Call | IfElse | Shift | Reduce | MakeTuple | TupleGet
-    | DimIndex | ScanCall | Access | Valid | LocalReduce | IndexValue | LocalSelect
+    Literal
+    | Ref
+    | BinOp
+    | UnaryOp
+    | Call
+    | IfElse
+    | Shift
+    | Reduce
+    | MakeTuple
+    | TupleGet
+    | DimIndex
+    | ScanCall
+    | Access
+    | Valid
+    | LocalReduce
+    | IndexValue
+    | LocalSelect
 )
 
 

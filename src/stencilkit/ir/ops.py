@@ -7,10 +7,24 @@ from typing import Any, Final
 
 #: Python binary operators and their IR spelling.
 BINARY_OPS: Final[dict[str, str]] = {
-    "Add": "+", "Sub": "-", "Mult": "*", "Div": "/", "FloorDiv": "//", "Mod": "%", "Pow": "**",
-    "BitAnd": "&", "BitOr": "|", "BitXor": "^",
-    "Lt": "<", "LtE": "<=", "Eq": "==", "NotEq": "!=", "Gt": ">", "GtE": ">=",
-    "And": "and", "Or": "or",
+    "Add": "+",
+    "Sub": "-",
+    "Mult": "*",
+    "Div": "/",
+    "FloorDiv": "//",
+    "Mod": "%",
+    "Pow": "**",
+    "BitAnd": "&",
+    "BitOr": "|",
+    "BitXor": "^",
+    "Lt": "<",
+    "LtE": "<=",
+    "Eq": "==",
+    "NotEq": "!=",
+    "Gt": ">",
+    "GtE": ">=",
+    "And": "and",
+    "Or": "or",
 }
 COMPARISONS: Final = frozenset({"<", "<=", "==", "!=", ">", ">="})
 LOGICAL: Final = frozenset({"and", "or"})
@@ -29,10 +43,31 @@ class BuiltinSpec:
 
 
 MATH_BUILTINS: Final[dict[str, BuiltinSpec]] = {
-    **{f: BuiltinSpec(1, "same", needs_float=True) for f in (
-        "sqrt", "exp", "log", "sin", "cos", "tan", "arcsin", "arccos", "arctan",
-        "sinh", "cosh", "tanh", "floor", "ceil", "trunc", "cbrt", "gamma", "arcsinh", "arccosh", "arctanh",
-    )},
+    **{
+        f: BuiltinSpec(1, "same", needs_float=True)
+        for f in (
+            "sqrt",
+            "exp",
+            "log",
+            "sin",
+            "cos",
+            "tan",
+            "arcsin",
+            "arccos",
+            "arctan",
+            "sinh",
+            "cosh",
+            "tanh",
+            "floor",
+            "ceil",
+            "trunc",
+            "cbrt",
+            "gamma",
+            "arcsinh",
+            "arccosh",
+            "arctanh",
+        )
+    },
     "abs": BuiltinSpec(1, "same"),
     "neg": BuiltinSpec(1, "same"),
     "isfinite": BuiltinSpec(1, "bool", needs_float=True),
@@ -45,9 +80,18 @@ MATH_BUILTINS: Final[dict[str, BuiltinSpec]] = {
 }
 
 #: Builtins with special typing, handled one by one in the frontend.
-SPECIAL_BUILTINS: Final = frozenset({
-    "where", "concat_where", "broadcast", "astype", "neighbor_sum", "max_over", "min_over", "as_offset",
-})
+SPECIAL_BUILTINS: Final = frozenset(
+    {
+        "where",
+        "concat_where",
+        "broadcast",
+        "astype",
+        "neighbor_sum",
+        "max_over",
+        "min_over",
+        "as_offset",
+    }
+)
 
 REDUCTIONS: Final[dict[str, str]] = {"neighbor_sum": "sum", "max_over": "max", "min_over": "min"}
 

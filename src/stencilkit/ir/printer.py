@@ -37,9 +37,11 @@ _RULES: dict[type, Callable[[Any], str]] = {
     n.Ref: lambda x: x.name,
     n.BinOp: lambda x: f"({to_text(x.left)} {x.op} {to_text(x.right)})",
     n.UnaryOp: lambda x: f"({x.op}{to_text(x.operand)})",
-    n.Call: lambda x: f"{x.fn}[{x.type}]({', '.join(map(to_text, x.args))})"
-    if x.fn in ("astype", "broadcast")
-    else f"{x.fn}({', '.join(map(to_text, x.args))})",
+    n.Call: lambda x: (
+        f"{x.fn}[{x.type}]({', '.join(map(to_text, x.args))})"
+        if x.fn in ("astype", "broadcast")
+        else f"{x.fn}({', '.join(map(to_text, x.args))})"
+    ),
     n.IfElse: lambda x: f"({to_text(x.true)} if {to_text(x.cond)} else {to_text(x.false)})",
     n.CartesianShift: lambda x: f"{x.dim}{x.amount:+d}",
     n.NeighborShift: lambda x: x.offset if x.index is None else f"{x.offset}[{x.index}]",
@@ -51,8 +53,10 @@ _RULES: dict[type, Callable[[Any], str]] = {
     n.Reduce: lambda x: f"{x.op}_over[{x.axis}]({to_text(x.expr)})",
     n.DimIndex: lambda x: f"index({x.dim})",
     n.IndexValue: lambda x: f"index({_idx(x.index)})",
-    n.ScanCall: lambda x: f"scan[{x.axis}, {'forward' if x.forward else 'backward'}]"
-    f"({x.carry_name} = {to_text(x.init)}; {to_text(x.step)})",
+    n.ScanCall: lambda x: (
+        f"scan[{x.axis}, {'forward' if x.forward else 'backward'}]"
+        f"({x.carry_name} = {to_text(x.init)}; {to_text(x.step)})"
+    ),
     n.MakeTuple: lambda x: "(" + ", ".join(map(to_text, x.elems)) + ",)",
     n.TupleGet: lambda x: f"{to_text(x.expr)}[{x.index}]",
     n.Pos: _pos,
@@ -61,23 +65,33 @@ _RULES: dict[type, Callable[[Any], str]] = {
     n.Lookup: lambda x: f"{x.table}[{_idx(x.source)}, {_idx(x.neighbor)}]",
     n.Access: lambda x: f"{x.field}[{', '.join(map(_idx, x.index))}]",
     n.Valid: lambda x: f"valid({x.table}[{_idx(x.source)}, {_idx(x.neighbor)}])",
-    n.LocalReduce: lambda x: f"{x.op}(#{x.dim}{x.var or ''} < {x.size}"
-    + (f" if {to_text(x.mask)}" if x.mask is not None else "")
-    + f": {to_text(x.body)})",
+    n.LocalReduce: lambda x: (
+        f"{x.op}(#{x.dim}{x.var or ''} < {x.size}"
+        + (f" if {to_text(x.mask)}" if x.mask is not None else "")
+        + f": {to_text(x.body)})"
+    ),
     n.Param: lambda x: f"{x.name}: {x.type}",
     n.DomainRange: lambda x: f"{x.dim}: {to_text(x.start)}:{to_text(x.stop)}",
     n.FieldOperator: lambda x: _field_operator(x),
     n.Apply: lambda x: _apply(x),
     n.ScanApply: lambda x: _scan_apply(x),
-    n.Scan: lambda x: f"scan[{x.axis}, {'forward' if x.forward else 'backward'}]("
-    + ", ".join(f"{c} = {to_text(i)}" for c, i in zip(x.carries, x.inits)) + ")",
+    n.Scan: lambda x: (
+        f"scan[{x.axis}, {'forward' if x.forward else 'backward'}]("
+        + ", ".join(f"{c} = {to_text(i)}" for c, i in zip(x.carries, x.inits))
+        + ")"
+    ),
     n.Kernel: lambda x: _kernel(x),
-    n.StencilProgram: lambda x: f"stencil_program {x.name}({', '.join(map(to_text, x.params))}) {{\n"
-    + "".join(f"  {to_text(k)}\n" for k in x.kernels) + "}",
-    n.Program: lambda x: f"program {x.name}({', '.join(map(to_text, x.params))}) {{\n"
-    + "".join(f"  temp {to_text(t)}\n" for t in x.temps)
-    + "".join(f"  {to_text(s)}\n" for s in x.body)
-    + "}",
+    n.StencilProgram: lambda x: (
+        f"stencil_program {x.name}({', '.join(map(to_text, x.params))}) {{\n"
+        + "".join(f"  {to_text(k)}\n" for k in x.kernels)
+        + "}"
+    ),
+    n.Program: lambda x: (
+        f"program {x.name}({', '.join(map(to_text, x.params))}) {{\n"
+        + "".join(f"  temp {to_text(t)}\n" for t in x.temps)
+        + "".join(f"  {to_text(s)}\n" for s in x.body)
+        + "}"
+    ),
 }
 
 
@@ -103,8 +117,21 @@ def _rule(node: Any) -> str:
 _ctx = threading.local()
 
 #: Nodes printed in place even when shared: leaves and indices, as short as a name.
-_INLINE = (n.Literal, n.Ref, n.Pos, n.ConstIndex, n.LocalIndex, n.Lookup, n.Access, n.IndexValue,
-           n.DimIndex, n.CartesianShift, n.NeighborShift, n.Param, n.DomainRange)
+_INLINE = (
+    n.Literal,
+    n.Ref,
+    n.Pos,
+    n.ConstIndex,
+    n.LocalIndex,
+    n.Lookup,
+    n.Access,
+    n.IndexValue,
+    n.DimIndex,
+    n.CartesianShift,
+    n.NeighborShift,
+    n.Param,
+    n.DomainRange,
+)
 
 
 @deep
@@ -149,12 +176,19 @@ def _block(lets: list[str], indent: str) -> str:
 def _field_operator(x: n.FieldOperator) -> str:
     with _scope():
         lets = _lets((x.body,))
-        return (f"field_operator {x.name}({', '.join(map(to_text, x.params))}) {{\n"
-                f"{_block(lets, '  ')}  return {to_text(x.body)}\n}}")
+        return (
+            f"field_operator {x.name}({', '.join(map(to_text, x.params))}) {{\n"
+            f"{_block(lets, '  ')}  return {to_text(x.body)}\n}}"
+        )
 
 
-def _statement(outs: tuple[n.Ref, ...], domain: tuple[n.DomainRange, ...], label: str,
-               roots: tuple[Any, ...], value: Callable[[], str]) -> str:
+def _statement(
+    outs: tuple[n.Ref, ...],
+    domain: tuple[n.DomainRange, ...],
+    label: str,
+    roots: tuple[Any, ...],
+    value: Callable[[], str],
+) -> str:
     with _scope():
         lets = _lets(roots)
         head = f"{', '.join(o.name for o in outs)} @ {_domain(domain)} <- "
@@ -169,18 +203,41 @@ def _apply(x: n.Apply) -> str:
 
 
 def _scan_apply(x: n.ScanApply) -> str:
-    return _statement(x.outs, x.domain, x.label, (x.init, x.step), lambda: (
-        f"scan[{x.axis}, {'forward' if x.forward else 'backward'}]"
-        f"({x.carry_name} = {to_text(x.init)}; {to_text(x.step)})"))
+    return _statement(
+        x.outs,
+        x.domain,
+        x.label,
+        (x.init, x.step),
+        lambda: (
+            f"scan[{x.axis}, {'forward' if x.forward else 'backward'}]"
+            f"({x.carry_name} = {to_text(x.init)}; {to_text(x.step)})"
+        ),
+    )
 
 
 def _kernel(x: n.Kernel) -> str:
     with _scope():
         lets = _lets((*x.values, *(x.scan.inits if x.scan else ())))
-        return (f"kernel {x.name} over [{', '.join(map(str, x.dims))}] @ {_domain(x.domain)}"
-                + (f" {to_text(x.scan)}" if x.scan else "") + " {\n" + _block(lets, "    ")
-                + "".join(f"    {o} = {to_text(v)}\n" for o, v in zip(x.outs, x.values)) + "  }")
+        return (
+            f"kernel {x.name} over [{', '.join(map(str, x.dims))}] @ {_domain(x.domain)}"
+            + (f" {to_text(x.scan)}" if x.scan else "")
+            + " {\n"
+            + _block(lets, "    ")
+            + "".join(f"    {o} = {to_text(v)}\n" for o, v in zip(x.outs, x.values))
+            + "  }"
+        )
 
 
-_STATEMENTS = frozenset({n.FieldOperator, n.Apply, n.ScanApply, n.Kernel, n.Program, n.StencilProgram,
-                         n.Scan, n.Param, n.DomainRange})
+_STATEMENTS = frozenset(
+    {
+        n.FieldOperator,
+        n.Apply,
+        n.ScanApply,
+        n.Kernel,
+        n.Program,
+        n.StencilProgram,
+        n.Scan,
+        n.Param,
+        n.DomainRange,
+    }
+)

@@ -9,8 +9,11 @@ from . import nodes as n
 def flatten_value(e: n.Expr) -> tuple[n.Expr, ...]:
     """The scalar-or-field elements of a (possibly nested) tuple value, in order."""
     if isinstance(e.type, TupleType):
-        elems = e.elems if isinstance(e, n.MakeTuple) else tuple(
-            n.TupleGet(e, i, t) for i, t in enumerate(e.type.types))
+        elems = (
+            e.elems
+            if isinstance(e, n.MakeTuple)
+            else tuple(n.TupleGet(e, i, t) for i, t in enumerate(e.type.types))
+        )
         return tuple(x for el in elems for x in flatten_value(el))
     return (e,)
 

@@ -40,7 +40,12 @@ from .verify_exprs import Scope, TableLike, Verifier, check_literal, strip_dims
 from .visit import children, deep
 
 #: Verify the IR after every pass (tests, debugging); off by default: it costs a walk per pass.
-VERIFY_IR: bool = os.environ.get("STENCILKIT_VERIFY_IR", "").strip().lower() in ("1", "true", "yes", "on")
+VERIFY_IR: bool = os.environ.get("STENCILKIT_VERIFY_IR", "").strip().lower() in (
+    "1",
+    "true",
+    "yes",
+    "on",
+)
 
 
 # ---------------------------------------------------------------- programs
@@ -62,7 +67,9 @@ def _leaves(t: TypeSpec) -> tuple[TypeSpec, ...]:
     return tuple(x for s in t.types for x in _leaves(s)) if isinstance(t, TupleType) else (t,)
 
 
-def _outputs(v: Verifier, outs: tuple[n.Ref, ...], names: Mapping[str, TypeSpec], at: n.Node) -> tuple[Dimension, ...]:
+def _outputs(
+    v: Verifier, outs: tuple[n.Ref, ...], names: Mapping[str, TypeSpec], at: n.Node
+) -> tuple[Dimension, ...]:
     """The dimensions of a statement's outputs: fields in scope, distinct, over one set of dimensions."""
     if not outs:
         v.fail("a statement without outputs", at)
@@ -114,18 +121,29 @@ def verify_program(prog: n.Program, after: str = "") -> None:
             if stmt.carry_name in names:
                 v.fail(f"the carry '{stmt.carry_name}' shadows a parameter", stmt)
             if stmt.axis not in dims:
-                v.fail(f"a scan along {stmt.axis} writing fields over {', '.join(map(str, dims))}", stmt)
+                v.fail(
+                    f"a scan along {stmt.axis} writing fields over {', '.join(map(str, dims))}",
+                    stmt,
+                )
             v.expr(stmt.init, scope)
             v.expr(stmt.step, Scope({**names, stmt.carry_name: stmt.init.type}, pointwise=True))
             if strip_dims(stmt.step.type) != strip_dims(stmt.init.type):
-                v.fail(f"the step gives {stmt.step.type} but the carry starts as {stmt.init.type}", stmt)
+                v.fail(
+                    f"the step gives {stmt.step.type} but the carry starts as {stmt.init.type}",
+                    stmt,
+                )
             values = _leaves(stmt.init.type)
         if len(values) != len(stmt.outs):
             v.fail(f"{len(values)} values written to {len(stmt.outs)} outputs", stmt)
         for vt, o in zip(values, stmt.outs):
             if isinstance(vt, FieldType) and not set(vt.dims) <= set(n.field_dims(o.type)):
-                v.fail(f"a value over {', '.join(map(str, vt.dims))} written to '{o.name}': {o.type}", stmt)
-        used = {x.name for x in _refs(roots)} | {x.name for r in stmt.domain for x in _refs((r.start, r.stop))}
+                v.fail(
+                    f"a value over {', '.join(map(str, vt.dims))} written to '{o.name}': {o.type}",
+                    stmt,
+                )
+        used = {x.name for x in _refs(roots)} | {
+            x.name for r in stmt.domain for x in _refs((r.start, r.stop))
+        }
         early = sorted((used & temps) - written)
         if early:
             v.fail(f"temporary '{early[0]}' is read before any statement writes it", stmt)
@@ -148,8 +166,9 @@ def _refs(roots: tuple[n.Node, ...]) -> list[n.Ref]:
 
 
 @deep
-def verify_stencil(prog: n.StencilProgram, tables: Mapping[str, TableLike] | None = None,
-                   after: str = "") -> None:
+def verify_stencil(
+    prog: n.StencilProgram, tables: Mapping[str, TableLike] | None = None, after: str = ""
+) -> None:
     """Check a stencil-level program; with ``tables`` (what lowering was given) also its
     neighbour-table reads. Raises ``InternalError`` naming the broken invariant."""
     v = Verifier(stencil=True, tables=tables, context=prog, after=after)
@@ -171,10 +190,17 @@ def _kernel(v: Verifier, k: n.Kernel, names: dict[str, TypeSpec]) -> None:
         v.fail(f"kernel dimensions [{', '.join(map(str, k.dims))}] repeat one", k)
     if len(k.outs) != len(k.values):
         v.fail(f"{len(k.values)} values for {len(k.outs)} outputs", k)
-    dims = _outputs(v, tuple(n.Ref(o, names.get(o, ScalarType("bool"))) for o in k.outs),
-                    {o: t for o, t in names.items() if o in k.outs}, k)
+    dims = _outputs(
+        v,
+        tuple(n.Ref(o, names.get(o, ScalarType("bool"))) for o in k.outs),
+        {o: t for o, t in names.items() if o in k.outs},
+        k,
+    )
     if set(dims) != set(k.dims):
-        v.fail(f"kernel over [{', '.join(map(str, k.dims))}] writes fields over [{', '.join(map(str, dims))}]", k)
+        v.fail(
+            f"kernel over [{', '.join(map(str, k.dims))}] writes fields over [{', '.join(map(str, dims))}]",
+            k,
+        )
     v.domain(k.domain, k.dims, Scope(names), k)
     scope = Scope(names, dims=k.dims)
     if k.scan is not None:
@@ -182,7 +208,10 @@ def _kernel(v: Verifier, k: n.Kernel, names: dict[str, TypeSpec]) -> None:
         if sc.axis not in k.dims:
             v.fail(f"a scan along {sc.axis} in a kernel over [{', '.join(map(str, k.dims))}]", k)
         if not (len(sc.carries) == len(sc.inits) == len(k.values)):
-            v.fail(f"{len(sc.carries)} carries, {len(sc.inits)} initial values and {len(k.values)} values", k)
+            v.fail(
+                f"{len(sc.carries)} carries, {len(sc.inits)} initial values and {len(k.values)} values",
+                k,
+            )
         if len(set(sc.carries)) != len(sc.carries) or set(sc.carries) & names.keys():
             v.fail("scan carries must be distinct and not shadow a parameter", k)
         carries: dict[str, TypeSpec] = {}
@@ -225,7 +254,9 @@ def check_program(prog: n.Program, after: str) -> None:
         verify_program(prog, after)
 
 
-def check_stencil(prog: n.StencilProgram, after: str, tables: Mapping[str, TableLike] | None = None) -> None:
+def check_stencil(
+    prog: n.StencilProgram, after: str, tables: Mapping[str, TableLike] | None = None
+) -> None:
     """``verify_stencil`` when ``VERIFY_IR`` is on (``after``: the pass that produced ``prog``)."""
     if VERIFY_IR:
         verify_stencil(prog, tables, after)

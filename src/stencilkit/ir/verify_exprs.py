@@ -18,10 +18,25 @@ from .visit import children
 #: Calls that only domain bounds use: where a field starts / stops along a dimension.
 FIELD_BOUNDS = frozenset({"__field_start", "__field_stop"})
 REDUCE_OPS = frozenset({"sum", "max", "min"})
-_ARITY = {"where": 3, "concat_where": 3, "broadcast": 1, "astype": 1, **{f: s.arity for f, s in MATH_BUILTINS.items()}}
+_ARITY = {
+    "where": 3,
+    "concat_where": 3,
+    "broadcast": 1,
+    "astype": 1,
+    **{f: s.arity for f, s in MATH_BUILTINS.items()},
+}
 _OPERATOR_ONLY = (n.Shift, n.Reduce, n.LocalSelect, n.DimIndex, n.ScanCall)
-_STENCIL_ONLY = (n.Access, n.Valid, n.LocalReduce, n.IndexValue, n.Pos, n.ConstIndex, n.LocalIndex,
-                 n.Lookup, n.DynIndex)
+_STENCIL_ONLY = (
+    n.Access,
+    n.Valid,
+    n.LocalReduce,
+    n.IndexValue,
+    n.Pos,
+    n.ConstIndex,
+    n.LocalIndex,
+    n.Lookup,
+    n.DynIndex,
+)
 _MAX_TEXT = 1500
 
 
@@ -68,10 +83,14 @@ class Verifier:
     seen: set[tuple[int, Any]] = field(default_factory=set)
 
     def fail(self, rule: str, node: object) -> NoReturn:
-        where = "" if self.context is None or self.context is node else f"\n  in: {_text(self.context)}"
+        where = (
+            "" if self.context is None or self.context is node else f"\n  in: {_text(self.context)}"
+        )
         when = f" after {self.after}" if self.after else ""
-        raise InternalError(f"invalid {'stencil' if self.stencil else 'operator'}-level IR{when}: {rule}\n"
-                            f"  node: {_text(node)}{where}")
+        raise InternalError(
+            f"invalid {'stencil' if self.stencil else 'operator'}-level IR{when}: {rule}\n"
+            f"  node: {_text(node)}{where}"
+        )
 
     # ------------------------------------------------------------ types
     def type(self, t: object, node: object) -> None:
@@ -126,7 +145,10 @@ class Verifier:
                 self.fail(f"position along {i.dim}, which is not a dimension of the kernel", at)
         elif isinstance(i, n.LocalIndex):
             if (i.dim, i.var) not in scope.locals:
-                self.fail(f"loop variable {n.LocalIndex(i.dim, i.var)} is used outside a reduction binding it", at)
+                self.fail(
+                    f"loop variable {n.LocalIndex(i.dim, i.var)} is used outside a reduction binding it",
+                    at,
+                )
         elif isinstance(i, n.ConstIndex):
             if i.value < 0:
                 self.fail("negative constant index", at)
@@ -147,21 +169,33 @@ class Verifier:
             return
         info = self.tables.get(name)
         if info is None:
-            self.fail(f"neighbour table '{name}' is not among the tables given to lowering "
-                      f"({', '.join(sorted(self.tables)) or 'none'})", at)
+            self.fail(
+                f"neighbour table '{name}' is not among the tables given to lowering "
+                f"({', '.join(sorted(self.tables)) or 'none'})",
+                at,
+            )
         if isinstance(neighbor, n.ConstIndex) and neighbor.value >= info.max_neighbors:
-            self.fail(f"neighbour slot {neighbor.value} of '{name}', which has {info.max_neighbors}", at)
+            self.fail(
+                f"neighbour slot {neighbor.value} of '{name}', which has {info.max_neighbors}", at
+            )
 
     # ------------------------------------------------------------ domains
-    def domain(self, ranges: tuple[n.DomainRange, ...], dims: tuple[Dimension, ...], scope: Scope,
-               at: n.Node) -> None:
+    def domain(
+        self,
+        ranges: tuple[n.DomainRange, ...],
+        dims: tuple[Dimension, ...],
+        scope: Scope,
+        at: n.Node,
+    ) -> None:
         seen: set[Dimension] = set()
         for r in ranges:
             if not isinstance(r, n.DomainRange):
                 self.fail(f"{type(r).__name__} in a domain", at)
             if r.dim in seen:
                 self.fail(f"the domain gives {r.dim} twice", at)
-            seen.add(r.dim)  # a dimension the output lacks is the user's error, reported at the call
+            seen.add(
+                r.dim
+            )  # a dimension the output lacks is the user's error, reported at the call
             for bound in (r.start, r.stop):
                 self.bound(bound, scope, r)
 
@@ -194,7 +228,9 @@ class Verifier:
     def ref(self, e: n.Ref, scope: Scope) -> None:
         declared = scope.names.get(e.name)
         if declared is None:
-            self.fail(f"'{e.name}' is not bound here (not a parameter, temporary or carry in scope)", e)
+            self.fail(
+                f"'{e.name}' is not bound here (not a parameter, temporary or carry in scope)", e
+            )
         elif declared != e.type:
             self.fail(f"'{e.name}' has type {e.type} here but is declared {declared}", e)
 
@@ -217,8 +253,11 @@ def check_literal(v: Verifier, e: n.Literal, s: Scope) -> None:
 def _ref(v: Verifier, e: n.Ref, s: Scope) -> None:
     v.ref(e, s)
     if v.stencil and not isinstance(e.type, ScalarType):
-        v.fail(f"'{e.name}' is read as a whole {e.type}: at stencil level fields are read by Access"
-               " and tuples are flattened", e)
+        v.fail(
+            f"'{e.name}' is read as a whole {e.type}: at stencil level fields are read by Access"
+            " and tuples are flattened",
+            e,
+        )
 
 
 def _binop(v: Verifier, e: n.BinOp, s: Scope) -> None:
@@ -253,7 +292,9 @@ def _call(v: Verifier, e: n.Call, s: Scope) -> None:
 
 
 def _ifelse(v: Verifier, e: n.IfElse, s: Scope) -> None:
-    if not v.same(e.cond.type, ScalarType("bool"), s) or (not (v.stencil or s.pointwise) and isinstance(e.cond.type, FieldType)):
+    if not v.same(e.cond.type, ScalarType("bool"), s) or (
+        not (v.stencil or s.pointwise) and isinstance(e.cond.type, FieldType)
+    ):
         v.fail(f"the condition of an if must be a bool scalar, not {e.cond.type}", e)
     if not v.same(e.true.type, e.type, s) or not v.same(e.false.type, e.type, s):
         v.fail(f"branches of types {e.true.type} and {e.false.type} in an if of type {e.type}", e)
@@ -266,7 +307,10 @@ def _shift(v: Verifier, e: n.Shift, s: Scope) -> None:
     by = e.by
     if isinstance(by, n.NeighborShift):
         if by.source not in src:
-            v.fail(f"shift through {by.offset} (from {by.source}) of a field over {', '.join(map(str, src))}", e)
+            v.fail(
+                f"shift through {by.offset} (from {by.source}) of a field over {', '.join(map(str, src))}",
+                e,
+            )
         if not 1 <= len(by.target) <= 2 or by.target[0] not in n.field_dims(e.type):
             v.fail(f"shift through {by.offset} must give a field over {by.target[0]}", e)
         if by.index is not None and by.index < 0:
@@ -309,8 +353,11 @@ def _scan_call(v: Verifier, e: n.ScanCall, s: Scope) -> Scope:
 
 
 def _make_tuple(v: Verifier, e: n.MakeTuple, s: Scope) -> None:
-    if not isinstance(e.type, TupleType) or len(e.elems) != len(e.type.types) or \
-            not all(v.same(x.type, t, s) for x, t in zip(e.elems, e.type.types)):
+    if (
+        not isinstance(e.type, TupleType)
+        or len(e.elems) != len(e.type.types)
+        or not all(v.same(x.type, t, s) for x, t in zip(e.elems, e.type.types))
+    ):
         v.fail(f"a tuple of ({', '.join(str(x.type) for x in e.elems)}) typed {e.type}", e)
 
 
@@ -325,9 +372,15 @@ def _tuple_get(v: Verifier, e: n.TupleGet, s: Scope) -> None:
 def _access(v: Verifier, e: n.Access, s: Scope) -> None:
     declared = s.names.get(e.field)
     if not isinstance(declared, FieldType):
-        v.fail(f"'{e.field}' is read as a field but is {'not a parameter' if declared is None else declared}", e)
+        v.fail(
+            f"'{e.field}' is read as a field but is {'not a parameter' if declared is None else declared}",
+            e,
+        )
     if len(e.index) != len(declared.dims):
-        v.fail(f"'{e.field}' has {len(declared.dims)} dimensions but is read with {len(e.index)} indices", e)
+        v.fail(
+            f"'{e.field}' has {len(declared.dims)} dimensions but is read with {len(e.index)} indices",
+            e,
+        )
     if e.type.dtype != declared.dtype:
         v.fail(f"'{e.field}' holds {declared.dtype} but is read as {e.type}", e)
     for i in e.index:
@@ -371,7 +424,10 @@ def _samedims_of(v: Verifier, e: Any, args: tuple[n.Expr, ...], s: Scope) -> Non
     out = set(n.field_dims(e.type))
     for a in args:
         if not set(n.field_dims(a.type)) <= out:
-            v.fail(f"an operand over {', '.join(map(str, n.field_dims(a.type)))} gives a result of type {e.type}", e)
+            v.fail(
+                f"an operand over {', '.join(map(str, n.field_dims(a.type)))} gives a result of type {e.type}",
+                e,
+            )
 
 
 def strip_dims(t: TypeSpec) -> TypeSpec:
@@ -385,8 +441,21 @@ def strip_dims(t: TypeSpec) -> TypeSpec:
 _BINARY = frozenset(BINARY_OPS.values())
 _UNARY = frozenset(UNARY_OPS.values())
 EXPR_RULES: dict[type, Rule] = {
-    n.Literal: check_literal, n.Ref: _ref, n.BinOp: _binop, n.UnaryOp: _unary, n.Call: _call,
-    n.IfElse: _ifelse, n.Shift: _shift, n.Reduce: _reduce, n.LocalSelect: _local_select,
-    n.DimIndex: _dim_index, n.ScanCall: _scan_call, n.MakeTuple: _make_tuple, n.TupleGet: _tuple_get,
-    n.Access: _access, n.Valid: _valid, n.IndexValue: _index_value, n.LocalReduce: _local_reduce,
+    n.Literal: check_literal,
+    n.Ref: _ref,
+    n.BinOp: _binop,
+    n.UnaryOp: _unary,
+    n.Call: _call,
+    n.IfElse: _ifelse,
+    n.Shift: _shift,
+    n.Reduce: _reduce,
+    n.LocalSelect: _local_select,
+    n.DimIndex: _dim_index,
+    n.ScanCall: _scan_call,
+    n.MakeTuple: _make_tuple,
+    n.TupleGet: _tuple_get,
+    n.Access: _access,
+    n.Valid: _valid,
+    n.IndexValue: _index_value,
+    n.LocalReduce: _local_reduce,
 }

@@ -36,10 +36,24 @@ def _map_value(value: Any, fn: Callable[[Node], Node]) -> Any:
 _FIELDS: dict[type, tuple[str, ...]] = {}
 _CHILD_FIELDS: dict[type, tuple[str, ...]] = {}
 #: Field annotations that never hold a node: skipped when looking for children.
-_LEAF_ANNOTATIONS = frozenset({
-    "str", "int", "bool", "float", "bool | int | float", "int | None", "str | None", "Dimension",
-    "TypeSpec", "ScalarType", "TupleType", "FieldType", "tuple[Dimension, ...]", "tuple[str, ...]",
-})
+_LEAF_ANNOTATIONS = frozenset(
+    {
+        "str",
+        "int",
+        "bool",
+        "float",
+        "bool | int | float",
+        "int | None",
+        "str | None",
+        "Dimension",
+        "TypeSpec",
+        "ScalarType",
+        "TupleType",
+        "FieldType",
+        "tuple[Dimension, ...]",
+        "tuple[str, ...]",
+    }
+)
 
 
 def _fields(cls: type) -> tuple[str, ...]:
@@ -55,7 +69,8 @@ def _child_fields(cls: type) -> tuple[str, ...]:
     names = _CHILD_FIELDS.get(cls)
     if names is None:
         names = _CHILD_FIELDS[cls] = tuple(
-            f.name for f in dataclasses.fields(cls) if str(f.type) not in _LEAF_ANNOTATIONS)
+            f.name for f in dataclasses.fields(cls) if str(f.type) not in _LEAF_ANNOTATIONS
+        )
     return names
 
 
@@ -145,7 +160,11 @@ def substitute(node: N, mapping: dict[str, Node]) -> N:
     def rec(x: Node) -> Node:
         hit = memo.get(id(x))
         if hit is None:
-            hit = mapping[x.name] if isinstance(x, Ref) and x.name in mapping else map_children(x, rec)
+            hit = (
+                mapping[x.name]
+                if isinstance(x, Ref) and x.name in mapping
+                else map_children(x, rec)
+            )
             memo[id(x)] = hit
         return hit
 

@@ -29,7 +29,25 @@ from .reorder import morton_keys, reorder_for_locality
 from .triangular import periodic_triangular_mesh
 
 __all__ = [
-    "C2E", "C2EDim", "C2V", "C2VDim", "Cell", "E2C", "E2CDim", "E2V", "E2VDim", "Edge", "Mesh",
-    "OFFSETS", "SKIP_VALUE", "V2C", "V2CDim", "V2E", "V2EDim", "Vertex", "morton_keys", "periodic_triangular_mesh",
+    "C2E",
+    "C2EDim",
+    "C2V",
+    "C2VDim",
+    "Cell",
+    "E2C",
+    "E2CDim",
+    "E2V",
+    "E2VDim",
+    "Edge",
+    "Mesh",
+    "OFFSETS",
+    "SKIP_VALUE",
+    "V2C",
+    "V2CDim",
+    "V2E",
+    "V2EDim",
+    "Vertex",
+    "morton_keys",
+    "periodic_triangular_mesh",
     "reorder_for_locality",
 ]

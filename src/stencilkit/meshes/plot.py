@@ -66,7 +66,9 @@ def triangulation(mesh: Mesh, *, period: Period | None = None) -> Any:
     if p == (None, None):
         return mtri.Triangulation(mesh.vertex_x, mesh.vertex_y, triangles=mesh.c2v)
     x, y = _corners(mesh, p)
-    return mtri.Triangulation(x.ravel(), y.ravel(), triangles=np.arange(3 * mesh.n_cells).reshape(-1, 3))
+    return mtri.Triangulation(
+        x.ravel(), y.ravel(), triangles=np.arange(3 * mesh.n_cells).reshape(-1, 3)
+    )
 
 
 def _values(values: Any, n: int, where: str, level: int) -> npt.NDArray[Any]:
@@ -90,8 +92,16 @@ def _axes(ax: Any) -> Any:
     return ax
 
 
-def plot_cell_field(mesh: Mesh, values: Any, *, ax: Any = None, level: int = 0,
-                    period: Period | None = None, colorbar: bool = True, **kwargs: Any) -> Any:
+def plot_cell_field(
+    mesh: Mesh,
+    values: Any,
+    *,
+    ax: Any = None,
+    level: int = 0,
+    period: Period | None = None,
+    colorbar: bool = True,
+    **kwargs: Any,
+) -> Any:
     """Draw one colour per cell; returns the ``PolyCollection`` (``.figure`` is its figure).
 
     ``kwargs`` go to ``Axes.tripcolor`` (``cmap=``, ``vmin=``, ...).
@@ -106,8 +116,16 @@ def plot_cell_field(mesh: Mesh, values: Any, *, ax: Any = None, level: int = 0,
     return art
 
 
-def plot_vertex_field(mesh: Mesh, values: Any, *, ax: Any = None, level: int = 0,
-                      period: Period | None = None, colorbar: bool = True, **kwargs: Any) -> Any:
+def plot_vertex_field(
+    mesh: Mesh,
+    values: Any,
+    *,
+    ax: Any = None,
+    level: int = 0,
+    period: Period | None = None,
+    colorbar: bool = True,
+    **kwargs: Any,
+) -> Any:
     """Draw values at the vertices, shaded across each cell; returns the matplotlib artist.
 
     >>> art = plot_vertex_field(mesh, psi, shading="gouraud")
@@ -124,8 +142,9 @@ def plot_vertex_field(mesh: Mesh, values: Any, *, ax: Any = None, level: int = 0
     return art
 
 
-def plot_edge_field(mesh: Mesh, values: Any, *, ax: Any = None, level: int = 0,
-                    colorbar: bool = True, **kwargs: Any) -> Any:
+def plot_edge_field(
+    mesh: Mesh, values: Any, *, ax: Any = None, level: int = 0, colorbar: bool = True, **kwargs: Any
+) -> Any:
     """Draw one coloured dot per edge, at its midpoint; returns the ``PathCollection``.
 
     >>> art = plot_edge_field(mesh, vn, s=4)

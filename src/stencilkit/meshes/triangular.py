@@ -126,12 +126,28 @@ def periodic_triangular_mesh(nx: int, ny: int, *, bounded: bool = False) -> Mesh
 
     # vertices: six edges and six cells counterclockwise, starting at the +x edge
     vi, vj = g.grid("vertex")
-    v2e = np.stack([g.index("h", vi, vj), g.index("d", vi, vj), g.index("v", vi, vj),
-                    g.index("h", vi - 1, vj), g.index("d", vi - 1, vj - 1),
-                    g.index("v", vi, vj - 1)], axis=1)
-    v2c = np.stack([g.cell(vi, vj, 0), g.cell(vi, vj, 1), g.cell(vi - 1, vj, 0),
-                    g.cell(vi - 1, vj - 1, 1), g.cell(vi - 1, vj - 1, 0),
-                    g.cell(vi, vj - 1, 1)], axis=1)
+    v2e = np.stack(
+        [
+            g.index("h", vi, vj),
+            g.index("d", vi, vj),
+            g.index("v", vi, vj),
+            g.index("h", vi - 1, vj),
+            g.index("d", vi - 1, vj - 1),
+            g.index("v", vi, vj - 1),
+        ],
+        axis=1,
+    )
+    v2c = np.stack(
+        [
+            g.cell(vi, vj, 0),
+            g.cell(vi, vj, 1),
+            g.cell(vi - 1, vj, 0),
+            g.cell(vi - 1, vj - 1, 1),
+            g.cell(vi - 1, vj - 1, 0),
+            g.cell(vi, vj - 1, 1),
+        ],
+        axis=1,
+    )
     v2e, v2c = _rotate_missing_last(v2e, v2c)
 
     # boundary edges first (ICON numbers its lateral boundary first)
@@ -164,9 +180,19 @@ def _rotate_missing_last(v2e: _Ints, v2c: _Ints) -> tuple[_Ints, _Ints]:
     return np.take_along_axis(v2e, cols, 1), np.take_along_axis(v2c, cols, 1)
 
 
-def _with_geometry(g: _Grid, dx: float, dy: float, e2c: _Ints, c2e: _Ints, e2v: _Ints,
-                   v2e: _Ints, c2v: _Ints, v2c: _Ints, start: FloatArray,
-                   tangent: FloatArray) -> Mesh:
+def _with_geometry(
+    g: _Grid,
+    dx: float,
+    dy: float,
+    e2c: _Ints,
+    c2e: _Ints,
+    e2v: _Ints,
+    v2e: _Ints,
+    c2v: _Ints,
+    v2c: _Ints,
+    start: FloatArray,
+    tangent: FloatArray,
+) -> Mesh:
     scale = np.array([dx, dy])
     vi, vj = g.grid("vertex")
     qi, qj = g.grid("quad")
@@ -187,8 +213,9 @@ def _with_geometry(g: _Grid, dx: float, dy: float, e2c: _Ints, c2e: _Ints, e2v: 
 
     dual_edge_length = np.einsum("ed,ed->e", towards(e2c[:, 1]) - towards(e2c[:, 0]), normal)
     cell_area = np.full(len(c2e), dx * dy / 2)
-    dual_area = np.bincount(c2v.ravel(), weights=np.repeat(cell_area / 3, 3),
-                            minlength=g.count("vertex"))
+    dual_area = np.bincount(
+        c2v.ravel(), weights=np.repeat(cell_area / 3, 3), minlength=g.count("vertex")
+    )
     c2e_orientation = np.where(e2c[c2e, 0] == np.arange(len(c2e))[:, None], 1.0, -1.0)
     here = np.arange(len(v2e))[:, None]
     ends = e2v[np.maximum(v2e, 0)]
@@ -223,7 +250,6 @@ def _with_geometry(g: _Grid, dx: float, dy: float, e2c: _Ints, c2e: _Ints, e2v: 
         c2e_orientation=_f64(c2e_orientation),
         v2e_orientation=_f64(v2e_orientation),
     )
-
 
 
 def _i32(a: Any) -> IntArray:

@@ -36,15 +36,26 @@ def edge_flux(u: CellField, weight: gtx.Field[gtx.Dims[Edge], gtx.float64]) -> E
 
 
 @gtx.field_operator
-def update(u: CellField, flux: EdgeField, geofac: gtx.Field[gtx.Dims[Cell, C2EDim], gtx.float64],
-           nu: gtx.float64) -> CellField:
+def update(
+    u: CellField,
+    flux: EdgeField,
+    geofac: gtx.Field[gtx.Dims[Cell, C2EDim], gtx.float64],
+    nu: gtx.float64,
+) -> CellField:
     return u + nu * gtx.neighbor_sum(flux(C2E) * geofac, axis=C2EDim)
 
 
 @gtx.program
-def diffusion_step(u: CellField, weight: gtx.Field[gtx.Dims[Edge], gtx.float64],
-                   geofac: gtx.Field[gtx.Dims[Cell, C2EDim], gtx.float64], nu: gtx.float64,
-                   flux: EdgeField, u_new: CellField, n_edges: gtx.int32, n_cells: gtx.int32):
+def diffusion_step(
+    u: CellField,
+    weight: gtx.Field[gtx.Dims[Edge], gtx.float64],
+    geofac: gtx.Field[gtx.Dims[Cell, C2EDim], gtx.float64],
+    nu: gtx.float64,
+    flux: EdgeField,
+    u_new: CellField,
+    n_edges: gtx.int32,
+    n_cells: gtx.int32,
+):
     edge_flux(u, weight, out=flux, domain={Edge: (0, n_edges), K: (0, N_LEVELS)})
     update(u, flux, geofac, nu, out=u_new, domain={Cell: (0, n_cells), K: (0, N_LEVELS)})
 
@@ -79,10 +90,12 @@ def one_process(mesh: Any, steps: int, nu: float, backend: Any) -> np.ndarray[An
 def decomposed(mesh: Any, steps: int, nu: float, backend: Any) -> np.ndarray[Any, Any] | None:
     """The program on this rank's part of the mesh; the whole result on rank 0."""
     step = dist.distribute(diffusion_step.with_backend(backend))
-    layers = step.halos(mesh.offset_provider())["u"].layers       # 2: E2C after C2E
+    layers = step.halos(mesh.offset_provider())["u"].layers  # 2: E2C after C2E
     md = dist.decompose_mesh(mesh, layers=layers)
     weight, geofac = coefficients(mesh)
-    u = dist.scatter(md, [Cell, K], initial(mesh) if md.rank == 0 else None, extra={K: N_LEVELS}, name="u")
+    u = dist.scatter(
+        md, [Cell, K], initial(mesh) if md.rank == 0 else None, extra={K: N_LEVELS}, name="u"
+    )
     u_new = md.zeros([Cell, K], extra={K: N_LEVELS}, name="u_new")
     flux = md.zeros([Edge, K], extra={K: N_LEVELS}, name="flux")
     w = gtx.as_field([Edge], md.local(Edge, weight))
@@ -107,9 +120,11 @@ def main(argv: list[str]) -> int:
     ref = one_process(mesh, steps, nu, backend)
     same = np.array_equal(result, ref)
     size = dist.world().Get_size()
-    print(f"diffusion on a {mesh.n_cells}-cell mesh, {steps} steps, {size} rank{'s' if size > 1 else ''}:"
-          f" {'bitwise identical to one process' if same else 'DIFFERENT from one process'}"
-          f" (max abs difference {float(np.max(np.abs(result - ref))):.1e})")
+    print(
+        f"diffusion on a {mesh.n_cells}-cell mesh, {steps} steps, {size} rank{'s' if size > 1 else ''}:"
+        f" {'bitwise identical to one process' if same else 'DIFFERENT from one process'}"
+        f" (max abs difference {float(np.max(np.abs(result - ref))):.1e})"
+    )
     return 0 if same else 1
 
 

@@ -42,10 +42,14 @@ from .shallow_water import (
 class DistributedShallowWater:
     """The model state decomposed over the ranks of ``comm``: (h, hu, hv) with a one-cell halo."""
 
-    def __init__(self, size: int, backend: Any = None, comm: Any = None, method: str | None = None) -> None:
+    def __init__(
+        self, size: int, backend: Any = None, comm: Any = None, method: str | None = None
+    ) -> None:
         on_gpu = backend is gtx.gpu
         allocator = backend if on_gpu else np
-        self.d = dist.decompose({I: (1, size + 1), J: (1, size + 1)}, periodic=True, comm=comm, gpu=on_gpu)
+        self.d = dist.decompose(
+            {I: (1, size + 1), J: (1, size + 1)}, periodic=True, comm=comm, gpu=on_gpu
+        )
         self.size = size
         self.method = method
         self.dx = self.dy = 1.0 / size
@@ -53,18 +57,36 @@ class DistributedShallowWater:
         speed = float(np.max(np.abs(hu0 / h0) + np.sqrt(GRAVITY * h0)))
         self.dt = CFL * self.dx / speed
         root = self.d.rank == 0
-        self.state = [dist.scatter(self.d, [I, J], q if root else None, halo=1, name=name, allocator=allocator)
-                      for q, name in zip((h0, hu0, hv0), ("h", "hu", "hv"))]
-        self.next = [self.d.zeros([I, J], halo=1, name=f"{n}_new", allocator=allocator) for n in ("h", "hu", "hv")]
-        self.scratch = [self.d.zeros([I, J], halo=1, name=n, allocator=allocator)
-                        for n in ("hx", "hux", "hvx", "hy", "huy", "hvy")]
+        self.state = [
+            dist.scatter(
+                self.d, [I, J], q if root else None, halo=1, name=name, allocator=allocator
+            )
+            for q, name in zip((h0, hu0, hv0), ("h", "hu", "hv"))
+        ]
+        self.next = [
+            self.d.zeros([I, J], halo=1, name=f"{n}_new", allocator=allocator)
+            for n in ("h", "hu", "hv")
+        ]
+        self.scratch = [
+            self.d.zeros([I, J], halo=1, name=n, allocator=allocator)
+            for n in ("hx", "hux", "hvx", "hy", "huy", "hvy")
+        ]
         self._step = dist.distribute(lax_wendroff_step.with_backend(backend))
         ri, rj = self.d.owned_range(I), self.d.owned_range(J)
         self.bounds = (ri.start, ri.stop, rj.start, rj.stop)
 
     def step(self) -> None:
-        self._step(*self.state, *self.scratch, *self.next, GRAVITY, self.dt, self.dx, self.dy,
-                   *self.bounds, offset_provider={})
+        self._step(
+            *self.state,
+            *self.scratch,
+            *self.next,
+            GRAVITY,
+            self.dt,
+            self.dx,
+            self.dy,
+            *self.bounds,
+            offset_provider={},
+        )
         self.d.exchange(*self.next, method=self.method)
         self.state, self.next = self.next, self.state
 
@@ -91,8 +113,14 @@ class DistributedResult:
         return bool(self.bitwise_equal)
 
 
-def run(backend: Any = None, steps: int = 50, size: int = 64, comm: Any = None,
-        method: str | None = None, compare: bool = True) -> DistributedResult:
+def run(
+    backend: Any = None,
+    steps: int = 50,
+    size: int = 64,
+    comm: Any = None,
+    method: str | None = None,
+    compare: bool = True,
+) -> DistributedResult:
     """Run the decomposed model ``steps`` steps; on rank 0 also the one-process model, compared
     bit for bit (``compare=False`` skips it, e.g. for timing)."""
     if isinstance(backend, str):
@@ -115,7 +143,9 @@ def run(backend: Any = None, steps: int = 50, size: int = 64, comm: Any = None,
         ref = one.interior()
         equal = all(np.array_equal(a, b) for a, b in zip(final, ref, strict=True))
         diff = max(float(np.max(np.abs(a - b))) for a, b in zip(final, ref, strict=True))
-    return DistributedResult(name, model.d.size, model.d.grid, steps, size, steps_s, equal, diff, mass)
+    return DistributedResult(
+        name, model.d.size, model.d.grid, steps, size, steps_s, equal, diff, mass
+    )
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -130,12 +160,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         r = run(args.backend, args.steps, args.size, method=args.method)
     if r.bitwise_equal is None:
         return 0
-    print(f"nonlinear shallow water, {r.size}x{r.size} periodic grid, {r.steps} steps, backend {r.backend},"
-          f" {r.ranks} rank{'s' if r.ranks > 1 else ''} (process grid {'x'.join(map(str, r.grid))})")
+    print(
+        f"nonlinear shallow water, {r.size}x{r.size} periodic grid, {r.steps} steps, backend {r.backend},"
+        f" {r.ranks} rank{'s' if r.ranks > 1 else ''} (process grid {'x'.join(map(str, r.grid))})"
+    )
     print(f"  steps            {r.steps_s:.3f} s (halo exchanges included)")
     print(f"  total mass       {r.mass:.12f}")
-    print(f"  vs one process   {'bitwise identical' if r.bitwise_equal else 'DIFFERENT'}"
-          f" (max abs difference {r.max_abs_diff:.1e})")
+    print(
+        f"  vs one process   {'bitwise identical' if r.bitwise_equal else 'DIFFERENT'}"
+        f" (max abs difference {r.max_abs_diff:.1e})"
+    )
     print("check passed" if r.ok else "CHECK FAILED")
     sys.stdout.flush()
     return 0 if r.ok else 1

@@ -77,16 +77,37 @@ def arg_layout(prog: ir.StencilProgram, spec: Specialization, tables: tuple[str,
         if isinstance(p.type, FieldType):
             dims, unit, order = spec.of(p.name)
             n = len(dims)
-            fields.append(FieldSlots(p.name, dims, p.type.dtype, slot, tuple(range(slot + 1, slot + 1 + n)),
-                                     tuple(range(slot + 1 + n, slot + 1 + 2 * n)), unit, order))
+            fields.append(
+                FieldSlots(
+                    p.name,
+                    dims,
+                    p.type.dtype,
+                    slot,
+                    tuple(range(slot + 1, slot + 1 + n)),
+                    tuple(range(slot + 1 + n, slot + 1 + 2 * n)),
+                    unit,
+                    order,
+                )
+            )
             slot += 1 + 2 * n
         elif isinstance(p.type, ScalarType):
             scalars.append(ScalarSlot(p.name, p.type.dtype, slot))
             slot += 1
     for t in tables:
         dims, unit, order = spec.of(t)
-        fields.append(FieldSlots(t, dims, dict(spec.table_dtypes)[t], slot, (slot + 1, slot + 2),
-                                 (slot + 3, slot + 4), unit, order, True))
+        fields.append(
+            FieldSlots(
+                t,
+                dims,
+                dict(spec.table_dtypes)[t],
+                slot,
+                (slot + 1, slot + 2),
+                (slot + 3, slot + 4),
+                unit,
+                order,
+                True,
+            )
+        )
         slot += 5
     bounds = []
     for k in prog.kernels:
@@ -112,5 +133,8 @@ def fits_narrow_index(sigs: Iterable[FieldSignature], domains: Iterable[Iterable
         span = sum(max(abs(o), abs(o + n)) * abs(s) for n, s, o in zip(shape, strides, origin))
         if span >= NARROW_INDEX_LIMIT:
             return False
-    return all(abs(r.start) < NARROW_INDEX_LIMIT and abs(r.stop) < NARROW_INDEX_LIMIT
-               for dom in domains for r in dom)
+    return all(
+        abs(r.start) < NARROW_INDEX_LIMIT and abs(r.stop) < NARROW_INDEX_LIMIT
+        for dom in domains
+        for r in dom
+    )

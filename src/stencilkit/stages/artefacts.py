@@ -71,12 +71,16 @@ class Planned:
                 order = ", ".join(str(f.dims[a]) for a in f.order)
                 unit = f.dims[f.unit_dim] if f.unit_dim is not None else "none"
                 what = "table" if f.is_table else "field"
-                lines.append(f"    {what} {f.name}: {f.dtype}, address in slot {f.ptr},"
-                             f" memory order [{order}], unit stride {unit}")
+                lines.append(
+                    f"    {what} {f.name}: {f.dtype}, address in slot {f.ptr},"
+                    f" memory order [{order}], unit stride {unit}"
+                )
             for s in self.layout.scalars:
                 lines.append(f"    scalar {s.name}: {s.dtype} in slot {s.slot}")
-            lines.append(f"  indices {'fit' if self.spec.narrow_index else 'exceed'} 32 bits,"
-                         f" device {self.spec.device_id}")
+            lines.append(
+                f"  indices {'fit' if self.spec.narrow_index else 'exceed'} 32 bits,"
+                f" device {self.spec.device_id}"
+            )
         return "\n".join(lines)
 
 

@@ -24,17 +24,29 @@ from .inferred import check_temporary_domain, read_domain
 
 #: Builtins allowed in domain bounds, evaluated on integers.
 _BOUND_CALLS: dict[str, Callable[..., int]] = {
-    "minimum": min, "maximum": max, "abs": abs, "neg": lambda a: -a,
-    "floor": lambda a: a, "ceil": lambda a: a, "trunc": lambda a: a,
-    "power": lambda a, b: a ** b, "fmod": lambda a, b: int(np.fmod(a, b)),
+    "minimum": min,
+    "maximum": max,
+    "abs": abs,
+    "neg": lambda a: -a,
+    "floor": lambda a: a,
+    "ceil": lambda a: a,
+    "trunc": lambda a: a,
+    "power": lambda a, b: a**b,
+    "fmod": lambda a, b: int(np.fmod(a, b)),
 }
 _BOUND_OPS: dict[str, Callable[[int, int], int]] = {
-    "+": lambda a, b: a + b, "-": lambda a, b: a - b, "*": lambda a, b: a * b,
-    "//": lambda a, b: a // b if b else 0, "%": lambda a, b: a % b if b else 0, "**": lambda a, b: a ** b,
+    "+": lambda a, b: a + b,
+    "-": lambda a, b: a - b,
+    "*": lambda a, b: a * b,
+    "//": lambda a, b: a // b if b else 0,
+    "%": lambda a, b: a % b if b else 0,
+    "**": lambda a, b: a**b,
 }
 
 
-def _eval_bound(e: ir.Expr, scalars: Mapping[str, Any], fields: Mapping[str, Any] | None = None) -> int:
+def _eval_bound(
+    e: ir.Expr, scalars: Mapping[str, Any], fields: Mapping[str, Any] | None = None
+) -> int:
     """A domain bound's value: integer arithmetic and builtins on literals and scalar
     arguments, and the ends of fields (a sliced ``out=``)."""
     if isinstance(e, ir.Literal):
@@ -42,7 +54,9 @@ def _eval_bound(e: ir.Expr, scalars: Mapping[str, Any], fields: Mapping[str, Any
     if isinstance(e, ir.Ref):
         return int(scalars[e.name])
     if isinstance(e, ir.BinOp) and e.op in _BOUND_OPS:
-        return _BOUND_OPS[e.op](_eval_bound(e.left, scalars, fields), _eval_bound(e.right, scalars, fields))
+        return _BOUND_OPS[e.op](
+            _eval_bound(e.left, scalars, fields), _eval_bound(e.right, scalars, fields)
+        )
     if isinstance(e, ir.UnaryOp) and e.op in ("-", "+"):
         v = _eval_bound(e.operand, scalars, fields)
         return -v if e.op == "-" else v
@@ -54,28 +68,42 @@ def _eval_bound(e: ir.Expr, scalars: Mapping[str, Any], fields: Mapping[str, Any
         return _eval_bound(e.args[0], scalars, fields)
     if isinstance(e, ir.Call) and e.fn in _BOUND_CALLS:
         return int(_BOUND_CALLS[e.fn](*(_eval_bound(a, scalars, fields) for a in e.args)))
-    raise StencilTypeError(f"domain bound {e} is not a simple integer expression of scalar arguments",
-                           hint="use + - * // %, minimum, maximum, abs on integer literals and scalar parameters")
+    raise StencilTypeError(
+        f"domain bound {e} is not a simple integer expression of scalar arguments",
+        hint="use + - * // %, minimum, maximum, abs on integer literals and scalar parameters",
+    )
 
 
-def kernel_domain(k: ir.Kernel, fields: Mapping[str, Any], scalars: Mapping[str, Any]) -> tuple[UnitRange, ...]:
+def kernel_domain(
+    k: ir.Kernel, fields: Mapping[str, Any], scalars: Mapping[str, Any]
+) -> tuple[UnitRange, ...]:
     """The concrete index ranges of ``k``, in the order of ``k.dims``."""
     out = fields[k.outs[0]]
     if not k.domain:
         return tuple(out.domain.range_of(d) for d in k.dims)
-    given = {r.dim: UnitRange(_eval_bound(r.start, scalars, fields), _eval_bound(r.stop, scalars, fields))
-             for r in k.domain}
+    given = {
+        r.dim: UnitRange(
+            _eval_bound(r.start, scalars, fields), _eval_bound(r.stop, scalars, fields)
+        )
+        for r in k.domain
+    }
     extra = [d for d in given if d not in k.dims]
     if extra:
         raise StencilValueError(
             f"{_where(k)}domain= names {', '.join(map(str, extra))}, which the output"
-            f" [{', '.join(map(str, k.dims))}] does not have")
+            f" [{', '.join(map(str, k.dims))}] does not have"
+        )
     # a dimension left out of domain= spans the output's whole range along it, as in gt4py
     return tuple(given[d] if d in given else out.domain.range_of(d) for d in k.dims)
 
 
-def check_kernel_bounds(k: ir.Kernel, dom: tuple[UnitRange, ...], fields: Mapping[str, Any],
-                        tables: Mapping[str, Any], scalars: Mapping[str, Any] | None = None) -> None:
+def check_kernel_bounds(
+    k: ir.Kernel,
+    dom: tuple[UnitRange, ...],
+    fields: Mapping[str, Any],
+    tables: Mapping[str, Any],
+    scalars: Mapping[str, Any] | None = None,
+) -> None:
     """Refuse writes outside an output and reads outside an input, before anything runs."""
     where = dict(zip(k.dims, dom))
     if any(len(r) == 0 for r in dom):
@@ -87,7 +115,9 @@ def check_kernel_bounds(k: ir.Kernel, dom: tuple[UnitRange, ...], fields: Mappin
             if r not in f.domain.range_of(d):
                 raise StencilValueError(
                     f"{_where(k)}the domain {d}: {r} lies outside the output '{name}', whose {d} range"
-                    f" is {f.domain.range_of(d)}", hint="shrink domain= or allocate a larger output field")
+                    f" is {f.domain.range_of(d)}",
+                    hint="shrink domain= or allocate a larger output field",
+                )
     dims_of = {n: tuple(f.domain.dims) for n, f in fields.items() if hasattr(f, "domain")}
     dims_of.update({n: tuple(t.domain.dims) for n, t in tables.items() if hasattr(t, "domain")})
     # reads guarded by concat_where conditions count only where their condition selects them
@@ -96,7 +126,9 @@ def check_kernel_bounds(k: ir.Kernel, dom: tuple[UnitRange, ...], fields: Mappin
         if f is None or not hasattr(f, "domain"):
             continue
         for d, (lo, hi) in ext.offsets.items():
-            dd = d if d in where else flip_staggered(d)  # a staggered read: indexed by the base's loop
+            dd = (
+                d if d in where else flip_staggered(d)
+            )  # a staggered read: indexed by the base's loop
             if dd not in where:
                 continue
             need = UnitRange(where[dd].start + lo, where[dd].stop + hi)
@@ -107,7 +139,8 @@ def check_kernel_bounds(k: ir.Kernel, dom: tuple[UnitRange, ...], fields: Mappin
                     f"{_where(k)}reads {what} '{name}' along {d} over {need} (offsets {lo:+d}..{hi:+d}"
                     f" around the domain {where[dd]}), but '{name}' is defined only on {have}",
                     hint=f"shrink domain= along {d}, or give '{name}' a halo of"
-                    f" {max(0, have.start - need.start)} below and {max(0, need.stop - have.stop)} above")
+                    f" {max(0, have.start - need.start)} below and {max(0, need.stop - have.stop)} above",
+                )
         for d, table_names in ext.indirect.items():
             for t in table_names:
                 _check_table_targets(t, tables[t], name, f, d)
@@ -123,31 +156,39 @@ def _check_table_targets(tname: str, table: Any, fname: str, f: Any, d: Dimensio
     if valid.size and (valid.min() < rng.start or valid.max() >= rng.stop):
         raise StencilValueError(
             f"neighbour table '{tname}' holds indices {valid.min()}..{valid.max()}, but '{fname}' is"
-            f" defined on {d}: {rng}", hint="check that the table matches the mesh of the field")
+            f" defined on {d}: {rng}",
+            hint="check that the table matches the mesh of the field",
+        )
     if skip is None and (data < 0).any():
-        raise StencilValueError(f"neighbour table '{tname}' holds negative indices but no skip_value",
-                                hint="pass skip_value=-1 to as_connectivity")
+        raise StencilValueError(
+            f"neighbour table '{tname}' holds negative indices but no skip_value",
+            hint="pass skip_value=-1 to as_connectivity",
+        )
 
 
 def _where(k: ir.Kernel) -> str:
     return f"{k.where}: in {k.name}(): " if k.where else f"{k.name}(): "
 
 
-def _check_no_missing_neighbours(k: ir.Kernel, where: Mapping[Dimension, UnitRange],
-                                 tables: Mapping[str, Any]) -> None:
+def _check_no_missing_neighbours(
+    k: ir.Kernel, where: Mapping[Dimension, UnitRange], tables: Mapping[str, Any]
+) -> None:
     """A read through one chosen neighbour (``c(E2C[1])``) outside a reduction has no value where
     the table holds its skip value: refuse the call if that happens inside the domain."""
     for value in k.values:
         for x in walk(value):
-            if not (isinstance(x, ir.Lookup) and isinstance(x.neighbor, ir.ConstIndex)
-                    and isinstance(x.source, ir.Pos)):
+            if not (
+                isinstance(x, ir.Lookup)
+                and isinstance(x.neighbor, ir.ConstIndex)
+                and isinstance(x.source, ir.Pos)
+            ):
                 continue
             table = tables[x.table]
             if table.skip_value is None or x.source.dim not in where:
                 continue
             rows = where[x.source.dim].shifted(x.source.offset)
             start = rows.start - table.domain.ranges[0].start
-            column = table.asnumpy()[start:start + len(rows), x.neighbor.value]
+            column = table.asnumpy()[start : start + len(rows), x.neighbor.value]
             missing = (column == table.skip_value).nonzero()[0]
             if missing.size:
                 first = rows.start + int(missing[0])
@@ -156,10 +197,13 @@ def _check_no_missing_neighbours(k: ir.Kernel, where: Mapping[Dimension, UnitRan
                     f" neighbour there (skip value {table.skip_value}) at {missing.size} of the"
                     f" {len(rows)} points of the domain along {x.source.dim}, the first at {first}",
                     hint="restrict domain= to points that have this neighbour, or use a reduction"
-                    " (neighbor_sum, max_over, min_over), which skips missing neighbours")
+                    " (neighbor_sum, max_over, min_over), which skips missing neighbours",
+                )
 
 
-def checked_domains(sprog: ir.StencilProgram, bound: Bound) -> list[tuple[ir.Kernel, tuple[UnitRange, ...]]]:
+def checked_domains(
+    sprog: ir.StencilProgram, bound: Bound
+) -> list[tuple[ir.Kernel, tuple[UnitRange, ...]]]:
     """Each kernel with its concrete domain, after refusing writes and reads out of bounds. A
     kernel without a domain that writes only temporaries runs where later kernels read them."""
     doms: list[tuple[UnitRange, ...]] = []
@@ -167,7 +211,7 @@ def checked_domains(sprog: ir.StencilProgram, bound: Bound) -> list[tuple[ir.Ker
     for i in reversed(range(len(kernels))):
         k = kernels[i]
         if not k.domain and bound.temps and all(o in bound.temps for o in k.outs):
-            later = list(zip(kernels[i + 1:], reversed(doms)))
+            later = list(zip(kernels[i + 1 :], reversed(doms)))
             dom = read_domain(k, later, bound.fields, bound.tables, bound.scalars)
             check_temporary_domain(k, dom, bound.fields)
         else:

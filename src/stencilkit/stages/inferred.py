@@ -14,9 +14,13 @@ from ..ir import nodes as ir
 from ..ir.extents import read_extents
 
 
-def read_domain(k: ir.Kernel, later: Sequence[tuple[ir.Kernel, tuple[UnitRange, ...]]],
-                fields: Mapping[str, Any], tables: Mapping[str, Any],
-                scalars: Mapping[str, Any]) -> tuple[UnitRange, ...]:
+def read_domain(
+    k: ir.Kernel,
+    later: Sequence[tuple[ir.Kernel, tuple[UnitRange, ...]]],
+    fields: Mapping[str, Any],
+    tables: Mapping[str, Any],
+    scalars: Mapping[str, Any],
+) -> tuple[UnitRange, ...]:
     """Where the kernels ``later`` (with their domains) read the outputs of ``k``: the domain of
     a statement writing only temporaries (a scan inside an operator). Reads in a ``concat_where``
     branch count where the branch is selected; shifted reads widen the range."""
@@ -46,7 +50,9 @@ def read_domain(k: ir.Kernel, later: Sequence[tuple[ir.Kernel, tuple[UnitRange, 
     return tuple(UnitRange(lo[d], hi[d]) for d in k.dims)
 
 
-def check_temporary_domain(k: ir.Kernel, dom: tuple[UnitRange, ...], fields: Mapping[str, Any]) -> None:
+def check_temporary_domain(
+    k: ir.Kernel, dom: tuple[UnitRange, ...], fields: Mapping[str, Any]
+) -> None:
     """Refuse a domain beyond the temporaries (allocated like the output that reads them)."""
     if any(len(r) == 0 for r in dom):
         return
@@ -58,4 +64,5 @@ def check_temporary_domain(k: ir.Kernel, dom: tuple[UnitRange, ...], fields: Map
                 f"{where}the result of {k.name} is read along {d} over {r} (shifted reads widen the range),"
                 f" beyond {have[d]}, the range of the output it is computed for",
                 hint="shrink domain= so that the shifted reads stay inside the output's domain, or"
-                " write the scan's result to a field in its own program statement")
+                " write the scan's result to a field in its own program statement",
+            )

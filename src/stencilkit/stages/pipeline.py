@@ -55,8 +55,14 @@ def _facts(program: ir.Program) -> tuple[tuple[ir.Param, ...], tuple[str, ...]]:
 
 
 # ----------------------------------------------------------------------------- 1. bind
-def bind(program: ir.Program, args: Sequence[Any], offset_provider: Mapping[str, Any] | None,
-         target: Target | None = None, *, check_device: bool = True) -> Bound:
+def bind(
+    program: ir.Program,
+    args: Sequence[Any],
+    offset_provider: Mapping[str, Any] | None,
+    target: Target | None = None,
+    *,
+    check_device: bool = True,
+) -> Bound:
     """Check every argument of a call: dimensions, dtypes, scalars, the neighbour tables and,
     for a compiled ``target``, that each field lives where the target runs. ``args``: fields
     in the order of the flattened parameters (temporaries included)."""
@@ -78,7 +84,8 @@ def check_device_of(name: str, target: Target, what: str, sig: FieldSignature) -
         raise StencilTypeError(
             f"{name}(): {what} lives on the {where}, but backend '{target.name}'"
             f" runs on the {'GPU' if want == DeviceType.CUDA else 'host'}",
-            hint="allocate with allocator=<the backend> or move it with field.to(...)")
+            hint="allocate with allocator=<the backend> or move it with field.to(...)",
+        )
     current = getattr(target, "current_device", None)
     if sig.on_gpu and current is not None and sig.device_id != current():
         # Like a CuPy kernel, a program runs on the current CUDA device; handing it another
@@ -88,7 +95,8 @@ def check_device_of(name: str, target: Target, what: str, sig: FieldSignature) -
             f"{name}(): {what} lives on GPU {there}, but the current CUDA device is"
             f" GPU {here}; the gpu backend runs a program on the current device, as CuPy does",
             hint=f"call it under `with cupy.cuda.Device({there}):` (or after cupy.cuda.Device({there}).use()),"
-            f" or move the field with field.to(gtx.Device(gtx.DeviceType.CUDA, {here}))")
+            f" or move the field with field.to(gtx.Device(gtx.DeviceType.CUDA, {here}))",
+        )
 
 
 # ----------------------------------------------------------------------------- 2. lower
@@ -138,12 +146,16 @@ def plan(lowered: Lowered, bound: Bound, target: Target | None) -> Planned:
     return Planned(target.name, sprog, domains, layout, spec, tuple(block))
 
 
-def _specialize(sprog: ir.StencilProgram, bound: Bound, narrow: bool, device: int) -> Specialization:
+def _specialize(
+    sprog: ir.StencilProgram, bound: Bound, narrow: bool, device: int
+) -> Specialization:
     entries = []
     for p in sprog.params:
         if isinstance(p.type, FieldType):
             sig = bound.signature(p.name)
-            entries.append((p.name, p.type.dims, unit_axis(p.type.dims, sig), memory_order(p.type.dims, sig)))
+            entries.append(
+                (p.name, p.type.dims, unit_axis(p.type.dims, sig), memory_order(p.type.dims, sig))
+            )
     table_dtypes = []
     for t, table in bound.tables.items():
         dims = tuple(table.domain.dims)
@@ -205,8 +217,12 @@ class Stages:
     launches: Launches | None = None
 
     def as_text(self) -> str:
-        parts = [("program", str(self.program)), ("bind", self.bound.as_text()), ("lower", self.lowered.as_text()),
-                 ("plan", self.planned.as_text())]
+        parts = [
+            ("program", str(self.program)),
+            ("bind", self.bound.as_text()),
+            ("lower", self.lowered.as_text()),
+            ("plan", self.planned.as_text()),
+        ]
         if self.source is not None:
             parts.append(("generate", self.source.as_text()))
         if self.built is not None:
@@ -219,8 +235,14 @@ class Stages:
         return self.as_text()
 
 
-def run_stages(program: ir.Program, args: Sequence[Any], offset_provider: Mapping[str, Any] | None,
-               target: Target | None, *, check_device: bool = True) -> Stages:
+def run_stages(
+    program: ir.Program,
+    args: Sequence[Any],
+    offset_provider: Mapping[str, Any] | None,
+    target: Target | None,
+    *,
+    check_device: bool = True,
+) -> Stages:
     """The whole pipeline for one call signature; the embedded backend (``target=None``) stops
     after ``plan``."""
     bound = bind(program, args, offset_provider, target, check_device=check_device)
@@ -242,7 +264,9 @@ def argument_block(planned: Planned, bound: Bound) -> np.ndarray:
     block = planned.new_block()
     floats = block.view(np.float64)
     for f in planned.layout.fields:
-        block[f.ptr] = (bound.fields[f.name] if f.name in bound.fields else bound.tables[f.name])._ptr
+        block[f.ptr] = (
+            bound.fields[f.name] if f.name in bound.fields else bound.tables[f.name]
+        )._ptr
     for s in planned.layout.scalars:
         if s.dtype.startswith("float"):
             floats[s.slot] = float(bound.scalars[s.name])

@@ -101,15 +101,20 @@ C_ORDER: Final = LayoutScheme("c-contiguous", None, alignment=64, padding=False)
 #: Horizontal axis unit-stride, 128-byte alignment and padded rows: the CUDA default for fields
 #: with several horizontal axes (Cartesian [I, J, K]), so that every vertical level of a field
 #: starts on a 128-byte boundary.
-HORIZONTAL_FIRST: Final = LayoutScheme("horizontal-contiguous", (_H, _V, _L), alignment=128, padding=True)
+HORIZONTAL_FIRST: Final = LayoutScheme(
+    "horizontal-contiguous", (_H, _V, _L), alignment=128, padding=True
+)
 
 #: Vertical axis unit-stride (K-contiguous columns), 128-byte alignment, columns padded to a
 #: 32-byte sector (80 float64 levels: no padding; 65: 68).
-VERTICAL_FIRST: Final = LayoutScheme("vertical-contiguous", (_V, _L, _H), alignment=128, padding=True,
-                                     pad_bytes=32)
+VERTICAL_FIRST: Final = LayoutScheme(
+    "vertical-contiguous", (_V, _L, _H), alignment=128, padding=True, pad_bytes=32
+)
 
 #: Every named scheme, by name (what ``layout=`` accepts as a string).
-SCHEMES: Final[dict[str, LayoutScheme]] = {s.name: s for s in (C_ORDER, HORIZONTAL_FIRST, VERTICAL_FIRST)}
+SCHEMES: Final[dict[str, LayoutScheme]] = {
+    s.name: s for s in (C_ORDER, HORIZONTAL_FIRST, VERTICAL_FIRST)
+}
 
 #: The scheme used on each device type: the one table that decides layouts (see COLUMN_SCHEMES).
 DEVICE_SCHEMES: Final[dict[DeviceType, LayoutScheme]] = {
@@ -163,14 +168,20 @@ def resolve_layout(layout: LayoutScheme | Layout | str, kinds: Sequence[Dimensio
     :class:`LayoutScheme` or a :class:`Layout` of the right rank."""
     if isinstance(layout, str):
         if layout not in SCHEMES:
-            raise StencilValueError(f"unknown layout {layout!r}",
-                                    hint="use one of " + ", ".join(repr(n) for n in SCHEMES))
+            raise StencilValueError(
+                f"unknown layout {layout!r}",
+                hint="use one of " + ", ".join(repr(n) for n in SCHEMES),
+            )
         layout = SCHEMES[layout]
     if isinstance(layout, LayoutScheme):
         return layout.layout(tuple(kinds))
     if isinstance(layout, Layout):
         if layout.ndim != len(kinds):
-            raise StencilValueError(f"layout {layout} is for {layout.ndim} axes but the field has {len(kinds)}")
+            raise StencilValueError(
+                f"layout {layout} is for {layout.ndim} axes but the field has {len(kinds)}"
+            )
         return layout
-    raise StencilValueError(f"layout= must be a scheme name, a LayoutScheme or a Layout, got {layout!r}",
-                            hint="e.g. layout='vertical-contiguous'")
+    raise StencilValueError(
+        f"layout= must be a scheme name, a LayoutScheme or a Layout, got {layout!r}",
+        hint="e.g. layout='vertical-contiguous'",
+    )

@@ -63,7 +63,9 @@ def entry_dir(key: str) -> Path:
     return require("STENCILKIT_CACHE_DIR").cache_dir / key[:2] / key
 
 
-def get_or_build(key: str, build: Callable[[Path], None], meta: dict[str, str] | None = None) -> CacheEntry:
+def get_or_build(
+    key: str, build: Callable[[Path], None], meta: dict[str, str] | None = None
+) -> CacheEntry:
     """The cache entry ``key``; if absent or corrupted, ``build(tmpdir)`` writes its files first."""
     final = entry_dir(key)
     if _valid(final):

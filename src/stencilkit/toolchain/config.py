@@ -41,7 +41,9 @@ class Config:
     cuda_compiler: str  # "nvrtc" or "nvcc"
     cuda_home: str | None
     keep_going_without_openmp: bool
-    sanitize: tuple[str, ...] = ()  # e.g. ("address", "undefined"): sanitizer builds of the cpu backend
+    sanitize: tuple[
+        str, ...
+    ] = ()  # e.g. ("address", "undefined"): sanitizer builds of the cpu backend
     num_threads: int = 0  # 0: OpenMP's default (OMP_NUM_THREADS, else one per core)
     parallel_min_work: int = PARALLEL_MIN_WORK
     log: str = "off"
@@ -71,8 +73,10 @@ def _sanitize(value: str) -> tuple[str, ...]:
     names = tuple(s.strip().lower() for s in value.split(",") if s.strip())
     unknown = [s for s in names if s not in SANITIZERS]
     if unknown:
-        raise ValueError(f"unknown sanitizer(s) {', '.join(unknown)}; use a comma-separated list of"
-                         f" {', '.join(SANITIZERS)}")
+        raise ValueError(
+            f"unknown sanitizer(s) {', '.join(unknown)}; use a comma-separated list of"
+            f" {', '.join(SANITIZERS)}"
+        )
     return names
 
 
@@ -130,9 +134,11 @@ def config() -> Config:
     undefined, leak, thread), ``STENCILKIT_NUM_THREADS``, ``STENCILKIT_PARALLEL_MIN_WORK``,
     ``STENCILKIT_LOG`` (off|error|warning|info|debug). Never raises: see :func:`require`."""
     env = os.environ
-    values: dict[str, Any] = {"cxx": env.get("CXX") or None,
-                              "cuda_home": env.get("CUDA_HOME") or env.get("CUDA_PATH") or None,
-                              "keep_going_without_openmp": True}
+    values: dict[str, Any] = {
+        "cxx": env.get("CXX") or None,
+        "cuda_home": env.get("CUDA_HOME") or env.get("CUDA_PATH") or None,
+        "keep_going_without_openmp": True,
+    }
     problems: dict[str, ConfigurationError] = {}
     for name, (attr, parse) in VARIABLES.items():
         if name not in env:

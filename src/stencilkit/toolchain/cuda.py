@@ -27,8 +27,13 @@ class CudaCompiler:
     version: str
 
     def key_parts(self, arch: str) -> list[tuple[str, str]]:
-        return [("cuda-compiler", self.kind), ("cuda-compiler-path", self.path),
-                ("cuda-version", self.version), ("cuda-flags", " ".join(FLAGS)), ("arch", arch)]
+        return [
+            ("cuda-compiler", self.kind),
+            ("cuda-compiler-path", self.path),
+            ("cuda-version", self.version),
+            ("cuda-flags", " ".join(FLAGS)),
+            ("arch", arch),
+        ]
 
 
 @cache
@@ -42,7 +47,9 @@ def find_cuda_compiler(kind: str | None = None) -> CudaCompiler:
         try:
             from cuda.bindings import nvrtc
 
-            status, major, minor = nvrtc.nvrtcVersion()  # loads libnvrtc: the first place it can fail
+            status, major, minor = (
+                nvrtc.nvrtcVersion()
+            )  # loads libnvrtc: the first place it can fail
         except Exception as err:  # ImportError, DynamicLibNotFoundError (a RuntimeError), OSError
             raise explain(err, "compiling CUDA with NVRTC") from err
         _check_nvrtc(status, "nvrtcVersion")
@@ -70,7 +77,8 @@ def _find_nvcc() -> str:
             return c
     raise BackendUnavailableError(
         "nvcc was not found (looked in $CUDA_HOME/bin, $PATH, the nvidia-cuda-nvcc wheel, /usr/local/cuda)",
-        hint="install the CUDA toolkit and set CUDA_HOME, or use the default NVRTC compiler")
+        hint="install the CUDA toolkit and set CUDA_HOME, or use the default NVRTC compiler",
+    )
 
 
 def _check_nvrtc(err: object, what: str) -> None:
@@ -84,11 +92,25 @@ def compile_cubin(source: str, arch: str, out_dir: Path, name: str, compiler: Cu
     src.write_text(source)
     cubin = out_dir / f"{name}.cubin"
     if compiler.kind == "nvcc":
-        cmd = [compiler.path, "-cubin", f"-arch=sm_{arch}", "-O3", *FLAGS, str(src), "-o", str(cubin)]
+        cmd = [
+            compiler.path,
+            "-cubin",
+            f"-arch=sm_{arch}",
+            "-O3",
+            *FLAGS,
+            str(src),
+            "-o",
+            str(cubin),
+        ]
         with timed(_log, f"nvcc build of {name}.cu ({source.count(chr(10))} lines, sm_{arch})"):
             r = subprocess.run(cmd, capture_output=True, text=True, check=False)
         if r.returncode != 0:
-            raise BuildError("the CUDA build (nvcc) of a stencilkit program failed", cmd, r.stderr, _keep(source, name))
+            raise BuildError(
+                "the CUDA build (nvcc) of a stencilkit program failed",
+                cmd,
+                r.stderr,
+                _keep(source, name),
+            )
         return cubin
     from cuda.bindings import nvrtc
 
@@ -104,9 +126,12 @@ def compile_cubin(source: str, arch: str, out_dir: Path, name: str, compiler: Cu
             # object, and NVRTC writing into it would corrupt every b" " in the process.
             log = bytearray(size)
             nvrtc.nvrtcGetProgramLog(prog, log)
-            raise BuildError("the CUDA build (NVRTC) of a stencilkit program failed",
-                             ["nvrtc", *(o.decode() for o in opts)], log.decode(errors="replace").rstrip("\x00"),
-                             _keep(source, name))
+            raise BuildError(
+                "the CUDA build (NVRTC) of a stencilkit program failed",
+                ["nvrtc", *(o.decode() for o in opts)],
+                log.decode(errors="replace").rstrip("\x00"),
+                _keep(source, name),
+            )
         err, size = nvrtc.nvrtcGetCUBINSize(prog)
         _check_nvrtc(err, "nvrtcGetCUBINSize")
         data = bytearray(size)

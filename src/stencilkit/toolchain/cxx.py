@@ -29,8 +29,12 @@ class CxxCompiler:
     openmp: bool
 
     def key_parts(self) -> list[tuple[str, str]]:
-        return [("cxx", self.path), ("cxx-version", self.version), ("cxx-flags", " ".join(self.flags)),
-                ("machine", _cpu_identity())]
+        return [
+            ("cxx", self.path),
+            ("cxx-version", self.version),
+            ("cxx-flags", " ".join(self.flags)),
+            ("machine", _cpu_identity()),
+        ]
 
 
 def _cpu_identity() -> str:
@@ -64,8 +68,12 @@ def find_cxx() -> CxxCompiler:
         known = _read_record(record, path)
         if known is not None:
             _warn_if_serial(known)
-            return CxxCompiler(path, known.version, known.flags + sanitizer_flags() + cfg.cxxflags, known.openmp)
-        version = subprocess.run([path, "--version"], capture_output=True, text=True, check=False).stdout.splitlines()
+            return CxxCompiler(
+                path, known.version, known.flags + sanitizer_flags() + cfg.cxxflags, known.openmp
+            )
+        version = subprocess.run(
+            [path, "--version"], capture_output=True, text=True, check=False
+        ).stdout.splitlines()
         base = ("-std=c++17", "-O3", "-march=native", "-fPIC", "-shared", "-fno-math-errno")
         openmp = _probe(path, (*base, "-fopenmp"))
         flags = (*base, "-fopenmp") if openmp else base
@@ -76,7 +84,8 @@ def find_cxx() -> CxxCompiler:
     wanted = f"$CXX={cfg.cxx}" if cfg.cxx else "g++, clang++ or c++"
     raise BackendUnavailableError(
         f"no C++ compiler found (looked for {wanted}) for the cpu backend",
-        hint="install one (Debian/Ubuntu: apt-get install g++; conda: conda install gxx) or set CXX")
+        hint="install one (Debian/Ubuntu: apt-get install g++; conda: conda install gxx) or set CXX",
+    )
 
 
 def _warn_if_serial(found: CxxCompiler) -> None:
@@ -84,7 +93,10 @@ def _warn_if_serial(found: CxxCompiler) -> None:
         _toolchain_log.warning(
             "%s (%s) cannot build OpenMP code (-fopenmp failed): the cpu backend runs on one thread."
             " Install OpenMP support (Debian/Ubuntu: libgomp1 with g++; clang: libomp-dev) and run"
-            " `stencilkit cache clear`.", found.path, found.version)
+            " `stencilkit cache clear`.",
+            found.path,
+            found.version,
+        )
 
 
 def sanitizer_flags() -> tuple[str, ...]:
@@ -94,7 +106,12 @@ def sanitizer_flags() -> tuple[str, ...]:
     sanitize = require("STENCILKIT_SANITIZE").sanitize
     if not sanitize:
         return ()
-    return (f"-fsanitize={','.join(sanitize)}", "-fno-omit-frame-pointer", "-fno-sanitize-recover=all", "-g")
+    return (
+        f"-fsanitize={','.join(sanitize)}",
+        "-fno-omit-frame-pointer",
+        "-fno-sanitize-recover=all",
+        "-g",
+    )
 
 
 def _record_path(path: str) -> Path | None:
@@ -103,7 +120,11 @@ def _record_path(path: str) -> Path | None:
     except OSError:
         return None
     ident = f"{os.path.realpath(path)}|{st.st_size}|{st.st_mtime_ns}|{platform.machine()}"
-    return config().cache_dir / "toolchain" / f"cxx-{hashlib.sha256(ident.encode()).hexdigest()[:24]}.json"
+    return (
+        config().cache_dir
+        / "toolchain"
+        / f"cxx-{hashlib.sha256(ident.encode()).hexdigest()[:24]}.json"
+    )
 
 
 def _read_record(record: Path | None, path: str) -> CxxCompiler | None:
@@ -111,7 +132,9 @@ def _read_record(record: Path | None, path: str) -> CxxCompiler | None:
         return None
     try:
         data = json.loads(record.read_text())
-        return CxxCompiler(path, str(data["version"]), tuple(str(f) for f in data["flags"]), bool(data["openmp"]))
+        return CxxCompiler(
+            path, str(data["version"]), tuple(str(f) for f in data["flags"]), bool(data["openmp"])
+        )
     except (OSError, ValueError, KeyError, TypeError):
         return None
 
@@ -124,7 +147,9 @@ def _write_record(record: Path | None, found: CxxCompiler) -> None:
         record.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(dir=record.parent, prefix=".cxx-")
         with os.fdopen(fd, "w") as f:
-            json.dump({"version": found.version, "flags": list(found.flags), "openmp": found.openmp}, f)
+            json.dump(
+                {"version": found.version, "flags": list(found.flags), "openmp": found.openmp}, f
+            )
         os.replace(tmp, record)
     except OSError:
         pass
@@ -134,8 +159,11 @@ def _probe(path: str, flags: tuple[str, ...]) -> bool:
     with tempfile.TemporaryDirectory() as d:
         src = Path(d) / "probe.cpp"
         src.write_text('#include <omp.h>\nextern "C" int f() { return omp_get_max_threads(); }\n')
-        r = subprocess.run([path, *flags, str(src), "-o", str(Path(d) / "probe.so")],
-                           capture_output=True, check=False)
+        r = subprocess.run(
+            [path, *flags, str(src), "-o", str(Path(d) / "probe.so")],
+            capture_output=True,
+            check=False,
+        )
         return r.returncode == 0
 
 
@@ -161,7 +189,9 @@ def build_shared_library(source: str, out_dir: Path, name: str) -> Path:
     src.write_text(source)
     lib = out_dir / f"{name}.so"
     cmd = [cxx.path, *build_flags(cxx.flags, source), str(src), "-o", str(lib)]
-    with timed(_log, f"C++ build of {name}.so ({source.count(chr(10))} lines, entry {out_dir.name[1:13]})"):
+    with timed(
+        _log, f"C++ build of {name}.so ({source.count(chr(10))} lines, entry {out_dir.name[1:13]})"
+    ):
         r = subprocess.run(cmd, capture_output=True, text=True, check=False)
     if r.returncode != 0:
         kept = Path(tempfile.mkdtemp(prefix="stencilkit-failed-")) / src.name

@@ -1,4 +1,5 @@
 """gt4py-style stencils, written as icon4py writes them (imports through the alias)."""
+
 import gt4py.next as gtx
 from gt4py.next import neighbor_sum
 
@@ -11,10 +12,21 @@ def _grad(psi: CellKField, inv_len: EdgeField) -> EdgeKField:
 
 
 @gtx.program(grid_type="unstructured")
-def grad(psi: CellKField, inv_len: EdgeField, out: EdgeKField, horizontal_start: gtx.int32,
-         horizontal_end: gtx.int32, vertical_start: gtx.int32, vertical_end: gtx.int32):
-    _grad(psi, inv_len, out=out, domain={EdgeDim: (horizontal_start, horizontal_end),
-                                         KDim: (vertical_start, vertical_end)})
+def grad(
+    psi: CellKField,
+    inv_len: EdgeField,
+    out: EdgeKField,
+    horizontal_start: gtx.int32,
+    horizontal_end: gtx.int32,
+    vertical_start: gtx.int32,
+    vertical_end: gtx.int32,
+):
+    _grad(
+        psi,
+        inv_len,
+        out=out,
+        domain={EdgeDim: (horizontal_start, horizontal_end), KDim: (vertical_start, vertical_end)},
+    )
 
 
 @gtx.field_operator

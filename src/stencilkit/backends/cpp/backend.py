@@ -53,14 +53,18 @@ class CppTarget:
     def build(self, source: Source) -> Built:
         sprog = source.planned.sprog
         key = cache_key([("ir", str(sprog)), ("source", source.text), *find_cxx().key_parts()])
-        entry = get_or_build(key, lambda d: _build(d, source.text, sprog), {"program": sprog.name, "target": "cpu"})
+        entry = get_or_build(
+            key, lambda d: _build(d, source.text, sprog), {"program": sprog.name, "target": "cpu"}
+        )
         return Built(source, key, entry.path, entry.built, BINARY)
 
     def load(self, built: Built) -> LoadedLibrary:
         hit = _LOADED.get(built.key)
         if hit is not None:
             return hit
-        lib = load_library(built.path / BINARY)  # bound to the thread settings (toolchain/threads.py)
+        lib = load_library(
+            built.path / BINARY
+        )  # bound to the thread settings (toolchain/threads.py)
         fn = getattr(lib, ENTRY)
         fn.argtypes = [ctypes.c_void_p]
         fn.restype = ctypes.c_int

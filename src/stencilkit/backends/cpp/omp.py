@@ -59,7 +59,12 @@ def points_expr(k: ir.Kernel, ki: int) -> str:
 
 def parallel_for(k: ir.Kernel, ki: int, collapse: int, simd: bool) -> str:
     """The ``#pragma omp parallel for`` line of kernel ``ki``, with its size test and thread count."""
-    head = f"#pragma omp parallel for collapse({collapse})" if collapse > 1 else \
-        f"#pragma omp parallel for{' simd' if simd else ''}"
-    return (f"  {head} schedule(static) if(sk_parallel({points_expr(k, ki)}, {point_cost(k)}))"
-            " num_threads(sk_threads())")
+    head = (
+        f"#pragma omp parallel for collapse({collapse})"
+        if collapse > 1
+        else f"#pragma omp parallel for{' simd' if simd else ''}"
+    )
+    return (
+        f"  {head} schedule(static) if(sk_parallel({points_expr(k, ki)}, {point_cost(k)}))"
+        " num_threads(sk_threads())"
+    )

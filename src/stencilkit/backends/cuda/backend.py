@@ -53,8 +53,14 @@ class LoadedCuda:
         return found if found is not None else self.variant_module().functions[name]
 
     def bind(self, launches: Launches, block: np.ndarray) -> Callable[[], None]:
-        return CudaCall(self.built.source.planned.sprog.name, self.device_id,
-                        tuple((Launcher(self.function(kl.name), block), kl.grid, kl.block) for kl in launches.kernels))
+        return CudaCall(
+            self.built.source.planned.sprog.name,
+            self.device_id,
+            tuple(
+                (Launcher(self.function(kl.name), block), kl.grid, kl.block)
+                for kl in launches.kernels
+            ),
+        )
 
 
 class CudaCall:
@@ -63,8 +69,12 @@ class CudaCall:
 
     __slots__ = ("device_id", "get_device", "get_stream", "launches", "name")
 
-    def __init__(self, name: str, device_id: int,
-                 launches: tuple[tuple[Launcher, tuple[int, int, int], tuple[int, int, int]], ...]) -> None:
+    def __init__(
+        self,
+        name: str,
+        device_id: int,
+        launches: tuple[tuple[Launcher, tuple[int, int, int], tuple[int, int, int]], ...],
+    ) -> None:
         cp = cupy()
         self.name = name
         self.device_id = device_id
@@ -85,7 +95,8 @@ class CudaCall:
         raise StencilValueError(
             f"{self.name}(): the fields of this call live on GPU {there}, but the current CUDA"
             f" device is GPU {here}; the gpu backend runs a program on the current device, as CuPy does",
-            hint=f"call it under `with cupy.cuda.Device({there}):` (or after cupy.cuda.Device({there}).use())")
+            hint=f"call it under `with cupy.cuda.Device({there}):` (or after cupy.cuda.Device({there}).use())",
+        )
 
 
 def refuse_during_capture(name: str) -> None:
@@ -96,7 +107,8 @@ def refuse_during_capture(name: str) -> None:
         raise StencilValueError(
             f"{name}() is called for the first time with these arguments inside a CUDA graph capture;"
             " its first call compiles and tunes kernels, which a capture cannot record",
-            hint="call the program once with the same arguments before capturing (or program.compile(...) it)")
+            hint="call the program once with the same arguments before capturing (or program.compile(...) it)",
+        )
 
 
 class CudaTarget:
@@ -141,14 +153,19 @@ class CudaTarget:
 
     def load_module(self, built: Built) -> Module:
         planned = built.source.planned
-        names = [kernel_name(planned.sprog, i, v) for i, k in enumerate(planned.sprog.kernels)
-                 for v in (chunk_variants(k, planned.layout) if built.source.variants else (PLAIN,))]  # type: ignore[arg-type]
+        names = [
+            kernel_name(planned.sprog, i, v)
+            for i, k in enumerate(planned.sprog.kernels)
+            for v in (chunk_variants(k, planned.layout) if built.source.variants else (PLAIN,))  # type: ignore[arg-type]
+        ]
         device = planned.spec.device_id if planned.spec is not None else self.device_id
         return Module((built.path / BINARY).read_bytes(), names, device)
 
     def load(self, built: Built) -> LoadedCuda:
         planned = built.source.planned
-        refuse_during_capture(planned.sprog.name)  # loading a module is not allowed during a capture
+        refuse_during_capture(
+            planned.sprog.name
+        )  # loading a module is not allowed during a capture
         device = planned.spec.device_id if planned.spec is not None else self.device_id
         hit = self._loaded.get((built.key, device))
         if hit is not None:
@@ -183,17 +200,33 @@ class CudaTarget:
             if search and not timing:
                 timing.extend(_timing_block(planned, bound))
             block = timing[0] if timing else planned.new_block()
-            launchers = {v: Launcher(loaded.function(kernel_name(sprog, ki, v)), block) for v in variants}
+            launchers = {
+                v: Launcher(loaded.function(kernel_name(sprog, ki, v)), block) for v in variants
+            }
             tables = ""
             if search:
-                tables = table_fingerprint(block, [(f.ptr, bound.signature(f.name)) for f in layout.fields
-                                                   if f.is_table])
+                tables = table_fingerprint(
+                    block, [(f.ptr, bound.signature(f.name)) for f in layout.fields if f.is_table]
+                )
             limits = grid.device_limits(loaded.device_id)
-            variant, shape = choose_blocks(k, extents, launchers, stream, loaded.built.path,
-                                           device_name(loaded.device_id), tables,
-                                           grid.slowest_bounds(k, layout, ki), limits)
-            result.append(KernelLaunch(kernel_name(sprog, ki, variant),
-                                       grid.grid_for(extents, shape, variant.chunk, limits), shape))
+            variant, shape = choose_blocks(
+                k,
+                extents,
+                launchers,
+                stream,
+                loaded.built.path,
+                device_name(loaded.device_id),
+                tables,
+                grid.slowest_bounds(k, layout, ki),
+                limits,
+            )
+            result.append(
+                KernelLaunch(
+                    kernel_name(sprog, ki, variant),
+                    grid.grid_for(extents, shape, variant.chunk, limits),
+                    shape,
+                )
+            )
         return Launches(self.name, tuple(result))
 
 
@@ -212,5 +245,3 @@ def _timing_block(planned: Planned, bound: Bound) -> tuple[np.ndarray, list[Any]
             scratch.append(mem)
             block[f.ptr] = int(mem.data.ptr) - lo
     return block, scratch
-
-

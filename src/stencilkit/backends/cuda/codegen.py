@@ -90,33 +90,48 @@ def _block_coords(ext_y: str, ext_z: str, has_z: bool) -> list[str]:
     device's limits: the y and z blocks are then numbered linearly over grid y and z. A kernel
     sees it from its grid (fewer threads along y or z than steps) and unfolds; a grid that fits
     costs one uniform comparison."""
-    lines = ["  unsigned by_ = blockIdx.y, bz_ = blockIdx.z;",
-             f"  if ((int64_t)gridDim.y * blockDim.y < (int64_t){ext_y}"
-             + (f" || (int64_t)gridDim.z * blockDim.z < (int64_t){ext_z}" if has_z else "") + ") {",
-             f"    const uint64_t nby = ((uint64_t){ext_y} + blockDim.y - 1) / blockDim.y;",
-             "    const uint64_t lin = blockIdx.y + (uint64_t)gridDim.y * blockIdx.z;",
-             "    by_ = (unsigned)(lin % nby); bz_ = (unsigned)(lin / nby);",
-             # blocks past the last needed one (a folded grid is rounded up) would repeat blocks
-             # of z = 0 in a kernel without z; with z, the bounds check of z stops them
-             *([] if has_z else ["    if (bz_ != 0) return;"]),
-             "  }"]
+    lines = [
+        "  unsigned by_ = blockIdx.y, bz_ = blockIdx.z;",
+        f"  if ((int64_t)gridDim.y * blockDim.y < (int64_t){ext_y}"
+        + (f" || (int64_t)gridDim.z * blockDim.z < (int64_t){ext_z}" if has_z else "")
+        + ") {",
+        f"    const uint64_t nby = ((uint64_t){ext_y} + blockDim.y - 1) / blockDim.y;",
+        "    const uint64_t lin = blockIdx.y + (uint64_t)gridDim.y * blockIdx.z;",
+        "    by_ = (unsigned)(lin % nby); bz_ = (unsigned)(lin / nby);",
+        # blocks past the last needed one (a folded grid is rounded up) would repeat blocks
+        # of z = 0 in a kernel without z; with z, the bounds check of z stops them
+        *([] if has_z else ["    if (bz_ != 0) return;"]),
+        "  }",
+    ]
     return lines
 
 
-def _kernel(prog: ir.StencilProgram, k: ir.Kernel, ki: int, layout: ArgLayout, written: set[str],
-            variant: Variant = PLAIN) -> list[str]:
+def _kernel(
+    prog: ir.StencilProgram,
+    k: ir.Kernel,
+    ki: int,
+    layout: ArgLayout,
+    written: set[str],
+    variant: Variant = PLAIN,
+) -> list[str]:
     bounds = layout.bounds[ki]
     chunk = variant.chunk
-    lines = [f'extern "C" __global__ void {kernel_name(prog, ki, variant)}(const SkArgs args) {{',
-             "  const int64_t* a = args.v;"]
+    lines = [
+        f'extern "C" __global__ void {kernel_name(prog, ki, variant)}(const SkArgs args) {{',
+        "  const int64_t* a = args.v;",
+    ]
     # only the fields this kernel touches are unpacked; the compiler drops the rest anyway
     lines += ["  " + s for s in unpack_args(layout, written)]
     for i, d in enumerate(k.dims):
-        lines.append(f"  const sk_idx {d.value}_lo{ki} = a[{bounds[2 * i]}], {d.value}_hi{ki} = a[{bounds[2 * i + 1]}];")
+        lines.append(
+            f"  const sk_idx {d.value}_lo{ki} = a[{bounds[2 * i]}], {d.value}_hi{ki} = a[{bounds[2 * i + 1]}];"
+        )
     gdims = grid_dims(k, layout)
     emit = ExprEmitter(CUDA_TARGET, layout, {d.value: f"i_{d.value}" for d in k.dims})
     if not gdims:  # nothing parallel (a 0-d output, a scan over one dimension): one thread works
-        lines.append("  if (threadIdx.x + threadIdx.y + threadIdx.z + blockIdx.x + blockIdx.y + blockIdx.z != 0) return;")
+        lines.append(
+            "  if (threadIdx.x + threadIdx.y + threadIdx.z + blockIdx.x + blockIdx.y + blockIdx.z != 0) return;"
+        )
         lines += _body(k, ki, emit, layout, "  ", variant)
         return [*lines, "}"]
     ext = {d: f"({d.value}_hi{ki} - {d.value}_lo{ki})" for d in gdims}
@@ -134,27 +149,37 @@ def _kernel(prog: ir.StencilProgram, k: ir.Kernel, ki: int, layout: ArgLayout, w
     if align > 1:
         out = layout.field(k.outs[0])
         start = f"({start} - ((({start} - a[{out.origins[out.unit_dim]}]) % {align} + {align}) % {align}))"  # type: ignore[index]
-    lines.append(f"  const sk_idx i_{x} = {start} + (sk_idx)((sk_idx)blockIdx.x * blockDim.x + threadIdx.x);")
+    lines.append(
+        f"  const sk_idx i_{x} = {start} + (sk_idx)((sk_idx)blockIdx.x * blockDim.x + threadIdx.x);"
+    )
     lines.append(f"  if (i_{x} < {x}_lo{ki} || i_{x} >= {x}_hi{ki}) return;")
     if len(gdims) > 1 and gdims[1] != cdim:
         y = gdims[1].value
-        lines.append(f"  const sk_idx i_{y} = {y}_lo{ki} + (sk_idx)((sk_idx)by_ * blockDim.y + threadIdx.y);")
+        lines.append(
+            f"  const sk_idx i_{y} = {y}_lo{ki} + (sk_idx)((sk_idx)by_ * blockDim.y + threadIdx.y);"
+        )
         lines.append(f"  if (i_{y} >= {y}_hi{ki}) return;")
     if len(gdims) == 3 and gdims[2] != cdim:
         z = gdims[2].value
-        lines.append(f"  const sk_idx i_{z} = {z}_lo{ki} + (sk_idx)((sk_idx)bz_ * blockDim.z + threadIdx.z);")
+        lines.append(
+            f"  const sk_idx i_{z} = {z}_lo{ki} + (sk_idx)((sk_idx)bz_ * blockDim.z + threadIdx.z);"
+        )
         lines.append(f"  if (i_{z} >= {z}_hi{ki}) return;")
     elif len(gdims) > 3:
         lines.append("  int64_t r_z = (int64_t)bz_ * blockDim.z + threadIdx.z;")
         for d in gdims[2:]:
             n = ext[d]
-            lines.append(f"  const sk_idx i_{d.value} = {d.value}_lo{ki} + (sk_idx)(r_z % {n}); r_z /= {n};")
+            lines.append(
+                f"  const sk_idx i_{d.value} = {d.value}_lo{ki} + (sk_idx)(r_z % {n}); r_z /= {n};"
+            )
         lines.append("  if (r_z > 0) return;")
     if cdim is None:
         lines += _body(k, ki, emit, layout, "  ", variant)
         return [*lines, "}"]
     c, cax = cdim.value, "yz"[len(gdims) - 2]
-    lines.append(f"  const sk_idx z0 = {c}_lo{ki} + (sk_idx)((sk_idx){block[cax]} * blockDim.{cax} + threadIdx.{cax}) * {chunk};")
+    lines.append(
+        f"  const sk_idx z0 = {c}_lo{ki} + (sk_idx)((sk_idx){block[cax]} * blockDim.{cax} + threadIdx.{cax}) * {chunk};"
+    )
     lines.append(f"  if (z0 + {chunk} <= {c}_hi{ki}) {{")
     lines.append("    #pragma unroll")
     lines.append(f"    for (int c = 0; c < {chunk}; ++c) {{")
@@ -169,21 +194,29 @@ def _kernel(prog: ir.StencilProgram, k: ir.Kernel, ki: int, layout: ArgLayout, w
     return [*lines, "}"]
 
 
-def _body(k: ir.Kernel, ki: int, emit: ExprEmitter, layout: ArgLayout, pad: str, variant: Variant) -> list[str]:
+def _body(
+    k: ir.Kernel, ki: int, emit: ExprEmitter, layout: ArgLayout, pad: str, variant: Variant
+) -> list[str]:
     if k.scan is None:
         return emit_stores(k, emit, layout, pad, variant.store)
     return emit_scan_loop(k, ki, emit, layout, pad, SCAN_UNROLL)
 
 
 @deep
-def generate_cuda(prog: ir.StencilProgram, layout: ArgLayout, variants: bool = False,
-                  narrow_index: bool = False) -> str:
+def generate_cuda(
+    prog: ir.StencilProgram, layout: ArgLayout, variants: bool = False, narrow_index: bool = False
+) -> str:
     """CUDA source of ``prog``: one kernel per stencil kernel, plus (``variants``) its z-chunked
     variants for the block search. ``narrow_index``: 32-bit index arithmetic (the caller has
     checked that every index of the call fits, see ``abi.fits_narrow_index``)."""
     written = {o for k in prog.kernels for o in k.outs}
-    lines = ["// generated by stencilkit: CUDA C++", CUDA_PRELUDE, index_typedef(narrow_index),
-             f"struct SkArgs {{ int64_t v[{max(layout.size, 1)}]; }};", ""]
+    lines = [
+        "// generated by stencilkit: CUDA C++",
+        CUDA_PRELUDE,
+        index_typedef(narrow_index),
+        f"struct SkArgs {{ int64_t v[{max(layout.size, 1)}]; }};",
+        "",
+    ]
     for ki, k in enumerate(prog.kernels):
         for variant in chunk_variants(k, layout) if variants else (PLAIN,):
             lines += _kernel(prog, k, ki, layout, written, variant)

@@ -46,7 +46,11 @@ class GridLimits:
 DEFAULT_LIMITS = GridLimits()
 
 # cudaDeviceAttr values of the grid limits (stable since CUDA 2): used if CuPy lacks the names
-_ATTRS = (("cudaDevAttrMaxGridDimX", 5), ("cudaDevAttrMaxGridDimY", 6), ("cudaDevAttrMaxGridDimZ", 7))
+_ATTRS = (
+    ("cudaDevAttrMaxGridDimX", 5),
+    ("cudaDevAttrMaxGridDimY", 6),
+    ("cudaDevAttrMaxGridDimZ", 7),
+)
 
 
 @cache
@@ -55,7 +59,9 @@ def device_limits(device_id: int) -> GridLimits:
     from .runtime import cupy
 
     rt = cupy().cuda.runtime
-    x, y, z = (int(rt.deviceGetAttribute(getattr(rt, name, number), device_id)) for name, number in _ATTRS)
+    x, y, z = (
+        int(rt.deviceGetAttribute(getattr(rt, name, number), device_id)) for name, number in _ATTRS
+    )
     return GridLimits(x, y, z)
 
 
@@ -76,13 +82,19 @@ class GridTooLarge(ValueError):
     """More blocks than a device can launch even folded (beyond any field that fits in memory)."""
 
 
-def needed_blocks(extents: list[int], block: tuple[int, int, int], chunk: int = 1) -> tuple[int, int, int]:
+def needed_blocks(
+    extents: list[int], block: tuple[int, int, int], chunk: int = 1
+) -> tuple[int, int, int]:
     """Blocks along x, y and z for one thread per point (per chunk along the last axis)."""
     return tuple(max(1, -(-n // b)) for n, b in zip(axis_counts(extents, chunk), block))  # type: ignore[return-value]
 
 
-def grid_for(extents: list[int], block: tuple[int, int, int], chunk: int = 1,
-             limits: GridLimits = DEFAULT_LIMITS) -> tuple[int, int, int]:
+def grid_for(
+    extents: list[int],
+    block: tuple[int, int, int],
+    chunk: int = 1,
+    limits: GridLimits = DEFAULT_LIMITS,
+) -> tuple[int, int, int]:
     """Blocks along x, y and z for a kernel over ``extents`` (grid dimensions, fastest first) with
     ``block`` threads per block: one thread per point (per chunk along the last axis), the y
     and z blocks folded over grid y and z where either exceeds ``limits``."""
@@ -95,13 +107,16 @@ def grid_for(extents: list[int], block: tuple[int, int, int], chunk: int = 1,
     gy = min(total, limits.y)
     gz = -(-total // gy)
     if nx > limits.x or gz > limits.z:
-        raise GridTooLarge(f"extents {extents} need {nx} x {total} blocks; the device launches at most"
-                           f" {limits.x} x {limits.y * limits.z}")
+        raise GridTooLarge(
+            f"extents {extents} need {nx} x {total} blocks; the device launches at most"
+            f" {limits.x} x {limits.y * limits.z}"
+        )
     return nx, gy, gz
 
 
-def unfold(grid: tuple[int, int, int], block: tuple[int, int, int], extents: list[int], chunk: int = 1
-           ) -> Any:
+def unfold(
+    grid: tuple[int, int, int], block: tuple[int, int, int], extents: list[int], chunk: int = 1
+) -> Any:
     """What the generated kernel computes from its grid: a function from (blockIdx.y, blockIdx.z)
     to the block's (y, z) coordinates, None for a block that returns at once (for tests and
     documentation)."""

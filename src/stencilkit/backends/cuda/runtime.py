@@ -65,8 +65,10 @@ class Module:
         with cp.cuda.Device(device_id):
             cp.cuda.runtime.free(0)  # make sure the primary context exists and is current
             self.module = check(drv.cuModuleLoadData(cubin), "cuModuleLoadData")
-            self.functions = {n: check(drv.cuModuleGetFunction(self.module, n.encode()), "cuModuleGetFunction")
-                              for n in names}
+            self.functions = {
+                n: check(drv.cuModuleGetFunction(self.module, n.encode()), "cuModuleGetFunction")
+                for n in names
+            }
         self.device_id = device_id
 
 
@@ -76,8 +78,14 @@ def _c_launch() -> Any:
     launch, several times less than through the Python bindings' argument conversion."""
     lib = ctypes.CDLL(_libcuda_path())
     fn = lib.cuLaunchKernel
-    fn.argtypes = [ctypes.c_void_p, *([ctypes.c_uint] * 6), ctypes.c_uint, ctypes.c_void_p,
-                   ctypes.c_void_p, ctypes.c_void_p]
+    fn.argtypes = [
+        ctypes.c_void_p,
+        *([ctypes.c_uint] * 6),
+        ctypes.c_uint,
+        ctypes.c_void_p,
+        ctypes.c_void_p,
+        ctypes.c_void_p,
+    ]
     fn.restype = ctypes.c_int
     return fn
 
@@ -100,8 +108,18 @@ class Launcher:
         self.c_launch = _c_launch()
 
     def launch(self, grid: tuple[int, int, int], block: tuple[int, int, int], stream: int) -> None:
-        err = self.c_launch(self.handle, grid[0], grid[1], grid[2], block[0], block[1], block[2],
-                            0, stream, self.params_ptr, None)
+        err = self.c_launch(
+            self.handle,
+            grid[0],
+            grid[1],
+            grid[2],
+            block[0],
+            block[1],
+            block[2],
+            0,
+            stream,
+            self.params_ptr,
+            None,
+        )
         if err != 0:
             check((driver().CUresult(err),), "cuLaunchKernel")
-

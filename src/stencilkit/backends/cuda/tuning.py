@@ -77,7 +77,11 @@ def _store(cache_dir: Path | None, name: str, choice: tuple[Variant, tuple[int, 
     try:
         path = cache_dir / TUNING_FILE
         data = json.loads(path.read_text()) if path.exists() else {}
-        data[name] = {"chunk": choice[0].chunk, "streaming": choice[0].streaming, "block": list(choice[1])}
+        data[name] = {
+            "chunk": choice[0].chunk,
+            "streaming": choice[0].streaming,
+            "block": list(choice[1]),
+        }
         fd, tmp = tempfile.mkstemp(dir=cache_dir, prefix=".tuning-")
         with os.fdopen(fd, "w") as f:
             json.dump(data, f, indent=1)
@@ -100,8 +104,12 @@ def table_fingerprint(buf: Any, slots: list[tuple[int, Any]]) -> str:
             continue
         span = (sum((n - 1) * abs(s) for n, s in zip(shape, strides)) + 1) * dtype.itemsize
         mem = cp.cuda.UnownedMemory(int(buf[ptr_slot]), span, None)
-        view = cp.ndarray(shape, dtype, cp.cuda.MemoryPointer(mem, 0),
-                          strides=tuple(s * dtype.itemsize for s in strides))
+        view = cp.ndarray(
+            shape,
+            dtype,
+            cp.cuda.MemoryPointer(mem, 0),
+            strides=tuple(s * dtype.itemsize for s in strides),
+        )
         digest.update(cp.asnumpy(view[tuple(slice(0, 256) for _ in shape)]).tobytes())
     return digest.hexdigest()[:16]
 
@@ -144,8 +152,13 @@ class _Timer:
     """Times launches on rotating slices of the slowest grid dimension (``bounds``: its lo and hi
     slots in the launchers' argument block), restoring the block afterwards."""
 
-    def __init__(self, extents: list[int], launchers: dict[Variant, Any], stream: int,
-                 bounds: tuple[int, int] | None) -> None:
+    def __init__(
+        self,
+        extents: list[int],
+        launchers: dict[Variant, Any],
+        stream: int,
+        bounds: tuple[int, int] | None,
+    ) -> None:
         cp = cupy()
         self.cp, self.stream = cp, stream
         self.s = cp.cuda.ExternalStream(stream) if stream else cp.cuda.Stream.null
@@ -163,7 +176,9 @@ class _Timer:
             rows = max(-(-SLICE_POINTS // cross), 32)
             rows = -(-rows // 16) * 16
             if rows < hi - lo:
-                self.slices = [(lo + i * rows, lo + (i + 1) * rows) for i in range((hi - lo) // rows)]
+                self.slices = [
+                    (lo + i * rows, lo + (i + 1) * rows) for i in range((hi - lo) // rows)
+                ]
                 self.extents[-1] = rows
 
     def _next_slice(self) -> None:
@@ -173,7 +188,9 @@ class _Timer:
         self.turn += 1
         self.buf[self.bounds[0]], self.buf[self.bounds[1]] = lo, hi  # type: ignore[index]
 
-    def time(self, launcher: Any, variant: Variant, block: tuple[int, int, int], limits: Any) -> float:
+    def time(
+        self, launcher: Any, variant: Variant, block: tuple[int, int, int], limits: Any
+    ) -> float:
         from .grid import grid_for
 
         g = grid_for(self.extents, block, variant.chunk, limits)
@@ -192,10 +209,17 @@ class _Timer:
             self.buf[self.bounds[0]], self.buf[self.bounds[1]] = self.saved  # type: ignore[index]
 
 
-def choose_blocks(k: ir.Kernel, extents: list[int], launchers: dict[Variant, Any],
-                  stream: int, cache_dir: Path | None = None, device: str = "",
-                  tables: str = "", bounds: tuple[int, int] | None = None,
-                  limits: Any = None) -> tuple[Variant, tuple[int, int, int]]:
+def choose_blocks(
+    k: ir.Kernel,
+    extents: list[int],
+    launchers: dict[Variant, Any],
+    stream: int,
+    cache_dir: Path | None = None,
+    device: str = "",
+    tables: str = "",
+    bounds: tuple[int, int] | None = None,
+    limits: Any = None,
+) -> tuple[Variant, tuple[int, int, int]]:
     """(z-chunk, block shape) for kernel ``k`` over ``extents``: timed on first use when the
     kernel is large and safe to re-run, else a default that is good for most stencils.
     ``tables``: ``table_fingerprint`` of the neighbour tables the kernel reads. ``bounds``: the
@@ -207,7 +231,9 @@ def choose_blocks(k: ir.Kernel, extents: list[int], launchers: dict[Variant, Any
     key = (str(k), tuple(extents), tables)
     if key in _CHOSEN:
         return _CHOSEN[key]
-    disk_name = f"{k.name}|{'x'.join(map(str, extents))}|{device}" + (f"|{tables}" if tables else "")
+    disk_name = f"{k.name}|{'x'.join(map(str, extents))}|{device}" + (
+        f"|{tables}" if tables else ""
+    )
     stored = _load(cache_dir, disk_name)
     if stored is not None and stored[0] in launchers:
         _CHOSEN[key] = stored
@@ -224,8 +250,13 @@ def choose_blocks(k: ir.Kernel, extents: list[int], launchers: dict[Variant, Any
     return _CHOSEN[key]
 
 
-def _search(extents: list[int], launchers: dict[Variant, Any], stream: int, bounds: tuple[int, int] | None,
-            limits: Any) -> tuple[Variant, tuple[int, int, int]]:
+def _search(
+    extents: list[int],
+    launchers: dict[Variant, Any],
+    stream: int,
+    bounds: tuple[int, int] | None,
+    limits: Any,
+) -> tuple[Variant, tuple[int, int, int]]:
     timer = _Timer(extents, launchers, stream, bounds)
     deadline = time.perf_counter() + TUNING_BUDGET_S
     timings: dict[tuple[Variant, tuple[int, int, int]], float] = {}
@@ -242,7 +273,9 @@ def _search(extents: list[int], launchers: dict[Variant, Any], stream: int, boun
         ranked = sorted(blocks, key=lambda b: timings.get((first, b), float("inf")))
         for variant in launchers:  # 2: every variant with the best block
             run(variant, ranked[0])
-        best_variant = min((v for v, b in timings if b == ranked[0]), key=lambda v: timings[v, ranked[0]])
+        best_variant = min(
+            (v for v, b in timings if b == ranked[0]), key=lambda v: timings[v, ranked[0]]
+        )
         for block in ranked[1:3]:  # 3: the best variant with the runners-up
             run(best_variant, block)
     finally:

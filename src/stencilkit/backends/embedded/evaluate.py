@@ -69,8 +69,17 @@ _UNARY: dict[str, Callable[[ModuleType, Any], Any]] = {
     "~": lambda xp, a: ~a,
     "not": lambda xp, a: xp.logical_not(a),
 }
-_CALLS: dict[str, str] = {"abs": "absolute", "arcsin": "arcsin", "arccos": "arccos", "arctan": "arctan"}
-_REDUCE_IDENTITY = {"sum": lambda dt: dt.type(0), "max": lambda dt: _lowest(dt), "min": lambda dt: _highest(dt)}
+_CALLS: dict[str, str] = {
+    "abs": "absolute",
+    "arcsin": "arcsin",
+    "arccos": "arccos",
+    "arctan": "arctan",
+}
+_REDUCE_IDENTITY = {
+    "sum": lambda dt: dt.type(0),
+    "max": lambda dt: _lowest(dt),
+    "min": lambda dt: _highest(dt),
+}
 
 
 # The identities of max/min over no neighbours: the lowest/highest finite value, as in the
@@ -86,9 +95,16 @@ def _highest(dt: np.dtype) -> Any:
 class KernelEvaluator:
     """Evaluates one kernel's expressions over a concrete domain."""
 
-    def __init__(self, xp: ModuleType, dims: tuple[Dimension, ...], domain: tuple[UnitRange, ...],
-                 fields: Mapping[str, Any], scalars: Mapping[str, Any], tables: Mapping[str, Any],
-                 shared: frozenset[int] | None = None) -> None:
+    def __init__(
+        self,
+        xp: ModuleType,
+        dims: tuple[Dimension, ...],
+        domain: tuple[UnitRange, ...],
+        fields: Mapping[str, Any],
+        scalars: Mapping[str, Any],
+        tables: Mapping[str, Any],
+        shared: frozenset[int] | None = None,
+    ) -> None:
         self.xp = xp
         # ids of the nodes used more than once (None: keep every value). Only those are kept:
         # keeping every intermediate array alive until the kernel ends costs fresh memory (and
@@ -118,7 +134,9 @@ class KernelEvaluator:
         xp = self.xp
         if isinstance(idx, ir.Pos):
             r = self.ranges[idx.dim]
-            return xp.arange(r.start + idx.offset, r.stop + idx.offset).reshape(self._axis_shape(idx.dim, len(r)))
+            return xp.arange(r.start + idx.offset, r.stop + idx.offset).reshape(
+                self._axis_shape(idx.dim, len(r))
+            )
         if isinstance(idx, ir.ConstIndex):
             return xp.asarray(idx.value).reshape((1,) * len(self.axes))
         if isinstance(idx, ir.LocalIndex):
@@ -187,10 +205,14 @@ class KernelEvaluator:
             order = sorted(range(len(fdims)), key=lambda a: self.axes.index(pdims[a]))
             view = view.transpose(order)
             present = [pdims[a] for a in order]
-            return view.reshape(tuple(len(self.ranges[a]) if a in present else 1 for a in self.axes))
+            return view.reshape(
+                tuple(len(self.ranges[a]) if a in present else 1 for a in self.axes)
+            )
         if self.guarded:
             return self._clamped_read(e)
-        index = tuple(self._field_index(e, a, i) - origin[d] for a, (d, i) in enumerate(zip(fdims, e.index)))
+        index = tuple(
+            self._field_index(e, a, i) - origin[d] for a, (d, i) in enumerate(zip(fdims, e.index))
+        )
         return arr[index]
 
     def _field_index(self, e: ir.Access, axis: int, idx: ir.Index) -> Any:
@@ -211,14 +233,18 @@ class KernelEvaluator:
                 lo, hi = int(values.min()), int(values.max())
                 raise StencilValueError(
                     f"as_offset reads field '{e.field}' along {d} at indices {lo}..{hi}, but '{e.field}' is"
-                    f" defined only on {r}", hint="check the offset field: its values move reads out of the field")
+                    f" defined only on {r}",
+                    hint="check the offset field: its values move reads out of the field",
+                )
         return values
 
     def _clamped_read(self, e: ir.Access) -> Any:
         f = self.fields[e.field]
         arr = f.ndarray
-        index = tuple(self.xp.clip(self.index_array(i) - r.start, 0, max(n - 1, 0))
-                      for i, r, n in zip(e.index, f.domain.ranges, arr.shape))
+        index = tuple(
+            self.xp.clip(self.index_array(i) - r.start, 0, max(n - 1, 0))
+            for i, r, n in zip(e.index, f.domain.ranges, arr.shape)
+        )
         return arr[index]
 
     def _IndexValue(self, e: ir.IndexValue) -> Any:
@@ -257,7 +283,9 @@ class KernelEvaluator:
             mask = self.eval(e.args[0])
             self.guarded += 1
             try:
-                with np.errstate(all="ignore"):  # values where a branch is not selected are discarded
+                with np.errstate(
+                    all="ignore"
+                ):  # values where a branch is not selected are discarded
                     t, f = self.eval(e.args[1]), self.eval(e.args[2])
             finally:
                 self.guarded -= 1
@@ -290,7 +318,9 @@ class KernelEvaluator:
         try:
             body = self.eval(e.body)
             dt = np.dtype(e.type.dtype)
-            shape = tuple(len(self.ranges[a]) if a in self.ranges else self.local_sizes[a] for a in self.axes)
+            shape = tuple(
+                len(self.ranges[a]) if a in self.ranges else self.local_sizes[a] for a in self.axes
+            )
             body = xp.broadcast_to(xp.asarray(body, dtype=dt), shape)
             if e.mask is not None:
                 mask = self.eval(e.mask)
@@ -304,8 +334,9 @@ class KernelEvaluator:
 
 
 def _has_dynamic(idx: ir.Index) -> bool:
-    return isinstance(idx, ir.DynIndex) or (isinstance(idx, ir.Lookup) and (
-        _has_dynamic(idx.source) or _has_dynamic(idx.neighbor)))
+    return isinstance(idx, ir.DynIndex) or (
+        isinstance(idx, ir.Lookup) and (_has_dynamic(idx.source) or _has_dynamic(idx.neighbor))
+    )
 
 
 #: Shared nodes per kernel, kept with the kernel (so that its id cannot be reused meanwhile).
@@ -326,8 +357,14 @@ def shared_nodes(k: ir.Kernel) -> frozenset[int]:
 
 
 @deep
-def run_kernel(xp: ModuleType, k: ir.Kernel, domain: tuple[UnitRange, ...], fields: Mapping[str, Any],
-               scalars: Mapping[str, Any], tables: Mapping[str, Any]) -> None:
+def run_kernel(
+    xp: ModuleType,
+    k: ir.Kernel,
+    domain: tuple[UnitRange, ...],
+    fields: Mapping[str, Any],
+    scalars: Mapping[str, Any],
+    tables: Mapping[str, Any],
+) -> None:
     """Evaluate ``k`` over ``domain`` and write its outputs."""
     if any(len(r) == 0 for r in domain):
         return
@@ -343,10 +380,14 @@ def run_kernel(xp: ModuleType, k: ir.Kernel, domain: tuple[UnitRange, ...], fiel
     if not scan.forward:
         levels.reverse()
     shared = shared_nodes(k)
-    carry = {c: KernelEvaluator(xp, k.dims, domain, fields, scalars, tables).eval(i)
-             for c, i in zip(scan.carries, scan.inits)}
+    carry = {
+        c: KernelEvaluator(xp, k.dims, domain, fields, scalars, tables).eval(i)
+        for c, i in zip(scan.carries, scan.inits)
+    }
     for level in levels:
-        level_dom = tuple(UnitRange(level, level + 1) if d == scan.axis else r for d, r in zip(k.dims, domain))
+        level_dom = tuple(
+            UnitRange(level, level + 1) if d == scan.axis else r for d, r in zip(k.dims, domain)
+        )
         ev = KernelEvaluator(xp, k.dims, level_dom, fields, {**scalars, **carry}, tables, shared)
         values = _detached(xp, [ev.eval(v) for v in k.values], [fields[o] for o in k.outs])
         for name, value in zip(k.outs, values):
@@ -360,16 +401,30 @@ def _detached(xp: ModuleType, values: list[Any], outs: list[Any]) -> list[Any]:
     value before the statement, not what an earlier output of the same statement wrote."""
     if len(outs) < 2:
         return values
-    return [xp.array(v, copy=True) if isinstance(v, xp.ndarray) and any(
-        xp.may_share_memory(v, o.ndarray) for o in outs) else v for v in values]
+    return [
+        xp.array(v, copy=True)
+        if isinstance(v, xp.ndarray) and any(xp.may_share_memory(v, o.ndarray) for o in outs)
+        else v
+        for v in values
+    ]
 
 
-def _store(xp: ModuleType, out: Any, dims: tuple[Dimension, ...], domain: tuple[UnitRange, ...], value: Any) -> None:
+def _store(
+    xp: ModuleType, out: Any, dims: tuple[Dimension, ...], domain: tuple[UnitRange, ...], value: Any
+) -> None:
     odims = out.domain.dims
     ranges = dict(zip(dims, domain))
-    slices = tuple(slice(ranges[d].start - r.start, ranges[d].stop - r.start) for d, r in zip(odims, out.domain.ranges))
+    slices = tuple(
+        slice(ranges[d].start - r.start, ranges[d].stop - r.start)
+        for d, r in zip(odims, out.domain.ranges)
+    )
     value = xp.asarray(value, dtype=out.dtype)
     shape = tuple(len(r) for r in domain)
-    value = xp.broadcast_to(value.reshape(value.shape + (1,) * (len(dims) - value.ndim)) if value.ndim < len(dims) else value, shape)
+    value = xp.broadcast_to(
+        value.reshape(value.shape + (1,) * (len(dims) - value.ndim))
+        if value.ndim < len(dims)
+        else value,
+        shape,
+    )
     perm = [dims.index(d) for d in odims]
     out.ndarray[slices] = value.transpose(perm)

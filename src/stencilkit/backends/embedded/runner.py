@@ -33,7 +33,9 @@ class EmbeddedRunner:
         self.written = written_params(program)
         bound = bound_scalars(program)
         self.field_idx = tuple(i for i, p in enumerate(flat) if isinstance(p.type, FieldType))
-        self.bound_idx = tuple(i for i, p in enumerate(flat) if isinstance(p.type, ScalarType) and p.name in bound)
+        self.bound_idx = tuple(
+            i for i, p in enumerate(flat) if isinstance(p.type, ScalarType) and p.name in bound
+        )
         self.plans: dict[Any, tuple[Any, list[tuple[ir.Kernel, Any]], dict[str, Any]]] = {}
         self.dynamic = uses_as_offset(program)
 
@@ -74,7 +76,9 @@ class EmbeddedRunner:
         for k, dom in kernels:
             run_kernel(xp, k, dom, fields, scalars, tables)
 
-    def stages_for(self, args: list[Any], offset_provider: Mapping[str, Any] | None) -> stages.Stages:
+    def stages_for(
+        self, args: list[Any], offset_provider: Mapping[str, Any] | None
+    ) -> stages.Stages:
         """The stages for these arguments (``Program.compile`` and ``.inspect``), kept for the
         calls that follow."""
         provider = offset_provider or {}
@@ -89,7 +93,9 @@ class EmbeddedRunner:
         self.plans[key] = self._evaluation_plan(done)
         return done
 
-    def _plan(self, args: list[Any], offset_provider: Mapping[str, Any]) -> tuple[Any, list[tuple[ir.Kernel, Any]], dict[str, Any]]:
+    def _plan(
+        self, args: list[Any], offset_provider: Mapping[str, Any]
+    ) -> tuple[Any, list[tuple[ir.Kernel, Any]], dict[str, Any]]:
         """Check everything about these arguments; return the array namespace, the kernels
         with their concrete domains, and the tables checked."""
         return self._evaluation_plan(self._stages(args, offset_provider))
@@ -99,11 +105,15 @@ class EmbeddedRunner:
         lowered = stages.lower(self.program, bound)
         return stages.Stages(self.program, bound, lowered, stages.plan(lowered, bound, None))
 
-    def _evaluation_plan(self, done: stages.Stages) -> tuple[Any, list[tuple[ir.Kernel, Any]], dict[str, Any]]:
+    def _evaluation_plan(
+        self, done: stages.Stages
+    ) -> tuple[Any, list[tuple[ir.Kernel, Any]], dict[str, Any]]:
         bound = done.bound
         xps = {f.xp for f in bound.fields.values()} | {t.xp for t in bound.tables.values()}
         if len(xps) > 1:
-            raise StencilTypeError(f"{self.program.name}(): fields live on different devices (host and GPU)",
-                                   hint="move them to one device with field.to(...) first")
+            raise StencilTypeError(
+                f"{self.program.name}(): fields live on different devices (host and GPU)",
+                hint="move them to one device with field.to(...) first",
+            )
         xp = xps.pop() if xps else __import__("numpy")
         return xp, done.planned.kernels(), dict(bound.tables)
