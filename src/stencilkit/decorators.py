@@ -80,8 +80,10 @@ class Program:
         backend: Backend | None,
         fn: Callable[..., Any] | None = None,
         grid_type: Any = None,
+        deferred: Exception | None = None,
     ) -> None:
         self._definition = definition
+        self._deferred = deferred  # an error raised by every call (frontend ProgramParser.deferred)
         self.backend = backend
         self.grid_type = grid_type
         self.__wrapped__ = fn
@@ -96,11 +98,15 @@ class Program:
         """The program's IR (parsed from the Python function on first access)."""
         if self._definition is None:
             assert self.__wrapped__ is not None
-            self._definition = ProgramParser(self.__wrapped__).parse()
+            parser = ProgramParser(self.__wrapped__)
+            self._definition = parser.parse()
+            self._deferred = parser.deferred
         return self._definition
 
     def _prepare(self) -> None:
         definition = self.definition
+        if self._deferred is not None:
+            raise self._deferred
         self._simple = (
             not any(isinstance(p.type, TupleType) for p in definition.params)
             and not definition.temps
@@ -129,10 +135,10 @@ class Program:
         return IRText(str(self.definition))
 
     def with_backend(self, backend: Backend | None) -> Program:
-        return Program(self._definition, backend, self.__wrapped__, self.grid_type)
+        return Program(self._definition, backend, self.__wrapped__, self.grid_type, self._deferred)
 
     def with_grid_type(self, grid_type: Any) -> Program:
-        return Program(self._definition, self.backend, self.__wrapped__, grid_type)
+        return Program(self._definition, self.backend, self.__wrapped__, grid_type, self._deferred)
 
     def with_bound_args(self, **kwargs: Any) -> ProgramWithBoundArgs:
         """This program with some parameters fixed: ``prog.with_bound_args(factor=10.0)``."""
@@ -186,6 +192,8 @@ class Program:
         """
         if not args and not kwargs:
             _ = self.definition
+            if self._deferred is not None:
+                raise self._deferred
             return self
         flat = self._flat(args, kwargs, placeholders=True)
         stages_for = getattr(self._runner, "stages_for", None)  # None: a runner of a user's backend

@@ -14,6 +14,7 @@ from typing import Any
 
 from ..core.dims import Dimension
 from ..core.dtypes import is_integral
+from ..core.errors import StencilTypeError
 from ..core.types import FieldType, ScalarType, TupleType
 from ..ir import nodes as ir
 from ..ir.extents import FIELD_START, FIELD_STOP
@@ -47,6 +48,11 @@ def field_bound(ref: ir.Ref, dim: Dimension, which: str, offset: int) -> ir.Expr
     return ir.BinOp("+", e, ir.Literal(offset, _INT), _INT) if offset else e
 
 
+class ScalarOutputError(StencilTypeError):
+    """``out=`` names a scalar parameter. The program is accepted when parsed (as gt4py accepts
+    it) and this error is raised when the program is called or compiled: nothing ever runs."""
+
+
 class TargetParser:
     """Reads ``out=`` and ``domain=`` of one statement."""
 
@@ -68,8 +74,10 @@ class TargetParser:
             )
         for t in leaves(tree):
             if not isinstance(t.ref.type, FieldType):
-                raise self.src.type_error(
-                    node, f"out= must be fields, '{t.ref.name}' is a {t.ref.type}"
+                raise ScalarOutputError(
+                    f"out= must be fields, '{t.ref.name}' is a {t.ref.type}",
+                    self.src.loc(node),
+                    "a program writes fields: pass a field (a 0-d field for one value) as out=",
                 )
         return tree
 

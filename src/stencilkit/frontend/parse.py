@@ -15,7 +15,7 @@ from ..ir.tuples import flatten_value
 from ..ir.visit import deep, substitute
 from .annotations import type_from_annotation
 from .expressions import ExprBuilder, with_names
-from .outputs import TargetParser, leaves
+from .outputs import ScalarOutputError, TargetParser, leaves
 from .scans import in_place, per_output_statements, scan_call, statements
 from .source import SourceFunction, parse_function
 from .typing_rules import TypingError, unify_operands
@@ -374,6 +374,10 @@ class ProgramParser:
         self.src = parse_function(fn)
         self.params, _ = parse_params(self.src, read_return=False)  # gt4py ignores it too (-> None)
         self.builder = ExprBuilder(self.src, {p.name: ir.Ref(p.name, p.type) for p in self.params})
+        # a statement whose out= is a scalar: gt4py accepts such a program when it is defined and
+        # fails when it runs; here the program parses (without that statement) and this error is
+        # raised by every call and compile, before anything runs
+        self.deferred: ScalarOutputError | None = None
 
     def parse(self) -> ir.Program:
         stmts: list[ir.Apply | ir.ScanApply] = []
@@ -387,7 +391,11 @@ class ProgramParser:
                     "a program body holds only calls of field operators with out=",
                     hint="e.g. lap(a, out=b, domain={I: (1, n - 1)})",
                 )
-            new, new_temps = self.statement(stmt.value, f"__tmp{len(stmts)}_")
+            try:
+                new, new_temps = self.statement(stmt.value, f"__tmp{len(stmts)}_")
+            except ScalarOutputError as err:
+                self.deferred = self.deferred or err
+                continue
             stmts.extend(new)
             temps.extend(new_temps)
         return ir.Program(self.src.tree.name, self.params, tuple(stmts), tuple(temps))
