@@ -134,3 +134,30 @@ def test_every_timed_launch_has_every_pointer(
     assert searched >= 1, [
         (k.name, e) for k, e, _ in calls
     ]  # every case is large enough to be searched
+
+
+def test_a_search_without_pointers_is_an_internal_error_not_a_launch(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """The guard behind the fix: if a timing block ever lacks a pointer again, the stage stops
+    with an InternalError before any launch (on a GPU: instead of an illegal address)."""
+    from stencilkit.core.errors import InternalError
+
+    a = gtx.as_field([I], np.random.default_rng(4).random(1 << 19))
+    out = gtx.as_field([I], np.zeros(1 << 19))
+    launched: list[Any] = []
+    monkeypatch.setattr(cuda_backend, "cupy", _fake_cupy)
+    monkeypatch.setattr(cuda_backend, "Launcher", _FakeLauncher)
+    monkeypatch.setattr(cuda_backend, "choose_blocks", lambda *args: launched.append(args))
+    monkeypatch.setattr(
+        cuda_backend, "_timing_block", lambda planned, bound: (planned.new_block(), [])
+    )
+    target = CudaTarget(arch="90")
+    runner = CompiledRunner(run_twice.definition, flat_params(run_twice.definition.params), target)
+    st = runner.stages([a, out], {}, check_device=False, until="plan")
+    loaded = SimpleNamespace(
+        function=lambda name: name, device_id=0, built=SimpleNamespace(path=tmp_path)
+    )
+    with pytest.raises(InternalError, match=r"null pointers for \['a', 'out'\]"):
+        target.tune(loaded, st.planned, st.bound)  # type: ignore[arg-type]
+    assert not launched

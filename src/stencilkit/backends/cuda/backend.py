@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from ...core.device import DeviceType
-from ...core.errors import StencilValueError
+from ...core.errors import InternalError, StencilValueError
 from ...stages.artefacts import Built, KernelLaunch, Launches, Planned, Source
 from ...stages.binding import Bound
 from ...stages.pipeline import argument_block
@@ -200,6 +200,8 @@ class CudaTarget:
             if search and not timing:
                 timing.extend(_timing_block(planned, bound))
             block = timing[0] if timing else planned.new_block()
+            if search:
+                _refuse_null_pointers(block, planned, bound, kernel_name(sprog, ki))
             launchers = {
                 v: Launcher(loaded.function(kernel_name(sprog, ki, v)), block) for v in variants
             }
@@ -228,6 +230,21 @@ class CudaTarget:
                 )
             )
         return Launches(self.name, tuple(result))
+
+
+def _refuse_null_pointers(block: np.ndarray, planned: Planned, bound: Bound, kernel: str) -> None:
+    """A timed launch reads and writes through every pointer of the block: one left null (a
+    block of constants only) would be an illegal address on the device, never a Python error."""
+    assert planned.layout is not None
+    null = [
+        f.name
+        for f in planned.layout.fields
+        if int(block[f.ptr]) == 0 and bound.signature(f.name).span() != (0, 0)
+    ]
+    if null:
+        raise InternalError(
+            f"{kernel}: the block search would launch with null pointers for {null}"
+        )
 
 
 def _timing_block(planned: Planned, bound: Bound) -> tuple[np.ndarray, list[Any]]:
