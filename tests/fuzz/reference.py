@@ -243,12 +243,7 @@ class StatementEval:
             case Ref(name):
                 return self.name_at(name, box)
             case Shift(name, dim, off):
-                return self.name_at(
-                    name,
-                    tuple(
-                        (d, lo + off, hi + off) if d == dim else (d, lo, hi) for d, lo, hi in box
-                    ),
-                )
+                return self.name_at(name, _shifted(box, dim, off))
             case Nb(name, offset, index):
                 return self.neighbours(name, offset, index, box)
             case Lit(value):

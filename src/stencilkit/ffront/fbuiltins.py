@@ -10,6 +10,7 @@ from typing import Any
 
 from ..core.dims import Dimension, DimensionKind, FieldOffset
 from ..core.dtypes import (
+    DTYPES,
     bool_,
     float32,
     float64,
@@ -81,19 +82,7 @@ MATH_BUILTIN_NAMES = (
     + BINARY_MATH_NUMBER_BUILTIN_NAMES
 )
 FUN_BUILTIN_NAMES = _have(_FUN)
-TYPE_BUILTIN_NAMES = [
-    "bool",
-    "int8",
-    "int16",
-    "int32",
-    "int64",
-    "uint8",
-    "uint16",
-    "uint32",
-    "uint64",
-    "float32",
-    "float64",
-]
+TYPE_BUILTIN_NAMES = list(DTYPES)  # gt4py's list: the same names, in the same order
 
 _g: dict[str, Any] = globals()
 for _name in (*MATH_BUILTIN_NAMES, *FUN_BUILTIN_NAMES):
