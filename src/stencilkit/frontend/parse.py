@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 import inspect
+import sys
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -21,14 +22,49 @@ from .source import SourceFunction, parse_function
 from .typing_rules import TypingError, unify_operands
 
 
+def _annotations(fn: Callable[..., Any]) -> dict[str, Any]:
+    """The evaluated annotations of ``fn``. Under ``from __future__ import annotations`` they are
+    strings, evaluated in the module's globals; a name local to the function that defines ``fn``
+    (``F = Field[...]`` in a test or a notebook cell's function) is not there. Such names are
+    looked up in that enclosing function's frame, found on the stack while the decorator runs, and
+    in ``fn``'s closure."""
+    try:
+        return inspect.get_annotations(fn, eval_str=True)
+    except NameError:
+        scope = _enclosing_locals(fn)
+        if scope is None:
+            raise
+        return inspect.get_annotations(fn, eval_str=True, locals=scope)
+
+
+def _enclosing_locals(fn: Callable[..., Any]) -> dict[str, Any] | None:
+    code = getattr(fn, "__code__", None)
+    if code is None:
+        return None
+    scope: dict[str, Any] = {}
+    frame = sys._getframe(1)
+    while frame is not None:
+        if code in frame.f_code.co_consts:  # the function whose body defines fn
+            scope.update(frame.f_locals)
+            break
+        frame = frame.f_back  # type: ignore[assignment]  # None ends the loop
+    del frame
+    scope.update(inspect.getclosurevars(fn).nonlocals)
+    return scope or None
+
+
 def parse_params(
     src: SourceFunction, read_return: bool = True
 ) -> tuple[tuple[ir.Param, ...], TypeSpec | None]:
     try:
-        hints = inspect.get_annotations(src.fn, eval_str=True)
+        hints = _annotations(src.fn)
     except Exception as err:
         raise src.type_error(
-            src.tree, f"cannot evaluate the annotations of {src.tree.name}: {err}"
+            src.tree,
+            f"cannot evaluate the annotations of {src.tree.name}: {err}",
+            hint="with `from __future__ import annotations` the names in annotations must be"
+            " visible where the function is decorated (module level, or the enclosing function"
+            " while it runs)",
         ) from None
     params = []
     for arg in src.tree.args.args:
