@@ -155,3 +155,15 @@ def test_block_candidates_follow_the_kernel_shape() -> None:
         26,
         1,
     )
+
+
+@pytest.mark.parametrize("extents", [[0, 7], [0, 0], [0, 5, 3], [7, 0], [0]])
+def test_an_empty_extent_gets_a_valid_block_and_grid(extents) -> None:
+    """A kernel over an empty range (a scan in a concat_where branch that no point takes: the
+    H200 fuzz run of 2026-12-01, tests/fuzz/regressions/scan-empty-branch-gpu-20262358.json)
+    gets a launchable block, not a ZeroDivisionError in the tune stage."""
+    from stencilkit.backends.cuda import grid
+
+    for block in [tuning.default_block(extents), *tuning.block_candidates(extents)]:
+        assert all(b >= 1 for b in block) and block[0] * block[1] * block[2] <= 1024
+        assert all(n >= 1 for n in grid.grid_for(extents, block))

@@ -122,7 +122,7 @@ def block_candidates(extents: list[int]) -> list[tuple[int, int, int]]:
     that won on the H200 for Cartesian stencils."""
     if len(extents) < 2 or all(e == 1 for e in extents[1:]):
         return list(_CANDIDATES_1D)
-    nx = extents[0]
+    nx = max(extents[0], 1)
     if nx < 256:
         column = -(-nx // 16) * 16
         widths = sorted({w for w in (nx, column, 16, 32, 64) if w <= max(column, 32)})
@@ -144,7 +144,8 @@ def default_block(extents: list[int]) -> tuple[int, int, int]:
     if len(extents) < 2 or all(e == 1 for e in extents[1:]):
         return (128, 1, 1)
     if extents[0] < 32:  # short columns (K-contiguous, few levels): one column per block row
-        return (extents[0], max(1, round(128 / extents[0])), 1)
+        width = max(extents[0], 1)  # an empty extent (a concat_where branch nobody takes) too
+        return (width, max(1, round(128 / width)), 1)
     return (64, 4, 1) if extents[0] >= 64 else (32, 4, 1)
 
 
