@@ -109,6 +109,8 @@ class CTarget:
 
 #: Nodes emitted in place even when shared: as cheap as a local variable.
 _INLINE = (ir.Literal, ir.Ref, ir.Access, ir.IndexValue, ir.Valid)
+# not values of their own (indices are part of a read), or emitted inline where used
+_NOT_HOISTED = (*_INLINE, ir.Pos, ir.ConstIndex, ir.LocalIndex, ir.Lookup, ir.DynIndex)
 
 
 class ExprEmitter:
@@ -127,6 +129,7 @@ class ExprEmitter:
         self.lines: list[str] = []  # statements of the current block not yet taken
         self.scopes: list[dict[int, Any]] = [{}]  # node id -> its local, per open block
         self.uses: dict[int, int] = {}
+        self.movable: dict[int, bool] = {}  # node id -> computable before a choice (_movable)
         self.prepared: ir.Kernel | None = None
         self.count = 0
 
@@ -135,6 +138,7 @@ class ExprEmitter:
         """Count the uses of every value of ``k`` (once per kernel)."""
         if self.prepared is not k:
             self.uses = use_counts(*k.values, *(k.scan.inits if k.scan else ()))
+            self.movable = {}
             self.prepared = k
 
     def statements(self, pad: str) -> list[str]:
@@ -239,10 +243,15 @@ class ExprEmitter:
     def _IfElse(self, e: ir.IfElse) -> str:
         return self._choice(self.emit(e.cond), e.true, e.false, ctype(e.type.dtype), cast=False)  # type: ignore[union-attr]
 
-    def _choice(self, cond: str, t: ir.Expr, f: ir.Expr, ct: str, cast: bool = True) -> str:
+    def _choice(
+        self, cond: str, t: ir.Expr, f: ir.Expr, ct: str, cast: bool = True, guards: bool = False
+    ) -> str:
         """``cond ? t : f``, evaluating only the branch chosen; an if/else where a branch needs
-        statements of its own."""
+        statements of its own. ``guards``: the branches read where the other may not (a
+        ``concat_where``), so nothing that only a branch needs is computed before it."""
         self.hoist_common(t, f)
+        if not guards:
+            self.hoist_shared(t, f)
         t_lines, t_text = self.block(lambda: self.emit(t))
         f_lines, f_text = self.block(lambda: self.emit(f))
         if not t_lines and not f_lines:
@@ -272,6 +281,71 @@ class ExprEmitter:
                     self.emit_tuple(x)  # type: ignore[arg-type]
                 else:
                     self.emit(x)  # type: ignore[arg-type]
+
+    def hoist_shared(self, t: ir.Expr, f: ir.Expr) -> None:
+        """Emit before a ``where``/``if`` the values its branches use (also in branches nested
+        inside them) that are used in both branches, or also outside the choice: once here,
+        instead of once in every block that uses them. Left in the branches: what is used in one
+        branch only, and values that read through a data-dependent offset or a neighbour loop's
+        index (which exist only where the branch runs). The branches of a ``where`` or an ``if``
+        read only points their statement's domain covers, so a read moved before the choice is
+        valid; a choice nested in ICON's microphysics (graupel) otherwise repeats a shared value
+        in each of ~900 blocks."""
+        in_t, in_f = self._uses_below(t), self._uses_below(f)
+        for key, (node, _) in {**in_t, **in_f}.items():
+            total = self.uses.get(key, 0)
+            if total < 2 or isinstance(node, _NOT_HOISTED) or self._known(node) is not None:
+                continue
+            both = key in in_t and key in in_f
+            inside = in_t.get(key, (node, 0))[1] + in_f.get(key, (node, 0))[1]
+            if (both or inside < total) and self._movable(node):
+                if isinstance(getattr(node, "type", None), TupleType):
+                    self.emit_tuple(node)  # type: ignore[arg-type]
+                else:
+                    self.emit(node)  # type: ignore[arg-type]
+
+    def _uses_below(self, root: ir.Expr) -> dict[int, tuple[ir.Node, int]]:
+        """Every value not yet emitted in the DAG of ``root`` (children first) with the number of
+        its uses from inside that DAG (``root`` itself: one, the choice's)."""
+        counts: dict[int, int] = {id(root): 1}
+        nodes: dict[int, ir.Node] = {}
+        order: list[int] = []
+        stack: list[tuple[ir.Node, bool]] = [(root, False)]
+        while stack:
+            x, done = stack.pop()
+            if done:
+                order.append(id(x))
+                continue
+            if id(x) in nodes:
+                continue
+            nodes[id(x)] = x
+            stack.append((x, True))
+            if self._known(x) is not None:
+                continue  # emitted already: what it is made of needs nothing more
+            for c in children(x):
+                counts[id(c)] = counts.get(id(c), 0) + 1
+                if id(c) not in nodes:
+                    stack.append((c, False))
+        return {k: (nodes[k], counts[k]) for k in order}
+
+    def _movable(self, node: ir.Node) -> bool:
+        """No read through a data-dependent offset, no neighbour-loop index: computable before
+        the choice."""
+        memo = self.movable
+        pending = [(node, False)]
+        while pending:
+            x, done = pending.pop()
+            if id(x) in memo:
+                continue
+            kids = children(x)
+            if done:
+                memo[id(x)] = not isinstance(
+                    x, ir.LocalIndex | ir.DynIndex | ir.LocalReduce
+                ) and all(memo[id(c)] for c in kids)
+                continue
+            pending.append((x, True))
+            pending.extend((c, False) for c in kids if id(c) not in memo)
+        return memo[id(node)]
 
     def _unconditional(self, root: ir.Expr) -> dict[int, ir.Node]:
         """The values not yet emitted that computing ``root`` computes on every path, children
@@ -308,6 +382,7 @@ class ExprEmitter:
         elif isinstance(e, ir.IfElse) and isinstance(e.type, TupleType):
             cond = self.emit(e.cond)
             self.hoist_common(e.true, e.false)
+            self.hoist_shared(e.true, e.false)
             t_lines, ts = self.block(lambda: self.emit_tuple(e.true))
             f_lines, fs = self.block(lambda: self.emit_tuple(e.false))
             value = tuple(self.fresh("v") for _ in ts)
@@ -335,7 +410,9 @@ class ExprEmitter:
         if e.fn in ("where", "concat_where"):
             # Only the chosen branch is evaluated: a concat_where branch is read only where its
             # condition selects it.
-            return self._choice(self.emit(e.args[0]), e.args[1], e.args[2], t)
+            return self._choice(
+                self.emit(e.args[0]), e.args[1], e.args[2], t, guards=e.fn == "concat_where"
+            )
         if e.fn == "astype":
             return f"(({t})({args[0]}))"
         if e.fn == "broadcast":
