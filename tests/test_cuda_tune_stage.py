@@ -63,8 +63,8 @@ def run_lap(a: F3, out: F3):
 
 
 class _FakeLauncher:
-    def __init__(self, function: Any, buf: np.ndarray) -> None:
-        self.function, self.buf = function, buf
+    def __init__(self, function: Any, buf: np.ndarray, extra: tuple[int, ...] = ()) -> None:
+        self.function, self.buf, self.extra = function, buf, extra
 
 
 def _fake_cupy() -> Any:
@@ -113,7 +113,7 @@ def test_every_timed_launch_has_every_pointer(
     st = runner.stages([a, out], {}, check_device=False, until="plan")
     planned, bound = st.planned, st.bound
     loaded = SimpleNamespace(
-        function=lambda name: name, device_id=0, built=SimpleNamespace(path=tmp_path)
+        function=lambda name, ordered=False: name, device_id=0, built=SimpleNamespace(path=tmp_path)
     )
     launches = target.tune(loaded, planned, bound)  # type: ignore[arg-type]
 
@@ -156,7 +156,7 @@ def test_a_search_without_pointers_is_an_internal_error_not_a_launch(
     runner = CompiledRunner(run_twice.definition, flat_params(run_twice.definition.params), target)
     st = runner.stages([a, out], {}, check_device=False, until="plan")
     loaded = SimpleNamespace(
-        function=lambda name: name, device_id=0, built=SimpleNamespace(path=tmp_path)
+        function=lambda name, ordered=False: name, device_id=0, built=SimpleNamespace(path=tmp_path)
     )
     with pytest.raises(InternalError, match=r"null pointers for \['a', 'out'\]"):
         target.tune(loaded, st.planned, st.bound)  # type: ignore[arg-type]
