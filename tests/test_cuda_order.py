@@ -279,3 +279,125 @@ def test_ordered_variants_compile_with_nvcc(monkeypatch) -> None:
     finally:
         reset_config()
         cuda_toolchain.find_cuda_compiler.cache_clear()
+
+
+@gtx.scan_operator(axis=K, forward=True, init=0.0)
+def _cumsum(carry: float, x: float) -> float:
+    return carry + x
+
+
+@gtx.field_operator
+def c2e_cumsum(e: Field[Dims[Edge, K], float64]) -> Field[Dims[Cell, K], float64]:
+    return _cumsum(gtx.neighbor_sum(e(C2E), axis=C2EDim))
+
+
+@gtx.program
+def run_c2e_cumsum(e: Field[Dims[Edge, K], float64], out: Field[Dims[Cell, K], float64]):
+    c2e_cumsum(e, out=out)
+
+
+@pytest.mark.parametrize("layout", list(LAYOUTS))
+def test_a_scan_that_gathers_visits_its_columns_in_the_order(layout) -> None:
+    """A vertical scan over gathered values: one thread per column, the columns mapped through
+    the order as the points of any other kernel."""
+    mesh = periodic_triangular_mesh(10, 9)
+    table = random_tables(mesh)["C2E"]
+    provider = {"C2E": gtx.as_connectivity([Cell, C2EDim], Edge, table)}
+    x = np.random.default_rng(1).standard_normal((mesh.n_edges, 6))
+    results = []
+    for v in (PLAIN, Variant(1, False, True)):
+        out = gtx.as_field(
+            [Cell, K], LAYOUTS[layout](np.full((mesh.n_cells, 6), np.nan)), copy=None
+        )
+        e = gtx.as_field([Edge, K], LAYOUTS[layout](x), copy=None)
+        loaded = _run(run_c2e_cumsum, [e, out], provider, EmulatedCudaTarget(variant=v))
+        assert [k.scan is not None for k in loaded.sprog.kernels] == [True]
+        assert loaded.variants == [v]
+        results.append(out.asnumpy())
+    assert np.array_equal(results[0], results[1])
+    np.testing.assert_allclose(results[1], np.cumsum(x[table].sum(1), axis=1), rtol=1e-13)
+
+
+# ----------------------------------------------------------------------------- on the GPU
+def _gpu(dims: list[Any], data: np.ndarray, layout: str) -> Any:
+    import cupy as cp
+
+    dev = cp.asarray(data) if layout == "k-contiguous" else cp.asfortranarray(cp.asarray(data))
+    return gtx.as_field(dims, dev, copy=None)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("layout", list(LAYOUTS))
+@pytest.mark.parametrize("case", list(CASES))
+def test_gpu_ordered_gathers_are_bitwise_equal(monkeypatch, case, layout) -> None:
+    """On the GPU: the search is made to pick the natural, then the ordered form of the kernel
+    (random numbering, a sub-range, skip values); the results are bit for bit the same."""
+    from stencilkit.backends.cuda import backend as cuda_backend
+
+    chosen = cuda_backend.choose_blocks
+    mesh = periodic_triangular_mesh(192, 128, bounded=case != "C2E")  # 49k cells: searched
+    prog, out_dim, in_dim, name, reference = CASES[case]
+    table = random_tables(mesh)[name]
+    if case == "E2C":
+        table = np.where(table < 0, table[:, :1], table)
+    dims, codomain = OFFSETS[name]
+    skip = -1 if (table < 0).any() else None
+    provider = {
+        name: gtx.as_connectivity(dims, codomain, table, skip_value=skip, allocator=gtx.gpu)
+    }
+    n_out, nk = len(table), 16
+    lo, hi = 3, n_out - 5
+    x = np.random.default_rng(12).standard_normal((int(table.max()) + 1, nk))
+    results, names = [], []
+    for ordered in (False, True):
+
+        def pick(k: Any, extents: Any, launchers: Any, *rest: Any, ordered: bool = ordered) -> Any:
+            variant, block = chosen(k, extents, launchers, *rest)
+            twin = Variant(variant.chunk, variant.streaming, ordered)
+            return (twin if twin in launchers else variant), block
+
+        monkeypatch.setattr(cuda_backend, "choose_blocks", pick)
+        out = _gpu([out_dim, K], np.full((n_out, nk), np.nan), layout)
+        run = prog.with_backend(gtx.gpu)
+        run(_gpu([in_dim, K], x, layout), out, lo, hi, nk, offset_provider=provider)
+        (plan,) = run._runner.plans.values()
+        names.append(plan.launches.kernels[0].name)
+        results.append(out.asnumpy())
+    assert not names[0].endswith("_ord") and names[1].endswith("_ord"), names
+    assert np.array_equal(results[0], results[1], equal_nan=True)
+    np.testing.assert_allclose(
+        results[1][lo:hi], reference(x, table)[lo:hi], rtol=1e-13, atol=1e-13
+    )
+    assert np.isnan(results[1][:lo]).all() and np.isnan(results[1][hi:]).all()
+
+
+@pytest.mark.gpu
+def test_gpu_search_measures_the_order_and_stores_the_choice(monkeypatch, tmp_path) -> None:
+    """C2E over a randomly numbered 1M-cell mesh, K-contiguous: the tune stage times the
+    ordered variants and records the choice (either) in tuning.json, read back by a new plan."""
+    import json
+
+    from stencilkit.backends.cuda import tuning
+    from stencilkit.toolchain.config import reset_config
+
+    monkeypatch.setenv("STENCILKIT_CACHE_DIR", str(tmp_path))
+    reset_config()
+    try:
+        mesh = periodic_triangular_mesh(1024, 512)
+        table = random_tables(mesh)["C2E"]
+        provider = {"C2E": gtx.as_connectivity([Cell, C2EDim], Edge, table, allocator=gtx.gpu)}
+        nk = 80
+        x = np.random.default_rng(4).standard_normal((mesh.n_edges, nk))
+        out = _gpu([Cell, K], np.full((mesh.n_cells, nk), np.nan), "k-contiguous")
+        run = run_c2e.with_backend(gtx.gpu)
+        run(_gpu([Edge, K], x, "k-contiguous"), out, 0, mesh.n_cells, nk, offset_provider=provider)
+        (plan,) = run._runner.plans.values()
+        (kl,) = plan.launches.kernels
+        stored = json.loads((plan.stages.built.path / tuning.TUNING_FILE).read_text())
+        (entry,) = stored.values()
+        assert entry["ordered"] == kl.name.endswith("_ord") == (kl.order is not None)
+        sample = np.random.default_rng(5).integers(0, mesh.n_cells, 2000)
+        np.testing.assert_allclose(out.asnumpy()[sample], x[table[sample]].sum(1), rtol=1e-13)
+        print(f"chosen: {kl.name} block {kl.block}")  # shown with pytest -s
+    finally:
+        reset_config()
