@@ -6,7 +6,9 @@ times (build and block search apart) in new processes (issue 13).
 fp64) numbered two ways: ``random`` (cells and edges numbered in a random order, as a grid file
 or a halo may give them) and ``locality`` (``reorder_for_locality``), each with its fields
 vertical-contiguous (K-contiguous) and horizontal-contiguous. Bytes: output + input field +
-int32 table, each once; ratio: fraction of the device copy measured in the same run.
+int32 table, each once; ratio: fraction of the device copy measured in the same run. Each row
+says which iteration order the tune stage chose (``natural`` or ``locality``: a breadth-first
+order of the points, offered for a scattered table; see docs/gpu.md).
 
 ``first_call``: the first call of the Laplacian, the scan and C2E random in a new process with
 a fresh build cache, split into build (code generation and compilation, variants included),
@@ -60,6 +62,19 @@ def random_numbering(c2e: Any, e2c: Any, seed: int = 31) -> tuple[Any, Any]:
     new_cell, new_edge = np.empty(nc, np.int64), np.empty(ne, np.int64)
     new_cell[cell_order], new_edge[edge_order] = np.arange(nc), np.arange(ne)
     return (new_edge[c2e[cell_order]].astype(np.int32), new_cell[e2c[edge_order]].astype(np.int32))
+
+
+def iteration_order(conn: Any, dim: str, n: int, kls: list[Any]) -> str:
+    """Which order the tune stage chose for a gather's points: ``natural`` (index order), or
+    ``locality`` (order.py); whether the locality order was offered (a scattered table) and
+    what computing it took."""
+    from stencilkit.backends.cuda.order import is_scattered, order_for
+
+    chosen = "locality" if any(getattr(kl, "order", None) is not None for kl in kls) else "natural"
+    if not is_scattered(conn, dim, 0, n):
+        return f"order {chosen} (table numbered locally: locality order not offered)"
+    seconds = order_for(conn, dim, 0, n).seconds  # cached by the tune stage
+    return f"order {chosen} (locality order offered, computed in {seconds:.2f} s)"
 
 
 def gathers_section(
@@ -128,14 +143,17 @@ def gathers_section(
                     err <= 1e-11,
                     f"max abs err {err:.1e}",
                 )
-                chosen = ""
+                chosen, order = "", ""
                 if dev.gpu:
                     plans = list(prog._runner.plans.values())
                     kls = launches(plans[0]) if plans else []
                     chosen = ", ".join(f"{kl.name} block {kl.block} grid {kl.grid}" for kl in kls)
+                    order = iteration_order(conn, spec["out"], n_out, kls)
+                    chosen += f"; {order}"
                 sub["setup"][layout] = {
                     "strides_bytes": list(src.ndarray.strides),
                     "kernel": chosen,
+                    "order": order,
                 }
                 variants[layout] = (call, opts.reps)
                 notes[layout] = f"target >= {GATHER_TARGETS[numbering]:.2f}; {chosen}"
