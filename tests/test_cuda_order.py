@@ -101,6 +101,30 @@ def test_scattered_tables_are_told_apart() -> None:
     assert first.pointer == first.points.ctypes.data - 40
 
 
+def test_orders_are_stored_in_the_build_cache_entry(monkeypatch, tmp_path) -> None:
+    """A new process reads the order instead of computing it; a damaged file (not a
+    permutation of the range) is never used."""
+    from stencilkit.backends.cuda import order as order_module
+
+    mesh = periodic_triangular_mesh(32, 32)
+    table = gtx.as_connectivity([Cell, C2EDim], Edge, random_tables(mesh)["C2E"])
+    first = order_for(table, "Cell", 5, 2000, tmp_path)
+    (stored,) = tmp_path.glob("order-*.npy")
+    monkeypatch.setattr(order_module, "_CACHE", type(order_module._CACHE)())
+    computed: list[Any] = []
+    real = order_module.locality_order
+    monkeypatch.setattr(order_module, "locality_order", lambda *a: computed.append(a) or real(*a))
+    again = order_for(table, "Cell", 5, 2000, tmp_path)
+    assert np.array_equal(again.points, first.points) and not computed
+    damaged = np.load(stored)
+    damaged[3] = damaged[4]
+    np.save(stored, damaged)
+    monkeypatch.setattr(order_module, "_CACHE", type(order_module._CACHE)())
+    third = order_for(table, "Cell", 5, 2000, tmp_path)
+    assert np.array_equal(third.points, first.points) and len(computed) == 1
+    assert np.array_equal(np.load(stored), first.points)  # written again
+
+
 # ----------------------------------------------------------------------------- programs
 @gtx.field_operator
 def c2e_sum(e: Field[Dims[Edge, K], float64]) -> Field[Dims[Cell, K], float64]:

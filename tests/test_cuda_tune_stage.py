@@ -78,6 +78,9 @@ class _FakeLauncher:
     def __init__(self, function: Any, buf: np.ndarray, extra: tuple[int, ...] = ()) -> None:
         self.function, self.buf, self.extra = function, buf, extra
 
+    def launch(self, *args: Any) -> None:
+        pass
+
 
 def _fake_cupy() -> Any:
     stream = SimpleNamespace(ptr=0, is_capturing=lambda: False)
@@ -251,7 +254,12 @@ def test_the_search_is_offered_a_locality_order_for_a_scattered_table(
     assert kl.name.endswith("_k0_z4_ord") and kl.order is not None
     assert np.array_equal(np.sort(kl.order.points), np.arange(mesh.n_cells))
     for v, launcher in launchers.items():  # the ordered variants get the order's pointer
-        assert launcher.extra == ((kl.order.pointer,) if v.ordered else ())
+        if v.ordered:
+            assert launcher.launcher is None  # computed at the first timed launch only
+            launcher.launch((1, 1, 1), (1, 1, 1), 0)
+            assert launcher.launcher.extra == (kl.order.pointer,)
+        else:
+            assert launcher.extra == ()
     assert "_ord<<<grid" in launches.as_text()
 
 
@@ -324,3 +332,18 @@ def test_the_search_times_both_orders_and_keeps_the_choice(
         "tables",
     )
     assert again == (variant, block) and not _FakeTimer.timed
+
+
+def test_a_stored_natural_choice_computes_no_order(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """The order is computed only for a search that times it or an ordered choice: a natural
+    choice (here: returned without timing) never pays for it."""
+    from stencilkit.backends.cuda import order as order_module
+
+    computed: list[Any] = []
+    monkeypatch.setattr(order_module, "locality_order", lambda *a: computed.append(a))
+    mesh = periodic_triangular_mesh(128, 128)
+    launches, calls = _tune(monkeypatch, tmp_path, _scrambled(mesh.c2e, mesh.n_edges, 3), PLAIN)
+    assert any(v.ordered for v in calls[0][2])  # offered
+    assert launches.kernels[0].order is None and not computed

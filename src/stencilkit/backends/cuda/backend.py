@@ -218,29 +218,27 @@ class CudaTarget:
         stream = cupy().cuda.get_current_stream().ptr
         extents_of = [_extents(planned, ki) for ki in range(len(sprog.kernels))]
         searched = [worth_searching(k, e) for k, e in zip(sprog.kernels, extents_of)]
-        orders = [
-            _offered_order(planned, bound, ki) if search else None
+        offers = [
+            _offered_order(planned, bound, ki, loaded.built.path) if search else None
             for ki, search in enumerate(searched)
         ]
-        any_ordered = any(o is not None for o in orders)
+        any_ordered = any(o is not None for o in offers)
         timing: list[Any] = []  # [block, scratch arrays]: made when the first search needs them
         result = []
         for ki, k in enumerate(sprog.kernels):
-            extents, search, order = extents_of[ki], searched[ki], orders[ki]
+            extents, search, offer = extents_of[ki], searched[ki], offers[ki]
             # choose_blocks times block shapes whenever worth_searching says so, also for a kernel
             # compiled in one variant only (a scan, a 1-D kernel): its launches must then have the
             # timing block, every pointer set (a block of constants only holds null pointers)
-            variants = chunk_variants(k, layout, order is not None) if search else (PLAIN,)
+            variants = chunk_variants(k, layout, offer is not None) if search else (PLAIN,)
             if search and not timing:
                 timing.extend(_timing_block(planned, bound))
             block = timing[0] if timing else planned.new_block()
             if search:
                 _refuse_null_pointers(block, planned, bound, kernel_name(sprog, ki))
             launchers = {
-                v: Launcher(
-                    loaded.function(kernel_name(sprog, ki, v), any_ordered),
-                    block,
-                    _order_args(order if v.ordered else None),
+                v: (_OrderedLauncher if v.ordered else _launcher)(
+                    loaded.function(kernel_name(sprog, ki, v), any_ordered), block, offer
                 )
                 for v in variants
             }
@@ -266,7 +264,7 @@ class CudaTarget:
                     kernel_name(sprog, ki, variant),
                     grid.grid_for(extents, shape, variant.chunk, limits),
                     shape,
-                    order if variant.ordered else None,
+                    offer.order() if variant.ordered and offer is not None else None,
                 )
             )
         return Launches(self.name, tuple(result))
@@ -289,7 +287,42 @@ def _extents(planned: Planned, ki: int) -> list[int]:
     return extents
 
 
-def _offered_order(planned: Planned, bound: Bound, ki: int) -> LocalityOrder | None:
+@dataclass(frozen=True, slots=True, eq=False)
+class _Offer:
+    """A locality order the search may time a kernel with: computed on first use (a search
+    timing an ordered variant, or an ordered choice to launch), not when a stored choice is
+    the natural order."""
+
+    table: Any
+    dim: str
+    start: int
+    stop: int
+    cache_dir: Any = None  # the build cache entry, where the order is stored
+
+    def order(self) -> LocalityOrder:
+        return order_for(self.table, self.dim, self.start, self.stop, self.cache_dir)
+
+
+def _launcher(function: Any, block: np.ndarray, offer: _Offer | None) -> Any:
+    return Launcher(function, block)
+
+
+class _OrderedLauncher:
+    """An ordered variant's launcher for the block search: the order is computed at its first
+    launch, so a search that never times it (or a stored natural choice) never computes it."""
+
+    def __init__(self, function: Any, buf: np.ndarray, offer: _Offer | None) -> None:
+        assert offer is not None
+        self.function, self.buf, self.offer = function, buf, offer
+        self.launcher: Any = None
+
+    def launch(self, grid_: tuple[int, int, int], block: tuple[int, int, int], stream: int) -> None:
+        if self.launcher is None:
+            self.launcher = Launcher(self.function, self.buf, (self.offer.order().pointer,))
+        self.launcher.launch(grid_, block, stream)
+
+
+def _offered_order(planned: Planned, bound: Bound, ki: int, cache_dir: Any) -> _Offer | None:
     """The locality order a searched kernel is also timed with: for a kernel that gathers at its
     own points (``ordered_dim``) through a table whose numbering is scattered, over enough points
     (``ORDER_MIN_POINTS``, int32 indices); None otherwise."""
@@ -306,7 +339,7 @@ def _offered_order(planned: Planned, bound: Bound, ki: int) -> LocalityOrder | N
     table = bound.tables[table_name]
     if not is_scattered(table, dim.value, start, stop):
         return None
-    return order_for(table, dim.value, start, stop)
+    return _Offer(table, dim.value, start, stop, cache_dir)
 
 
 def _refuse_null_pointers(block: np.ndarray, planned: Planned, bound: Bound, kernel: str) -> None:

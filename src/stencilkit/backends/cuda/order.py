@@ -24,9 +24,12 @@ skip values only) are seeded in later rounds.
 from __future__ import annotations
 
 import hashlib
+import os
+import tempfile
 import time
 from collections import OrderedDict
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -194,10 +197,13 @@ def is_scattered(table: Any, dim: str, start: int, stop: int) -> bool:
     return float(np.median(np.abs(a[ok] - b[ok]))) > max(8.0, span / 64)
 
 
-def order_for(table: Any, dim: str, start: int, stop: int) -> LocalityOrder:
+def order_for(
+    table: Any, dim: str, start: int, stop: int, cache_dir: Path | None = None
+) -> LocalityOrder:
     """The locality order of the points ``[start, stop)`` of ``dim`` for gathers through
     ``table``, on the table's device; cached per table (its identity, address and a sample of
-    its contents), dimension and range."""
+    its contents), dimension and range, and in ``cache_dir`` (a build cache entry) by a digest
+    of the table's rows, so a new process reads it instead of computing it again."""
     data, origin = _rows(table, dim)
     sample = data[:: max(1, data.shape[0] // 64)]
     digest = hashlib.sha256(np.ascontiguousarray(_to_host(sample)).tobytes()).hexdigest()
@@ -208,15 +214,57 @@ def order_for(table: Any, dim: str, start: int, stop: int) -> LocalityOrder:
         return hit
     work = begin(_log, f"locality order of {stop - start} points of {dim}")
     t0 = time.perf_counter()
-    rows = _to_host(data[start + origin : stop + origin])
-    points = locality_order(rows.reshape(stop - start, -1), 0, stop - start) + start
+    rows = np.ascontiguousarray(_to_host(data[start + origin : stop + origin]))
+    rows = rows.reshape(stop - start, -1)
+    path = None
+    if cache_dir is not None:
+        name = hashlib.sha256(rows.tobytes() + f"{rows.dtype}{rows.shape}".encode()).hexdigest()
+        path = Path(cache_dir) / f"order-{name[:32]}.npy"
+    points = _read(path, start, stop)
+    stored = points is not None
+    if points is None:
+        points = (locality_order(rows, 0, stop - start) + start).astype(np.int32)
+        _write(path, points)
     xp = getattr(table, "xp", np)
-    found = LocalityOrder(xp.asarray(points.astype(np.int32)), start, time.perf_counter() - t0)
-    work.end(f"{found.seconds:.3f} s")
+    found = LocalityOrder(xp.asarray(points), start, time.perf_counter() - t0)
+    work.end(f"{found.seconds:.3f} s" + (" (stored)" if stored else ""))
     _CACHE[key] = found
     while len(_CACHE) > CACHE_SIZE:
         _CACHE.popitem(last=False)
     return found
+
+
+def _read(path: Path | None, start: int, stop: int) -> Any:
+    """A stored order, if it is a permutation of ``[start, stop)`` (checked: a damaged file
+    would make kernels write out of bounds); None otherwise."""
+    if path is None or not path.exists():
+        return None
+    try:
+        points = np.load(path, allow_pickle=False)
+    except (OSError, ValueError):
+        return None
+    n = stop - start
+    if points.dtype != np.int32 or points.shape != (n,):
+        return None
+    if n and (int(points.min()) != start or int(points.max()) != stop - 1):
+        return None
+    if n and np.bincount(points - start, minlength=n).max() != 1:
+        return None
+    return points
+
+
+def _write(path: Path | None, points: Any) -> None:
+    """Store an order atomically (readers never see half a file); a read-only cache only costs
+    computing it again next time."""
+    if path is None:
+        return
+    try:
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".order-", suffix=".npy")
+        with os.fdopen(fd, "wb") as f:
+            np.save(f, points, allow_pickle=False)
+        os.replace(tmp, path)
+    except OSError:
+        pass
 
 
 def reuse_spread(table: Any, order: Any) -> float:
