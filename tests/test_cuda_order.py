@@ -425,3 +425,18 @@ def test_gpu_search_measures_the_order_and_stores_the_choice(monkeypatch, tmp_pa
         print(f"chosen: {kl.name} block {kl.block}")  # shown with pytest -s
     finally:
         reset_config()
+
+
+def test_benchmark_rows_name_the_order() -> None:
+    from types import SimpleNamespace
+
+    from stencilkit_benchmarks.gathers import iteration_order
+
+    mesh = reorder_for_locality(periodic_triangular_mesh(96, 96))
+    local = gtx.as_connectivity([Cell, C2EDim], Edge, mesh.c2e)
+    scattered = gtx.as_connectivity([Cell, C2EDim], Edge, random_tables(mesh)["C2E"])
+    n = mesh.n_cells
+    ordered = [SimpleNamespace(order=object())]
+    assert iteration_order(local, "Cell", n, []).startswith("order natural (table numbered locally")
+    text = iteration_order(scattered, "Cell", n, ordered)
+    assert text.startswith("order locality (locality order offered, computed in")
