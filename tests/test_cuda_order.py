@@ -86,6 +86,10 @@ def test_locality_order_with_skip_values_and_isolated_points() -> None:
     assert np.array_equal(np.sort(order), np.arange(len(table)))
     assert locality_order(table, 3, 3).size == 0
     assert np.array_equal(locality_order(np.full((9, 2), -1), 2, 9), np.arange(2, 9))
+    hub = np.stack([np.zeros(500, np.int64), np.arange(500)], axis=1)  # target 0 read by all
+    assert np.array_equal(locality_order(hub, 0, 500), np.arange(500))  # not a mesh: natural
+    big = np.random.default_rng(1).integers(0, 1 << 20, (3000, 2))  # 16-bit passes of the sort
+    assert np.array_equal(np.sort(locality_order(big, 0, 3000)), np.arange(3000))
 
 
 def test_scattered_tables_are_told_apart() -> None:

@@ -45,34 +45,37 @@ _log = get_logger("cuda.order")
 REGION_POINTS = 1 << 14
 
 
-def _first_occurrences(keys: _I64, scratch: _I64) -> npt.NDArray[np.bool_]:
-    """Where each value of ``keys`` occurs first (``scratch``: an array indexable by every key).
-    Of the positions written to one slot, the last write stays: written backwards, the first."""
-    pos = np.arange(len(keys))
-    scratch[keys[::-1]] = pos[::-1]
-    return scratch[keys] == pos  # type: ignore[no-any-return]
+#: Readers per neighbour beyond which a table is no mesh table (a hub read by many points): the
+#: natural order is kept.
+MAX_READERS = 64
 
 
-def _readers(rows: _I64, n_targets: int) -> _I64:
+def _readers(rows: _I64, n_targets: int) -> _I64 | None:
     """The table's inverse, padded: row ``s`` lists the points reading target ``s`` in increasing
-    order, then -1. Built one column per round (the first reader of each target left), so it
-    costs a few passes over the table for a mesh (each target read by 2 to 6 points)."""
-    n, m = rows.shape
+    order, then -1 (row ``n_targets``: only -1, for skip values). A stable radix sort of the
+    entries by target (two 16-bit passes of NumPy's radix argsort). None where a target has
+    more than ``MAX_READERS`` readers."""
+    m = rows.shape[1]
     keys = rows.ravel()
-    point = np.repeat(np.arange(n, dtype=np.int64), m)
-    if (keys < 0).any():
-        keep = keys >= 0
-        keys, point = keys[keep], point[keep]
-    scratch = np.empty(n_targets, np.int64)
-    columns = []
-    while keys.size:
-        firsts = _first_occurrences(keys, scratch)
-        column = np.full(n_targets + 1, -1, np.int64)  # the last row: for skip values
-        column[keys[firsts]] = point[firsts]
-        columns.append(column)
-        rest = ~firsts
-        keys, point = keys[rest], point[rest]
-    return np.stack(columns, axis=1) if columns else np.full((n_targets + 1, 1), -1, np.int64)
+    valid = np.flatnonzero(keys >= 0)
+    if len(valid) < len(keys):
+        keys = keys[valid]
+    perm = np.argsort((keys & 0xFFFF).astype(np.uint16), kind="stable")
+    if n_targets > 0xFFFF:
+        high = (keys[perm] >> 16).astype(np.uint16 if n_targets <= 0xFFFFFFFF else np.int64)
+        perm = perm[np.argsort(high, kind="stable")]
+    sorted_keys = keys[perm]
+    point = (perm if len(valid) == len(rows.ravel()) else valid[perm]) // m
+    counts = np.bincount(sorted_keys, minlength=n_targets)
+    width = int(counts.max()) if counts.size else 0
+    if width > MAX_READERS:
+        return None
+    starts = np.zeros(n_targets, np.int64)
+    np.cumsum(counts[:-1], out=starts[1:])
+    rank = np.arange(len(sorted_keys)) - starts[sorted_keys]
+    readers = np.full((n_targets + 1, max(width, 1)), -1, np.int64)
+    readers[sorted_keys, rank] = point
+    return readers
 
 
 def locality_order(table: Any, start: int, stop: int, region_points: int = REGION_POINTS) -> Any:
@@ -90,6 +93,8 @@ def locality_order(table: Any, start: int, stop: int, region_points: int = REGIO
         return np.arange(start, stop, dtype=dtype)
     rows = np.where(rows < 0, -1, rows)  # a skip value reads the padding row (the last): no reader
     readers = _readers(rows, n_targets)
+    if readers is None:
+        return np.arange(start, stop, dtype=dtype)
     # per point: -2 not reached yet, else >= -1 (the search's bookkeeping); index n: padding (-1)
     mark = np.full(n + 1, -2, np.int64)
     mark[n] = -1
