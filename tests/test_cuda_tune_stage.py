@@ -347,3 +347,28 @@ def test_a_stored_natural_choice_computes_no_order(
     launches, calls = _tune(monkeypatch, tmp_path, _scrambled(mesh.c2e, mesh.n_edges, 3), PLAIN)
     assert any(v.ordered for v in calls[0][2])  # offered
     assert launches.kernels[0].order is None and not computed
+
+
+def test_the_order_is_prepared_before_the_search_budget(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """Computing the order (a second, say) must not use up the search's budget: it happens in
+    ``prepare``, before the deadline is set, and the chunk variants are still timed."""
+    prepared: list[float] = []
+
+    class Slow:
+        buf = None
+
+        def prepare(self) -> None:
+            prepared.append(1.0)  # each takes 1000 s of the clock below
+
+    clock = SimpleNamespace(perf_counter=lambda: 1000.0 * len(prepared))
+    monkeypatch.setattr(tuning, "time", clock)
+    monkeypatch.setattr(tuning, "_Timer", _FakeTimer)
+    monkeypatch.setattr(tuning, "_CHOSEN", {})
+    variants = [Variant(c, False, o) for o in (False, True) for c in (1, 4)]
+    launchers: dict[Any, Any] = {v: (Slow() if v.ordered else object()) for v in variants}
+    kernel = SimpleNamespace(name="sk_c2e", outs=("out",), values=())
+    tuning.choose_blocks(kernel, [8, 1 << 16], launchers, 0)  # type: ignore[arg-type]
+    assert len(prepared) == 2
+    assert {v for v, _ in _FakeTimer.timed} == set(variants)

@@ -308,17 +308,22 @@ def _launcher(function: Any, block: np.ndarray, offer: _Offer | None) -> Any:
 
 
 class _OrderedLauncher:
-    """An ordered variant's launcher for the block search: the order is computed at its first
-    launch, so a search that never times it (or a stored natural choice) never computes it."""
+    """An ordered variant's launcher for the block search: the order is computed when a search
+    starts (``prepare``, before its time budget) or at the first launch, so a stored natural
+    choice never computes it."""
 
     def __init__(self, function: Any, buf: np.ndarray, offer: _Offer | None) -> None:
         assert offer is not None
         self.function, self.buf, self.offer = function, buf, offer
         self.launcher: Any = None
 
-    def launch(self, grid_: tuple[int, int, int], block: tuple[int, int, int], stream: int) -> None:
+    def prepare(self) -> None:
+        """Compute the order (the search calls this before its timed budget starts)."""
         if self.launcher is None:
             self.launcher = Launcher(self.function, self.buf, (self.offer.order().pointer,))
+
+    def launch(self, grid_: tuple[int, int, int], block: tuple[int, int, int], stream: int) -> None:
+        self.prepare()
         self.launcher.launch(grid_, block, stream)
 
 

@@ -266,6 +266,10 @@ def _search(
     bounds: tuple[int, int] | None,
     limits: Any,
 ) -> tuple[Variant, tuple[int, int, int]]:
+    for launcher in launchers.values():  # e.g. compute a locality order: not on the budget
+        prepare = getattr(launcher, "prepare", None)
+        if prepare is not None:
+            prepare()
     timer = _Timer(extents, launchers, stream, bounds)
     deadline = time.perf_counter() + TUNING_BUDGET_S
     timings: dict[tuple[Variant, tuple[int, int, int]], float] = {}
