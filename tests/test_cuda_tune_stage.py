@@ -94,6 +94,19 @@ def _fake_cupy() -> Any:
     )
 
 
+def _fake_gpu(monkeypatch: pytest.MonkeyPatch, choose_blocks: Any, cupy: Any = None) -> None:
+    """The backend's GPU access replaced: fake CuPy and launcher, ``choose_blocks`` recording."""
+    fake = cupy or _fake_cupy()
+    monkeypatch.setattr(cuda_backend, "cupy", lambda: fake)
+    monkeypatch.setattr(cuda_backend, "Launcher", _FakeLauncher)
+    monkeypatch.setattr(cuda_backend, "choose_blocks", choose_blocks)
+    monkeypatch.setattr(cuda_backend, "table_fingerprint", lambda *args: "")
+    monkeypatch.setattr(cuda_backend, "device_name", lambda device: "fake GPU")
+    monkeypatch.setattr(
+        cuda_backend.grid, "device_limits", lambda device: cuda_backend.grid.DEFAULT_LIMITS
+    )
+
+
 @pytest.mark.parametrize("which", ["one-dimensional", "scan", "three-dimensional"])
 def test_every_timed_launch_has_every_pointer(
     which: str, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
@@ -114,14 +127,7 @@ def test_every_timed_launch_has_every_pointer(
         calls.append((k, extents, launchers))
         return PLAIN, (32, 4, 1)
 
-    monkeypatch.setattr(cuda_backend, "cupy", lambda: fake)
-    monkeypatch.setattr(cuda_backend, "Launcher", _FakeLauncher)
-    monkeypatch.setattr(cuda_backend, "choose_blocks", choose_blocks)
-    monkeypatch.setattr(cuda_backend, "table_fingerprint", lambda *args: "")
-    monkeypatch.setattr(cuda_backend, "device_name", lambda device: "fake GPU")
-    monkeypatch.setattr(
-        cuda_backend.grid, "device_limits", lambda device: cuda_backend.grid.DEFAULT_LIMITS
-    )
+    _fake_gpu(monkeypatch, choose_blocks, fake)
 
     target = CudaTarget(arch="90")
     runner = CompiledRunner(prog.definition, flat_params(prog.definition.params), target)
@@ -216,14 +222,7 @@ def _tune(
         calls.append((k, extents, launchers))
         return (chosen if chosen in launchers else PLAIN), (16, 8, 1)
 
-    monkeypatch.setattr(cuda_backend, "cupy", _fake_cupy)
-    monkeypatch.setattr(cuda_backend, "Launcher", _FakeLauncher)
-    monkeypatch.setattr(cuda_backend, "choose_blocks", choose_blocks)
-    monkeypatch.setattr(cuda_backend, "table_fingerprint", lambda *args: "")
-    monkeypatch.setattr(cuda_backend, "device_name", lambda device: "fake GPU")
-    monkeypatch.setattr(
-        cuda_backend.grid, "device_limits", lambda device: cuda_backend.grid.DEFAULT_LIMITS
-    )
+    _fake_gpu(monkeypatch, choose_blocks)
     target = CudaTarget(arch="90")
     runner = CompiledRunner(
         run_c2e_sum.definition, flat_params(run_c2e_sum.definition.params), target
@@ -304,15 +303,11 @@ def test_the_search_times_both_orders_and_keeps_the_choice(
     launchers = {v: object() for v in variants}
     kernel = SimpleNamespace(name="sk_c2e", outs=("out",), values=())
     extents = [8, 1 << 16]
-    variant, block = tuning.choose_blocks(
-        kernel,  # type: ignore[arg-type]
-        extents,
-        launchers,
-        0,
-        tmp_path,
-        "fake GPU",
-        "tables",
-    )
+
+    def choose() -> Any:
+        return tuning.choose_blocks(kernel, extents, launchers, 0, tmp_path, "fake GPU", "tables")  # type: ignore[arg-type]
+
+    variant, block = choose()
     assert any(v.ordered for v, _ in _FakeTimer.timed)
     assert any(not v.ordered for v, _ in _FakeTimer.timed)
     assert variant.ordered
@@ -322,16 +317,7 @@ def test_the_search_times_both_orders_and_keeps_the_choice(
     assert '"ordered": true' in stored
     monkeypatch.setattr(tuning, "_CHOSEN", {})
     _FakeTimer.timed = []
-    again = tuning.choose_blocks(
-        kernel,  # type: ignore[arg-type]
-        extents,
-        launchers,
-        0,
-        tmp_path,
-        "fake GPU",
-        "tables",
-    )
-    assert again == (variant, block) and not _FakeTimer.timed
+    assert choose() == (variant, block) and not _FakeTimer.timed
 
 
 def test_a_stored_natural_choice_computes_no_order(
