@@ -115,17 +115,16 @@ def locality_order(table: Any, start: int, stop: int, region_points: int = REGIO
             levels.append(frontier)
             regions.append(region)
             done += frontier.size
-            cand = readers[rows[frontier]].ravel()
-            cand_region = np.repeat(region, fan)
-            fresh = mark[cand] == -2
-            cand, cand_region = cand[fresh], cand_region[fresh]
+            cand = readers[rows[frontier]].ravel()  # fan candidates per frontier point
+            fresh = np.flatnonzero(mark[cand] == -2)
+            cand = cand[fresh]
             # each point reached joins the region that reached it first: of the positions
             # written to one point, the last write (written backwards: the first) stays, and
             # marks it reached
             pos = np.arange(len(cand))
             mark[cand[::-1]] = pos[::-1]
-            firsts = mark[cand] == pos
-            frontier, region = cand[firsts], cand_region[firsts]
+            firsts = np.flatnonzero(mark[cand] == pos)
+            frontier, region = cand[firsts], region[fresh[firsts] // fan]
     nodes = np.concatenate(levels)
     owner = np.concatenate(regions)
     # regions in order, each ring by ring (a stable sort; radix sort for 16-bit keys)
