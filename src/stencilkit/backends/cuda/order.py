@@ -11,9 +11,11 @@ renumbered, and every point computes exactly what it computed before: results ar
 The order is a breadth-first search over the graph "two points are adjacent when they read a
 common S", grown from a few seeds at once (one per ``REGION_POINTS`` points): every point joins
 the region of the seed that reaches it first, and the order lists region after region, each
-ring by ring (a Cuthill-McKee order per region). It is vectorised level by level in NumPy (about
-0.1 s for 1.5M points). Points that no search reaches (another component of the graph, a row of
-skip values only) are seeded in later rounds.
+ring by ring (a Cuthill-McKee order per region). It is vectorised level by level in NumPy; on a
+random numbering its cost is random memory access, 0.65-1.0 s for 1-1.5M points on the 2-core
+build machine (so it is computed only when needed and stored: ``order_for``). Points that no
+search reaches (another component of the graph, a row of skip values only) are seeded in later
+rounds.
 
 >>> import numpy as np
 >>> table = np.array([[0, 1], [5, 6], [1, 2], [6, 7], [2, 3]])   # points 0, 2, 4 share; 1, 3 too
@@ -43,7 +45,6 @@ _log = get_logger("cuda.order")
 #: Points per region grown from one seed: a region's rings are then a few hundred points, and the
 #: search takes few levels (its cost is about a constant per level).
 REGION_POINTS = 1 << 14
-
 
 #: Readers per neighbour beyond which a table is no mesh table (a hub read by many points): the
 #: natural order is kept.
