@@ -6,11 +6,14 @@ times (build and block search apart) in new processes (issue 13).
 fp64) numbered two ways: ``random`` (cells and edges numbered in a random order, as a grid file
 or a halo may give them) and ``locality`` (``reorder_for_locality``), each with its fields
 vertical-contiguous (K-contiguous) and horizontal-contiguous. Bytes: output + input field +
-int32 table, each once; ratio: fraction of the device copy measured in the same run.
+int32 table, each once; ratio: fraction of the device copy measured in the same run. Each row
+says which iteration order the tune stage chose (``natural`` or ``locality``: a breadth-first
+order of the points, offered for a scattered table; see docs/gpu.md).
 
 ``first_call``: the first call of the Laplacian, the scan and C2E random in a new process with
 a fresh build cache, split into build (code generation and compilation, variants included),
-block search and the rest; then the same in a new process with the cache warm.
+block search, computing the locality order (C2E random) and the rest; then the same in a new
+process with the cache warm.
 """
 
 from __future__ import annotations
@@ -60,6 +63,19 @@ def random_numbering(c2e: Any, e2c: Any, seed: int = 31) -> tuple[Any, Any]:
     new_cell, new_edge = np.empty(nc, np.int64), np.empty(ne, np.int64)
     new_cell[cell_order], new_edge[edge_order] = np.arange(nc), np.arange(ne)
     return (new_edge[c2e[cell_order]].astype(np.int32), new_cell[e2c[edge_order]].astype(np.int32))
+
+
+def iteration_order(conn: Any, dim: str, n: int, kls: list[Any]) -> str:
+    """Which order the tune stage chose for a gather's points: ``natural`` (index order), or
+    ``locality`` (order.py); whether the locality order was offered (a scattered table) and
+    what computing it took."""
+    from stencilkit.backends.cuda.order import is_scattered, order_for
+
+    chosen = "locality" if any(getattr(kl, "order", None) is not None for kl in kls) else "natural"
+    if not is_scattered(conn, dim, 0, n):
+        return f"order {chosen} (table numbered locally: locality order not offered)"
+    seconds = order_for(conn, dim, 0, n).seconds  # cached by the tune stage
+    return f"order {chosen} (locality order offered, computed in {seconds:.2f} s)"
 
 
 def gathers_section(
@@ -128,14 +144,17 @@ def gathers_section(
                     err <= 1e-11,
                     f"max abs err {err:.1e}",
                 )
-                chosen = ""
+                chosen, order = "", ""
                 if dev.gpu:
                     plans = list(prog._runner.plans.values())
                     kls = launches(plans[0]) if plans else []
                     chosen = ", ".join(f"{kl.name} block {kl.block} grid {kl.grid}" for kl in kls)
+                    order = iteration_order(conn, spec["out"], n_out, kls)
+                    chosen += f"; {order}"
                 sub["setup"][layout] = {
                     "strides_bytes": list(src.ndarray.strides),
                     "kernel": chosen,
+                    "order": order,
                 }
                 variants[layout] = (call, opts.reps)
                 notes[layout] = f"target >= {GATHER_TARGETS[numbering]:.2f}; {chosen}"
@@ -173,11 +192,11 @@ case, sizes, programs_path, package = sys.argv[1], json.loads(sys.argv[2]), sys.
 import cupy as cp
 
 import stencilkit as gtx
-from stencilkit.backends.cuda import backend as cuda_backend, tuning
+from stencilkit.backends.cuda import backend as cuda_backend, order, tuning
 
 cp.zeros(1).sum().item()  # the context and CuPy's own kernels: not part of the first call
-spent = {"build": 0.0, "tune": 0.0, "searches": 0}
-search, build = tuning._search, cuda_backend.CudaTarget.build
+spent = {"build": 0.0, "tune": 0.0, "searches": 0, "order": 0.0}
+search, build, locality = tuning._search, cuda_backend.CudaTarget.build, order.locality_order
 
 
 def timed_search(*a, **k):
@@ -197,7 +216,16 @@ def timed_build(*a, **k):
         spent["build"] += time.perf_counter() - t0
 
 
+def timed_order(*a, **k):
+    t0 = time.perf_counter()
+    try:
+        return locality(*a, **k)
+    finally:
+        spent["order"] += time.perf_counter() - t0
+
+
 tuning._search = timed_search
+order.locality_order = timed_order
 cuda_backend.CudaTarget.build = timed_build
 spec = importlib.util.spec_from_file_location("sk_bench_programs", programs_path)
 P = importlib.util.module_from_spec(spec)
@@ -240,7 +268,10 @@ t0 = time.perf_counter()
 prog(*args, offset_provider=provider)
 cp.cuda.Device().synchronize()
 second = time.perf_counter() - t0
-print("SKBENCH " + json.dumps({"first_s": first, "build_s": spent["build"], "tune_s": spent["tune"],
+# the locality order (computed at the first timed launch of an ordered variant) is reported
+# apart from the block search it happens in
+print("SKBENCH " + json.dumps({"first_s": first, "build_s": spent["build"],
+                               "tune_s": spent["tune"] - spent["order"], "order_s": spent["order"],
                                "searches": spent["searches"], "second_s": second}))
 '''
 
@@ -293,13 +324,15 @@ def first_call_section(
         cold = _child(case, sizes, str(P.__file__), cache, script)
         warm = _child(case, sizes, str(P.__file__), cache, script)
         res[case] = {"fresh_cache": cold, "warm_cache": warm}
-        rest = cold["first_s"] - cold["build_s"] - cold["tune_s"]
+        order_s = cold.get("order_s", 0.0)
+        rest = cold["first_s"] - cold["build_s"] - cold["tune_s"] - order_s
         R.row(
-            f"first call {case}, fresh cache: build / block search / rest",
+            f"first call {case}, fresh cache: build / block search / locality order / rest",
             f"{cold['first_s'] * 1e3:.0f} ms",
             "",
             "",
-            f"{cold['build_s'] * 1e3:.0f} / {cold['tune_s'] * 1e3:.0f} / {rest * 1e3:.0f} ms"
+            f"{cold['build_s'] * 1e3:.0f} / {cold['tune_s'] * 1e3:.0f} / {order_s * 1e3:.0f}"
+            f" / {rest * 1e3:.0f} ms"
             f" ({cold['searches']} searches; search target <= {TUNE_TARGET_S * 1e3:.0f} ms);"
             f" second call {cold['second_s'] * 1e3:.2f} ms",
         )
@@ -313,6 +346,7 @@ def first_call_section(
             f"{warm['first_s'] * 1e3:.0f} ms",
             "",
             "",
-            f"build {warm['build_s'] * 1e3:.0f} ms, search {warm['tune_s'] * 1e3:.0f} ms (stored choice)",
+            f"build {warm['build_s'] * 1e3:.0f} ms, search {warm['tune_s'] * 1e3:.0f} ms (stored"
+            f" choice), locality order {warm.get('order_s', 0.0) * 1e3:.0f} ms (stored: 0)",
         )
     return res

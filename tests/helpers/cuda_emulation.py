@@ -2,7 +2,9 @@
 compiles the generated kernels as C++ and launches them serially, block by block and thread by
 thread, with the grids ``grid.grid_for`` gives for chosen grid limits. It checks, without a GPU,
 that the generated indexing and the grid mapping cover every point exactly as a GPU would run
-them (small limits force folded grids)."""
+them (small limits force folded grids). A locality-ordered variant (``Variant(..., ordered=True)``)
+visits the points in the order ``order.order_for`` gives for the call's table, computed in the
+``tune`` stage as on the GPU."""
 
 from __future__ import annotations
 
@@ -23,6 +25,7 @@ from stencilkit.backends.cuda.codegen import (
     chunk_variants,
     generate_cuda,
     kernel_name,
+    ordered_dim,
 )
 from stencilkit.backends.cuda.grid import (
     DEFAULT_LIMITS,
@@ -31,6 +34,7 @@ from stencilkit.backends.cuda.grid import (
     kernel_extents,
     needed_blocks,
 )
+from stencilkit.backends.cuda.order import LocalityOrder, order_for
 from stencilkit.core.device import DeviceType
 from stencilkit.ir import nodes as ir
 from stencilkit.stages.abi import ArgLayout
@@ -49,15 +53,17 @@ template <class T> static inline void __stcs(T* p, T v) { *p = v; }
 
 
 def _driver(name: str, nslots: int) -> str:
+    ordered = name.endswith("_ord")
+    extra, arg = (", const int32_t* ord", ", ord") if ordered else ("", "")
     return f"""
-extern "C" void emu_{name}(const int64_t* args, const unsigned* g, const unsigned* b) {{
+extern "C" void emu_{name}(const int64_t* args, const unsigned* g, const unsigned* b{extra}) {{
     SkArgs s; std::memcpy(s.v, args, sizeof(int64_t) * {max(nslots, 1)});
     gridDim = {{g[0], g[1], g[2]}}; blockDim = {{b[0], b[1], b[2]}};
     for (unsigned bz = 0; bz < g[2]; ++bz) for (unsigned by = 0; by < g[1]; ++by)
     for (unsigned bx = 0; bx < g[0]; ++bx) {{
         blockIdx = {{bx, by, bz}};
         for (unsigned tz = 0; tz < b[2]; ++tz) for (unsigned ty = 0; ty < b[1]; ++ty)
-        for (unsigned tx = 0; tx < b[0]; ++tx) {{ threadIdx = {{tx, ty, tz}}; {name}(s); }}
+        for (unsigned tx = 0; tx < b[0]; ++tx) {{ threadIdx = {{tx, ty, tz}}; {name}(s{arg}); }}
     }}
 }}
 """
@@ -77,6 +83,8 @@ class EmulatedCuda:
         self.source = built.source.text
         self.grids: list[tuple[tuple[int, int, int], tuple[int, int, int]]] = []
         self.folded = 0  # launches whose grid was folded to fit the limits
+        self.orders: dict[int, LocalityOrder] = {}  # per kernel: the order ordered variants visit
+        self.variants: list[Variant] = []  # the variant each launch ran
 
     def bind(self, launches: Launches, block: np.ndarray) -> Callable[[], None]:
         return lambda: self.launch(block)
@@ -84,11 +92,11 @@ class EmulatedCuda:
     def launch(self, buf: np.ndarray) -> None:
         for ki, k in enumerate(self.sprog.kernels):
             extents = kernel_extents(k, self.layout, self.domains[ki], buf)
-            variant = (
-                self.target.variant
-                if self.target.variant in chunk_variants(k, self.layout)
-                else PLAIN
-            )
+            own = chunk_variants(k, self.layout, ki in self.orders)
+            wanted = self.target.variant
+            fallback = Variant(1, False, wanted.ordered)
+            variant = wanted if wanted in own else fallback if fallback in own else PLAIN
+            self.variants.append(variant)
             block = self.target.block
             grid = grid_for(extents, block, variant.chunk, self.target.limits)
             assert grid[0] <= self.target.limits.x and grid[1] <= self.target.limits.y
@@ -96,10 +104,12 @@ class EmulatedCuda:
             self.grids.append((grid, block))
             self.folded += grid != needed_blocks(extents, block, variant.chunk)
             fn = getattr(self.lib, "emu_" + kernel_name(self.sprog, ki, variant))
+            extra = [ctypes.c_void_p(self.orders[ki].pointer)] if variant.ordered else []
             fn(
                 ctypes.c_void_p(buf.ctypes.data),
                 (ctypes.c_uint * 3)(*grid),
                 (ctypes.c_uint * 3)(*block),
+                *extra,
             )
 
 
@@ -126,7 +136,11 @@ class EmulatedCudaTarget:
     def generate(self, planned: Planned) -> Source:
         assert planned.layout is not None and planned.spec is not None
         text = generate_cuda(
-            planned.sprog, planned.layout, variants=True, narrow_index=planned.spec.narrow_index
+            planned.sprog,
+            planned.layout,
+            variants=True,
+            narrow_index=planned.spec.narrow_index,
+            ordered=self.variant.ordered,
         )
         return Source(planned, "cuda", text, True)
 
@@ -136,7 +150,7 @@ class EmulatedCudaTarget:
         names = [
             kernel_name(sprog, ki, v)
             for ki, k in enumerate(sprog.kernels)
-            for v in chunk_variants(k, layout)
+            for v in chunk_variants(k, layout, self.variant.ordered)
         ]
         code = _PRELUDE + source.text + "".join(_driver(n, layout.size) for n in names)
         key = hashlib.sha256(code.encode()).hexdigest()[:20]
@@ -160,11 +174,21 @@ class EmulatedCudaTarget:
         assert layout is not None
         lib = ctypes.CDLL(str(built.path / built.binary))
         for ki, k in enumerate(sprog.kernels):
-            for v in chunk_variants(k, layout):
+            for v in chunk_variants(k, layout, self.variant.ordered):
                 getattr(lib, "emu_" + kernel_name(sprog, ki, v)).restype = None
         loaded = EmulatedCuda(built, lib, self)
         self.loaded.append(loaded)
         return loaded
 
     def tune(self, loaded: EmulatedCuda, planned: Planned, bound: Any) -> Launches:
-        return Launches(self.name)  # the block and variant are the target's, fixed by the test
+        """The block and variant are the target's, fixed by the test; an ordered variant gets
+        the locality order of each kernel that gathers (whatever the table's numbering)."""
+        assert planned.layout is not None
+        if self.variant.ordered:
+            for ki, k in enumerate(planned.sprog.kernels):
+                found = ordered_dim(k, planned.layout)
+                if found is not None:
+                    rng = planned.domains[ki][k.dims.index(found[0])]
+                    table = bound.tables[found[1]]
+                    loaded.orders[ki] = order_for(table, found[0].value, rng.start, rng.stop)
+        return Launches(self.name)

@@ -9,7 +9,7 @@ a target's loaded program -> ``Launches`` (the launch configuration ``tune`` cho
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -120,6 +120,8 @@ class KernelLaunch:
     name: str
     grid: tuple[int, int, int]
     block: tuple[int, int, int]
+    #: the locality order an ordered variant (name ending ``_ord``) visits its points in
+    order: Any = field(default=None, compare=False)
 
 
 @dataclass(frozen=True, slots=True)

@@ -2,7 +2,9 @@
 
 Its stages (see ``stencilkit.stages``): ``generate`` (codegen.py), ``build`` (a cubin in the build
 cache), ``load`` (a CUDA module on the fields' GPU), ``tune`` (block shapes and z-chunk variants,
-timed on large domains by tuning.py on scratch outputs, before the first call).
+timed on large domains by tuning.py on scratch outputs, before the first call; for a kernel that
+gathers through a scattered neighbour table, also the natural against a locality order of its
+points, order.py).
 """
 
 from __future__ import annotations
@@ -21,7 +23,16 @@ from ...stages.pipeline import argument_block
 from ...toolchain.cache import cache_key, get_or_build
 from ...toolchain.cuda import compile_cubin, find_cuda_compiler
 from . import grid
-from .codegen import PLAIN, chunk_variants, generate_cuda, grid_dims, kernel_name, x_align
+from .codegen import (
+    PLAIN,
+    chunk_variants,
+    generate_cuda,
+    grid_dims,
+    kernel_name,
+    ordered_dim,
+    x_align,
+)
+from .order import ORDER_MIN_POINTS, LocalityOrder, is_scattered, order_for
 from .runtime import Launcher, Module, cupy, device_arch, device_name
 from .tuning import choose_blocks, table_fingerprint, worth_searching
 
@@ -31,36 +42,53 @@ BINARY = "program.cubin"
 @dataclass(frozen=True, slots=True)
 class LoadedCuda:
     """A cubin loaded on one GPU; the z-chunked variants are built and loaded only when a block
-    search needs them (``variant_module``)."""
+    search needs them (``variant_module``), with the locality-ordered ones where a search
+    offers an order."""
 
     built: Built
     module: Module
     target: CudaTarget
-    _variants: list[Module] = field(default_factory=list)  # the variant module, once built
+    # the variant modules once built, by whether they hold the ordered variants too
+    _variants: dict[bool, Module] = field(default_factory=dict)
 
     @property
     def device_id(self) -> int:
         return self.module.device_id
 
-    def variant_module(self) -> Module:
-        if not self._variants:
-            source = self.target.generate(self.built.source.planned, variants=True)
-            self._variants.append(self.target.load_module(self.target.build(source)))
-        return self._variants[0]
+    def variant_module(self, ordered: bool = False) -> Module:
+        if True in self._variants:  # holds every variant
+            return self._variants[True]
+        if ordered not in self._variants:
+            source = self.target.generate(self.built.source.planned, True, ordered)
+            self._variants[ordered] = self.target.load_module(self.target.build(source), ordered)
+        return self._variants[ordered]
 
-    def function(self, name: str) -> Any:
+    def function(self, name: str, ordered: bool = False) -> Any:
+        """The kernel ``name``; ``ordered``: a variant module is built with the ordered
+        variants (one module for the whole search, not two)."""
         found = self.module.functions.get(name)
-        return found if found is not None else self.variant_module().functions[name]
+        if found is not None:
+            return found
+        return self.variant_module(ordered or name.endswith("_ord")).functions[name]
 
     def bind(self, launches: Launches, block: np.ndarray) -> Callable[[], None]:
         return CudaCall(
             self.built.source.planned.sprog.name,
             self.device_id,
             tuple(
-                (Launcher(self.function(kl.name), block), kl.grid, kl.block)
+                (
+                    Launcher(self.function(kl.name), block, _order_args(kl.order)),
+                    kl.grid,
+                    kl.block,
+                )
                 for kl in launches.kernels
             ),
         )
+
+
+def _order_args(order: LocalityOrder | None) -> tuple[int, ...]:
+    """The extra kernel arguments of an ordered variant: the order's pointer."""
+    return () if order is None else (order.pointer,)
 
 
 class CudaCall:
@@ -127,11 +155,14 @@ class CudaTarget:
         """The current CUDA device (CuPy's): where a call runs."""
         return int(cupy().cuda.runtime.getDevice())
 
-    def generate(self, planned: Planned, variants: bool = False) -> Source:
+    def generate(self, planned: Planned, variants: bool = False, ordered: bool = False) -> Source:
         """CUDA source; ``variants``: also the z-chunked kernels (several times slower to compile,
-        so built only when a block search on a large domain needs them)."""
+        so built only when a block search on a large domain needs them); ``ordered``: and the
+        locality-ordered variants of the kernels that gather."""
         assert planned.layout is not None and planned.spec is not None
-        text = generate_cuda(planned.sprog, planned.layout, variants, planned.spec.narrow_index)
+        text = generate_cuda(
+            planned.sprog, planned.layout, variants, planned.spec.narrow_index, ordered
+        )
         return Source(planned, "cuda", text, variants)
 
     def build(self, source: Source) -> Built:
@@ -151,12 +182,15 @@ class CudaTarget:
         entry = get_or_build(key, build, {"program": sprog.name, "target": f"cuda sm_{arch}"})
         return Built(source, key, entry.path, entry.built, BINARY)
 
-    def load_module(self, built: Built) -> Module:
+    def load_module(self, built: Built, ordered: bool = False) -> Module:
         planned = built.source.planned
+        assert planned.layout is not None
         names = [
             kernel_name(planned.sprog, i, v)
             for i, k in enumerate(planned.sprog.kernels)
-            for v in (chunk_variants(k, planned.layout) if built.source.variants else (PLAIN,))  # type: ignore[arg-type]
+            for v in (
+                chunk_variants(k, planned.layout, ordered) if built.source.variants else (PLAIN,)
+            )
         ]
         device = planned.spec.device_id if planned.spec is not None else self.device_id
         return Module((built.path / BINARY).read_bytes(), names, device)
@@ -175,35 +209,38 @@ class CudaTarget:
 
     def tune(self, loaded: LoadedCuda, planned: Planned, bound: Bound) -> Launches:
         """Block shape and z-chunk variant per kernel: a timed search on large domains (on scratch
-        outputs: the caller's fields are only read), else a default (tuning.py)."""
+        outputs: the caller's fields are only read), else a default (tuning.py). A searched
+        kernel that gathers through a scattered table is also timed visiting its points in a
+        locality order (order.py); the faster one is kept."""
         sprog, layout = planned.sprog, planned.layout
         assert layout is not None
         refuse_during_capture(sprog.name)
         stream = cupy().cuda.get_current_stream().ptr
+        extents_of = [_extents(planned, ki) for ki in range(len(sprog.kernels))]
+        searched = [worth_searching(k, e) for k, e in zip(sprog.kernels, extents_of)]
+        offers = [
+            _offered_order(planned, bound, ki, loaded.built.path) if search else None
+            for ki, search in enumerate(searched)
+        ]
+        any_ordered = any(o is not None for o in offers)
         timing: list[Any] = []  # [block, scratch arrays]: made when the first search needs them
         result = []
         for ki, k in enumerate(sprog.kernels):
-            sizes = dict(zip(k.dims, (len(r) for r in planned.domains[ki])))
-            gdims = grid_dims(k, layout)
-            extents = [sizes[d] for d in gdims]
-            align = x_align(k, layout)
-            if align > 1 and extents:  # the x start is rounded down to a cache line in the kernel
-                out = layout.field(k.outs[0])
-                lo = planned.domains[ki][k.dims.index(gdims[0])].start
-                origin = planned.block[out.origins[out.unit_dim]]  # type: ignore[index]
-                extents[0] += (lo - origin) % align
+            extents, search, offer = extents_of[ki], searched[ki], offers[ki]
             # choose_blocks times block shapes whenever worth_searching says so, also for a kernel
             # compiled in one variant only (a scan, a 1-D kernel): its launches must then have the
             # timing block, every pointer set (a block of constants only holds null pointers)
-            search = worth_searching(k, extents)
-            variants = chunk_variants(k, layout) if search else (PLAIN,)
+            variants = chunk_variants(k, layout, offer is not None) if search else (PLAIN,)
             if search and not timing:
                 timing.extend(_timing_block(planned, bound))
             block = timing[0] if timing else planned.new_block()
             if search:
                 _refuse_null_pointers(block, planned, bound, kernel_name(sprog, ki))
             launchers = {
-                v: Launcher(loaded.function(kernel_name(sprog, ki, v)), block) for v in variants
+                v: (_OrderedLauncher if v.ordered else _launcher)(
+                    loaded.function(kernel_name(sprog, ki, v), any_ordered), block, offer
+                )
+                for v in variants
             }
             tables = ""
             if search:
@@ -227,9 +264,87 @@ class CudaTarget:
                     kernel_name(sprog, ki, variant),
                     grid.grid_for(extents, shape, variant.chunk, limits),
                     shape,
+                    offer.order() if variant.ordered and offer is not None else None,
                 )
             )
         return Launches(self.name, tuple(result))
+
+
+def _extents(planned: Planned, ki: int) -> list[int]:
+    """The points kernel ``ki`` walks along its grid dimensions, fastest first; the x start is
+    rounded down to a cache line in the kernel, so x counts the threads before the domain."""
+    k, layout = planned.sprog.kernels[ki], planned.layout
+    assert layout is not None
+    sizes = dict(zip(k.dims, (len(r) for r in planned.domains[ki])))
+    gdims = grid_dims(k, layout)
+    extents = [sizes[d] for d in gdims]
+    align = x_align(k, layout)
+    if align > 1 and extents:
+        out = layout.field(k.outs[0])
+        lo = planned.domains[ki][k.dims.index(gdims[0])].start
+        origin = planned.block[out.origins[out.unit_dim]]  # type: ignore[index]
+        extents[0] += (lo - origin) % align
+    return extents
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class _Offer:
+    """A locality order the search may time a kernel with: computed on first use (a search
+    timing an ordered variant, or an ordered choice to launch), not when a stored choice is
+    the natural order."""
+
+    table: Any
+    dim: str
+    start: int
+    stop: int
+    cache_dir: Any = None  # the build cache entry, where the order is stored
+
+    def order(self) -> LocalityOrder:
+        return order_for(self.table, self.dim, self.start, self.stop, self.cache_dir)
+
+
+def _launcher(function: Any, block: np.ndarray, offer: _Offer | None) -> Any:
+    return Launcher(function, block)
+
+
+class _OrderedLauncher:
+    """An ordered variant's launcher for the block search: the order is computed when a search
+    starts (``prepare``, before its time budget) or at the first launch, so a stored natural
+    choice never computes it."""
+
+    def __init__(self, function: Any, buf: np.ndarray, offer: _Offer | None) -> None:
+        assert offer is not None
+        self.function, self.buf, self.offer = function, buf, offer
+        self.launcher: Any = None
+
+    def prepare(self) -> None:
+        """Compute the order (the search calls this before its timed budget starts)."""
+        if self.launcher is None:
+            self.launcher = Launcher(self.function, self.buf, (self.offer.order().pointer,))
+
+    def launch(self, grid_: tuple[int, int, int], block: tuple[int, int, int], stream: int) -> None:
+        self.prepare()
+        self.launcher.launch(grid_, block, stream)
+
+
+def _offered_order(planned: Planned, bound: Bound, ki: int, cache_dir: Any) -> _Offer | None:
+    """The locality order a searched kernel is also timed with: for a kernel that gathers at its
+    own points (``ordered_dim``) through a table whose numbering is scattered, over enough points
+    (``ORDER_MIN_POINTS``, int32 indices); None otherwise."""
+    k, layout = planned.sprog.kernels[ki], planned.layout
+    assert layout is not None
+    found = ordered_dim(k, layout)
+    if found is None or found[1] not in bound.tables:
+        return None
+    dim, table_name = found
+    rng = planned.domains[ki][k.dims.index(dim)]
+    start, stop = int(rng.start), int(rng.stop)
+    if stop - start < ORDER_MIN_POINTS or stop > np.iinfo(np.int32).max:
+        return None
+    table = bound.tables[table_name]
+    if not is_scattered(table, dim.value, start, stop):
+        return None
+    return _Offer(table, dim.value, start, stop, cache_dir)
 
 
 def _refuse_null_pointers(block: np.ndarray, planned: Planned, bound: Bound, kernel: str) -> None:

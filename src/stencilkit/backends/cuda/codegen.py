@@ -6,6 +6,11 @@ to the next, z to the rest. Where the y or z blocks exceed the device's limits, 
 them into one linear numbering over grid y and z and the kernel unfolds it (no loop: a kernel
 over a grid that fits runs as before). A scan kernel gives each thread one column and loops
 over the levels inside.
+
+A kernel that gathers through a neighbour table at its own points (``ordered_dim``) is also
+compiled in *ordered* variants for the block search: their threads visit the points of that
+dimension in a locality order (``order.py``), passed as a second kernel argument, instead of in
+index order. Each point computes the same values either way.
 """
 
 from __future__ import annotations
@@ -16,7 +21,7 @@ import numpy as np
 
 from ...core.dims import Dimension
 from ...ir import nodes as ir
-from ...ir.visit import deep
+from ...ir.visit import deep, walk
 from ...stages.abi import ArgLayout
 from ..cfamily import CTarget, ExprEmitter, emit_scan_loop, emit_stores, loop_order, unpack_args
 from ..cprelude import PRELUDE, index_typedef
@@ -42,10 +47,16 @@ class Variant:
 
     chunk: int = 1
     streaming: bool = False  # outputs written with cache-streaming stores (keep inputs in L2)
+    #: threads visit the points of ``ordered_dim`` in a locality order (a second kernel argument)
+    ordered: bool = False
 
     @property
     def suffix(self) -> str:
-        return ("" if self.chunk == 1 else f"_z{self.chunk}") + ("s" if self.streaming else "")
+        return (
+            ("" if self.chunk == 1 else f"_z{self.chunk}")
+            + ("s" if self.streaming else "")
+            + ("_ord" if self.ordered else "")
+        )
 
     @property
     def store(self) -> str:
@@ -63,13 +74,37 @@ SCAN_UNROLL = 2
 X_ALIGN_BYTES = 128
 
 
-def chunk_variants(k: ir.Kernel, layout: ArgLayout) -> tuple[Variant, ...]:
+def ordered_dim(k: ir.Kernel, layout: ArgLayout) -> tuple[Dimension, str] | None:
+    """The parallel dimension whose points kernel ``k`` may visit in a locality order, and the
+    neighbour table that order comes from: the first table the kernel reads at its own point
+    (``table[p, j]`` with ``p`` the current index of a grid dimension); None for a kernel that
+    gathers through no table."""
+    gdims = set(grid_dims(k, layout))
+    roots = [*k.values, *(k.scan.inits if k.scan is not None else ())]
+    for root in roots:
+        for x in walk(root):
+            if (
+                isinstance(x, ir.Lookup)
+                and isinstance(x.source, ir.Pos)
+                and x.source.offset == 0
+                and x.source.dim in gdims
+            ):
+                return x.source.dim, x.table
+    return None
+
+
+def chunk_variants(k: ir.Kernel, layout: ArgLayout, ordered: bool = False) -> tuple[Variant, ...]:
     """The variants a kernel is compiled in; the block search picks one on first use. Chunks run
     along the last grid dimension (z of three, y of two: e.g. the levels of a [Cell, K] field,
-    where the neighbour indices and weights read at a cell serve every level of the chunk)."""
+    where the neighbour indices and weights read at a cell serve every level of the chunk).
+    ``ordered``: each also in its locality-ordered form, for a kernel that has ``ordered_dim``."""
     if k.scan is not None or len(grid_dims(k, layout)) not in (2, 3):
-        return (PLAIN,)
-    return tuple(Variant(c, s) for s in (False, True) for c in (1, 2, 4, 8, 16))
+        base: tuple[Variant, ...] = (PLAIN,)
+    else:
+        base = tuple(Variant(c, s) for s in (False, True) for c in (1, 2, 4, 8, 16))
+    if not ordered or ordered_dim(k, layout) is None:
+        return base
+    return base + tuple(Variant(v.chunk, v.streaming, True) for v in base)
 
 
 def kernel_name(prog: ir.StencilProgram, ki: int, variant: Variant = PLAIN) -> str:
@@ -116,8 +151,12 @@ def _kernel(
 ) -> list[str]:
     bounds = layout.bounds[ki]
     chunk = variant.chunk
+    found = ordered_dim(k, layout) if variant.ordered else None
+    odim = found[0] if found is not None else None
+    # the locality order, indexed by the natural index (the pointer is offset by the domain's start)
+    extra = ", const int32_t* __restrict__ sk_ord" if odim is not None else ""
     lines = [
-        f'extern "C" __global__ void {kernel_name(prog, ki, variant)}(const SkArgs args) {{',
+        f'extern "C" __global__ void {kernel_name(prog, ki, variant)}(const SkArgs args{extra}) {{',
         "  const int64_t* a = args.v;",
     ]
     # only the fields this kernel touches are unpacked; the compiler drops the rest anyway
@@ -127,7 +166,16 @@ def _kernel(
             f"  const sk_idx {d.value}_lo{ki} = a[{bounds[2 * i]}], {d.value}_hi{ki} = a[{bounds[2 * i + 1]}];"
         )
     gdims = grid_dims(k, layout)
-    emit = ExprEmitter(CUDA_TARGET, layout, {d.value: f"i_{d.value}" for d in k.dims})
+    index = {d.value: ("o_" if d == odim else "i_") + d.value for d in k.dims}
+    emit = ExprEmitter(CUDA_TARGET, layout, index)
+
+    def visit(pad: str) -> list[str]:  # the point of the ordered dimension this thread visits
+        return (
+            []
+            if odim is None
+            else [f"{pad}const sk_idx o_{odim.value} = (sk_idx)sk_ord[i_{odim.value}];"]
+        )
+
     if not gdims:  # nothing parallel (a 0-d output, a scan over one dimension): one thread works
         lines.append(
             "  if (threadIdx.x + threadIdx.y + threadIdx.z + blockIdx.x + blockIdx.y + blockIdx.z != 0) return;"
@@ -174,8 +222,12 @@ def _kernel(
             )
         lines.append("  if (r_z > 0) return;")
     if cdim is None:
+        lines += visit("  ")
         lines += _body(k, ki, emit, layout, "  ", variant)
         return [*lines, "}"]
+    if cdim != odim:
+        lines += visit("  ")
+    inner = visit("      ") if cdim == odim else []
     c, cax = cdim.value, "yz"[len(gdims) - 2]
     lines.append(
         f"  const sk_idx z0 = {c}_lo{ki} + (sk_idx)((sk_idx){block[cax]} * blockDim.{cax} + threadIdx.{cax}) * {chunk};"
@@ -184,10 +236,12 @@ def _kernel(
     lines.append("    #pragma unroll")
     lines.append(f"    for (int c = 0; c < {chunk}; ++c) {{")
     lines.append(f"      const sk_idx i_{c} = z0 + c;")
+    lines += inner
     lines += emit_stores(k, emit, layout, "      ", variant.store)
     lines.append("    }")
     lines.append("  } else {")
     lines.append(f"    for (sk_idx i_{c} = z0; i_{c} < {c}_hi{ki}; ++i_{c}) {{")
+    lines += inner
     lines += emit_stores(k, emit, layout, "      ", variant.store)
     lines.append("    }")
     lines.append("  }")
@@ -204,11 +258,16 @@ def _body(
 
 @deep
 def generate_cuda(
-    prog: ir.StencilProgram, layout: ArgLayout, variants: bool = False, narrow_index: bool = False
+    prog: ir.StencilProgram,
+    layout: ArgLayout,
+    variants: bool = False,
+    narrow_index: bool = False,
+    ordered: bool = False,
 ) -> str:
     """CUDA source of ``prog``: one kernel per stencil kernel, plus (``variants``) its z-chunked
-    variants for the block search. ``narrow_index``: 32-bit index arithmetic (the caller has
-    checked that every index of the call fits, see ``abi.fits_narrow_index``)."""
+    variants for the block search, and (``ordered`` too) the locality-ordered forms of those of
+    the kernels that gather (``ordered_dim``). ``narrow_index``: 32-bit index arithmetic (the
+    caller has checked that every index of the call fits, see ``abi.fits_narrow_index``)."""
     written = {o for k in prog.kernels for o in k.outs}
     lines = [
         "// generated by stencilkit: CUDA C++",
@@ -218,7 +277,7 @@ def generate_cuda(
         "",
     ]
     for ki, k in enumerate(prog.kernels):
-        for variant in chunk_variants(k, layout) if variants else (PLAIN,):
+        for variant in chunk_variants(k, layout, ordered) if variants else (PLAIN,):
             lines += _kernel(prog, k, ki, layout, written, variant)
             lines.append("")
     return "\n".join(lines)

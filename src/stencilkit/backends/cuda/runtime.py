@@ -96,14 +96,19 @@ def _libcuda_path() -> str:
 
 
 class Launcher:
-    """Launches one kernel with the argument block ``buf`` (passed by value)."""
+    """Launches one kernel with the argument block ``buf`` (passed by value) and the 64-bit
+    ``extra`` arguments after it (an ordered variant's order pointer)."""
 
-    def __init__(self, function: Any, buf: np.ndarray) -> None:
+    def __init__(self, function: Any, buf: np.ndarray, extra: tuple[int, ...] = ()) -> None:
         self.function = function
         self.handle = int(function)
         self.buf = buf
-        # kernelParams: an array of one pointer, pointing at the argument block.
-        self.params = np.array([buf.ctypes.data], dtype=np.uint64)
+        self.extra = np.array(extra, dtype=np.uint64)
+        # kernelParams: one pointer per argument, to the argument block and to each extra value
+        self.params = np.array(
+            [buf.ctypes.data, *(self.extra.ctypes.data + 8 * i for i in range(len(extra)))],
+            dtype=np.uint64,
+        )
         self.params_ptr = int(self.params.ctypes.data)
         self.c_launch = _c_launch()
 

@@ -4,8 +4,9 @@ in this process and, beside the kernel's binary, in the build cache (so a new pr
 The search is cheap (about 20 launches on slices of the domain, at most ``TUNING_BUDGET_S``):
 block shapes are chosen from the kernel's shape (``block_candidates``: whole columns per block
 row where the unit-stride extent is short, as for K-contiguous fields), timed with the plain
-variant first; then the chunk and store variants with the best block; then the runners-up
-with the best variant. Each timing launch runs on its own slice of the slowest grid dimension
+variant first (and, for a kernel that gathers through a scattered table, the same visiting its
+points in a locality order: order.py); then the chunk and store variants with the best block;
+then the runners-up with the best variant. Each timing launch runs on its own slice of the slowest grid dimension
 (``SLICE_POINTS`` points or more), so the search costs the same on 1M x 80 as on 64k x 80, and
 consecutive launches never find their data in L2.
 """
@@ -64,7 +65,11 @@ def _load(cache_dir: Path | None, name: str) -> tuple[Variant, tuple[int, int, i
         return None
     try:
         entry = json.loads((cache_dir / TUNING_FILE).read_text())[name]
-        variant = Variant(int(entry["chunk"]), bool(entry.get("streaming", False)))
+        variant = Variant(
+            int(entry["chunk"]),
+            bool(entry.get("streaming", False)),
+            bool(entry.get("ordered", False)),
+        )
         return variant, (int(entry["block"][0]), int(entry["block"][1]), int(entry["block"][2]))
     except (OSError, ValueError, KeyError, TypeError, IndexError):
         return None
@@ -80,6 +85,7 @@ def _store(cache_dir: Path | None, name: str, choice: tuple[Variant, tuple[int, 
         data[name] = {
             "chunk": choice[0].chunk,
             "streaming": choice[0].streaming,
+            "ordered": choice[0].ordered,
             "block": list(choice[1]),
         }
         fd, tmp = tempfile.mkstemp(dir=cache_dir, prefix=".tuning-")
@@ -230,7 +236,7 @@ def choose_blocks(
     from .grid import DEFAULT_LIMITS
 
     key = (str(k), tuple(extents), tables)
-    if key in _CHOSEN:
+    if key in _CHOSEN and _CHOSEN[key][0] in launchers:
         return _CHOSEN[key]
     disk_name = f"{k.name}|{'x'.join(map(str, extents))}|{device}" + (
         f"|{tables}" if tables else ""
@@ -246,7 +252,10 @@ def choose_blocks(
     work = begin(_log, f"GPU block-shape tuning of {k.name} over {'x'.join(map(str, extents))}")
     _CHOSEN[key] = _search(extents, launchers, stream, bounds, limits or DEFAULT_LIMITS)
     variant, block = _CHOSEN[key]
-    work.end(f"block {block}, z-chunk {variant.chunk}, streaming stores {variant.streaming}")
+    work.end(
+        f"block {block}, z-chunk {variant.chunk}, streaming stores {variant.streaming}"
+        + (", locality order" if variant.ordered else "")
+    )
     _store(cache_dir, disk_name, _CHOSEN[key])
     return _CHOSEN[key]
 
@@ -258,21 +267,38 @@ def _search(
     bounds: tuple[int, int] | None,
     limits: Any,
 ) -> tuple[Variant, tuple[int, int, int]]:
+    for launcher in launchers.values():  # e.g. compute a locality order: not on the budget
+        prepare = getattr(launcher, "prepare", None)
+        if prepare is not None:
+            prepare()
     timer = _Timer(extents, launchers, stream, bounds)
     deadline = time.perf_counter() + TUNING_BUDGET_S
     timings: dict[tuple[Variant, tuple[int, int, int]], float] = {}
 
-    def run(variant: Variant, block: tuple[int, int, int]) -> None:
-        if (variant, block) not in timings and (not timings or time.perf_counter() < deadline):
+    def run(variant: Variant, block: tuple[int, int, int], force: bool = False) -> None:
+        if (variant, block) not in timings and (
+            force or not timings or time.perf_counter() < deadline
+        ):
             timings[variant, block] = timer.time(launchers[variant], variant, block, limits)
 
     first = PLAIN if PLAIN in launchers else next(iter(launchers))
+    # the same kernel visiting its points in a locality order (offered for gathers through a
+    # scattered table): timed with the best blocks whatever the budget, so that the choice
+    # between the orders is always measured
+    ordered = Variant(first.chunk, first.streaming, True)
     blocks = block_candidates(extents)
     try:
         for block in blocks:  # 1: block shapes, plain variant
             run(first, block)
         ranked = sorted(blocks, key=lambda b: timings.get((first, b), float("inf")))
-        for variant in launchers:  # 2: every variant with the best block
+        if ordered in launchers:  # 1b: the locality order with the best of them
+            for i, block in enumerate(ranked[:3]):
+                run(ordered, block, force=i == 0)
+            ranked = sorted(
+                blocks,
+                key=lambda b: min(timings.get((v, b), float("inf")) for v in (first, ordered)),
+            )
+        for variant in _interleaved(launchers):  # 2: every variant with the best block
             run(variant, ranked[0])
         best_variant = min(
             (v for v, b in timings if b == ranked[0]), key=lambda v: timings[v, ranked[0]]
@@ -282,3 +308,16 @@ def _search(
     finally:
         timer.restore()
     return min(timings, key=lambda c: timings[c])
+
+
+def _interleaved(launchers: dict[Variant, Any]) -> list[Variant]:
+    """The variants, each natural one followed by its locality-ordered form: a search cut short
+    by its budget has timed both orders alike."""
+    out = []
+    for v in launchers:
+        if not v.ordered:
+            out.append(v)
+            twin = Variant(v.chunk, v.streaming, True)
+            if twin in launchers:
+                out.append(twin)
+    return out + [v for v in launchers if v not in out]

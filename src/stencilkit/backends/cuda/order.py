@@ -1,0 +1,294 @@
+"""Locality iteration orders for kernels that gather through a neighbour table (issue 13).
+
+A kernel over points ``[s, e)`` of a horizontal dimension H that reads ``field[T[p, j]]`` through
+a table T (H -> S) fetches each S column from DRAM once per point that reads it, unless a point
+that shares it ran shortly before (its column is then still in L2). With a randomly numbered mesh,
+the points ``s, s+1, ...`` are scattered in space and nothing is reused. ``locality_order`` gives
+a permutation of ``[s, e)`` in which points that share neighbours are close together; the
+generated kernel maps thread ``t`` to the point ``order[t]`` instead of ``s + t`` (no user data is
+renumbered, and every point computes exactly what it computed before: results are bitwise equal).
+
+The order is a breadth-first search over the graph "two points are adjacent when they read a
+common S", grown from a few seeds at once (one per ``REGION_POINTS`` points): every point joins
+the region of the seed that reaches it first, and the order lists region after region, each
+ring by ring (a Cuthill-McKee order per region). It is vectorised level by level in NumPy; on a
+random numbering its cost is random memory access, 0.65-1.0 s for 1-1.5M points on the 2-core
+build machine (so it is computed only when needed and stored: ``order_for``). Points that no
+search reaches (another component of the graph, a row of skip values only) are seeded in later
+rounds.
+
+>>> import numpy as np
+>>> table = np.array([[0, 1], [5, 6], [1, 2], [6, 7], [2, 3]])   # points 0, 2, 4 share; 1, 3 too
+>>> locality_order(table, 0, 5).tolist()
+[0, 2, 4, 1, 3]
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import tempfile
+import time
+from collections import OrderedDict
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from ...core.log import begin, get_logger
+
+_I64 = npt.NDArray[np.int64]
+_log = get_logger("cuda.order")
+
+#: Points per region grown from one seed: a region's rings are then a few hundred points, and the
+#: search takes few levels (its cost is about a constant per level).
+REGION_POINTS = 1 << 14
+
+#: Readers per neighbour beyond which a table is no mesh table (a hub read by many points): the
+#: natural order is kept.
+MAX_READERS = 64
+
+
+def _readers(rows: _I64, n_targets: int) -> _I64 | None:
+    """The table's inverse, padded: row ``s`` lists the points reading target ``s`` in increasing
+    order, then -1 (row ``n_targets``: only -1, for skip values). A stable radix sort of the
+    entries by target (two 16-bit passes of NumPy's radix argsort). None where a target has
+    more than ``MAX_READERS`` readers."""
+    m = rows.shape[1]
+    keys = rows.ravel()
+    valid = np.flatnonzero(keys >= 0)
+    if len(valid) < len(keys):
+        keys = keys[valid]
+    perm = np.argsort((keys & 0xFFFF).astype(np.uint16), kind="stable")
+    if n_targets > 0xFFFF:
+        high = (keys[perm] >> 16).astype(np.uint16 if n_targets <= 0xFFFFFFFF else np.int64)
+        perm = perm[np.argsort(high, kind="stable")]
+    sorted_keys = keys[perm]
+    point = (perm if len(valid) == len(rows.ravel()) else valid[perm]) // m
+    counts = np.bincount(sorted_keys, minlength=n_targets)
+    width = int(counts.max()) if counts.size else 0
+    if width > MAX_READERS:
+        return None
+    starts = np.zeros(n_targets, np.int64)
+    np.cumsum(counts[:-1], out=starts[1:])
+    rank = np.arange(len(sorted_keys)) - starts[sorted_keys]
+    readers = np.full((n_targets + 1, max(width, 1)), -1, np.int64)
+    readers[sorted_keys, rank] = point
+    return readers
+
+
+def locality_order(table: Any, start: int, stop: int, region_points: int = REGION_POINTS) -> Any:
+    """A permutation of ``[start, stop)`` (int32 where it fits, else int64) in which points that
+    read common entries of ``table`` are close: breadth-first, region by region (see the module
+    docstring). ``table``: rows indexed by the points (row ``p`` for point ``p``), entries the
+    neighbours' indices, negative for a missing neighbour (a skip value)."""
+    n = stop - start
+    dtype = np.int32 if stop <= np.iinfo(np.int32).max else np.int64
+    if n <= 0:
+        return np.empty(0, dtype)
+    rows = np.asarray(table)[start:stop].reshape(n, -1).astype(np.int64, copy=False)
+    n_targets = int(rows.max()) + 1 if rows.size else 0
+    if n_targets <= 0:
+        return np.arange(start, stop, dtype=dtype)
+    rows = np.where(rows < 0, -1, rows)  # a skip value reads the padding row (the last): no reader
+    readers = _readers(rows, n_targets)
+    if readers is None:
+        return np.arange(start, stop, dtype=dtype)
+    # per point: -2 not reached yet, else >= -1 (the search's bookkeeping); index n: padding (-1)
+    mark = np.full(n + 1, -2, np.int64)
+    mark[n] = -1
+    readers[readers < 0] = n
+    levels: list[_I64] = []
+    regions: list[_I64] = []
+    n_regions, seeds_wanted, done = 0, max(1, n // max(region_points, 1)), 0
+    fan = rows.shape[1] * readers.shape[1]
+    while done < n:
+        left = np.flatnonzero(mark[:n] == -2)
+        pick = np.linspace(0, len(left) - 1, min(seeds_wanted, len(left))).astype(np.int64)
+        frontier = left[np.unique(pick)]
+        region = np.arange(n_regions, n_regions + len(frontier), dtype=np.int64)
+        n_regions += len(frontier)
+        seeds_wanted *= 4  # later rounds seed what is left (small components): many at once
+        mark[frontier] = -1
+        while frontier.size:
+            levels.append(frontier)
+            regions.append(region)
+            done += frontier.size
+            cand = readers[rows[frontier]].ravel()  # fan candidates per frontier point
+            fresh = np.flatnonzero(mark[cand] == -2)
+            cand = cand[fresh]
+            # each point reached joins the region that reached it first: of the positions
+            # written to one point, the last write (written backwards: the first) stays, and
+            # marks it reached
+            pos = np.arange(len(cand))
+            mark[cand[::-1]] = pos[::-1]
+            firsts = np.flatnonzero(mark[cand] == pos)
+            frontier, region = cand[firsts], region[fresh[firsts] // fan]
+    nodes = np.concatenate(levels)
+    owner = np.concatenate(regions)
+    # regions in order, each ring by ring (a stable sort; radix sort for 16-bit keys)
+    key = owner.astype(np.int16) if n_regions < (1 << 15) else owner
+    order = nodes[np.argsort(key, kind="stable")] + start
+    return order.astype(dtype)
+
+
+# ----------------------------------------------------------------------------- for the tune stage
+#: Rows sampled to tell a scattered numbering from a local one (``is_scattered``).
+SAMPLE_ROWS = 1024
+#: Points of the ordered dimension below which no ordering is offered (the whole gather then
+#: fits in L2 whatever the order).
+ORDER_MIN_POINTS = 1 << 14
+#: Orders kept (per table, by identity and a sample of its contents, and domain): each holds
+#: 4 bytes per point on the device; the plans that use one hold it themselves.
+CACHE_SIZE = 16
+_CACHE: OrderedDict[tuple[Any, ...], LocalityOrder] = OrderedDict()
+
+
+@dataclass(frozen=True, slots=True)
+class LocalityOrder:
+    """The points ``[start, stop)`` of a dimension in the order an ordered kernel visits them
+    (``points``, int32, on the table's device), and the seconds computing it took."""
+
+    points: Any
+    start: int
+    seconds: float
+
+    @property
+    def pointer(self) -> int:
+        """The kernel argument: the address of ``points`` minus ``start`` elements, so that the
+        kernel indexes it with the natural index of its thread (``sk_ord[i]``)."""
+        data = self.points.data
+        address = data.ptr if hasattr(data, "ptr") else self.points.ctypes.data
+        return int(address) - 4 * self.start
+
+
+def _to_host(a: Any) -> Any:
+    return a.get() if hasattr(a, "get") else np.asarray(a)
+
+
+def _rows(table: Any, dim: str) -> tuple[Any, int]:
+    """The table's array with the rows of ``dim`` first (one per point, the neighbour slots
+    flattened behind), and the buffer row of point 0."""
+    sig = table._sig
+    axis = sig.axis(dim)
+    data = table.ndarray
+    if axis != 0:
+        data = data.swapaxes(0, axis)
+    return data, int(sig.origin[axis])
+
+
+def is_scattered(table: Any, dim: str, start: int, stop: int) -> bool:
+    """Whether ``table`` (a Connectivity read at the points ``[start, stop)`` of ``dim``) numbers
+    its neighbours in an order unrelated to its own: the median distance between the first
+    neighbours of consecutive points, over a sample of rows, exceeds 1/64 of the neighbours'
+    index range (a random numbering gives about 1/3 of it, a local one a few indices)."""
+    if stop - start < 2:
+        return False
+    data, origin = _rows(table, dim)
+    xp = getattr(table, "xp", np)
+    at = np.unique(
+        np.linspace(start, stop - 2, min(SAMPLE_ROWS, stop - start - 1)).astype(np.int64)
+    )
+    idx = xp.asarray(at + origin)
+    first = data.reshape(data.shape[0], -1)[:, 0]
+    a = _to_host(first[idx]).astype(np.int64)
+    b = _to_host(first[idx + 1]).astype(np.int64)
+    ok = (a >= 0) & (b >= 0)
+    if not ok.any():
+        return False
+    span = int(max(a[ok].max(), b[ok].max())) + 1
+    return float(np.median(np.abs(a[ok] - b[ok]))) > max(8.0, span / 64)
+
+
+def order_for(
+    table: Any, dim: str, start: int, stop: int, cache_dir: Path | None = None
+) -> LocalityOrder:
+    """The locality order of the points ``[start, stop)`` of ``dim`` for gathers through
+    ``table``, on the table's device; cached per table (its identity, address and a sample of
+    its contents), dimension and range, and in ``cache_dir`` (a build cache entry) by a digest
+    of the table's rows, so a new process reads it instead of computing it again."""
+    data, origin = _rows(table, dim)
+    sample = data[:: max(1, data.shape[0] // 64)]
+    digest = hashlib.sha256(np.ascontiguousarray(_to_host(sample)).tobytes()).hexdigest()
+    key = (id(table), table._ptr, table._sig, dim, start, stop, digest)
+    hit = _CACHE.get(key)
+    if hit is not None:
+        _CACHE.move_to_end(key)
+        return hit
+    work = begin(_log, f"locality order of {stop - start} points of {dim}")
+    t0 = time.perf_counter()
+    rows = np.ascontiguousarray(_to_host(data[start + origin : stop + origin]))
+    rows = rows.reshape(stop - start, -1)
+    path = None
+    if cache_dir is not None:
+        name = hashlib.sha256(rows.tobytes() + f"{rows.dtype}{rows.shape}".encode()).hexdigest()
+        path = Path(cache_dir) / f"order-{name[:32]}.npy"
+    points = _read(path, start, stop)
+    stored = points is not None
+    if points is None:
+        points = (locality_order(rows, 0, stop - start) + start).astype(np.int32)
+        _write(path, points)
+    xp = getattr(table, "xp", np)
+    found = LocalityOrder(xp.asarray(points), start, time.perf_counter() - t0)
+    work.end(f"{found.seconds:.3f} s" + (" (stored)" if stored else ""))
+    _CACHE[key] = found
+    while len(_CACHE) > CACHE_SIZE:
+        _CACHE.popitem(last=False)
+    return found
+
+
+def _read(path: Path | None, start: int, stop: int) -> Any:
+    """A stored order, if it is a permutation of ``[start, stop)`` (checked: a damaged file
+    would make kernels write out of bounds); None otherwise."""
+    if path is None or not path.exists():
+        return None
+    try:
+        points = np.load(path, allow_pickle=False)
+    except (OSError, ValueError):
+        return None
+    n = stop - start
+    if points.dtype != np.int32 or points.shape != (n,):
+        return None
+    if n and (int(points.min()) != start or int(points.max()) != stop - 1):
+        return None
+    if n and np.bincount(points - start, minlength=n).max() != 1:
+        return None
+    return points
+
+
+def _write(path: Path | None, points: Any) -> None:
+    """Store an order atomically (readers never see half a file); a read-only cache only costs
+    computing it again next time."""
+    if path is None:
+        return
+    try:
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".order-", suffix=".npy")
+        with os.fdopen(fd, "wb") as f:
+            np.save(f, points, allow_pickle=False)
+        os.replace(tmp, path)
+    except OSError:
+        pass
+
+
+def reuse_spread(table: Any, order: Any) -> float:
+    """The mean, over the neighbours read, of how far apart (in visiting positions) the first
+    and the last point that read it are visited: the reuse distance that decides whether a
+    neighbour is still in cache when read again. ``order``: the points in visiting order, as
+    row indices of ``table``; ``table``: one row per point."""
+    rows = np.asarray(table).reshape(len(order), -1)
+    pos = np.empty(len(order), np.int64)
+    pos[np.asarray(order) - int(np.min(order))] = np.arange(len(order))
+    reader = np.repeat(pos, rows.shape[1])
+    flat = rows.ravel()
+    ok = flat >= 0
+    flat, reader = flat[ok], reader[ok]
+    if not flat.size:
+        return 0.0
+    hi = np.full(int(flat.max()) + 1, -1, np.int64)
+    lo = np.full(len(hi), np.iinfo(np.int64).max, np.int64)
+    np.maximum.at(hi, flat, reader)
+    np.minimum.at(lo, flat, reader)
+    used = hi >= 0
+    return float(np.mean(hi[used] - lo[used]))
