@@ -5,6 +5,7 @@
 #                 shallow-water model on 2 ranks, one GPU each
 #   B: stencilkit bench --gpu on GPU 0: gathers (both layouts), first call, Laplacian, scan, overhead
 #   C: the distributed benchmark (weak scaling, exchange bandwidth) if time is left
+#   D: differential fuzzing on the GPU (FUZZ_PROGRAMS=N programs; FUZZ_BACKENDS, FUZZ_LIMIT)
 # Logs land under $OUT; everything is also packed into $OUT/0-all-logs.tgz (few files come back).
 # Carry .whl (icon4py 0.4.1 wheels, cattrs, array-api-compat; mpi4py and mpich if the machine's
 # mpi4py cannot load). Options: ICON4PY_MODULES_FILE (only these modules), GPU_TESTS_LIMIT,
@@ -97,6 +98,15 @@ if [ "$NGPU" -ge 2 ] && [ "$(el)" -lt "${C_BEFORE:-330}" ]; then
   echo "distributed bench exit code $?"; tail -25 "$OUT/distributed_bench.log"
 else
   echo "== C skipped: one GPU, or no time left (t=$(el) s)"
+fi
+
+# ------------------------------------------------------------------ D (FUZZ_PROGRAMS=N)
+if [ "${FUZZ_PROGRAMS:-0}" != 0 ]; then
+  echo "== D (t=$(el) s): fuzz $FUZZ_PROGRAMS programs on ${FUZZ_BACKENDS:-embedded,gpu,embedded-cupy}"
+  timeout "${FUZZ_LIMIT:-150}" $PY scripts/fuzz.py --backends "${FUZZ_BACKENDS:-embedded,gpu,embedded-cupy}" \
+    --programs "$FUZZ_PROGRAMS" --seed "${FUZZ_SEED:-20261201}" --jobs "${FUZZ_JOBS:-16}" --json "$OUT/fuzz.json" \
+    --save "$OUT/fuzz-failures" > "$OUT/fuzz.log" 2>&1
+  echo "fuzz exit code $? (124 = cut by its time limit)"; tail -4 "$OUT/fuzz.log"
 fi
 
 echo "total $(el) s"
