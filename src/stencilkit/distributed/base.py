@@ -175,7 +175,11 @@ class Decomposition:
         # fast path: the same field objects as last time, still on the same buffers
         quick = (method, phased, *map(id, fields))
         hit = self._last.get(quick)
-        if hit is not None and all(f.field is g for f, g in zip(fields, hit[1])):
+        if (
+            hit is not None
+            and not hit[0].freed
+            and all(f.field is g for f, g in zip(fields, hit[1]))
+        ):
             return hit[0]
         plan = self._plan_slow(fields, method, phased)
         if len(self._last) > 64:
@@ -204,7 +208,7 @@ class Decomposition:
         if plan is not None:
             return plan
         agree(self.comm, self._check(fields))
-        self._agree_signatures(fields)
+        self._agree_signatures(fields, chosen)
         arrays = [f.field.ndarray for f in fields]
         if phased:
             plan = PhasedPlan([Plan(self.comm, ms, arrays, chosen) for ms in self.phases(fields)])
@@ -225,8 +229,22 @@ class Decomposition:
             for m in plan.remote
         ]
 
-    def _agree_signatures(self, fields: Sequence[DecomposedField]) -> None:
-        """Every rank must exchange the same fields (names, dtypes, halos, other dimensions)."""
+    def message_counts(
+        self, fields: Sequence[DecomposedField], blocking: bool = True, method: str | None = None
+    ) -> list[tuple[int, int]]:
+        """(neighbour rank, MPI messages posted to it) for every message of ``message_sizes``:
+        1 each, however many fields (``method`` as for ``exchange``). Collective."""
+        return list(self._plan(fields, method, phased=blocking).mpi_messages)
+
+    def free(self) -> None:
+        """Free the MPI datatypes of every cached exchange plan (they are rebuilt on the next
+        exchange). Call it before ``MPI.Finalize`` when decompositions come and go."""
+        self._cache.clear()
+        self._last.clear()
+
+    def _agree_signatures(self, fields: Sequence[DecomposedField], method: str = "?") -> None:
+        """Every rank must exchange the same fields (names, dtypes, halos, other dimensions)
+        with transports that agree on the bytes (``direct`` against ``packed`` do not)."""
         mine = [
             (
                 f.name,
@@ -236,7 +254,16 @@ class Decomposition:
             )
             for f in fields
         ]
-        all_sigs = self.comm.allgather(mine)
+        wire = "direct" if method == "direct" else "packed"
+        all_wires, all_sigs = zip(*self.comm.allgather((wire, mine)))
+        if len(set(all_wires)) > 1:
+            raise DistributedError(
+                "ranks exchange with transports that do not fit together: "
+                + ", ".join(f"rank {r}: {w}" for r, w in enumerate(all_wires))
+                + " (method='direct' sends fields' regions back to back, 'packed' and 'staged'"
+                " aligned segments)",
+                hint="pass the same method= on every rank",
+            )
         if all(s == all_sigs[0] for s in all_sigs):
             return
         bad = [r for r, s in enumerate(all_sigs) if s != all_sigs[0]]

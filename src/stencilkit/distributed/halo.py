@@ -4,11 +4,11 @@ A :class:`Plan` lists, per neighbour rank, the regions each field sends and rece
 slices on Cartesian grids, index arrays on unstructured meshes. Plans are built once per set of
 buffers and cached; an exchange then only posts messages. Three transports:
 
-* ``"direct"`` (NumPy fields, the default on CPUs): a region that is one contiguous block of a
-  field (a face along the slowest axis, spanning the faster ones) goes to MPI as the field's own
-  memory, moved exactly as a plain ``Sendrecv`` of a contiguous buffer would be; every other
-  region of the message is packed into one buffer. (MPI derived datatypes were tried first:
-  MPICH moved a struct of contiguous blocks 20-40x slower than the same bytes contiguous.)
+* ``"direct"`` (NumPy fields, the default on CPUs): each side of a message is ONE MPI derived
+  datatype (a struct of the fields' regions where they lie, built once per plan, freed with
+  it), so MPI reads and writes the halos in the fields' own memory, all fields in one message
+  (``datatypes.py``). Regions of short contiguous runs are packed into one buffer that is a
+  block of the same struct.
 * ``"packed"``: every region is packed into one contiguous buffer per neighbour, sent, and
   unpacked; on CuPy fields with a CUDA-aware MPI the device buffers go to MPI directly.
 * ``"staged"`` (CuPy fields, MPI without CUDA support): packed on the GPU, copied to pinned
@@ -28,6 +28,7 @@ from typing import Any
 import numpy as np
 
 from .comm import mpi
+from .datatypes import describe
 
 METHODS = ("direct", "packed", "staged")
 _ALIGN = 16  # bytes: each field's segment in a packed message starts aligned
@@ -98,8 +99,8 @@ def _views(
 @dataclass
 class _Side:
     """One side (what is sent, or what is received) of one message, ready for MPI: ``buffers``
-    in order (contiguous field regions as they lie, then the packed buffer if any), ``packed``
-    the parts that go through it as (field index, region, view into the pack buffer)."""
+    holds its one buffer or datatype message (none if nothing goes that way), ``packed`` the
+    parts that go through a pack buffer as (field index, region, view into the pack buffer)."""
 
     buffers: list[Any]
     packed: list[tuple[int, Region, Any]]
@@ -137,11 +138,14 @@ class Plan:
             self.shifts = [(k, index_in.get(m.tag_out)) for k, m in enumerate(self.remote)]
             paired = {r for _, r in self.shifts}
             self.shifts += [(None, k) for k in range(len(self.remote)) if k not in paired]
+        self.datatypes: list[Any] = []
+        self.freed = False
         self.sends = [self._side(m.send) for m in self.remote]
         self.recvs = [self._side(m.recv) for m in self.remote]
         self.has_packing = any(side.packed for side in self.sends + self.recvs)
         null = mpi().PROC_NULL
-        # per shift: (send buffers, destination, receive buffers, source, tag offset)
+        # per shift: (send buffer, destination, receive buffer, source, tag offset); a side is
+        # one buffer or datatype, or none
         self.shift_calls = [
             (
                 self.sends[k].buffers if k is not None else [],
@@ -157,25 +161,35 @@ class Plan:
         )
 
     def _side(self, parts: Sequence[tuple[int, Region]]) -> _Side:
-        """``direct``: contiguous regions go to MPI as the fields' own memory (no copy, MPI moves
-        them as it moves any contiguous buffer); the rest is packed into one buffer."""
-        views, rest = [], []
-        for i, region in parts:
-            view = arrays_view(self.arrays[i], region) if self.method == "direct" else None
-            if view is not None:
-                views.append(view)
-            else:
-                rest.append((i, region))
-        if not rest:
-            return _Side(views, [])
-        offsets, total = _segments(rest, self.arrays)
+        """``direct``: one MPI datatype over the fields' memory (see ``datatypes.py``);
+        ``packed``/``staged``: every part packed into one buffer."""
+        if self.method == "direct":
+            d = describe(self.arrays, parts, self._nbytes, _ALIGN)
+            self.datatypes.append(d)
+            return _Side([d.spec] if d.spec is not None else [], d.packed)
+        if not parts:
+            return _Side([], [])
+        offsets, total = _segments(parts, self.arrays)
         dev = self.xp.empty(total, np.uint8)
-        packed = [(i, r, v) for (i, r), v in zip(rest, _views(dev, rest, self.arrays, offsets))]
+        packed = [(i, r, v) for (i, r), v in zip(parts, _views(dev, parts, self.arrays, offsets))]
         host = _pinned(self.xp, total) if self.method == "staged" else None
-        return _Side([*views, host if host is not None else dev], packed, dev, host)
+        return _Side([host if host is not None else dev], packed, dev, host)
+
+    def _nbytes(self, i: int, region: Region) -> int:
+        return int(np.prod(region.shape)) * int(self.arrays[i].itemsize)
+
+    @property
+    def mpi_messages(self) -> list[tuple[int, int]]:
+        """(neighbour rank, MPI messages sent to it) per message of this plan: 1 each."""
+        return [(m.rank, len(side.buffers)) for m, side in zip(self.remote, self.sends)]
 
     def free(self) -> None:
-        """Nothing to release: buffers are freed with the plan (kept for the cache's interface)."""
+        """Free the plan's MPI datatypes (the cache calls it on eviction); a freed plan is not
+        used again (an exchange still in flight completes: MPI keeps a type its requests use)."""
+        for d in self.datatypes:
+            d.free()
+        self.datatypes.clear()
+        self.freed = True
 
     # -- one exchange ------------------------------------------------------------------------
     def _pack(self) -> None:
@@ -206,8 +220,7 @@ class Plan:
                     rr.put(arrays[i], tmp)
 
     def start(self, tag_base: int) -> list[Any]:
-        """Post every message (the non-blocking exchange); ``finish`` completes it. Parts of
-        one message share its tag: MPI keeps their order between two ranks."""
+        """Post every message (the non-blocking exchange); ``finish`` completes it."""
         comm = self.comm
         requests: list[Any] = []
         for m, side in zip(self.remote, self.recvs):
@@ -231,28 +244,14 @@ class Plan:
         if self.has_packing:
             self._pack()
         for out, dest, into, source, offset in self.shift_calls:
-            tag = tag_base + offset
-            if len(out) <= 1 and len(into) <= 1:
-                comm.Sendrecv(
-                    out[0] if out else None, dest, tag, into[0] if into else None, source, tag
-                )
-            else:  # several parts: all in flight at once, one latency
-                reqs = [comm.Irecv(b, source, tag) for b in into] + [
-                    comm.Isend(b, dest, tag) for b in out
-                ]
-                mpi().Request.Waitall(reqs)
+            tag = tag_base + offset  # one buffer (or datatype) each way: one message per side
+            comm.Sendrecv(
+                out[0] if out else None, dest, tag, into[0] if into else None, source, tag
+            )
         if self.local_pairs:
             self._copy_local()
         if self.has_packing:
             self._unpack()
-
-
-def arrays_view(arr: Any, region: Region) -> Any:
-    """``arr[region]`` if it is one contiguous block of memory (on the CPU), else None."""
-    if not isinstance(arr, np.ndarray) or not isinstance(region.index[0], slice):
-        return None
-    view = arr[region.index]
-    return view if view.flags.c_contiguous else None
 
 
 def _on_device(xp: Any, m: Message) -> Message:
@@ -318,6 +317,14 @@ class PhasedPlan:
     def remote(self) -> list[Message]:
         return [m for p in self.phases for m in p.remote]
 
+    @property
+    def mpi_messages(self) -> list[tuple[int, int]]:
+        return [x for p in self.phases for x in p.mpi_messages]
+
+    @property
+    def freed(self) -> bool:
+        return any(p.freed for p in self.phases)
+
     def exchange(self, tag_base: int) -> None:
         for p in self.phases:
             p.exchange(tag_base)
@@ -343,6 +350,12 @@ class PlanCache:
     def put(self, key: tuple[Any, ...], plan: Plan | PhasedPlan) -> None:
         self.plans[key] = plan
         while len(self.plans) > self.size:
+            _, old = self.plans.popitem(last=False)
+            old.free()
+
+    def clear(self) -> None:
+        """Free every plan (their MPI datatypes)."""
+        while self.plans:
             _, old = self.plans.popitem(last=False)
             old.free()
 
