@@ -157,7 +157,8 @@ def describe(
     align: int,
 ) -> Described:
     """One side of one message as one MPI message (see the module's text). ``nbytes(i, region)``
-    gives a part's bytes; packed parts start ``align``-byte aligned in the pack buffer."""
+    gives a part's bytes; packed parts start ``align``-byte aligned in the pack buffer (1:
+    back to back, so that a message packed whole is one contiguous buffer)."""
     if not parts:
         return Described(None)
     b = _Builder()
@@ -187,7 +188,12 @@ def describe(
         found[k] = None
         if nbytes(i, r):
             found[k] = (int(buf.ctypes.data) + off, b.MPI.BYTE, nbytes(i, r), nbytes(i, r))
-    blocks = [(a, t, c) for a, t, c, _ in (g for g in found if g is not None)]
+    blocks: list[tuple[int, Any, int]] = []
+    for a, t, c, _ in (g for g in found if g is not None):
+        if blocks and t is b.MPI.BYTE and blocks[-1][1] is t and sum(blocks[-1][::2]) == a:
+            blocks[-1] = (blocks[-1][0], t, blocks[-1][2] + c)  # packed parts back to back
+        else:
+            blocks.append((a, t, c))
     if not blocks:  # nothing to move (empty regions)
         b.release()
         return Described(None)

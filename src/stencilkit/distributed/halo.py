@@ -164,7 +164,7 @@ class Plan:
         """``direct``: one MPI datatype over the fields' memory (see ``datatypes.py``);
         ``packed``/``staged``: every part packed into one buffer."""
         if self.method == "direct":
-            d = describe(self.arrays, parts, self._nbytes, _ALIGN)
+            d = describe(self.arrays, parts, self._nbytes, 1)
             self.datatypes.append(d)
             return _Side([d.spec] if d.spec is not None else [], d.packed)
         if not parts:
