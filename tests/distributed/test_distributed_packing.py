@@ -199,7 +199,7 @@ def _through_self(arr: np.ndarray, parts: list[tuple[int, Any]], monkeypatch: An
     """The bytes MPI sends for ``parts`` of ``arr``, every region described in place."""
     monkeypatch.setattr(datatypes, "MIN_RUN", 1)
     nbytes = lambda i, r: int(np.prod(r.shape)) * arr.itemsize  # noqa: E731
-    side = datatypes.describe([arr] * len(parts), parts, nbytes, 16)
+    side = datatypes.describe([arr] * len(parts), parts, nbytes)
     for _, r, view in side.packed:
         r.take(np, arr, view)
     total = sum(nbytes(i, r) for i, r in parts)

@@ -30,6 +30,7 @@ class Decomposition:
         self.device_id: int | None = select_device(comm) if gpu else None
         self._cache = PlanCache()
         self._last: dict[tuple[Any, ...], tuple[Plan | PhasedPlan, tuple[Any, ...]]] = {}
+        # (method, blocking, the fields' ids) -> (plan, the fields' buffers when it was made)
         self._sequence = 0
         self._names = 0
         self._cuda_aware: bool | None = None
@@ -175,12 +176,12 @@ class Decomposition:
         # fast path: the same field objects as last time, still on the same buffers
         quick = (method, phased, *map(id, fields))
         hit = self._last.get(quick)
-        if (
-            hit is not None
-            and not hit[0].freed
-            and all(f.field is g for f, g in zip(fields, hit[1]))
-        ):
-            return hit[0]
+        if hit is not None and not hit[0].freed:
+            for f, g in zip(fields, hit[1]):
+                if f.field is not g:
+                    break
+            else:
+                return hit[0]
         plan = self._plan_slow(fields, method, phased)
         if len(self._last) > 64:
             self._last.clear()

@@ -107,6 +107,11 @@ class _Side:
     dev: Any = None  # the pack buffer where packing happens (device memory for GPU fields)
     host: Any = None  # its pinned host copy (staged) that MPI reads or writes
 
+    @property
+    def first(self) -> Any:
+        """The side's one message for MPI (None: nothing goes that way)."""
+        return self.buffers[0] if self.buffers else None
+
 
 class Plan:
     """The messages of one exchange of one list of buffers, with the pack buffers they need;
@@ -148,9 +153,9 @@ class Plan:
         # one buffer or datatype, or none
         self.shift_calls = [
             (
-                self.sends[k].buffers if k is not None else [],
+                self.sends[k].first if k is not None else None,
                 self.remote[k].rank if k is not None else null,
-                self.recvs[r].buffers if r is not None else [],
+                self.recvs[r].first if r is not None else None,
                 self.remote[r].rank if r is not None else null,
                 self.remote[k].tag_out if k is not None else self.remote[r].tag_in,  # type: ignore[index]
             )
@@ -164,7 +169,7 @@ class Plan:
         """``direct``: one MPI datatype over the fields' memory (see ``datatypes.py``);
         ``packed``/``staged``: every part packed into one buffer."""
         if self.method == "direct":
-            d = describe(self.arrays, parts, self._nbytes, 1)
+            d = describe(self.arrays, parts, self._nbytes)
             self.datatypes.append(d)
             return _Side([d.spec] if d.spec is not None else [], d.packed)
         if not parts:
@@ -224,16 +229,21 @@ class Plan:
         comm = self.comm
         requests: list[Any] = []
         for m, side in zip(self.remote, self.recvs):
-            requests.extend(comm.Irecv(b, m.rank, tag_base + m.tag_in) for b in side.buffers)
-        self._pack()
+            if side.buffers:
+                requests.append(comm.Irecv(side.buffers[0], m.rank, tag_base + m.tag_in))
+        if self.has_packing or self.xp is not np:
+            self._pack()
         for m, side in zip(self.remote, self.sends):
-            requests.extend(comm.Isend(b, m.rank, tag_base + m.tag_out) for b in side.buffers)
-        self._copy_local()
+            if side.buffers:
+                requests.append(comm.Isend(side.buffers[0], m.rank, tag_base + m.tag_out))
+        if self.local_pairs:
+            self._copy_local()
         return requests
 
     def finish(self, requests: list[Any]) -> None:
         mpi().Request.Waitall(requests)
-        self._unpack()
+        if self.has_packing:
+            self._unpack()
 
     def exchange(self, tag_base: int) -> None:
         """The whole exchange, blocking: shifts of ``Sendrecv`` where the messages allow it."""
@@ -245,9 +255,7 @@ class Plan:
             self._pack()
         for out, dest, into, source, offset in self.shift_calls:
             tag = tag_base + offset  # one buffer (or datatype) each way: one message per side
-            comm.Sendrecv(
-                out[0] if out else None, dest, tag, into[0] if into else None, source, tag
-            )
+            comm.Sendrecv(out, dest, tag, into, source, tag)
         if self.local_pairs:
             self._copy_local()
         if self.has_packing:
@@ -312,6 +320,7 @@ class PhasedPlan:
             p for p in phases if p.remote or p.local_pairs
         ]  # a phase with no neighbour is skipped
         self.nbytes = sum(p.nbytes for p in phases)
+        self.freed = False
 
     @property
     def remote(self) -> list[Message]:
@@ -321,10 +330,6 @@ class PhasedPlan:
     def mpi_messages(self) -> list[tuple[int, int]]:
         return [x for p in self.phases for x in p.mpi_messages]
 
-    @property
-    def freed(self) -> bool:
-        return any(p.freed for p in self.phases)
-
     def exchange(self, tag_base: int) -> None:
         for p in self.phases:
             p.exchange(tag_base)
@@ -332,6 +337,7 @@ class PhasedPlan:
     def free(self) -> None:
         for p in self.phases:
             p.free()
+        self.freed = True
 
 
 class PlanCache:
