@@ -139,13 +139,13 @@ def message_shapes(repeats: int, n: int = 4096, h: int = 2, nfields: int = 3) ->
     s, r = np.ones(nfields * m), np.empty(nfields * m)
     MPI = dist.comm.mpi()
 
-    def struct(faces: list[Any], base: int) -> Any:  # an hindexed of bytes, as exchange makes
+    def hindexed(faces: list[Any], base: int) -> Any:  # bytes, as exchange makes it
         addrs = [MPI.Get_address(f) - base for f in faces]
         return MPI.BYTE.Create_hindexed([f.nbytes for f in faces], addrs)
 
     out_f, in_f = [a[h : 2 * h] for a in arrs], [a[0:h] for a in arrs]
-    rel = [struct(out_f, MPI.Get_address(out_f[0])), struct(in_f, MPI.Get_address(in_f[0]))]
-    bottom = [struct(out_f, 0), struct(in_f, 0)]
+    rel = [hindexed(out_f, MPI.Get_address(out_f[0])), hindexed(in_f, MPI.Get_address(in_f[0]))]
+    bottom = [hindexed(out_f, 0), hindexed(in_f, 0)]
     for t in rel + bottom:
         t.Commit()
 

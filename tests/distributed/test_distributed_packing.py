@@ -52,17 +52,25 @@ class _Counting:
         self.sent.append(dest)
         return self.comm.Isend(buf, dest, tag)
 
+    def Send_init(self, buf: Any, dest: int, tag: int) -> Any:  # started by every exchange
+        self.sent.append(dest)
+        return self.comm.Send_init(buf, dest, tag)
+
     def __getattr__(self, name: str) -> Any:
         return getattr(self.comm, name)
 
 
 def _count(d: Any, fields: list[Any], blocking: bool) -> list[int]:
-    """Destinations of the MPI messages of one exchange of ``fields``."""
+    """Destinations of the MPI messages of one exchange of ``fields`` (a send posted, or a
+    persistent send made, which the blocking exchange then starts)."""
     plan = d._plan(fields, None, phased=blocking)
     plans = plan.phases if blocking else [plan]
     counters = [_Counting(p.comm) for p in plans]
     for p, c in zip(plans, counters):
         p.comm = c
+        for r in p.persistent or []:  # the blocking exchange's persistent requests: remade
+            r.Free()  # through the counter by the exchange below
+        p.persistent = None
     try:
         if blocking:
             d.exchange(*fields)

@@ -7,6 +7,7 @@ and which messages fill a halo; this base turns that into checked, cached exchan
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -40,6 +41,9 @@ class Decomposition:
         self._names = 0
         self._cuda_aware: bool | None = None
         install_abort_hook()
+        # the plans' MPI datatypes and persistent requests are freed with the decomposition,
+        # or at exit before mpi4py finalizes MPI (MPICH reports requests left at finalize)
+        weakref.finalize(self, self._cache.clear)
 
     # -- to be provided by a decomposition ---------------------------------------------------
     def messages(self, fields: Sequence[DecomposedField]) -> list[Message]:

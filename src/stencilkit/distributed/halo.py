@@ -34,6 +34,10 @@ METHODS = ("direct", "packed", "staged")
 _ALIGN = 16  # bytes: each field's segment in a packed message starts aligned
 TAG_SPAN = 32  # message tags per exchange (27 directions in 3-D); the sequence number of the
 _TAG_CYCLES = 512  # exchange picks a block of tags, so exchanges in flight together never mix
+# blocking exchanges of CPU fields post persistent requests with tags of their own, above the
+# cycling ones (MPI guarantees tags up to 32767): they never overlap each other, and never
+# match the messages of a non-blocking exchange in flight
+PERSISTENT_TAG = TAG_SPAN * _TAG_CYCLES
 
 
 def tag_base(sequence: int) -> int:
@@ -165,6 +169,8 @@ class Plan:
         self.nbytes = sum(
             int(np.prod(r.shape)) * arrays[i].itemsize for m in self.remote for i, r in m.send
         )
+        self.persistent: list[Any] | None = None  # made by the first blocking exchange
+        self.use_persistent = method == "direct" and self.shifts is not None
 
     def _side(self, parts: Sequence[tuple[int, Region]]) -> _Side:
         """``direct``: one MPI datatype over the fields' memory (see ``datatypes.py``);
@@ -181,6 +187,20 @@ class Plan:
         host = _pinned(self.xp, total) if self.method == "staged" else None
         return _Side([host if host is not None else dev], packed, dev, host)
 
+    def _persistent(self) -> list[Any]:
+        """The blocking exchange's messages as persistent requests, receives first: started
+        together and completed together, each message with its datatype (no argument parsing
+        per exchange, both directions in flight at once)."""
+        comm, null, empty = self.comm, mpi().PROC_NULL, np.empty(0, np.uint8)
+        recvs, sends = [], []
+        for out, dest, into, source, offset in self.shift_calls:
+            tag = PERSISTENT_TAG + offset
+            if source != null:
+                recvs.append(comm.Recv_init(into if into is not None else empty, source, tag))
+            if dest != null:
+                sends.append(comm.Send_init(out if out is not None else empty, dest, tag))
+        return recvs + sends
+
     def _nbytes(self, i: int, region: Region) -> int:
         return int(np.prod(region.shape)) * int(self.arrays[i].itemsize)
 
@@ -192,6 +212,12 @@ class Plan:
     def free(self) -> None:
         """Free the plan's MPI datatypes (the cache calls it on eviction); a freed plan is not
         used again (an exchange still in flight completes: MPI keeps a type its requests use)."""
+        finalized = mpi().Is_finalized()
+        for r in self.persistent or []:
+            if not finalized:
+                r.Free()
+        self.persistent = None
+        self.use_persistent = False
         for d in self.datatypes:
             d.free()
         self.datatypes.clear()
@@ -287,9 +313,21 @@ class Plan:
         comm = self.comm
         if self.has_packing:
             self._pack()
+        if self.use_persistent:
+            if self.persistent is None:
+                self.persistent = self._persistent()
+            if self.persistent:
+                MPI = mpi()
+                MPI.Prequest.Startall(self.persistent)
+                MPI.Request.Waitall(self.persistent)
+            self._finish_blocking()
+            return
         for out, dest, into, source, offset in self.shift_calls:
             tag = tag_base + offset  # one buffer (or datatype) each way: one message per side
             comm.Sendrecv(out, dest, tag, into, source, tag)
+        self._finish_blocking()
+
+    def _finish_blocking(self) -> None:
         if self.local_pairs:
             self._copy_local()
         if self.has_packing:
@@ -437,6 +475,7 @@ class Exchange:
 
 __all__ = [
     "METHODS",
+    "PERSISTENT_TAG",
     "TAG_SPAN",
     "Exchange",
     "Message",
