@@ -34,9 +34,9 @@ METHODS = ("direct", "packed", "staged")
 _ALIGN = 16  # bytes: each field's segment in a packed message starts aligned
 TAG_SPAN = 32  # message tags per exchange (27 directions in 3-D); the sequence number of the
 _TAG_CYCLES = 512  # exchange picks a block of tags, so exchanges in flight together never mix
-# blocking exchanges of CPU fields post persistent requests with tags of their own, above the
-# cycling ones (MPI guarantees tags up to 32767): they never overlap each other, and never
-# match the messages of a non-blocking exchange in flight
+# exchanges of CPU fields post persistent requests with tags of their own, above the cycling
+# ones (MPI guarantees tags up to 32767): blocking ones from PERSISTENT_TAG (they never overlap
+# each other), non-blocking ones from PERSISTENT_TAG + TAG_SPAN
 PERSISTENT_TAG = TAG_SPAN * _TAG_CYCLES
 
 
@@ -170,6 +170,8 @@ class Plan:
             int(np.prod(r.shape)) * arrays[i].itemsize for m in self.remote for i, r in m.send
         )
         self.persistent: list[Any] | None = None  # made by the first blocking exchange
+        self.posted: list[Any] | None = None  # made by the first non-blocking one
+        self.started = False  # whether ``posted`` is in flight
         self.use_persistent = method == "direct" and self.shifts is not None
 
     def _side(self, parts: Sequence[tuple[int, Region]]) -> _Side:
@@ -201,6 +203,19 @@ class Plan:
                 sends.append(comm.Send_init(out if out is not None else empty, dest, tag))
         return recvs + sends
 
+    def _posted(self) -> list[Any]:
+        """The non-blocking exchange's messages as persistent requests, receives first."""
+        comm, tag = self.comm, PERSISTENT_TAG + TAG_SPAN
+        return [
+            comm.Recv_init(side.buffers[0], m.rank, tag + m.tag_in)
+            for m, side in zip(self.remote, self.recvs)
+            if side.buffers
+        ] + [
+            comm.Send_init(side.buffers[0], m.rank, tag + m.tag_out)
+            for m, side in zip(self.remote, self.sends)
+            if side.buffers
+        ]
+
     def _nbytes(self, i: int, region: Region) -> int:
         return int(np.prod(region.shape)) * int(self.arrays[i].itemsize)
 
@@ -213,10 +228,10 @@ class Plan:
         """Free the plan's MPI datatypes (the cache calls it on eviction); a freed plan is not
         used again (an exchange still in flight completes: MPI keeps a type its requests use)."""
         finalized = mpi().Is_finalized()
-        for r in self.persistent or []:
+        for r in (self.persistent or []) + (self.posted or []):
             if not finalized:
                 r.Free()
-        self.persistent = None
+        self.persistent = self.posted = None
         self.use_persistent = False
         for d in self.datatypes:
             d.free()
@@ -285,7 +300,21 @@ class Plan:
                 rr.put(arrays[i], tmp)
 
     def start(self, tag_base: int) -> list[Any]:
-        """Post every message (the non-blocking exchange); ``finish`` completes it."""
+        """Post every message (the non-blocking exchange); ``finish`` completes it. CPU fields
+        start persistent requests (made on first use; tags of their own, which exchanges of
+        other plans in flight share safely: every rank posts them in the same order), unless
+        this plan's are in flight already: then its messages go with ``tag_base``."""
+        if self.method == "direct" and not self.started:
+            if self.posted is None:
+                self.posted = self._posted()
+            if self.has_packing:
+                self._pack()
+            if self.posted:
+                mpi().Prequest.Startall(self.posted)
+            self.started = True
+            if self.local_pairs:
+                self._copy_local()
+            return self.posted
         comm = self.comm
         requests: list[Any] = []
         for m, side in zip(self.remote, self.recvs):
@@ -302,6 +331,8 @@ class Plan:
 
     def finish(self, requests: list[Any]) -> None:
         mpi().Request.Waitall(requests)
+        if requests is self.posted:
+            self.started = False
         if self.has_packing:
             self._unpack()
 
