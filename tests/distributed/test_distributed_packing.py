@@ -186,6 +186,13 @@ def test_evicted_and_freed_plans_are_rebuilt(rng: Any) -> None:
             d.exchange_start(*group).wait()
             for f in group:
                 assert (f.ndarray != -7).all()  # periodic: every halo point filled
+    _poison([a, b], own)
+    pending = d.exchange_start(a)
+    d.exchange(b)  # evicts (frees) the plan of the exchange in flight: it still completes
+    assert pending._plan.freed and pending._plan.posted is not None  # kept till it is done
+    pending.wait()
+    assert pending._plan.posted is None
+    assert (a.ndarray != -7).all() and (b.ndarray != -7).all()
     d.free()
     _poison([a, b], own)
     d.exchange(a, b)  # a fresh plan after free()

@@ -228,10 +228,13 @@ class Plan:
         """Free the plan's MPI datatypes (the cache calls it on eviction); a freed plan is not
         used again (an exchange still in flight completes: MPI keeps a type its requests use)."""
         finalized = mpi().Is_finalized()
-        for r in (self.persistent or []) + (self.posted or []):
+        # requests of a non-blocking exchange in flight are freed when it completes
+        for r in (self.persistent or []) + ([] if self.started else self.posted or []):
             if not finalized:
                 r.Free()
-        self.persistent = self.posted = None
+        self.persistent = None
+        if not self.started:
+            self.posted = None
         self.use_persistent = False
         for d in self.datatypes:
             d.free()
@@ -304,7 +307,7 @@ class Plan:
         start persistent requests (made on first use; tags of their own, which exchanges of
         other plans in flight share safely: every rank posts them in the same order), unless
         this plan's are in flight already: then its messages go with ``tag_base``."""
-        if self.method == "direct" and not self.started:
+        if self.method == "direct" and not self.started and not self.freed:
             if self.posted is None:
                 self.posted = self._posted()
             if self.has_packing:
@@ -333,6 +336,10 @@ class Plan:
         mpi().Request.Waitall(requests)
         if requests is self.posted:
             self.started = False
+            if self.freed:  # evicted while in flight: its requests go now
+                for r in requests:
+                    r.Free()
+                self.posted = None
         if self.has_packing:
             self._unpack()
 
