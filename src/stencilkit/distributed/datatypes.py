@@ -14,7 +14,7 @@ What is described and what is packed follows MPICH (5.0) on shared memory, measu
   block) is above ``MPIR_CVAR_CH4_IOV_DENSITY_MIN`` (16 KiB), so the single-copy path takes
   it block by block;
 * a type of many short blocks (a face along a fast axis: one run per row) goes through
-  MPICH's pipelined pack into 8 KiB shared-memory cells: 1.3-3.7x slower than packing with
+  MPICH's pipelined pack into 8 KiB shared-memory cells: 1.3-9x slower than packing with
   NumPy and sending one contiguous buffer. Such regions are packed (:data:`MIN_RUN`, which
   follows that variable when it is set);
 * the same blocks as a struct of ``hvector`` types (one per strided region) take the slow
