@@ -5,10 +5,11 @@ slices on Cartesian grids, index arrays on unstructured meshes. Plans are built 
 buffers and cached; an exchange then only posts messages. Three transports:
 
 * ``"direct"`` (NumPy fields, the default on CPUs): each side of a message is ONE MPI derived
-  datatype (a struct of the fields' regions where they lie, built once per plan, freed with
-  it), so MPI reads and writes the halos in the fields' own memory, all fields in one message
-  (``datatypes.py``). Regions of short contiguous runs are packed into one buffer that is a
-  block of the same struct.
+  datatype (an ``hindexed`` list of the byte runs of the fields' regions where they lie, built
+  once per plan, freed with it), so MPI reads and writes the halos in the fields' own memory,
+  all fields in one message (``datatypes.py``). Regions of short contiguous runs are packed
+  into one buffer that is one more block of the same datatype. The messages go as persistent
+  requests, made on first use and started by every exchange.
 * ``"packed"``: every region is packed into one contiguous buffer per neighbour, sent, and
   unpacked; on CuPy fields with a CUDA-aware MPI the device buffers go to MPI directly.
 * ``"staged"`` (CuPy fields, MPI without CUDA support): packed on the GPU, copied to pinned
