@@ -16,7 +16,8 @@ import numpy as np
 from ..core.dims import Dimension
 from .comm import DistributedError, agree, cuda_aware, install_abort_hook, select_device
 from .field import DecomposedField
-from .halo import Exchange, Message, PhasedPlan, Plan, PlanCache, tag_base
+from .halo import Message, Plan, tag_base
+from .plans import Exchange, PhasedPlan, PlanCache
 
 
 class Decomposition:

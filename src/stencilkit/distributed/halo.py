@@ -21,18 +21,26 @@ A message to oneself (a periodic dimension with one rank) is a copy, never an MP
 
 from __future__ import annotations
 
-from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
+from .buffers import (
+    from_host,
+    namespace,
+    on_device,
+    pinned,
+    segments,
+    synchronize,
+    to_host,
+    views,
+)
 from .comm import mpi
 from .datatypes import describe, widen
 
 METHODS = ("direct", "packed", "staged")
-_ALIGN = 16  # bytes: each field's segment in a packed message starts aligned
 TAG_SPAN = 32  # message tags per exchange (27 directions in 3-D); the sequence number of the
 _TAG_CYCLES = 512  # exchange picks a block of tags, so exchanges in flight together never mix
 # exchanges of CPU fields post persistent requests with tags of their own, above the cycling
@@ -81,26 +89,6 @@ class Message:
     recv: tuple[tuple[int, Region], ...]
 
 
-def _segments(parts: Sequence[tuple[int, Region]], arrays: Sequence[Any]) -> tuple[list[int], int]:
-    offsets, total = [], 0
-    for i, region in parts:
-        offsets.append(total)
-        n = int(np.prod(region.shape)) * arrays[i].dtype.itemsize
-        total += -(-n // _ALIGN) * _ALIGN
-    return offsets, total
-
-
-def _views(
-    buf: Any, parts: Sequence[tuple[int, Region]], arrays: Sequence[Any], offsets: list[int]
-) -> list[Any]:
-    out = []
-    for (i, region), off in zip(parts, offsets):
-        dt = arrays[i].dtype
-        n = int(np.prod(region.shape)) * dt.itemsize
-        out.append(buf[off : off + n].view(dt).reshape(region.shape))
-    return out
-
-
 @dataclass
 class _Side:
     """One side (what is sent, or what is received) of one message, ready for MPI: ``buffers``
@@ -129,10 +117,10 @@ class Plan:
         self.rank = comm.Get_rank()
         self.arrays = list(arrays)
         self.method = method
-        xp = _namespace(arrays[0])
+        xp = namespace(arrays[0])
         self.xp = xp
         if xp is not np:  # index lists of mesh halos live on the device with the fields
-            messages = [_on_device(xp, m) for m in messages]
+            messages = [on_device(xp, m) for m in messages]
         self.local = [m for m in messages if m.rank == self.rank]
         self.remote = [m for m in messages if m.rank != self.rank]
         # what I send towards a direction, I receive from the opposite one: pair them by tag
@@ -184,10 +172,10 @@ class Plan:
             return _Side([d.spec] if d.spec is not None else [], d.packed)
         if not parts:
             return _Side([], [])
-        offsets, total = _segments(parts, self.arrays)
+        offsets, total = segments(parts, self.arrays)
         dev = self.xp.empty(total, np.uint8)
-        packed = [(i, r, v) for (i, r), v in zip(parts, _views(dev, parts, self.arrays, offsets))]
-        host = _pinned(self.xp, total) if self.method == "staged" else None
+        packed = [(i, r, v) for (i, r), v in zip(parts, views(dev, parts, self.arrays, offsets))]
+        host = pinned(self.xp, total) if self.method == "staged" else None
         return _Side([host if host is not None else dev], packed, dev, host)
 
     def _persistent(self) -> list[Any]:
@@ -278,13 +266,13 @@ class Plan:
                 else:
                     region.take(xp, arrays[i], view)
             if side.host is not None:
-                _to_host(xp, side.dev, side.host)
-        _synchronize(xp)  # packed bytes must be in memory before MPI reads them
+                to_host(xp, side.dev, side.host)
+        synchronize(xp)  # packed bytes must be in memory before MPI reads them
 
     def _unpack(self) -> None:
         for side, ops in zip(self.recvs, self.unpack_ops):
             if side.host is not None:
-                _from_host(self.xp, side.host, side.dev)
+                from_host(self.xp, side.host, side.dev)
             for (i, region, view), op in zip(side.packed, ops):
                 if op is not None:
                     np.copyto(*op)
@@ -373,154 +361,4 @@ class Plan:
             self._unpack()
 
 
-def _on_device(xp: Any, m: Message) -> Message:
-    def move(parts: tuple[tuple[int, Region], ...]) -> tuple[tuple[int, Region], ...]:
-        return tuple(
-            (
-                i,
-                r
-                if isinstance(r.index[0], slice)
-                else Region((r.index[0], xp.asarray(r.index[1])), r.shape),
-            )
-            for i, r in parts
-        )
-
-    return Message(m.rank, m.tag_out, m.tag_in, move(m.send), move(m.recv))
-
-
-def _namespace(arr: Any) -> Any:
-    if isinstance(arr, np.ndarray):
-        return np
-    import cupy
-
-    return cupy
-
-
-def _pinned(xp: Any, nbytes: int) -> Any:
-    if xp is np:
-        return np.empty(nbytes, np.uint8)  # the host-side emulation of a pinned buffer
-    import cupyx
-
-    return cupyx.empty_pinned((nbytes,), np.uint8)
-
-
-def _to_host(xp: Any, dev: Any, host: Any) -> None:
-    if xp is np:
-        np.copyto(host, dev)
-    else:
-        dev.get(out=host)
-
-
-def _from_host(xp: Any, host: Any, dev: Any) -> None:
-    if xp is np:
-        np.copyto(dev, host)
-    else:
-        dev.set(host)
-
-
-def _synchronize(xp: Any) -> None:
-    if xp is not np:
-        xp.cuda.get_current_stream().synchronize()
-
-
-class PhasedPlan:
-    """Plans run one after the other (the phases of a blocking Cartesian exchange)."""
-
-    def __init__(self, phases: Sequence[Plan]) -> None:
-        self.phases = [
-            p for p in phases if p.remote or p.local_pairs
-        ]  # a phase with no neighbour is skipped
-        self.nbytes = sum(p.nbytes for p in phases)
-        self.freed = False
-
-    @property
-    def remote(self) -> list[Message]:
-        return [m for p in self.phases for m in p.remote]
-
-    @property
-    def mpi_messages(self) -> list[tuple[int, int]]:
-        return [x for p in self.phases for x in p.mpi_messages]
-
-    def exchange(self, tag_base: int) -> None:
-        for p in self.phases:
-            p.exchange(tag_base)
-
-    def free(self) -> None:
-        for p in self.phases:
-            p.free()
-        self.freed = True
-
-
-class PlanCache:
-    """Plans by buffer addresses and layouts: valid while buffers of that layout live there."""
-
-    def __init__(self, size: int = 64) -> None:
-        self.size = size
-        self.plans: OrderedDict[tuple[Any, ...], Plan | PhasedPlan] = OrderedDict()
-
-    def get(self, key: tuple[Any, ...]) -> Plan | PhasedPlan | None:
-        plan = self.plans.get(key)
-        if plan is not None:
-            self.plans.move_to_end(key)
-        return plan
-
-    def put(self, key: tuple[Any, ...], plan: Plan | PhasedPlan) -> None:
-        self.plans[key] = plan
-        while len(self.plans) > self.size:
-            _, old = self.plans.popitem(last=False)
-            old.free()
-
-    def clear(self) -> None:
-        """Free every plan (their MPI datatypes)."""
-        while self.plans:
-            _, old = self.plans.popitem(last=False)
-            old.free()
-
-
-class Exchange:
-    """A halo exchange in flight: ``wait()`` completes it (idempotent) and marks the fields'
-    halos fresh. Work that does not read the halos can run between start and wait.
-
-    >>> pending = exchange_start(h, hu, hv)
-    >>> interior(...)            # overlaps the communication
-    >>> pending.wait()
-    """
-
-    __slots__ = ("_fields", "_plan", "_requests")
-
-    def __init__(self, plan: Plan, requests: list[Any], fields: Sequence[Any]) -> None:
-        self._plan = plan
-        self._requests: list[Any] | None = requests
-        self._fields = fields
-
-    @property
-    def done(self) -> bool:
-        return self._requests is None
-
-    def wait(self) -> None:
-        if self._requests is None:
-            return
-        requests, self._requests = self._requests, None
-        self._plan.finish(requests)
-        for f in self._fields:
-            f.mark_exchanged()
-
-    def __enter__(self) -> Exchange:
-        return self
-
-    def __exit__(self, *exc: Any) -> None:
-        self.wait()
-
-
-__all__ = [
-    "METHODS",
-    "PERSISTENT_TAG",
-    "TAG_SPAN",
-    "Exchange",
-    "Message",
-    "PhasedPlan",
-    "Plan",
-    "PlanCache",
-    "Region",
-    "tag_base",
-]
+__all__ = ["METHODS", "PERSISTENT_TAG", "TAG_SPAN", "Message", "Plan", "Region", "tag_base"]
