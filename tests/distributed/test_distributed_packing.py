@@ -65,6 +65,8 @@ def _count(d: Any, fields: list[Any], blocking: bool) -> list[int]:
     persistent send made, which the blocking exchange then starts)."""
     plan = d._plan(fields, None, phased=blocking)
     plans = plan.phases if blocking else [plan]
+    if blocking:
+        plan.requests = None  # the phases' requests, remade below
     counters = [_Counting(p.comm) for p in plans]
     for p, c in zip(plans, counters):
         p.comm = c

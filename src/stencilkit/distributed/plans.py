@@ -6,6 +6,7 @@ from collections import OrderedDict
 from collections.abc import Sequence
 from typing import Any
 
+from .comm import mpi
 from .halo import Message, Plan
 
 
@@ -18,6 +19,9 @@ class PhasedPlan:
         ]  # a phase with no neighbour is skipped
         self.nbytes = sum(p.nbytes for p in phases)
         self.freed = False
+        # the requests of each phase, once every phase is only persistent requests (no
+        # packing, no local copy): the exchange is then Startall + Waitall per phase
+        self.requests: list[list[Any]] | None = None
 
     @property
     def remote(self) -> list[Message]:
@@ -28,10 +32,20 @@ class PhasedPlan:
         return [x for p in self.phases for x in p.mpi_messages]
 
     def exchange(self, tag_base: int) -> None:
+        if self.requests is not None:
+            MPI = mpi()
+            for requests in self.requests:
+                MPI.Prequest.Startall(requests)
+                MPI.Request.Waitall(requests)
+            return
         for p in self.phases:
             p.exchange(tag_base)
+        persistent = [p.persistent for p in self.phases if not (p.has_packing or p.local_pairs)]
+        if len(persistent) == len(self.phases) and all(r is not None for r in persistent):
+            self.requests = [r for r in persistent if r]
 
     def free(self) -> None:
+        self.requests = None
         for p in self.phases:
             p.free()
         self.freed = True
