@@ -31,13 +31,10 @@ class Decomposition:
         self.size = int(comm.Get_size())
         self.device_id: int | None = select_device(comm) if gpu else None
         self._cache = PlanCache()
-        self._last: dict[tuple[Any, ...], tuple[Plan | PhasedPlan, tuple[Any, ...]]] = {}
         # (method, blocking, the fields' ids) -> (plan, the fields' buffers when it was made)
+        self._last: dict[tuple[Any, ...], tuple[Plan | PhasedPlan, tuple[Any, ...]]] = {}
         # blocking -> (plan, method, fields, their buffers) of the last exchange of that kind
-        self._hot: dict[
-            bool, tuple[Plan | PhasedPlan, str | None, tuple[Any, ...], tuple[Any, ...]]
-        ]
-        self._hot = {}
+        self._hot: dict[bool, tuple[Plan | PhasedPlan, str | None, tuple[Any, ...], Any]] = {}
         self._sequence = 0
         self._names = 0
         self._cuda_aware: bool | None = None
