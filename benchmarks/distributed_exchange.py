@@ -1,8 +1,13 @@
 """Halo exchange and weak scaling over MPI, each measured beside its baseline in the same run.
 
-CPU (``--cpu``, run with ``mpiexec -n 2``): the exchange of a 2-D halo through
-``stencilkit.distributed`` against a plain mpi4py ``Sendrecv`` of contiguous buffers carrying the
-same bytes between the same ranks (one per neighbour message), timed alternately in one run.
+CPU (``--cpu``, run with ``mpiexec -n 2``): the exchange of a 2-D halo of 1 or 3 fields through
+``stencilkit.distributed`` against a plain mpi4py ``Sendrecv`` of ONE contiguous buffer per
+neighbour message carrying the same total bytes (all fields' halos) between the same ranks,
+timed alternately in one run (best of 5 blocks of ``--repeats`` exchanges, each block's median);
+a second baseline posts the same contiguous buffers all at once (``Irecv``/``Isend``), as the
+exchange's persistent requests do.
+The ``msgs`` column counts the MPI messages our exchange posts (one per neighbour message,
+however many fields), and the last lines compare ways of sending 3 faces to one neighbour.
 
 GPU (``--gpu``, ``mpiexec -n 2`` on a host with two GPUs, one per rank):
 
@@ -66,16 +71,27 @@ def _timed(comm: Any, fn: Any, repeats: int) -> float:
 
 
 # ----------------------------------------------------------------------------- CPU
-def cpu_exchange(n: int, halo: int, nfields: int, periodic_j: bool, repeats: int) -> dict[str, Any]:
+def cpu_exchange(
+    n: int,
+    halo: int,
+    nfields: int,
+    periodic_j: bool,
+    repeats: int,
+    grid: tuple[int, int] | None = None,
+    blocking: bool = True,
+) -> dict[str, Any]:
     comm = dist.world()
-    d = dist.decompose({I: n, J: n}, periodic={I: True, J: periodic_j})
+    d = dist.decompose(
+        {I: n, J: n}, periodic={I: grid is None or grid[0] > 1, J: periodic_j}, grid=grid
+    )
     rng = np.random.default_rng(d.rank)
     fields = [d.zeros([I, J], halo=halo, name=f"q{k}") for k in range(nfields)]
     for f in fields:
         f.owned.ndarray[...] = rng.random(f.owned.ndarray.shape)
-    messages = d.message_sizes(fields)
+    messages = d.message_sizes(fields, blocking=blocking)  # one per neighbour message
+    mpi_messages = sum(c for _, c in d.message_counts(fields, blocking=blocking))
     sizes = [b for _, b in messages]
-    sbufs = [np.ones(s // 8) for s in sizes]
+    sbufs = [np.ones(s // 8) for s in sizes]  # ONE contiguous buffer per message: all fields
     rbufs = [np.empty(s // 8) for s in sizes]
     ranks = [r for r, _ in messages]
 
@@ -83,32 +99,51 @@ def cpu_exchange(n: int, halo: int, nfields: int, periodic_j: bool, repeats: int
         for s, r, nb in zip(sbufs, rbufs, ranks):
             comm.Sendrecv(s, dest=nb, sendtag=7, recvbuf=r, source=nb, recvtag=7)
 
-    def ours() -> None:
-        d.exchange(*fields)
+    MPI = dist.comm.mpi()
 
-    t_ours, t_plain = [], []
-    for _ in range(5):  # alternate, so that both see the same machine state
+    def at_once() -> None:  # the same buffers, every message in flight together
+        reqs = [comm.Irecv(r, nb, 8) for r, nb in zip(rbufs, ranks)]
+        reqs += [comm.Isend(s, nb, 8) for s, nb in zip(sbufs, ranks)]
+        MPI.Request.Waitall(reqs)
+
+    def ours() -> None:
+        if blocking:
+            d.exchange(*fields)
+        else:
+            d.exchange_start(*fields).wait()
+
+    t_ours, t_plain, t_once = [], [], []
+    for _ in range(5):  # alternate, so that all see the same machine state
         t_ours.append(_timed(comm, ours, repeats))
         t_plain.append(_timed(comm, plain, repeats))
-    a, b = min(t_ours), min(t_plain)
+        t_once.append(_timed(comm, at_once, repeats))
+    a, b, c = min(t_ours), min(t_plain), min(t_once)
+    d.free()
     return {
         "n": n,
         "halo": halo,
         "fields": nfields,
         "periodic_j": periodic_j,
+        "blocking": blocking,
         "messages": len(sizes),
+        "mpi_messages": mpi_messages,
         "bytes": sum(sizes),
         "exchange_us": a * 1e6,
         "sendrecv_us": b * 1e6,
         "ratio": a / b,
+        "at_once_us": c * 1e6,
+        "ratio_at_once": a / c,
         "grid": d.grid,
         "ranks": d.size,
     }
 
 
 def message_shapes(repeats: int, n: int = 4096, h: int = 2, nfields: int = 3) -> dict[str, float]:
-    """Why several contiguous faces go as separate messages: the same bytes as one contiguous
-    buffer, as ``nfields`` messages (zero copy), and packed with NumPy into one message."""
+    """Ways of sending ``nfields`` faces (contiguous in their fields) to one neighbour: the
+    same bytes as one contiguous buffer, as ``nfields`` messages (zero copy), packed with NumPy
+    into one message, as one MPI datatype (``hindexed`` of bytes) over the faces relative to the
+    first face (what ``exchange`` does), and the same type from ``MPI_BOTTOM`` (absolute
+    addresses)."""
     comm = dist.world()
     nb = (comm.Get_rank() + 1) % comm.Get_size()
     m = h * (n + 2 * h)
@@ -116,63 +151,97 @@ def message_shapes(repeats: int, n: int = 4096, h: int = 2, nfields: int = 3) ->
     s, r = np.ones(nfields * m), np.empty(nfields * m)
     MPI = dist.comm.mpi()
 
+    def hindexed(faces: list[Any], base: int) -> Any:  # bytes, as exchange makes it
+        addrs = [MPI.Get_address(f) - base for f in faces]
+        return MPI.BYTE.Create_hindexed([f.nbytes for f in faces], addrs)
+
+    out_f, in_f = [a[h : 2 * h] for a in arrs], [a[0:h] for a in arrs]
+    rel = [hindexed(out_f, MPI.Get_address(out_f[0])), hindexed(in_f, MPI.Get_address(in_f[0]))]
+    bottom = [hindexed(out_f, 0), hindexed(in_f, 0)]
+    for t in rel + bottom:
+        t.Commit()
+
     def one() -> None:
         comm.Sendrecv(s, nb, 1, r, nb, 1)
 
     def separate() -> None:
-        reqs = [comm.Irecv(a[0:h], nb, 1) for a in arrs] + [
-            comm.Isend(a[h : 2 * h], nb, 1) for a in arrs
-        ]
+        reqs = [comm.Irecv(a, nb, 1) for a in in_f] + [comm.Isend(a, nb, 1) for a in out_f]
         MPI.Request.Waitall(reqs)
 
     def packed() -> None:
-        for k, a in enumerate(arrs):
-            s[k * m : (k + 1) * m].reshape(h, -1)[...] = a[h : 2 * h]
+        for k, a in enumerate(out_f):
+            s[k * m : (k + 1) * m].reshape(h, -1)[...] = a
         comm.Sendrecv(s, nb, 1, r, nb, 1)
-        for k, a in enumerate(arrs):
-            a[0:h] = r[k * m : (k + 1) * m].reshape(h, -1)
+        for k, a in enumerate(in_f):
+            a[...] = r[k * m : (k + 1) * m].reshape(h, -1)
 
-    out = {
-        name: min(_timed(comm, fn, repeats) for _ in range(3)) * 1e6
-        for name, fn in (
-            ("one_contiguous_us", one),
-            ("separate_messages_us", separate),
-            ("packed_us", packed),
-        )
-    }
+    def datatype() -> None:
+        comm.Sendrecv([out_f[0], 1, rel[0]], nb, 1, [in_f[0], 1, rel[1]], nb, 1)
+
+    def from_bottom() -> None:
+        comm.Sendrecv([MPI.BOTTOM, 1, bottom[0]], nb, 1, [MPI.BOTTOM, 1, bottom[1]], nb, 1)
+
+    ways = (
+        ("one_contiguous_us", one),
+        ("separate_messages_us", separate),
+        ("packed_us", packed),
+        ("datatype_us", datatype),
+        ("datatype_mpi_bottom_us", from_bottom),
+    )
+    best: dict[str, list[float]] = {name: [] for name, _ in ways}
+    for _ in range(3):  # alternate
+        for name, fn in ways:
+            best[name].append(_timed(comm, fn, repeats))
+    out = {name: min(v) * 1e6 for name, v in best.items()}
+    for t in rel + bottom:
+        t.Free()
     if comm.Get_rank() == 0:
         print(
-            f"\n{nfields} faces of {m * 8} B to one neighbour: one contiguous buffer {out['one_contiguous_us']:.1f} us,"
-            f" {nfields} messages (zero copy) {out['separate_messages_us']:.1f} us,"
-            f" packed into one {out['packed_us']:.1f} us"
+            f"\n{nfields} faces of {m * 8} B to one neighbour (Sendrecv both ways):"
+            f"\n  one contiguous buffer                 {out['one_contiguous_us']:7.1f} us"
+            f"\n  {nfields} messages (zero copy)             {out['separate_messages_us']:7.1f} us"
+            f"\n  packed into one with NumPy            {out['packed_us']:7.1f} us"
+            f"\n  one hindexed datatype (exchange does) {out['datatype_us']:7.1f} us"
+            f"\n  the same datatype from MPI_BOTTOM     {out['datatype_mpi_bottom_us']:7.1f} us"
         )
     return out
 
 
 def run_cpu(repeats: int) -> list[dict[str, Any]]:
     rows = []
-    for n, halo, nf, pj in (
-        (1024, 2, 1, False),
-        (4096, 2, 1, False),
-        (4096, 2, 3, False),
-        (1024, 2, 3, True),
-        (4096, 3, 3, True),
+    for n, halo, nf, pj, grid, blocking in (
+        (1024, 2, 1, False, None, True),
+        (4096, 2, 1, False, None, True),
+        (1024, 2, 3, False, None, True),
+        (4096, 2, 3, False, None, True),
+        (4096, 2, 3, False, None, False),
+        (1024, 2, 3, True, None, True),
+        (4096, 3, 3, True, None, True),
+        (1024, 2, 3, True, (1, 2), True),
     ):
-        rows.append(cpu_exchange(n, halo, nf, pj, repeats))
+        if grid is not None and dist.world().Get_size() != 2:
+            continue
+        rows.append(cpu_exchange(n, halo, nf, pj, repeats, grid, blocking))
     if dist.world().Get_rank() == 0:
         print(
-            f"\nhalo exchange on the CPU, {rows[0]['ranks']} ranks (process grid {rows[0]['grid']}),"
-            " fp64; baseline: plain mpi4py Sendrecv of contiguous buffers, same bytes and partners"
+            f"\nhalo exchange on the CPU, {rows[0]['ranks']} ranks, fp64 fields [I, J], I periodic"
+            " where it has several ranks; baseline: plain mpi4py Sendrecv of ONE contiguous"
+            " buffer per neighbour message, same total bytes and partners (one after the other;"
+            " 'at once': the same buffers all in flight together, Irecv/Isend)"
         )
         print(
-            f"{'field':>10} {'halo':>4} {'fields':>6} {'J':>9} {'msgs':>4} {'bytes':>9}"
-            f" {'exchange':>11} {'Sendrecv':>11} {'ratio':>6}"
+            f"{'field':>10} {'grid':>5} {'halo':>4} {'fields':>6} {'J':>9} {'call':>9} {'msgs':>4}"
+            f" {'bytes':>9} {'exchange':>11} {'Sendrecv':>11} {'ratio':>6} {'at once':>11}"
+            f" {'ratio':>6}"
         )
         for r in rows:
+            grid = "x".join(map(str, r["grid"]))
             print(
-                f"{r['n']:>5}x{r['n']:<4} {r['halo']:>4} {r['fields']:>6} {'periodic' if r['periodic_j'] else 'bounded':>9}"
-                f" {r['messages']:>4} {r['bytes']:>9} {r['exchange_us']:>8.1f} us {r['sendrecv_us']:>8.1f} us"
-                f" {r['ratio']:>6.2f}"
+                f"{r['n']:>5}x{r['n']:<4} {grid:>5} {r['halo']:>4} {r['fields']:>6}"
+                f" {'periodic' if r['periodic_j'] else 'bounded':>9}"
+                f" {'blocking' if r['blocking'] else 'start':>9} {r['mpi_messages']:>4}"
+                f" {r['bytes']:>9} {r['exchange_us']:>8.1f} us {r['sendrecv_us']:>8.1f} us"
+                f" {r['ratio']:>6.2f} {r['at_once_us']:>8.1f} us {r['ratio_at_once']:>6.2f}"
             )
     return rows
 

@@ -23,7 +23,7 @@ from .comm import (
     world,
 )
 from .field import DecomposedField
-from .halo import Exchange
+from .plans import Exchange
 from .program import DistributedProgram, HaloNeed, distribute, halo_requirements
 from .unstructured import MeshDecomposition, decompose_mesh, partition_cells
 

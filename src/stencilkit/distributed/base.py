@@ -7,6 +7,7 @@ and which messages fill a halo; this base turns that into checked, cached exchan
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -15,7 +16,8 @@ import numpy as np
 from ..core.dims import Dimension
 from .comm import DistributedError, agree, cuda_aware, install_abort_hook, select_device
 from .field import DecomposedField
-from .halo import Exchange, Message, PhasedPlan, Plan, PlanCache, tag_base
+from .halo import Message, Plan, tag_base
+from .plans import Exchange, PhasedPlan, PlanCache
 
 
 class Decomposition:
@@ -29,11 +31,17 @@ class Decomposition:
         self.size = int(comm.Get_size())
         self.device_id: int | None = select_device(comm) if gpu else None
         self._cache = PlanCache()
+        # (method, blocking, the fields' ids) -> (plan, the fields' buffers when it was made)
         self._last: dict[tuple[Any, ...], tuple[Plan | PhasedPlan, tuple[Any, ...]]] = {}
+        # blocking -> (plan, method, fields, their buffers) of the last exchange of that kind
+        self._hot: dict[bool, tuple[Plan | PhasedPlan, str | None, tuple[Any, ...], Any]] = {}
         self._sequence = 0
         self._names = 0
         self._cuda_aware: bool | None = None
         install_abort_hook()
+        # the plans' MPI datatypes and persistent requests are freed with the decomposition,
+        # or at exit before mpi4py finalizes MPI (MPICH reports requests left at finalize)
+        weakref.finalize(self, self._cache.clear)
 
     # -- to be provided by a decomposition ---------------------------------------------------
     def messages(self, fields: Sequence[DecomposedField]) -> list[Message]:
@@ -172,15 +180,31 @@ class Decomposition:
     def _plan(
         self, fields: Sequence[DecomposedField], method: str | None, phased: bool
     ) -> Plan | PhasedPlan:
-        # fast path: the same field objects as last time, still on the same buffers
+        # fastest path: the same fields as the last exchange of this kind, on the same buffers
+        hot = self._hot.get(phased)
+        if hot is not None and hot[1] == method and len(hot[2]) == len(fields):
+            for f, g, b in zip(fields, hot[2], hot[3]):
+                if f is not g or f.field is not b:
+                    break
+            else:
+                if not hot[0].freed:
+                    return hot[0]
+        # fast path: the same field objects as some recent exchange, still on the same buffers
         quick = (method, phased, *map(id, fields))
         hit = self._last.get(quick)
-        if hit is not None and all(f.field is g for f, g in zip(fields, hit[1])):
-            return hit[0]
+        if hit is not None and not hit[0].freed:
+            for f, g in zip(fields, hit[1]):
+                if f.field is not g:
+                    break
+            else:
+                self._hot[phased] = (hit[0], method, tuple(fields), hit[1])
+                return hit[0]
         plan = self._plan_slow(fields, method, phased)
         if len(self._last) > 64:
             self._last.clear()
-        self._last[quick] = (plan, tuple(f.field for f in fields))
+        buffers = tuple(f.field for f in fields)
+        self._last[quick] = (plan, buffers)
+        self._hot[phased] = (plan, method, tuple(fields), buffers)
         return plan
 
     def _plan_slow(
@@ -204,7 +228,7 @@ class Decomposition:
         if plan is not None:
             return plan
         agree(self.comm, self._check(fields))
-        self._agree_signatures(fields)
+        self._agree_signatures(fields, chosen)
         arrays = [f.field.ndarray for f in fields]
         if phased:
             plan = PhasedPlan([Plan(self.comm, ms, arrays, chosen) for ms in self.phases(fields)])
@@ -225,8 +249,23 @@ class Decomposition:
             for m in plan.remote
         ]
 
-    def _agree_signatures(self, fields: Sequence[DecomposedField]) -> None:
-        """Every rank must exchange the same fields (names, dtypes, halos, other dimensions)."""
+    def message_counts(
+        self, fields: Sequence[DecomposedField], blocking: bool = True, method: str | None = None
+    ) -> list[tuple[int, int]]:
+        """(neighbour rank, MPI messages posted to it) for every message of ``message_sizes``:
+        1 each, however many fields (``method`` as for ``exchange``). Collective."""
+        return list(self._plan(fields, method, phased=blocking).mpi_messages)
+
+    def free(self) -> None:
+        """Free the MPI datatypes of every cached exchange plan (they are rebuilt on the next
+        exchange). Call it before ``MPI.Finalize`` when decompositions come and go."""
+        self._cache.clear()
+        self._last.clear()
+        self._hot.clear()
+
+    def _agree_signatures(self, fields: Sequence[DecomposedField], method: str = "?") -> None:
+        """Every rank must exchange the same fields (names, dtypes, halos, other dimensions)
+        with transports that agree on the bytes (``direct`` against ``packed`` do not)."""
         mine = [
             (
                 f.name,
@@ -236,7 +275,16 @@ class Decomposition:
             )
             for f in fields
         ]
-        all_sigs = self.comm.allgather(mine)
+        wire = "direct" if method == "direct" else "packed"
+        all_wires, all_sigs = zip(*self.comm.allgather((wire, mine)))
+        if len(set(all_wires)) > 1:
+            raise DistributedError(
+                "ranks exchange with transports that do not fit together: "
+                + ", ".join(f"rank {r}: {w}" for r, w in enumerate(all_wires))
+                + " (method='direct' sends fields' regions back to back, 'packed' and 'staged'"
+                " aligned segments)",
+                hint="pass the same method= on every rank",
+            )
         if all(s == all_sigs[0] for s in all_sigs):
             return
         bad = [r for r, s in enumerate(all_sigs) if s != all_sigs[0]]

@@ -4,11 +4,12 @@ A :class:`Plan` lists, per neighbour rank, the regions each field sends and rece
 slices on Cartesian grids, index arrays on unstructured meshes. Plans are built once per set of
 buffers and cached; an exchange then only posts messages. Three transports:
 
-* ``"direct"`` (NumPy fields, the default on CPUs): a region that is one contiguous block of a
-  field (a face along the slowest axis, spanning the faster ones) goes to MPI as the field's own
-  memory, moved exactly as a plain ``Sendrecv`` of a contiguous buffer would be; every other
-  region of the message is packed into one buffer. (MPI derived datatypes were tried first:
-  MPICH moved a struct of contiguous blocks 20-40x slower than the same bytes contiguous.)
+* ``"direct"`` (NumPy fields, the default on CPUs): each side of a message is ONE MPI derived
+  datatype (an ``hindexed`` list of the byte runs of the fields' regions where they lie, built
+  once per plan, freed with it), so MPI reads and writes the halos in the fields' own memory,
+  all fields in one message (``datatypes.py``). Regions of short contiguous runs are packed
+  into one buffer that is one more block of the same datatype. The messages go as persistent
+  requests, made on first use and started by every exchange.
 * ``"packed"``: every region is packed into one contiguous buffer per neighbour, sent, and
   unpacked; on CuPy fields with a CUDA-aware MPI the device buffers go to MPI directly.
 * ``"staged"`` (CuPy fields, MPI without CUDA support): packed on the GPU, copied to pinned
@@ -20,19 +21,32 @@ A message to oneself (a periodic dimension with one rank) is a copy, never an MP
 
 from __future__ import annotations
 
-from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
+from .buffers import (
+    from_host,
+    namespace,
+    on_device,
+    pinned,
+    segments,
+    synchronize,
+    to_host,
+    views,
+)
 from .comm import mpi
+from .datatypes import describe, widen
 
 METHODS = ("direct", "packed", "staged")
-_ALIGN = 16  # bytes: each field's segment in a packed message starts aligned
 TAG_SPAN = 32  # message tags per exchange (27 directions in 3-D); the sequence number of the
 _TAG_CYCLES = 512  # exchange picks a block of tags, so exchanges in flight together never mix
+# exchanges of CPU fields post persistent requests with tags of their own, above the cycling
+# ones (MPI guarantees tags up to 32767): blocking ones from PERSISTENT_TAG (they never overlap
+# each other), non-blocking ones from PERSISTENT_TAG + TAG_SPAN
+PERSISTENT_TAG = TAG_SPAN * _TAG_CYCLES
 
 
 def tag_base(sequence: int) -> int:
@@ -75,36 +89,21 @@ class Message:
     recv: tuple[tuple[int, Region], ...]
 
 
-def _segments(parts: Sequence[tuple[int, Region]], arrays: Sequence[Any]) -> tuple[list[int], int]:
-    offsets, total = [], 0
-    for i, region in parts:
-        offsets.append(total)
-        n = int(np.prod(region.shape)) * arrays[i].dtype.itemsize
-        total += -(-n // _ALIGN) * _ALIGN
-    return offsets, total
-
-
-def _views(
-    buf: Any, parts: Sequence[tuple[int, Region]], arrays: Sequence[Any], offsets: list[int]
-) -> list[Any]:
-    out = []
-    for (i, region), off in zip(parts, offsets):
-        dt = arrays[i].dtype
-        n = int(np.prod(region.shape)) * dt.itemsize
-        out.append(buf[off : off + n].view(dt).reshape(region.shape))
-    return out
-
-
 @dataclass
 class _Side:
     """One side (what is sent, or what is received) of one message, ready for MPI: ``buffers``
-    in order (contiguous field regions as they lie, then the packed buffer if any), ``packed``
-    the parts that go through it as (field index, region, view into the pack buffer)."""
+    holds its one buffer or datatype message (none if nothing goes that way), ``packed`` the
+    parts that go through a pack buffer as (field index, region, view into the pack buffer)."""
 
     buffers: list[Any]
     packed: list[tuple[int, Region, Any]]
     dev: Any = None  # the pack buffer where packing happens (device memory for GPU fields)
     host: Any = None  # its pinned host copy (staged) that MPI reads or writes
+
+    @property
+    def first(self) -> Any:
+        """The side's one message for MPI (None: nothing goes that way)."""
+        return self.buffers[0] if self.buffers else None
 
 
 class Plan:
@@ -118,10 +117,10 @@ class Plan:
         self.rank = comm.Get_rank()
         self.arrays = list(arrays)
         self.method = method
-        xp = _namespace(arrays[0])
+        xp = namespace(arrays[0])
         self.xp = xp
         if xp is not np:  # index lists of mesh halos live on the device with the fields
-            messages = [_on_device(xp, m) for m in messages]
+            messages = [on_device(xp, m) for m in messages]
         self.local = [m for m in messages if m.rank == self.rank]
         self.remote = [m for m in messages if m.rank != self.rank]
         # what I send towards a direction, I receive from the opposite one: pair them by tag
@@ -137,16 +136,20 @@ class Plan:
             self.shifts = [(k, index_in.get(m.tag_out)) for k, m in enumerate(self.remote)]
             paired = {r for _, r in self.shifts}
             self.shifts += [(None, k) for k in range(len(self.remote)) if k not in paired]
+        self.datatypes: list[Any] = []
+        self.freed = False
         self.sends = [self._side(m.send) for m in self.remote]
         self.recvs = [self._side(m.recv) for m in self.remote]
         self.has_packing = any(side.packed for side in self.sends + self.recvs)
+        self._copies()
         null = mpi().PROC_NULL
-        # per shift: (send buffers, destination, receive buffers, source, tag offset)
+        # per shift: (send buffer, destination, receive buffer, source, tag offset); a side is
+        # one buffer or datatype, or none
         self.shift_calls = [
             (
-                self.sends[k].buffers if k is not None else [],
+                self.sends[k].first if k is not None else None,
                 self.remote[k].rank if k is not None else null,
-                self.recvs[r].buffers if r is not None else [],
+                self.recvs[r].first if r is not None else None,
                 self.remote[r].rank if r is not None else null,
                 self.remote[k].tag_out if k is not None else self.remote[r].tag_in,  # type: ignore[index]
             )
@@ -155,72 +158,179 @@ class Plan:
         self.nbytes = sum(
             int(np.prod(r.shape)) * arrays[i].itemsize for m in self.remote for i, r in m.send
         )
+        self.persistent: list[Any] | None = None  # made by the first blocking exchange
+        self.posted: list[Any] | None = None  # made by the first non-blocking one
+        self.started = False  # whether ``posted`` is in flight
+        self.use_persistent = method == "direct" and self.shifts is not None
 
     def _side(self, parts: Sequence[tuple[int, Region]]) -> _Side:
-        """``direct``: contiguous regions go to MPI as the fields' own memory (no copy, MPI moves
-        them as it moves any contiguous buffer); the rest is packed into one buffer."""
-        views, rest = [], []
-        for i, region in parts:
-            view = arrays_view(self.arrays[i], region) if self.method == "direct" else None
-            if view is not None:
-                views.append(view)
-            else:
-                rest.append((i, region))
-        if not rest:
-            return _Side(views, [])
-        offsets, total = _segments(rest, self.arrays)
+        """``direct``: one MPI datatype over the fields' memory (see ``datatypes.py``);
+        ``packed``/``staged``: every part packed into one buffer."""
+        if self.method == "direct":
+            d = describe(self.arrays, parts, self._nbytes)
+            self.datatypes.append(d)
+            return _Side([d.spec] if d.spec is not None else [], d.packed)
+        if not parts:
+            return _Side([], [])
+        offsets, total = segments(parts, self.arrays)
         dev = self.xp.empty(total, np.uint8)
-        packed = [(i, r, v) for (i, r), v in zip(rest, _views(dev, rest, self.arrays, offsets))]
-        host = _pinned(self.xp, total) if self.method == "staged" else None
-        return _Side([*views, host if host is not None else dev], packed, dev, host)
+        packed = [(i, r, v) for (i, r), v in zip(parts, views(dev, parts, self.arrays, offsets))]
+        host = pinned(self.xp, total) if self.method == "staged" else None
+        return _Side([host if host is not None else dev], packed, dev, host)
+
+    def _persistent(self) -> list[Any]:
+        """The blocking exchange's messages as persistent requests, receives first: started
+        together and completed together, each message with its datatype (no argument parsing
+        per exchange, both directions in flight at once)."""
+        comm, null, empty = self.comm, mpi().PROC_NULL, np.empty(0, np.uint8)
+        recvs, sends = [], []
+        for out, dest, into, source, offset in self.shift_calls:
+            tag = PERSISTENT_TAG + offset
+            if source != null:
+                recvs.append(comm.Recv_init(into if into is not None else empty, source, tag))
+            if dest != null:
+                sends.append(comm.Send_init(out if out is not None else empty, dest, tag))
+        return recvs + sends
+
+    def _posted(self) -> list[Any]:
+        """The non-blocking exchange's messages as persistent requests, receives first."""
+        comm, tag = self.comm, PERSISTENT_TAG + TAG_SPAN
+        return [
+            comm.Recv_init(side.buffers[0], m.rank, tag + m.tag_in)
+            for m, side in zip(self.remote, self.recvs)
+            if side.buffers
+        ] + [
+            comm.Send_init(side.buffers[0], m.rank, tag + m.tag_out)
+            for m, side in zip(self.remote, self.sends)
+            if side.buffers
+        ]
+
+    def _nbytes(self, i: int, region: Region) -> int:
+        return int(np.prod(region.shape)) * int(self.arrays[i].itemsize)
+
+    @property
+    def mpi_messages(self) -> list[tuple[int, int]]:
+        """(neighbour rank, MPI messages sent to it) per message of this plan: 1 each."""
+        return [(m.rank, len(side.buffers)) for m, side in zip(self.remote, self.sends)]
 
     def free(self) -> None:
-        """Nothing to release: buffers are freed with the plan (kept for the cache's interface)."""
+        """Free the plan's MPI datatypes (the cache calls it on eviction); a freed plan is not
+        used again (an exchange still in flight completes: MPI keeps a type its requests use)."""
+        finalized = mpi().Is_finalized()
+        # requests of a non-blocking exchange in flight are freed when it completes
+        for r in (self.persistent or []) + ([] if self.started else self.posted or []):
+            if not finalized:
+                r.Free()
+        self.persistent = None
+        if not self.started:
+            self.posted = None
+        self.use_persistent = False
+        for d in self.datatypes:
+            d.free()
+        self.datatypes.clear()
+        self.freed = True
 
     # -- one exchange ------------------------------------------------------------------------
+    def _copies(self) -> None:
+        """The copies of every exchange as (destination, source) views, rows seen as single
+        items where that is faster (``widen``): packing, unpacking, periodic wrap-around."""
+        arrays = self.arrays
+
+        def pair(dst: Any, src: Any) -> tuple[Any, Any] | None:
+            got = widen(dst, src)
+            return got if got is not None else (dst, src) if isinstance(dst, np.ndarray) else None
+
+        def slices(r: Region) -> bool:
+            return isinstance(r.index[0], slice)
+
+        self.pack_ops = [
+            [pair(v, arrays[i][r.index]) if slices(r) else None for i, r, v in side.packed]
+            for side in self.sends
+        ]
+        self.unpack_ops = [
+            [pair(arrays[i][r.index], v) if slices(r) else None for i, r, v in side.packed]
+            for side in self.recvs
+        ]
+        self.local_ops = [
+            (i, sr, rr, pair(arrays[i][rr.index], arrays[i][sr.index]) if slices(sr) else None)
+            for m, into in self.local_pairs
+            for (i, sr), (_, rr) in zip(m.send, into.recv)
+        ]
+
     def _pack(self) -> None:
         xp, arrays = self.xp, self.arrays
-        for side in self.sends:
-            for i, region, view in side.packed:
-                region.take(xp, arrays[i], view)
+        for side, ops in zip(self.sends, self.pack_ops):
+            for (i, region, view), op in zip(side.packed, ops):
+                if op is not None:
+                    np.copyto(*op)
+                else:
+                    region.take(xp, arrays[i], view)
             if side.host is not None:
-                _to_host(xp, side.dev, side.host)
-        _synchronize(xp)  # packed bytes must be in memory before MPI reads them
+                to_host(xp, side.dev, side.host)
+        synchronize(xp)  # packed bytes must be in memory before MPI reads them
 
     def _unpack(self) -> None:
-        for side in self.recvs:
+        for side, ops in zip(self.recvs, self.unpack_ops):
             if side.host is not None:
-                _from_host(self.xp, side.host, side.dev)
-            for i, region, view in side.packed:
-                region.put(self.arrays[i], view)
+                from_host(self.xp, side.host, side.dev)
+            for (i, region, view), op in zip(side.packed, ops):
+                if op is not None:
+                    np.copyto(*op)
+                else:
+                    region.put(self.arrays[i], view)
 
     def _copy_local(self) -> None:
         arrays, xp = self.arrays, self.xp
-        for m, into in self.local_pairs:  # periodic wrap onto oneself: a copy
-            for (i, sr), (_, rr) in zip(m.send, into.recv):
-                if isinstance(sr.index[0], slice):
-                    rr.put(arrays[i], arrays[i][sr.index])
-                else:
-                    tmp = xp.empty(sr.shape, arrays[i].dtype)
-                    sr.take(xp, arrays[i], tmp)
-                    rr.put(arrays[i], tmp)
+        for i, sr, rr, op in self.local_ops:  # periodic wrap onto oneself: a copy
+            if op is not None:
+                np.copyto(*op)
+            elif isinstance(sr.index[0], slice):
+                rr.put(arrays[i], arrays[i][sr.index])
+            else:
+                tmp = xp.empty(sr.shape, arrays[i].dtype)
+                sr.take(xp, arrays[i], tmp)
+                rr.put(arrays[i], tmp)
 
     def start(self, tag_base: int) -> list[Any]:
-        """Post every message (the non-blocking exchange); ``finish`` completes it. Parts of
-        one message share its tag: MPI keeps their order between two ranks."""
+        """Post every message (the non-blocking exchange); ``finish`` completes it. CPU fields
+        start persistent requests (made on first use; tags of their own, which exchanges of
+        other plans in flight share safely: every rank posts them in the same order), unless
+        this plan's are in flight already: then its messages go with ``tag_base``."""
+        if self.method == "direct" and not self.started and not self.freed:
+            if self.posted is None:
+                self.posted = self._posted()
+            if self.has_packing:
+                self._pack()
+            if self.posted:
+                mpi().Prequest.Startall(self.posted)
+            self.started = True
+            if self.local_pairs:
+                self._copy_local()
+            return self.posted
         comm = self.comm
         requests: list[Any] = []
         for m, side in zip(self.remote, self.recvs):
-            requests.extend(comm.Irecv(b, m.rank, tag_base + m.tag_in) for b in side.buffers)
-        self._pack()
+            if side.buffers:
+                requests.append(comm.Irecv(side.buffers[0], m.rank, tag_base + m.tag_in))
+        if self.has_packing or self.xp is not np:
+            self._pack()
         for m, side in zip(self.remote, self.sends):
-            requests.extend(comm.Isend(b, m.rank, tag_base + m.tag_out) for b in side.buffers)
-        self._copy_local()
+            if side.buffers:
+                requests.append(comm.Isend(side.buffers[0], m.rank, tag_base + m.tag_out))
+        if self.local_pairs:
+            self._copy_local()
         return requests
 
     def finish(self, requests: list[Any]) -> None:
         mpi().Request.Waitall(requests)
-        self._unpack()
+        if requests is self.posted:
+            self.started = False
+            if self.freed:  # evicted while in flight: its requests go now
+                for r in requests:
+                    r.Free()
+                self.posted = None
+        if self.has_packing:
+            self._unpack()
 
     def exchange(self, tag_base: int) -> None:
         """The whole exchange, blocking: shifts of ``Sendrecv`` where the messages allow it."""
@@ -230,166 +340,25 @@ class Plan:
         comm = self.comm
         if self.has_packing:
             self._pack()
+        if self.use_persistent:
+            if self.persistent is None:
+                self.persistent = self._persistent()
+            if self.persistent:
+                MPI = mpi()
+                MPI.Prequest.Startall(self.persistent)
+                MPI.Request.Waitall(self.persistent)
+            self._finish_blocking()
+            return
         for out, dest, into, source, offset in self.shift_calls:
-            tag = tag_base + offset
-            if len(out) <= 1 and len(into) <= 1:
-                comm.Sendrecv(
-                    out[0] if out else None, dest, tag, into[0] if into else None, source, tag
-                )
-            else:  # several parts: all in flight at once, one latency
-                reqs = [comm.Irecv(b, source, tag) for b in into] + [
-                    comm.Isend(b, dest, tag) for b in out
-                ]
-                mpi().Request.Waitall(reqs)
+            tag = tag_base + offset  # one buffer (or datatype) each way: one message per side
+            comm.Sendrecv(out, dest, tag, into, source, tag)
+        self._finish_blocking()
+
+    def _finish_blocking(self) -> None:
         if self.local_pairs:
             self._copy_local()
         if self.has_packing:
             self._unpack()
 
 
-def arrays_view(arr: Any, region: Region) -> Any:
-    """``arr[region]`` if it is one contiguous block of memory (on the CPU), else None."""
-    if not isinstance(arr, np.ndarray) or not isinstance(region.index[0], slice):
-        return None
-    view = arr[region.index]
-    return view if view.flags.c_contiguous else None
-
-
-def _on_device(xp: Any, m: Message) -> Message:
-    def move(parts: tuple[tuple[int, Region], ...]) -> tuple[tuple[int, Region], ...]:
-        return tuple(
-            (
-                i,
-                r
-                if isinstance(r.index[0], slice)
-                else Region((r.index[0], xp.asarray(r.index[1])), r.shape),
-            )
-            for i, r in parts
-        )
-
-    return Message(m.rank, m.tag_out, m.tag_in, move(m.send), move(m.recv))
-
-
-def _namespace(arr: Any) -> Any:
-    if isinstance(arr, np.ndarray):
-        return np
-    import cupy
-
-    return cupy
-
-
-def _pinned(xp: Any, nbytes: int) -> Any:
-    if xp is np:
-        return np.empty(nbytes, np.uint8)  # the host-side emulation of a pinned buffer
-    import cupyx
-
-    return cupyx.empty_pinned((nbytes,), np.uint8)
-
-
-def _to_host(xp: Any, dev: Any, host: Any) -> None:
-    if xp is np:
-        np.copyto(host, dev)
-    else:
-        dev.get(out=host)
-
-
-def _from_host(xp: Any, host: Any, dev: Any) -> None:
-    if xp is np:
-        np.copyto(dev, host)
-    else:
-        dev.set(host)
-
-
-def _synchronize(xp: Any) -> None:
-    if xp is not np:
-        xp.cuda.get_current_stream().synchronize()
-
-
-class PhasedPlan:
-    """Plans run one after the other (the phases of a blocking Cartesian exchange)."""
-
-    def __init__(self, phases: Sequence[Plan]) -> None:
-        self.phases = [
-            p for p in phases if p.remote or p.local_pairs
-        ]  # a phase with no neighbour is skipped
-        self.nbytes = sum(p.nbytes for p in phases)
-
-    @property
-    def remote(self) -> list[Message]:
-        return [m for p in self.phases for m in p.remote]
-
-    def exchange(self, tag_base: int) -> None:
-        for p in self.phases:
-            p.exchange(tag_base)
-
-    def free(self) -> None:
-        for p in self.phases:
-            p.free()
-
-
-class PlanCache:
-    """Plans by buffer addresses and layouts: valid while buffers of that layout live there."""
-
-    def __init__(self, size: int = 64) -> None:
-        self.size = size
-        self.plans: OrderedDict[tuple[Any, ...], Plan | PhasedPlan] = OrderedDict()
-
-    def get(self, key: tuple[Any, ...]) -> Plan | PhasedPlan | None:
-        plan = self.plans.get(key)
-        if plan is not None:
-            self.plans.move_to_end(key)
-        return plan
-
-    def put(self, key: tuple[Any, ...], plan: Plan | PhasedPlan) -> None:
-        self.plans[key] = plan
-        while len(self.plans) > self.size:
-            _, old = self.plans.popitem(last=False)
-            old.free()
-
-
-class Exchange:
-    """A halo exchange in flight: ``wait()`` completes it (idempotent) and marks the fields'
-    halos fresh. Work that does not read the halos can run between start and wait.
-
-    >>> pending = exchange_start(h, hu, hv)
-    >>> interior(...)            # overlaps the communication
-    >>> pending.wait()
-    """
-
-    __slots__ = ("_fields", "_plan", "_requests")
-
-    def __init__(self, plan: Plan, requests: list[Any], fields: Sequence[Any]) -> None:
-        self._plan = plan
-        self._requests: list[Any] | None = requests
-        self._fields = fields
-
-    @property
-    def done(self) -> bool:
-        return self._requests is None
-
-    def wait(self) -> None:
-        if self._requests is None:
-            return
-        requests, self._requests = self._requests, None
-        self._plan.finish(requests)
-        for f in self._fields:
-            f.mark_exchanged()
-
-    def __enter__(self) -> Exchange:
-        return self
-
-    def __exit__(self, *exc: Any) -> None:
-        self.wait()
-
-
-__all__ = [
-    "METHODS",
-    "TAG_SPAN",
-    "Exchange",
-    "Message",
-    "PhasedPlan",
-    "Plan",
-    "PlanCache",
-    "Region",
-    "tag_base",
-]
+__all__ = ["METHODS", "PERSISTENT_TAG", "TAG_SPAN", "Message", "Plan", "Region", "tag_base"]
