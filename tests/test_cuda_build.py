@@ -272,3 +272,21 @@ def test_scan_compiles_with_its_level_loop_unrolled(compiler: str) -> None:
     source, entry = _build(run_running_sum, [a, out])
     assert f"#pragma unroll {SCAN_UNROLL}\n  for (sk_idx i_K = K_lo0; i_K < K_hi0; ++i_K)" in source
     assert b"sk_run_running_sum_k0" in (entry.path / "program.cubin").read_bytes()  # type: ignore[attr-defined]
+
+
+def test_cuda_flags_from_the_environment(compiler: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``STENCILKIT_CUDAFLAGS`` reaches the compiler and the build cache key: a valid flag builds
+    (into its own cache entry), an invalid one fails with the compiler's message."""
+    a = gtx.as_field([I, J, K], _fortran((8, 6, 3)), copy=None)
+    out = gtx.as_field([I, J, K], _fortran((8, 6, 3)), copy=None)
+    _, plain = _build(run_lap, [a, out])
+    monkeypatch.setenv("STENCILKIT_CUDAFLAGS", "--fmad=false")
+    reset_config()
+    assert cuda_toolchain.build_flags()[-1] == "--fmad=false"
+    _, no_fma = _build(run_lap, [a, out])
+    assert no_fma.path != plain.path  # type: ignore[attr-defined]
+    assert (no_fma.path / "program.cubin").read_bytes()[:4] == b"\x7fELF"  # type: ignore[attr-defined]
+    monkeypatch.setenv("STENCILKIT_CUDAFLAGS", "--no-such-flag-xyz")
+    reset_config()
+    with pytest.raises(BuildError):
+        _build(run_lap, [a, out])

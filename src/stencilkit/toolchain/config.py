@@ -48,6 +48,7 @@ class Config:
     parallel_min_work: int = PARALLEL_MIN_WORK
     log: str = "off"
     parse_at_decoration: bool = False
+    cudaflags: tuple[str, ...] = ()  # added to every NVRTC/nvcc build, e.g. ("--fmad=false",)
     #: Variables whose value was refused: name -> the error (the field kept its default).
     problems: Mapping[str, ConfigurationError] = field(default_factory=dict)
 
@@ -109,6 +110,7 @@ VARIABLES: dict[str, tuple[str, Callable[[str], Any]]] = {
     "STENCILKIT_CACHE_DIR": ("cache_dir", _cache_dir),
     "STENCILKIT_CXXFLAGS": ("cxxflags", lambda v: tuple(v.split())),
     "STENCILKIT_CUDA_COMPILER": ("cuda_compiler", _choice(CUDA_COMPILERS)),
+    "STENCILKIT_CUDAFLAGS": ("cudaflags", lambda v: tuple(v.split())),
     "STENCILKIT_SANITIZE": ("sanitize", _sanitize),
     "STENCILKIT_NUM_THREADS": ("num_threads", _count(1)),
     "STENCILKIT_PARALLEL_MIN_WORK": ("parallel_min_work", _count(0)),
@@ -130,7 +132,7 @@ def config() -> Config:
     """The configuration of this process (read once; :func:`reset_config` forgets it).
 
     ``STENCILKIT_CACHE_DIR``, ``CXX``, ``STENCILKIT_CXXFLAGS``, ``STENCILKIT_CUDA_COMPILER``
-    (nvrtc|nvcc), ``CUDA_HOME``/``CUDA_PATH``, ``STENCILKIT_SANITIZE`` (comma-separated: address,
+    (nvrtc|nvcc), ``STENCILKIT_CUDAFLAGS``, ``CUDA_HOME``/``CUDA_PATH``, ``STENCILKIT_SANITIZE`` (comma-separated: address,
     undefined, leak, thread), ``STENCILKIT_NUM_THREADS``, ``STENCILKIT_PARALLEL_MIN_WORK``,
     ``STENCILKIT_LOG`` (off|error|warning|info|debug). Never raises: see :func:`require`."""
     env = os.environ

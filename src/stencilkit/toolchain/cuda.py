@@ -20,6 +20,12 @@ _log = get_logger("build")
 FLAGS = ("-std=c++17",)
 
 
+def build_flags() -> tuple[str, ...]:
+    """The flags of every CUDA build: ours, then ``STENCILKIT_CUDAFLAGS`` (e.g. ``--fmad=false``:
+    no fused multiply-add contraction, results closer to the CPU's, a little slower)."""
+    return FLAGS + require("STENCILKIT_CUDAFLAGS").cudaflags
+
+
 @dataclass(frozen=True, slots=True)
 class CudaCompiler:
     kind: str  # "nvrtc" | "nvcc"
@@ -31,7 +37,7 @@ class CudaCompiler:
             ("cuda-compiler", self.kind),
             ("cuda-compiler-path", self.path),
             ("cuda-version", self.version),
-            ("cuda-flags", " ".join(FLAGS)),
+            ("cuda-flags", " ".join(build_flags())),
             ("arch", arch),
         ]
 
@@ -97,7 +103,7 @@ def compile_cubin(source: str, arch: str, out_dir: Path, name: str, compiler: Cu
             "-cubin",
             f"-arch=sm_{arch}",
             "-O3",
-            *FLAGS,
+            *build_flags(),
             str(src),
             "-o",
             str(cubin),
@@ -114,7 +120,7 @@ def compile_cubin(source: str, arch: str, out_dir: Path, name: str, compiler: Cu
         return cubin
     from cuda.bindings import nvrtc
 
-    opts = [f"-arch=sm_{arch}".encode(), *(f.encode() for f in FLAGS)]
+    opts = [f"-arch=sm_{arch}".encode(), *(f.encode() for f in build_flags())]
     err, prog = nvrtc.nvrtcCreateProgram(source.encode(), f"{name}.cu".encode(), 0, [], [])
     _check_nvrtc(err, "nvrtcCreateProgram")
     try:
