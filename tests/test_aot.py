@@ -23,7 +23,12 @@ def _make(scale: float) -> gtx.Program:
     return run
 
 
-def test_compile_many_in_parallel_then_call_without_building(rng) -> None:
+def test_compile_many_in_parallel_then_call_without_building(rng, tmp_path, monkeypatch) -> None:
+    from stencilkit.toolchain.config import reset_config
+
+    # a cache of its own: with one an earlier run filled, the programs would be loaded, not built
+    monkeypatch.setenv("STENCILKIT_CACHE_DIR", str(tmp_path / "cache"))
+    reset_config()
     progs = [_make(float(s)) for s in range(4)]
     a = gtx.as_field([I], rng.standard_normal(10))
     out = gtx.as_field([I], rng.standard_normal(10))
@@ -38,6 +43,8 @@ def test_compile_many_in_parallel_then_call_without_building(rng) -> None:
         np.testing.assert_allclose(
             out.asnumpy()[:9], a.asnumpy()[:9] * s + a.asnumpy()[1:], rtol=1e-14
         )
+    monkeypatch.undo()
+    reset_config()
 
 
 def test_errors_are_reported_per_program(rng) -> None:
