@@ -249,9 +249,7 @@ class ExprEmitter:
         """``cond ? t : f``, evaluating only the branch chosen; an if/else where a branch needs
         statements of its own. ``guards``: the branches read where the other may not (a
         ``concat_where``), so nothing that only a branch needs is computed before it."""
-        self.hoist_common(t, f)
-        if not guards:
-            self.hoist_shared(t, f)
+        self.hoist_before_choice(t, f, guards)
         t_lines, t_text = self.block(lambda: self.emit(t))
         f_lines, f_text = self.block(lambda: self.emit(f))
         if not t_lines and not f_lines:
@@ -270,6 +268,14 @@ class ExprEmitter:
             "}",
         ]
         return var
+
+    def hoist_before_choice(self, t: ir.Expr, f: ir.Expr, guards: bool = False) -> None:
+        """What a choice's branches share, emitted once before it: every choice hoists what both
+        branches compute on every path; a ``where``/``if`` (not ``guards``, a ``concat_where``)
+        also what is used in both branches or outside the choice."""
+        self.hoist_common(t, f)
+        if not guards:
+            self.hoist_shared(t, f)
 
     def hoist_common(self, t: ir.Expr, f: ir.Expr) -> None:
         """Emit before a choice the shared values both branches compute whichever is chosen, so
@@ -381,8 +387,7 @@ class ExprEmitter:
             value = tuple(self.emit(x) for x in e.elems)
         elif isinstance(e, ir.IfElse) and isinstance(e.type, TupleType):
             cond = self.emit(e.cond)
-            self.hoist_common(e.true, e.false)
-            self.hoist_shared(e.true, e.false)
+            self.hoist_before_choice(e.true, e.false)
             t_lines, ts = self.block(lambda: self.emit_tuple(e.true))
             f_lines, fs = self.block(lambda: self.emit_tuple(e.false))
             value = tuple(self.fresh("v") for _ in ts)
