@@ -18,6 +18,10 @@ mkdir -p "$OUT"
 export STENCILKIT_CACHE_DIR="$(mktemp -d)"
 export PYTHONPATH=src:benchmarks
 export PYTHONUNBUFFERED=1
+# Open MPI refuses to start as root unless told (the device runs commands as root), and its
+# single-copy shared-memory path (CMA) is often not permitted in containers
+if [ "$(id -u)" = 0 ]; then export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1; fi
+export OMPI_MCA_btl_vader_single_copy_mechanism="${OMPI_MCA_btl_vader_single_copy_mechanism:-none}"
 PY=python3
 T0=$(date +%s)
 el() { echo $(( $(date +%s) - T0 )); }

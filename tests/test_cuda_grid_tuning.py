@@ -119,6 +119,55 @@ def test_search_is_short_times_slices_and_finds_the_fastest(setup, monkeypatch, 
         assert all(a != b for a, b in itertools.pairwise(spans))
 
 
+class _FoldSensitive(_Launcher):
+    """A launcher whose slices favour ``best`` but whose whole-domain launches favour
+    ``whole_best`` (as a folded grid or a tail can do): costs per point differ by a few %."""
+
+    whole_best: Any = None
+
+    def launch(self, grid: tuple[int, int, int], block: tuple[int, int, int], stream: int) -> None:
+        lo, hi = int(self.buf[self.slots[0]]), int(self.buf[self.slots[1]])
+        self.log.append((self.variant, grid, block, lo, hi))
+        whole = (lo, hi) == self.whole
+        me = (self.variant, block)
+        favourite = self.whole_best if whole else self.best
+        cost = 1.0 if me == favourite else 1.02 if me in (self.best, self.whole_best) else 1.5
+        cost += 0.3 * (block != self.best[1])  # one block shape is the best for every variant
+        self.clock.now += cost * (hi - lo) * 1e-6  # ms per row of the domain
+
+
+@pytest.mark.parametrize("whole_rows", [1 << 20, 1 << 24])
+def test_the_best_choices_are_timed_again_on_the_whole_domain(
+    setup, monkeypatch, whole_rows
+) -> None:
+    """The search times slices; its best few are timed again over the whole domain where that
+    is short, and the whole domain's fastest wins. A domain whose launch would be long keeps
+    the slices' choice (and is never launched whole)."""
+    monkeypatch.setattr(tuning, "_idempotent", lambda k: True)
+    extents = [80, whole_rows]
+    blocks = tuning.block_candidates(extents)
+    slice_best, whole_best = (Variant(4), blocks[0]), (Variant(8), blocks[0])
+    buf = np.array([0, whole_rows], dtype=np.int64)
+    log: list[Any] = []
+    launchers = _launchers(buf, setup, log, slice_best)
+    for v in list(launchers):
+        fs = _FoldSensitive(v, buf, setup, log, (0, 1), slice_best)
+        fs.whole_best, fs.whole = whole_best, (0, whole_rows)
+        launchers[v] = fs
+    chosen = tuning.choose_blocks(
+        SimpleNamespace(name="k"), extents, launchers, 0, None, "dev", "", (0, 1), GridLimits()
+    )  # type: ignore[arg-type]
+    whole_launches = [e for e in log if (e[3], e[4]) == (0, whole_rows)]
+    # whole_rows rows at 1e-6 ms each: 1 ms per launch for 2^20 rows (short), 17 ms for 2^24
+    if whole_rows == 1 << 20:
+        assert chosen == whole_best
+        assert 2 <= len(whole_launches) / (1 + tuning.REPEATS) <= tuning.CONFIRM_TOP
+        assert {(v, b) for v, _, b, _, _ in whole_launches} >= {slice_best, whole_best}
+    else:
+        assert chosen == slice_best and not whole_launches
+    assert list(buf) == [0, whole_rows]  # the argument block is restored
+
+
 def test_search_stops_at_its_budget(setup, monkeypatch) -> None:
     monkeypatch.setattr(tuning, "_idempotent", lambda k: True)
     monkeypatch.setattr(tuning, "TUNING_BUDGET_S", 0.0)

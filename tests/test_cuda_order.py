@@ -92,6 +92,17 @@ def test_locality_order_with_skip_values_and_isolated_points() -> None:
     assert np.array_equal(np.sort(locality_order(big, 0, 3000)), np.arange(3000))
 
 
+def test_first_occurrences_keep_the_first_position_of_each_value() -> None:
+    from stencilkit.backends.cuda.order import _first_occurrences
+
+    values = np.array([7, 3, 7, 0, 3, 9, 0, 7], np.int64)
+    assert _first_occurrences(np, values).tolist() == [0, 1, 3, 5]
+    rng = np.random.default_rng(2)
+    values = rng.integers(0, 50, 400)
+    expected = sorted(np.unique(values, return_index=True)[1].tolist())
+    assert _first_occurrences(np, values).tolist() == expected
+
+
 def test_scattered_tables_are_told_apart() -> None:
     mesh = reorder_for_locality(periodic_triangular_mesh(64, 64))
     local = gtx.as_connectivity([Cell, C2EDim], Edge, mesh.c2e)
@@ -397,6 +408,30 @@ def test_gpu_ordered_gathers_are_bitwise_equal(monkeypatch, case, layout) -> Non
         results[1][lo:hi], reference(x, table)[lo:hi], rtol=1e-13, atol=1e-13
     )
     assert np.isnan(results[1][:lo]).all() and np.isnan(results[1][hi:]).all()
+
+
+@pytest.mark.gpu
+def test_gpu_order_is_the_host_order() -> None:
+    """The order of a table on the GPU is computed there, and is the order NumPy gives for the
+    same table: random numberings (sub-ranges, skip values, isolated points) and a local one."""
+    import cupy as cp
+
+    mesh = periodic_triangular_mesh(120, 90, bounded=True)
+    tables = dict(random_tables(mesh))
+    tables["C2E local"] = reorder_for_locality(mesh).c2e
+    tables["V2E isolated"] = tables["V2E"].copy()
+    tables["V2E isolated"][::13] = -1
+    for name, table in tables.items():
+        n = len(table)
+        for start, stop, region in ((0, n, 1 << 14), (n // 7, n - n // 4, 512)):
+            host = locality_order(table, start, stop, region_points=region)
+            dev = locality_order(cp.asarray(table), start, stop, region_points=region)
+            assert isinstance(dev, cp.ndarray) and dev.dtype == host.dtype, name
+            assert np.array_equal(dev.get(), host), (name, start, stop)
+    conn = gtx.as_connectivity([Cell, C2EDim], Edge, tables["C2E"], allocator=gtx.gpu)
+    found = order_for(conn, "Cell", 5, mesh.n_cells - 5)
+    assert isinstance(found.points, cp.ndarray)
+    assert np.array_equal(found.points.get(), locality_order(tables["C2E"], 5, mesh.n_cells - 5))
 
 
 @pytest.mark.gpu

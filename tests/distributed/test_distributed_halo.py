@@ -193,9 +193,8 @@ def test_a_plain_field_is_refused() -> None:
 
 @pytest.mark.gpu
 @pytest.mark.parametrize("method", ["packed", "staged"])
-def test_gpu_exchange(method: str, rng: Any) -> None:
-    if method == "packed" and not dist.cuda_aware():
-        pytest.skip("the MPI library takes no GPU buffers")
+def test_gpu_exchange(method: str, rng: Any, gpu_buffers_for: Any) -> None:
+    gpu_buffers_for(method)
     d = dist.decompose({I: 11, J: 9}, periodic=True, gpu=True)
     g = rng.random((11, 9, 3))
     f = dist.scatter(d, [I, J, K], g, halo=2, extra={K: 3}, name="f", allocator=gtx.gpu)

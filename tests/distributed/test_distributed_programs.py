@@ -230,9 +230,8 @@ def test_cli_demo_on_two_ranks(comm: Any) -> None:
 
 @pytest.mark.gpu
 @pytest.mark.parametrize("method", ["staged", "packed"])
-def test_mesh_exchange_of_gpu_fields(method: str) -> None:
-    if method == "packed" and not dist.cuda_aware():
-        pytest.skip("the MPI library takes no GPU buffers")
+def test_mesh_exchange_of_gpu_fields(method: str, gpu_buffers_for: Any) -> None:
+    gpu_buffers_for(method)
     mesh = periodic_triangular_mesh(12, 10)
     md = dist.decompose_mesh(mesh, layers=1, gpu=True)
     g = np.arange(mesh.n_edges, dtype=np.float64)[:, None] * np.ones(3)

@@ -51,86 +51,106 @@ REGION_POINTS = 1 << 14
 MAX_READERS = 64
 
 
-def _readers(rows: _I64, n_targets: int) -> _I64 | None:
+def _xp(a: Any) -> Any:
+    """The array module of ``a``: CuPy for a CuPy array (the order is then computed on its GPU,
+    where the gathers are cheap), else NumPy. Both give the same order (only sorts of distinct
+    keys and order-free scatters are used)."""
+    if type(a).__module__.startswith("cupy"):
+        import cupy
+
+        return cupy
+    return np
+
+
+def _readers(xp: Any, rows: Any, n_targets: int) -> Any:
     """The table's inverse, padded: row ``s`` lists the points reading target ``s`` in increasing
-    order, then -1 (row ``n_targets``: only -1, for skip values). A stable radix sort of the
-    entries by target (two 16-bit passes of NumPy's radix argsort). None where a target has
-    more than ``MAX_READERS`` readers."""
-    m = rows.shape[1]
-    keys = rows.ravel()
-    valid = np.flatnonzero(keys >= 0)
-    if len(valid) < len(keys):
-        keys = keys[valid]
-    perm = np.argsort((keys & 0xFFFF).astype(np.uint16), kind="stable")
-    if n_targets > 0xFFFF:
-        high = (keys[perm] >> 16).astype(np.uint16 if n_targets <= 0xFFFFFFFF else np.int64)
-        perm = perm[np.argsort(high, kind="stable")]
-    sorted_keys = keys[perm]
-    point = (perm if len(valid) == len(rows.ravel()) else valid[perm]) // m
-    counts = np.bincount(sorted_keys, minlength=n_targets)
+    order, then -1 (row ``n_targets``: only -1, for skip values). One sort of distinct keys
+    (target, then position in the table); None where a target has more than ``MAX_READERS``
+    readers, or where the keys would not fit 63 bits."""
+    n, m = rows.shape
+    total = n * m
+    if n_targets * total >= 1 << 62:
+        return None
+    flat = rows.ravel()
+    valid = xp.flatnonzero(flat >= 0)
+    keys = xp.sort(flat[valid] * total + valid)
+    sorted_keys = keys // total
+    point = (keys % total) // m
+    counts = xp.bincount(sorted_keys, minlength=n_targets)
     width = int(counts.max()) if counts.size else 0
     if width > MAX_READERS:
         return None
-    starts = np.zeros(n_targets, np.int64)
-    np.cumsum(counts[:-1], out=starts[1:])
-    rank = np.arange(len(sorted_keys)) - starts[sorted_keys]
-    readers = np.full((n_targets + 1, max(width, 1)), -1, np.int64)
+    starts = xp.zeros(n_targets, xp.int64)
+    starts[1:] = xp.cumsum(counts[:-1])
+    rank = xp.arange(len(sorted_keys), dtype=xp.int64) - starts[sorted_keys]
+    readers = xp.full((n_targets + 1, max(width, 1)), -1, xp.int64)
     readers[sorted_keys, rank] = point
     return readers
+
+
+def _first_occurrences(xp: Any, values: Any) -> Any:
+    """The positions of the first occurrence of each distinct value of ``values`` (int64, all
+    >= 0), in increasing order: a sort of the distinct keys (value, position)."""
+    size = len(values)
+    keys = xp.sort(values * size + xp.arange(size, dtype=xp.int64))
+    value, pos = keys // size, keys % size
+    first = xp.ones(size, bool)
+    first[1:] = value[1:] != value[:-1]
+    return xp.sort(pos[first])
 
 
 def locality_order(table: Any, start: int, stop: int, region_points: int = REGION_POINTS) -> Any:
     """A permutation of ``[start, stop)`` (int32 where it fits, else int64) in which points that
     read common entries of ``table`` are close: breadth-first, region by region (see the module
     docstring). ``table``: rows indexed by the points (row ``p`` for point ``p``), entries the
-    neighbours' indices, negative for a missing neighbour (a skip value)."""
+    neighbours' indices, negative for a missing neighbour (a skip value). A CuPy ``table`` gives
+    a CuPy result, computed on its GPU; the same order as for the same table in NumPy."""
+    xp = _xp(table)
     n = stop - start
     dtype = np.int32 if stop <= np.iinfo(np.int32).max else np.int64
     if n <= 0:
-        return np.empty(0, dtype)
-    rows = np.asarray(table)[start:stop].reshape(n, -1).astype(np.int64, copy=False)
+        return xp.empty(0, dtype)
+    rows = xp.asarray(table)[start:stop].reshape(n, -1).astype(xp.int64)
     n_targets = int(rows.max()) + 1 if rows.size else 0
     if n_targets <= 0:
-        return np.arange(start, stop, dtype=dtype)
-    rows = np.where(rows < 0, -1, rows)  # a skip value reads the padding row (the last): no reader
-    readers = _readers(rows, n_targets)
+        return xp.arange(start, stop, dtype=dtype)
+    rows[rows < 0] = -1  # a skip value reads the padding row (the last): no reader
+    readers = _readers(xp, rows, n_targets)
     if readers is None:
-        return np.arange(start, stop, dtype=dtype)
-    # per point: -2 not reached yet, else >= -1 (the search's bookkeeping); index n: padding (-1)
-    mark = np.full(n + 1, -2, np.int64)
-    mark[n] = -1
+        return xp.arange(start, stop, dtype=dtype)
+    # per point: reached yet; index n is the padding (a missing reader), always reached
+    reached = xp.zeros(n + 1, bool)
+    reached[n] = True
     readers[readers < 0] = n
-    levels: list[_I64] = []
-    regions: list[_I64] = []
+    levels: list[Any] = []
+    regions: list[Any] = []
     n_regions, seeds_wanted, done = 0, max(1, n // max(region_points, 1)), 0
     fan = rows.shape[1] * readers.shape[1]
     while done < n:
-        left = np.flatnonzero(mark[:n] == -2)
+        left = xp.flatnonzero(~reached[:n])
         pick = np.linspace(0, len(left) - 1, min(seeds_wanted, len(left))).astype(np.int64)
-        frontier = left[np.unique(pick)]
-        region = np.arange(n_regions, n_regions + len(frontier), dtype=np.int64)
+        frontier = left[xp.asarray(np.unique(pick))]
+        region = xp.arange(n_regions, n_regions + len(frontier), dtype=xp.int64)
         n_regions += len(frontier)
         seeds_wanted *= 4  # later rounds seed what is left (small components): many at once
-        mark[frontier] = -1
-        while frontier.size:
+        reached[frontier] = True
+        while len(frontier):
             levels.append(frontier)
             regions.append(region)
-            done += frontier.size
+            done += len(frontier)
             cand = readers[rows[frontier]].ravel()  # fan candidates per frontier point
-            fresh = np.flatnonzero(mark[cand] == -2)
-            cand = cand[fresh]
-            # each point reached joins the region that reached it first: of the positions
-            # written to one point, the last write (written backwards: the first) stays, and
-            # marks it reached
-            pos = np.arange(len(cand))
-            mark[cand[::-1]] = pos[::-1]
-            firsts = np.flatnonzero(mark[cand] == pos)
-            frontier, region = cand[firsts], region[fresh[firsts] // fan]
-    nodes = np.concatenate(levels)
-    owner = np.concatenate(regions)
-    # regions in order, each ring by ring (a stable sort; radix sort for 16-bit keys)
-    key = owner.astype(np.int16) if n_regions < (1 << 15) else owner
-    order = nodes[np.argsort(key, kind="stable")] + start
+            fresh = xp.flatnonzero(~reached[cand])
+            if not len(fresh):
+                break
+            # each point reached joins the region of the first frontier point that reaches it
+            firsts = _first_occurrences(xp, cand[fresh])
+            frontier, region = cand[fresh[firsts]], region[fresh[firsts] // fan]
+            reached[frontier] = True
+    nodes = xp.concatenate(levels)
+    owner = xp.concatenate(regions)
+    # regions in order, each ring by ring: a sort of the distinct keys (region, position)
+    keys = xp.sort(owner * n + xp.arange(n, dtype=xp.int64))
+    order = nodes[keys % n] + start
     return order.astype(dtype)
 
 
@@ -219,18 +239,19 @@ def order_for(
         return hit
     work = begin(_log, f"locality order of {stop - start} points of {dim}")
     t0 = time.perf_counter()
-    rows = np.ascontiguousarray(_to_host(data[start + origin : stop + origin]))
-    rows = rows.reshape(stop - start, -1)
+    xp = getattr(table, "xp", np)
+    rows = xp.ascontiguousarray(data[start + origin : stop + origin]).reshape(stop - start, -1)
     path = None
     if cache_dir is not None:
-        name = hashlib.sha256(rows.tobytes() + f"{rows.dtype}{rows.shape}".encode()).hexdigest()
+        host = np.ascontiguousarray(_to_host(rows))
+        name = hashlib.sha256(host.tobytes() + f"{host.dtype}{host.shape}".encode()).hexdigest()
         path = Path(cache_dir) / f"order-{name[:32]}.npy"
     points = _read(path, start, stop)
     stored = points is not None
     if points is None:
+        # on the table's device (a GPU: gathers there take a fraction of the host's time)
         points = (locality_order(rows, 0, stop - start) + start).astype(np.int32)
-        _write(path, points)
-    xp = getattr(table, "xp", np)
+        _write(path, _to_host(points))
     found = LocalityOrder(xp.asarray(points), start, time.perf_counter() - t0)
     work.end(f"{found.seconds:.3f} s" + (" (stored)" if stored else ""))
     _CACHE[key] = found

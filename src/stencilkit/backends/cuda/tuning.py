@@ -8,7 +8,8 @@ variant first (and, for a kernel that gathers through a scattered table, the sam
 points in a locality order: order.py); then the chunk and store variants with the best block;
 then the runners-up with the best variant. Each timing launch runs on its own slice of the slowest grid dimension
 (``SLICE_POINTS`` points or more), so the search costs the same on 1M x 80 as on 64k x 80, and
-consecutive launches never find their data in L2.
+consecutive launches never find their data in L2. Last, where a launch over the whole domain is
+short (``CONFIRM_MAX_MS``), the best few choices are timed over it, and the fastest there wins.
 """
 
 from __future__ import annotations
@@ -50,6 +51,12 @@ SLICE_POINTS = 1 << 22
 TUNING_BUDGET_S = 0.25
 #: Timed launches per candidate (after one warm-up launch).
 REPEATS = 3
+#: The best few choices of a search on slices are timed again on the whole domain, where one
+#: launch of it is estimated (from the slices) to take at most ``CONFIRM_MAX_MS``: the whole
+#: launch's grid (folded where the slices' is not), waves and tail decide between close
+#: candidates, and a slice cannot show them.
+CONFIRM_TOP = 4
+CONFIRM_MAX_MS = 5.0
 
 
 def worth_searching(k: ir.Kernel, extents: list[int]) -> bool:
@@ -188,6 +195,36 @@ class _Timer:
                 ]
                 self.extents[-1] = rows
 
+    @property
+    def scale(self) -> float:
+        """Points of the whole launch per point of a timed slice (1 when not sliced)."""
+        if self.buf is None or self.slices == [(0, 0)]:
+            return 1.0
+        lo, hi = self.saved
+        rows = self.slices[0][1] - self.slices[0][0]
+        return (hi - lo) / rows
+
+    def time_whole(
+        self,
+        launcher: Any,
+        variant: Variant,
+        block: tuple[int, int, int],
+        extents: list[int],
+        limits: Any,
+    ) -> float:
+        """Milliseconds of ``REPEATS`` launches over the whole domain (``extents``)."""
+        from .grid import grid_for
+
+        self.restore()
+        g = grid_for(extents, block, variant.chunk, limits)
+        launcher.launch(g, block, self.stream)  # warm-up
+        self.start.record(self.s)
+        for _ in range(REPEATS):
+            launcher.launch(g, block, self.stream)
+        self.end.record(self.s)
+        self.end.synchronize()
+        return float(self.cp.cuda.get_elapsed_time(self.start, self.end))
+
     def _next_slice(self) -> None:
         if self.buf is None or self.slices == [(0, 0)]:
             return
@@ -305,9 +342,28 @@ def _search(
         )
         for block in ranked[1:3]:  # 3: the best variant with the runners-up
             run(best_variant, block)
+        best = min(timings, key=lambda c: timings[c])
+        top = sorted(timings, key=lambda c: timings[c])[:CONFIRM_TOP]
+        whole_ms = timings[best] / REPEATS * timer.scale
+        if timer.scale > 1 and len(top) > 1 and whole_ms <= CONFIRM_MAX_MS:
+            # 4: the best few again on the whole domain; the choice is made there
+            whole = {c: timer.time_whole(launchers[c[0]], c[0], c[1], extents, limits) for c in top}
+            confirmed = min(whole, key=lambda c: whole[c])
+            if confirmed != best:
+                _log.info(
+                    "whole-domain timing chose %s block %s (%.3f ms) over the slices' %s block"
+                    " %s (%.3f ms)",
+                    confirmed[0],
+                    confirmed[1],
+                    whole[confirmed] / REPEATS,
+                    best[0],
+                    best[1],
+                    whole[best] / REPEATS,
+                )
+            best = confirmed
     finally:
         timer.restore()
-    return min(timings, key=lambda c: timings[c])
+    return best
 
 
 def _interleaved(launchers: dict[Variant, Any]) -> list[Variant]:
