@@ -24,7 +24,8 @@ export PYTHONUNBUFFERED=1
 # single-copy shared-memory path (CMA) is often not permitted in containers
 if [ "$(id -u)" = 0 ]; then export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1; fi
 export OMPI_MCA_btl_vader_single_copy_mechanism="${OMPI_MCA_btl_vader_single_copy_mechanism:-none}"
-PY="${PY:-python3}"
+# the interpreter by its full path: mpiexec (Open MPI) may start "python3" from another PATH
+PY="${PY:-$(python3 -c 'import sys; print(sys.executable)')}"
 T0=$(date +%s)
 step() { echo; echo "################ $1  (t=$(( $(date +%s) - T0 )) s)"; }
 

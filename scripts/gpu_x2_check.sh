@@ -22,7 +22,8 @@ export PYTHONUNBUFFERED=1
 # single-copy shared-memory path (CMA) is often not permitted in containers
 if [ "$(id -u)" = 0 ]; then export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1; fi
 export OMPI_MCA_btl_vader_single_copy_mechanism="${OMPI_MCA_btl_vader_single_copy_mechanism:-none}"
-PY=python3
+# the interpreter by its full path: mpiexec (Open MPI) may start "python3" from another PATH
+PY="$(python3 -c 'import sys; print(sys.executable)')"
 T0=$(date +%s)
 el() { echo $(( $(date +%s) - T0 )); }
 
