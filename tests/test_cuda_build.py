@@ -280,12 +280,14 @@ def test_cuda_flags_from_the_environment(compiler: str, monkeypatch: pytest.Monk
     a = gtx.as_field([I, J, K], _fortran((8, 6, 3)), copy=None)
     out = gtx.as_field([I, J, K], _fortran((8, 6, 3)), copy=None)
     _, plain = _build(run_lap, [a, out])
-    monkeypatch.setenv("STENCILKIT_CUDAFLAGS", "--fmad=false")
+    assert "--fmad=false" in cuda_toolchain.build_flags()  # the default: no contraction
+    monkeypatch.setenv("STENCILKIT_CUDAFLAGS", "--fmad=true")
     reset_config()
-    assert cuda_toolchain.build_flags()[-1] == "--fmad=false"
-    _, no_fma = _build(run_lap, [a, out])
-    assert no_fma.path != plain.path  # type: ignore[attr-defined]
-    assert (no_fma.path / "program.cubin").read_bytes()[:4] == b"\x7fELF"  # type: ignore[attr-defined]
+    flags = cuda_toolchain.build_flags()
+    assert flags[-1] == "--fmad=true" and "--fmad=false" not in flags  # the user's setting alone
+    _, fma = _build(run_lap, [a, out])
+    assert fma.path != plain.path  # type: ignore[attr-defined]
+    assert (fma.path / "program.cubin").read_bytes()[:4] == b"\x7fELF"  # type: ignore[attr-defined]
     monkeypatch.setenv("STENCILKIT_CUDAFLAGS", "--no-such-flag-xyz")
     reset_config()
     with pytest.raises(BuildError):

@@ -189,6 +189,30 @@ def test_several_offsets_in_one_shift(case, rng) -> None:
     np.testing.assert_allclose(out.asnumpy(), expected, rtol=1e-14)
 
 
+Xoff = gtx.FieldOffset("Xoff", source=X, target=(X,))
+
+
+@gtx.field_operator
+def signed_offsets(a: FXY) -> FXY:
+    return a(Xoff[-1]) * 2.0 + a(Xoff[+1]) - a(Xoff[-2]) * a(Xoff[1])
+
+
+def test_cartesian_field_offset_with_a_negative_index(case, rng) -> None:
+    """``Koff[-1]`` (a minus applied to a literal, in Python's syntax tree) is an offset."""
+    a = rng.standard_normal((9, 8))
+    od = rng.standard_normal((9, 8))
+
+    @gtx.program(backend=case.backend)
+    def run(a: FXY, out: FXY):
+        signed_offsets(a, out=out, domain={X: (2, 8), Y: (0, 8)})
+
+    out = case.field([X, Y], od)
+    run(case.field([X, Y], a), out, offset_provider={"Xoff": X})
+    expected = od.copy()
+    expected[2:8] = a[1:7] * 2.0 + a[3:9] - a[0:6] * a[3:9]
+    np.testing.assert_allclose(out.asnumpy(), expected, rtol=1e-14)
+
+
 E = gtx.Dimension("E")
 E2XDim = gtx.Dimension("E2XDim", kind=gtx.DimensionKind.LOCAL)
 E2X = gtx.FieldOffset("E2X", source=X, target=(E, E2XDim))

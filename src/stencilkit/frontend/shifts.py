@@ -152,8 +152,8 @@ class ShiftCalls:
                     )
             elif isinstance(node, ast.Subscript):
                 base = self.resolve(node.value)
-                index = node.slice.value if isinstance(node.slice, ast.Constant) else None
-                if isinstance(base, FieldOffset) and isinstance(index, int):
+                index = _int_literal(node.slice)  # Koff[1], Koff[-1]
+                if isinstance(base, FieldOffset) and index is not None:
                     value = base[index]
         except Exception:
             value = None
@@ -264,3 +264,16 @@ class ShiftCalls:
                 f"the offsets of as_offset() must be a field over {dim}, got {amount.type}",
             )
         return ir.DynamicShift(dim, amount)
+
+
+def _int_literal(node: ast.expr) -> int | None:
+    """The value of an integer literal, signed (``1``, ``-1``, ``+2``; Python's AST has ``-1``
+    as a minus applied to ``1``), else None."""
+    sign = 1
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub | ast.UAdd):
+        sign = -1 if isinstance(node.op, ast.USub) else 1
+        node = node.operand
+    if isinstance(node, ast.Constant) and isinstance(node.value, int):
+        if not isinstance(node.value, bool):
+            return sign * node.value
+    return None

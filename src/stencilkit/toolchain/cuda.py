@@ -18,12 +18,23 @@ from .config import require
 _log = get_logger("build")
 
 FLAGS = ("-std=c++17",)
+#: No fused multiply-add contraction unless a build asks for it (``STENCILKIT_CUDAFLAGS=
+#: --fmad=true``). nvcc fuses ``a*b + c`` wherever its optimiser meets the pattern, and it meets
+#: it differently in the variants of one kernel (a z-chunked loop shares products between its
+#: points): results would then depend on which variant the tune stage timed fastest, and on how
+#: a domain is split across ranks (a rank's smaller domain is tuned apart). Without it every
+#: ``+ - *`` is rounded as IEEE 754 says, the same in every variant, as in NumPy. Stencils are
+#: memory-bound: the cost is nil there (benchmarks/RESULTS.md, 2026-12-01).
+NO_CONTRACTION = "--fmad=false"
 
 
 def build_flags() -> tuple[str, ...]:
-    """The flags of every CUDA build: ours, then ``STENCILKIT_CUDAFLAGS`` (e.g. ``--fmad=false``:
-    no fused multiply-add contraction, results closer to the CPU's, a little slower)."""
-    return FLAGS + require("STENCILKIT_CUDAFLAGS").cudaflags
+    """The flags of every CUDA build: ours, ``--fmad=false`` unless ``STENCILKIT_CUDAFLAGS``
+    names an ``fmad`` setting itself (``--fmad=true``: contraction, results that may differ
+    between kernel variants in the last bits), then ``STENCILKIT_CUDAFLAGS``."""
+    user = require("STENCILKIT_CUDAFLAGS").cudaflags
+    own_fmad = any(f.lstrip("-").startswith("fmad") for f in user)
+    return FLAGS + (() if own_fmad else (NO_CONTRACTION,)) + user
 
 
 @dataclass(frozen=True, slots=True)
