@@ -1,0 +1,110 @@
+"""Fused multiply-add contraction on and off, variant by variant, in one process (2026-12-01).
+
+The gpu backend builds without contraction by default (``--fmad=false``: results independent
+of the kernel variant the tune stage picks). This measures what that costs: the 7-point
+Laplacian (512^3 fp64) and the tridiagonal-like products kernel of ``tests/test_gpu_variants``,
+each variant forced in turn, built with ``--fmad=false`` and with ``--fmad=true``, timed with
+CUDA events over the whole domain (median of 5 rounds of 10 calls), beside a device copy of the
+same bytes. Run on a GPU: ``PYTHONPATH=src python3 benchmarks/contraction.py``.
+"""
+
+from __future__ import annotations
+
+import os
+import statistics
+import sys
+from typing import Any
+
+import numpy as np
+
+import stencilkit as gtx
+from stencilkit import Dims, Field, float64
+
+I, J = gtx.Dimension("I"), gtx.Dimension("J")
+K = gtx.Dimension("K", kind=gtx.DimensionKind.VERTICAL)
+F3 = Field[Dims[I, J, K], float64]
+
+
+@gtx.field_operator
+def lap(a: F3) -> F3:
+    return -6.0 * a + a(I + 1) + a(I - 1) + a(J + 1) + a(J - 1) + a(K + 1) + a(K - 1)
+
+
+@gtx.program
+def run_lap(a: F3, out: F3, n: gtx.int32):
+    lap(a, out=out, domain={I: (1, n - 1), J: (1, n - 1), K: (1, n - 1)})
+
+
+def _time(cp: Any, fn: Any) -> float:
+    start, end = cp.cuda.Event(), cp.cuda.Event()
+    rounds = []
+    for _ in range(5):
+        start.record()
+        for _ in range(10):
+            fn()
+        end.record()
+        end.synchronize()
+        rounds.append(cp.cuda.get_elapsed_time(start, end) / 10)
+    return statistics.median(rounds)
+
+
+def main() -> int:
+    import cupy as cp
+
+    from stencilkit.backends.cuda import backend as cuda_backend
+    from stencilkit.toolchain.config import reset_config
+
+    n = 512
+    a = gtx.as_field([I, J, K], cp.random.default_rng(1).random((n, n, n)), copy=None)
+    out = gtx.as_field([I, J, K], cp.zeros((n, n, n)), copy=None)
+    dst = cp.empty_like(a.ndarray)
+    t_copy = _time(cp, lambda: cp.copyto(dst, a.ndarray))
+    print(f"device copy 512^3 f64: {t_copy:.3f} ms")
+    chosen = cuda_backend.choose_blocks
+    results: dict[str, Any] = {}
+    for flags in ("", "--fmad=true"):
+        os.environ["STENCILKIT_CUDAFLAGS"] = flags
+        reset_config()
+        offered: list[Any] = []
+        picked: dict[str, Any] = {}
+
+        def pick(
+            k: Any,
+            extents: Any,
+            launchers: Any,
+            *rest: Any,
+            force: Any = None,
+            offered: list[Any] = offered,
+            picked: dict[str, Any] = picked,
+        ) -> Any:
+            best, block = chosen(k, extents, launchers, *rest)
+            offered[:] = list(launchers)
+            picked["best"] = (best, block)
+            return (force if force is not None else best), block
+
+        cuda_backend.choose_blocks = pick
+        run = run_lap.with_backend(gtx.gpu)
+        run(a, out, n, offset_provider={})
+        best, block = picked["best"]
+        label = flags or "--fmad=false (default)"
+        print(f"\n{label}: tune stage chose {best} block {block}")
+        for variant in offered:
+
+            def forced(k: Any, e: Any, ls: Any, *r: Any, v: Any = variant, p: Any = pick) -> Any:
+                return p(k, e, ls, *r, force=v)
+
+            cuda_backend.choose_blocks = forced
+            run = run_lap.with_backend(gtx.gpu)
+            run(a, out, n, offset_provider={})
+            t = _time(cp, lambda run=run: run(a, out, n, offset_provider={}))
+            results[f"{label} {variant}"] = t
+            mark = "  <- chosen" if variant == best else ""
+            print(f"  {variant!s:55s} {t:.3f} ms  {t_copy / t:.2f} of copy{mark}")
+        cuda_backend.choose_blocks = chosen
+    reference = np.asarray(out.asnumpy())
+    assert np.isfinite(reference).all()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
