@@ -2,10 +2,10 @@
 
 The gpu backend builds without contraction by default (``--fmad=false``: results independent
 of the kernel variant the tune stage picks). This measures what that costs: the 7-point
-Laplacian (512^3 fp64) and the tridiagonal-like products kernel of ``tests/test_gpu_variants``,
-each variant forced in turn, built with ``--fmad=false`` and with ``--fmad=true``, timed with
-CUDA events over the whole domain (median of 5 rounds of 10 calls), beside a device copy of the
-same bytes. Run on a GPU: ``PYTHONPATH=src python3 benchmarks/contraction.py``.
+Laplacian (512^3 fp64), each variant forced in turn, built with ``--fmad=false`` and with
+``--fmad=true``, timed with CUDA events over the whole domain (median of 5 rounds of 10 calls),
+beside a device copy of the same bytes. Run on a GPU: ``PYTHONPATH=src python3 benchmarks/contraction.py [C|F]`` (the
+fields' order: C, K-contiguous, the default; F, I-contiguous as in ``stencilkit bench``).
 """
 
 from __future__ import annotations
@@ -55,11 +55,13 @@ def main() -> int:
     from stencilkit.toolchain.config import reset_config
 
     n = 512
-    a = gtx.as_field([I, J, K], cp.random.default_rng(1).random((n, n, n)), copy=None)
-    out = gtx.as_field([I, J, K], cp.zeros((n, n, n)), copy=None)
+    layout = sys.argv[1] if len(sys.argv) > 1 else "C"  # "F": I-contiguous, as the bench's
+    data = cp.random.default_rng(1).random((n, n, n))
+    a = gtx.as_field([I, J, K], cp.asarray(data, order=layout), copy=None)
+    out = gtx.as_field([I, J, K], cp.zeros((n, n, n), order=layout), copy=None)
     dst = cp.empty_like(a.ndarray)
     t_copy = _time(cp, lambda: cp.copyto(dst, a.ndarray))
-    print(f"device copy 512^3 f64: {t_copy:.3f} ms")
+    print(f"device copy 512^3 f64: {t_copy:.3f} ms; fields in {layout} order")
     chosen = cuda_backend.choose_blocks
     results: dict[str, Any] = {}
     for flags in ("", "--fmad=true"):
