@@ -194,11 +194,12 @@ Xoff = gtx.FieldOffset("Xoff", source=X, target=(X,))
 
 @gtx.field_operator
 def signed_offsets(a: FXY) -> FXY:
-    return a(Xoff[-1]) * 2.0 + a(Xoff[+1]) - a(Xoff[-2]) * a(Xoff[1])
+    return a(Xoff[-1]) * 2.0 + a(Xoff[+1]) - a(X + (-2)) * a(X - (-1))
 
 
 def test_cartesian_field_offset_with_a_negative_index(case, rng) -> None:
-    """``Koff[-1]`` (a minus applied to a literal, in Python's syntax tree) is an offset."""
+    """``Koff[-1]`` and ``X + (-2)`` (a minus applied to a literal, in Python's syntax tree) are
+    offsets."""
     a = rng.standard_normal((9, 8))
     od = rng.standard_normal((9, 8))
 
@@ -211,6 +212,27 @@ def test_cartesian_field_offset_with_a_negative_index(case, rng) -> None:
     expected = od.copy()
     expected[2:8] = a[1:7] * 2.0 + a[3:9] - a[0:6] * a[3:9]
     np.testing.assert_allclose(out.asnumpy(), expected, rtol=1e-14)
+
+
+WEIGHTS = (0.5, 0.25, 2.0)
+
+
+@gtx.field_operator
+def negative_tuple_indices(a: FXY, b: FXY) -> FXY:
+    pair = (a, b * 3.0)
+    return pair[-1] - pair[-2] * WEIGHTS[-1] + WEIGHTS[-3]
+
+
+def test_negative_indices_of_tuples_and_constant_tuples(case, rng) -> None:
+    a, b = rng.standard_normal((5, 4)), rng.standard_normal((5, 4))
+
+    @gtx.program(backend=case.backend)
+    def run(a: FXY, b: FXY, out: FXY):
+        negative_tuple_indices(a, b, out=out)
+
+    out = case.field([X, Y], np.zeros((5, 4)))
+    run(case.field([X, Y], a), case.field([X, Y], b), out, offset_provider={})
+    np.testing.assert_allclose(out.asnumpy(), b * 3.0 - a * 2.0 + 0.5, rtol=1e-14)
 
 
 E = gtx.Dimension("E")

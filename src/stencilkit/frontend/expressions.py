@@ -22,7 +22,7 @@ from .annotations import collection_type as _collection_type
 from .builtin_calls import BuiltinCalls
 from .builtins import Builtin
 from .scans import scan_call
-from .shifts import ShiftCalls
+from .shifts import ShiftCalls, int_literal
 from .source import SourceFunction
 from .typing_rules import (
     TypingError,
@@ -195,15 +195,10 @@ class ExprBuilder(ShiftCalls, BuiltinCalls):
                     " object: the stencil would keep the value it had when it was compiled",
                     hint="use a tuple or a module-level constant, or pass the value as a parameter",
                 )
-            if (
-                isinstance(value, tuple)
-                and isinstance(node.slice, ast.Constant)
-                and isinstance(node.slice.value, int)
-            ):
+            at = int_literal(node.slice)
+            if isinstance(value, tuple) and at is not None:
                 try:
-                    return self._constant_value(
-                        node, value[node.slice.value]
-                    )  # a global constant tuple
+                    return self._constant_value(node, value[at])  # a global constant tuple
                 except (IndexError, TypeError):
                     raise self.error(node, f"'{ast.unparse(node)}' is not a valid index") from None
         local = self._named_index(node.slice)
@@ -214,13 +209,13 @@ class ExprBuilder(ShiftCalls, BuiltinCalls):
             raise self.error(
                 node, "only tuples can be indexed", hint="to shift a field write a(I + 1)"
             )
-        idx = node.slice
-        if not (isinstance(idx, ast.Constant) and isinstance(idx.value, int)):
+        at = int_literal(node.slice)  # t[0], t[-1]
+        if at is None:
             raise self.error(node, "tuple indices must be integer constants")
         n = len(base.type.types)
-        if not -n <= idx.value < n:
-            raise self.error(node, f"tuple index {idx.value} out of range for a tuple of {n}")
-        i = idx.value % n
+        if not -n <= at < n:
+            raise self.error(node, f"tuple index {at} out of range for a tuple of {n}")
+        i = at % n
         if isinstance(base, ir.MakeTuple):
             return base.elems[i]
         return ir.TupleGet(base, i, base.type.types[i])

@@ -141,18 +141,14 @@ class ShiftCalls:
             value = self.resolve(node) if isinstance(node, ast.Name | ast.Attribute) else None
             if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add | ast.Sub):
                 dim = self.resolve(node.left)
-                amount = node.right.value if isinstance(node.right, ast.Constant) else None
-                if (
-                    isinstance(dim, Dimension)
-                    and isinstance(amount, int)
-                    and not isinstance(amount, bool)
-                ):
+                amount = int_literal(node.right)  # I + 1, I - 2, I + (-1)
+                if isinstance(dim, Dimension) and amount is not None:
                     value = CartesianOffset(
                         dim, amount if isinstance(node.op, ast.Add) else -amount
                     )
             elif isinstance(node, ast.Subscript):
                 base = self.resolve(node.value)
-                index = _int_literal(node.slice)  # Koff[1], Koff[-1]
+                index = int_literal(node.slice)  # Koff[1], Koff[-1]
                 if isinstance(base, FieldOffset) and index is not None:
                     value = base[index]
         except Exception:
@@ -266,7 +262,7 @@ class ShiftCalls:
         return ir.DynamicShift(dim, amount)
 
 
-def _int_literal(node: ast.expr) -> int | None:
+def int_literal(node: ast.expr) -> int | None:
     """The value of an integer literal, signed (``1``, ``-1``, ``+2``; Python's AST has ``-1``
     as a minus applied to ``1``), else None."""
     sign = 1
