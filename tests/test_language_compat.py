@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import stencilkit as gtx
-from stencilkit import Dims, Field, float32, float64, int32
+from stencilkit import Dims, Field, concat_where, float32, float64, int32, where
 from stencilkit.frontend.builtins import arccosh, arcsinh, arctanh, gamma, neg
 
 X = gtx.Dimension("X")
@@ -393,3 +393,25 @@ def test_negative_literal_offsets(case, rng) -> None:
     expected = od.copy()
     expected[1:9, 0:7] = a[0:8, 1:8]
     np.testing.assert_allclose(out.asnumpy(), expected, rtol=1e-14)
+
+
+@gtx.field_operator
+def chained_comparisons(a: FXY, b: FXY, lo: float64) -> tuple[FXY, FXY]:
+    inside = where(lo < a <= b, a, b)  # (lo < a) & (a <= b), gt4py's unchaining
+    return inside, concat_where(1 <= X < 4, a, b * 2.0)
+
+
+def test_chained_comparisons(case, rng) -> None:
+    """Regression: ``a < b < c`` was refused; gt4py reads it as ``(a < b) & (b < c)``, also on
+    indices in concat_where conditions (``1 <= X < 4``)."""
+    a, b = rng.standard_normal((6, 4)), rng.standard_normal((6, 4))
+
+    @gtx.program(backend=case.backend)
+    def run(a: FXY, b: FXY, lo: float64, o1: FXY, o2: FXY):
+        chained_comparisons(a, b, lo, out=(o1, o2))
+
+    o1, o2 = (case.field([X, Y], rng.standard_normal((6, 4))) for _ in range(2))
+    run(case.field([X, Y], a), case.field([X, Y], b), -0.25, o1, o2, offset_provider={})
+    np.testing.assert_array_equal(o1.asnumpy(), np.where((-0.25 < a) & (a <= b), a, b))
+    x = np.arange(6)[:, None]
+    np.testing.assert_array_equal(o2.asnumpy(), np.where((1 <= x) & (x < 4), a, b * 2.0))

@@ -238,12 +238,20 @@ class ExprBuilder(ShiftCalls, BuiltinCalls):
         return result
 
     def _Compare(self, node: ast.Compare) -> ir.Expr:
-        if len(node.ops) != 1:
-            raise self.error(
-                node, "chained comparisons are not supported", hint="write (a < b) & (b < c)"
-            )
-        op = BINARY_OPS[type(node.ops[0]).__name__]
-        left, right = self._compared(node.left), self._compared(node.comparators[0])
+        """``a < b``; a chain ``a < b <= c`` is ``(a < b) & (b <= c)`` (gt4py's unchaining)."""
+        operands = [self._compared(n) for n in (node.left, *node.comparators)]
+        result: ir.Expr | None = None
+        for i, cmp in enumerate(node.ops):
+            pair = self._comparison(node, BINARY_OPS[type(cmp).__name__], *operands[i : i + 2])
+            if result is None:
+                result = pair
+            else:
+                result, pair, t = self.wrap(node, binop_type, "&", result, pair)
+                result = ir.BinOp("&", result, pair, t)
+        assert result is not None
+        return result
+
+    def _comparison(self, node: ast.Compare, op: str, left: ir.Expr, right: ir.Expr) -> ir.Expr:
         if isinstance(left, ir.DimIndex) or isinstance(right, ir.DimIndex):
             left, right = self._index_operand(node, left), self._index_operand(node, right)
         left, right, t = self.wrap(node, binop_type, op, left, right)
