@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import stencilkit as gtx
-from stencilkit import Dims, Field, concat_where, float32, float64, int32, where
+from stencilkit import Dims, Field, concat_where, float32, float64, int32, neighbor_sum, where
 from stencilkit.frontend.builtins import arccosh, arcsinh, arctanh, gamma, neg
 
 X = gtx.Dimension("X")
@@ -415,3 +415,40 @@ def test_chained_comparisons(case, rng) -> None:
     np.testing.assert_array_equal(o1.asnumpy(), np.where((-0.25 < a) & (a <= b), a, b))
     x = np.arange(6)[:, None]
     np.testing.assert_array_equal(o2.asnumpy(), np.where((1 <= x) & (x < 4), a, b * 2.0))
+
+
+Cell = gtx.Dimension("Cell")
+C2XDim = gtx.Dimension("C2XDim", kind=gtx.DimensionKind.LOCAL)
+C2X = gtx.FieldOffset("C2X", source=X, target=(Cell, C2XDim))
+FCZ = Field[Dims[Cell, Z], float64]
+FCLZ = Field[Dims[Cell, C2XDim, Z], float64]  # gt4py's order: horizontal, local, vertical
+
+
+@gtx.field_operator
+def weighted_neighbours(a: F, w: FCLZ) -> tuple[FCLZ, FCZ]:
+    return a(C2X) * w, neighbor_sum(w * a(C2X), axis=C2XDim)
+
+
+def test_neighbour_values_combine_with_fields_in_gt4py_dimension_order(case, rng) -> None:
+    """Regression: ``a(C2X) * w`` with ``w: Field[Dims[Cell, C2XDim, Z]]`` (gt4py's canonical
+    order) was refused: "their dimension orders differ" (stencilkit places the local dimension
+    last). Only the order among dimensions of one kind can conflict."""
+    table = rng.integers(0, NX, (4, 3)).astype(np.int32)
+    a, w = rng.standard_normal((NX, NZ)), rng.standard_normal((4, 3, NZ))
+
+    @gtx.program(backend=case.backend)
+    def run(a: F, w: FCLZ, o1: FCLZ, o2: FCZ):
+        weighted_neighbours(a, w, out=(o1, o2))
+
+    o1 = case.field([Cell, C2XDim, Z], rng.standard_normal((4, 3, NZ)))
+    o2 = case.field([Cell, Z], rng.standard_normal((4, NZ)))
+    c2x = case.connectivity([Cell, C2XDim], X, table)
+    run(
+        case.field([X, Z], a),
+        case.field([Cell, C2XDim, Z], w),
+        o1,
+        o2,
+        offset_provider={"C2X": c2x},
+    )
+    np.testing.assert_allclose(o1.asnumpy(), a[table] * w, rtol=1e-14)
+    np.testing.assert_allclose(o2.asnumpy(), (w * a[table]).sum(axis=1), rtol=1e-13)

@@ -79,11 +79,16 @@ def canonical_dims(dims: tuple[Dimension, ...]) -> tuple[Dimension, ...]:
     return tuple(sorted(dims, key=lambda d: order[d.kind]))
 
 
-def promote_dims(*dim_lists: tuple[Dimension, ...]) -> tuple[Dimension, ...]:
+def promote_dims(
+    *dim_lists: tuple[Dimension, ...], within_kinds: bool = False
+) -> tuple[Dimension, ...]:
     """Union of dimension lists, keeping each list's relative order (gt4py.next's promotion).
 
     ``[K]`` with ``[I, K]`` gives ``(I, K)``; ``[I, J]`` with ``[J, I]`` is refused. Dimensions
     no input orders are placed horizontal, vertical, local, then by first appearance.
+    ``within_kinds``: only the order among dimensions of one kind counts (the result is sorted by
+    kind anyway); operators use it, so that ``[Cell, C2EDim, K]`` (gt4py's order) combines with
+    ``[Cell, K, C2EDim]`` (stencilkit's).
     """
     order = {DimensionKind.HORIZONTAL: 0, DimensionKind.VERTICAL: 1, DimensionKind.LOCAL: 2}
     remaining: list[Dimension] = []
@@ -93,7 +98,7 @@ def promote_dims(*dim_lists: tuple[Dimension, ...]) -> tuple[Dimension, ...]:
             if d not in before:
                 remaining.append(d)
                 before[d] = set()
-            before[d].update(dims[:pos])
+            before[d].update(x for x in dims[:pos] if not within_kinds or x.kind == d.kind)
     result: list[Dimension] = []
     while remaining:
         ready = [d for d in remaining if before[d] <= set(result)]

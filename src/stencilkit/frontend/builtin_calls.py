@@ -244,6 +244,6 @@ class BuiltinCalls:
 
 def _promoted(*dim_lists: tuple[Dimension, ...]) -> tuple[Dimension, ...]:
     try:
-        return promote_dims(*dim_lists)
+        return promote_dims(*dim_lists, within_kinds=True)
     except ValueError as err:
         raise TypingError(str(err)) from None

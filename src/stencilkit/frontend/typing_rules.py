@@ -75,7 +75,7 @@ def binop_type(op: str, left: ir.Expr, right: ir.Expr) -> tuple[ir.Expr, ir.Expr
         raise TypingError(f"operator {op} cannot be applied to tuples; index the tuple first")
     left, right, dtype = unify_operands(left, right)
     try:
-        dims = promote_dims(dims_of(left.type), dims_of(right.type))
+        dims = promote_dims(dims_of(left.type), dims_of(right.type), within_kinds=True)
     except ValueError as err:
         raise TypingError(str(err)) from None
     check_not_staggered_pair(dims)
