@@ -4,6 +4,7 @@ literals, several offsets in one shift, math builtins, 0-d field parameters, sta
 from __future__ import annotations
 
 import math
+import re
 
 import numpy as np
 import pytest
@@ -452,3 +453,42 @@ def test_neighbour_values_combine_with_fields_in_gt4py_dimension_order(case, rng
     )
     np.testing.assert_allclose(o1.asnumpy(), a[table] * w, rtol=1e-14)
     np.testing.assert_allclose(o2.asnumpy(), (w * a[table]).sum(axis=1), rtol=1e-13)
+
+
+@pytest.mark.parametrize(
+    "expr, message",
+    [
+        ("a(C2X[-1])", "neighbour index -1 of C2X is negative"),
+        ("w[C2XDim(-1)]", "neighbour slot -1 of C2XDim is negative"),
+        ("w(C2XDim(0))", "to select a neighbour slot index the field: f[C2XDim(0)]"),
+    ],
+)
+def test_negative_neighbour_indices_are_refused(expr: str, message: str) -> None:
+    """Regression: ``C2X[-1]`` parsed once signed literals were read, and the cpu backend read
+    the table before the row (gt4py: out of bounds on embedded, unchecked on gtfn)."""
+    import linecache
+
+    src = f"@gtx.field_operator\ndef op(a: F, w: FCLZ) -> FCZ:\n    return {expr}\n"
+    filename = f"<neg-neighbour-{abs(hash(expr))}>"
+    linecache.cache[filename] = (len(src), None, src.splitlines(True), filename)
+    namespace = {"gtx": gtx, "F": F, "FCLZ": FCLZ, "FCZ": FCZ, "C2X": C2X, "C2XDim": C2XDim}
+    with pytest.raises(gtx.StencilTypeError, match=re.escape(message)):
+        exec(compile(src, filename, "exec"), namespace)
+
+
+def test_signed_neighbour_index_literals(case, rng) -> None:
+    table = rng.integers(0, NX, (4, 3)).astype(np.int32)
+    a, w = rng.standard_normal((NX, NZ)), rng.standard_normal((4, 3, NZ))
+
+    @gtx.field_operator
+    def pick(a: F, w: FCLZ) -> FCZ:
+        return a(C2X[+2]) * w[C2XDim(+1)]
+
+    @gtx.program(backend=case.backend)
+    def run(a: F, w: FCLZ, out: FCZ):
+        pick(a, w, out=out)
+
+    out = case.field([Cell, Z], rng.standard_normal((4, NZ)))
+    c2x = case.connectivity([Cell, C2XDim], X, table)
+    run(case.field([X, Z], a), case.field([Cell, C2XDim, Z], w), out, offset_provider={"C2X": c2x})
+    np.testing.assert_allclose(out.asnumpy(), a[table[:, 2]] * w[:, 1], rtol=1e-14)

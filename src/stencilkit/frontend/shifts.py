@@ -46,15 +46,12 @@ class ShiftCalls:
         if not isinstance(dim, Dimension):
             return None
         arg = node.args[0] if len(node.args) == 1 and not node.keywords else None
-        if not (
-            isinstance(arg, ast.Constant)
-            and isinstance(arg.value, int)
-            and not isinstance(arg.value, bool)
-        ):
+        index = int_literal(arg) if arg is not None else None
+        if index is None:
             raise self.error(
                 node, f"{dim}(...) selects a neighbour slot with one integer literal, e.g. {dim}(0)"
             )
-        return dim, arg.value
+        return dim, index
 
     def _local_select(
         self, node: ast.Subscript, base: ir.Expr, dim: Dimension, index: int
@@ -70,7 +67,11 @@ class ShiftCalls:
                 node, f"{dim} is not a local dimension: only neighbour slots can be selected"
             )
         if index < 0:
-            raise self.error(node, f"neighbour slot {index} of {dim} is negative")
+            raise self.error(
+                node,
+                f"neighbour slot {index} of {dim} is negative",
+                hint="slots count from 0 and do not wrap around: write the last slot's number",
+            )
         t = make_type(tuple(d for d in base.type.dims if d != dim), base.type.dtype)
         return ir.LocalSelect(base, dim, index, t)
 
@@ -161,6 +162,13 @@ class ShiftCalls:
             fo = value.offset
             if len(fo.target) != 2:
                 raise self.error(node, f"{fo.value} has no local dimension to index")
+            if value.index < 0:  # gt4py: out of bounds on embedded, unchecked on gtfn
+                raise self.error(
+                    node,
+                    f"neighbour index {value.index} of {fo.value} is negative",
+                    hint="neighbours count from 0 and do not wrap around: write e.g."
+                    f" {fo.value}[0] or {fo.value}[1]",
+                )
             return ir.NeighborShift(fo.value, fo.source, fo.target, value.index)
         if isinstance(value, FieldOffset) and not value.is_cartesian:
             return ir.NeighborShift(value.value, value.source, value.target, None)
@@ -227,7 +235,9 @@ class ShiftCalls:
             raise self.error(
                 node,
                 f"'{ast.unparse(node)}' is not an offset",
-                hint="write I + 1, Koff[1], E2C, E2C[0] or as_offset(Koff, k_field)",
+                hint=f"to select a neighbour slot index the field: f[{ast.unparse(node)}]"
+                if isinstance(fn, Dimension)
+                else "write I + 1, Koff[1], E2C, E2C[0] or as_offset(Koff, k_field)",
             )
         if len(node.args) != 2 or node.keywords:
             raise self.error(
