@@ -492,3 +492,23 @@ def test_signed_neighbour_index_literals(case, rng) -> None:
     c2x = case.connectivity([Cell, C2XDim], X, table)
     run(case.field([X, Z], a), case.field([Cell, C2XDim, Z], w), out, offset_provider={"C2X": c2x})
     np.testing.assert_allclose(out.asnumpy(), a[table[:, 2]] * w[:, 1], rtol=1e-14)
+
+
+@pytest.mark.parametrize(
+    "expr, message",
+    [
+        ("(-(a, a))[0]", "unary - cannot be applied to a tuple"),
+        ("astype(a, int32) ** -2", "integers to negative integer powers are not allowed"),
+    ],
+)
+def test_unary_on_tuples_and_negative_integer_powers_are_refused(expr: str, message: str) -> None:
+    """``i ** -2`` raises in NumPy and gave 1 on the cpu backend; now refused where it is written."""
+    import linecache
+
+    src = f"@gtx.field_operator\ndef op(a: F) -> Field[Dims[X, Z], int32]:\n    return {expr}\n"
+    filename = f"<refused-{abs(hash(expr))}>"
+    linecache.cache[filename] = (len(src), None, src.splitlines(True), filename)
+    namespace = {"gtx": gtx, "F": F, "Field": Field, "Dims": Dims, "X": X, "Z": Z}
+    namespace.update(int32=int32, astype=gtx.astype)
+    with pytest.raises(gtx.StencilTypeError, match=re.escape(message)):
+        exec(compile(src, filename, "exec"), namespace)

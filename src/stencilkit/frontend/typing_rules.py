@@ -101,6 +101,11 @@ def binop_type(op: str, left: ir.Expr, right: ir.Expr) -> tuple[ir.Expr, ir.Expr
             f"true division '/' of integers ({dtype}) is not defined in the DSL",
             hint="use // for integer division, or astype(x, float64) first",
         )
+    if op == "**" and is_integral(dtype) and isinstance(right, ir.Literal) and right.value < 0:
+        raise TypingError(
+            f"integers to negative integer powers are not allowed ({dtype} ** {right.value})",
+            hint=f"convert to floating point first, e.g. astype(x, float64) ** {right.value}.0",
+        )
     if op in ("//", "%") and not (is_integral(dtype) or is_float(dtype)):
         raise TypingError(f"operator {op} needs numbers, got {dtype}")
     return left, right, make_type(dims, dtype)
@@ -119,6 +124,10 @@ def check_not_staggered_pair(dims: tuple[Dimension, ...]) -> None:
 
 def unary_type(op: str, operand: ir.Expr) -> TypeSpec:
     t = operand.type
+    if isinstance(t, TupleType):
+        raise TypingError(
+            f"unary {op} cannot be applied to a tuple ({t})", hint="apply it to each element"
+        )
     dtype = dtype_of(t)
     if op in ("-", "+") and is_bool(dtype):
         raise TypingError(f"unary {op} cannot be applied to booleans", hint="use ~ to negate")
