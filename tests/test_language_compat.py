@@ -512,3 +512,17 @@ def test_unary_on_tuples_and_negative_integer_powers_are_refused(expr: str, mess
     namespace.update(int32=int32, astype=gtx.astype)
     with pytest.raises(gtx.StencilTypeError, match=re.escape(message)):
         exec(compile(src, filename, "exec"), namespace)
+
+
+def test_signed_literal_bounds_of_a_sliced_out(case, rng) -> None:
+    a, od = rng.standard_normal((NX, NZ)), rng.standard_normal((NX, NZ))
+
+    @gtx.program(backend=case.backend)
+    def run(a: F, out: F):
+        blend(a, a, 0.5, out=out[+1:-1, +2:])
+
+    out = case.field([X, Z], od)
+    run(case.field([X, Z], a), out, offset_provider={})
+    expected = od.copy()
+    expected[1:-1, 2:] = a[1:-1, 2:]
+    np.testing.assert_allclose(out.asnumpy(), expected, rtol=1e-14)

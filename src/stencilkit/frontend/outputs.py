@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import ast
 from dataclasses import dataclass
-from typing import Any
 
 from ..core.dims import Dimension
 from ..core.dtypes import is_integral
@@ -20,6 +19,7 @@ from ..ir import nodes as ir
 from ..ir.extents import FIELD_START, FIELD_STOP
 from ..ir.tuples import flat_name
 from .expressions import ExprBuilder
+from .shifts import int_literal
 from .source import SourceFunction
 
 Domain = tuple[ir.DomainRange, ...]
@@ -120,17 +120,8 @@ class TargetParser:
         return field_bound(ref, dim, FIELD_START if value >= 0 else FIELD_STOP, value)
 
     def _int(self, node: ast.expr) -> int:
-        v: Any = None
-        if isinstance(node, ast.Constant):
-            v = node.value
-        elif (
-            isinstance(node, ast.UnaryOp)
-            and isinstance(node.op, ast.USub)
-            and isinstance(node.operand, ast.Constant)
-        ):
-            v = node.operand.value
-            v = -v if isinstance(v, int) else None
-        if not isinstance(v, int) or isinstance(v, bool):
+        v = int_literal(node)  # 1, -1, +1
+        if v is None:
             raise self.src.type_error(
                 node,
                 "the slice bounds of out= must be integer literals",
