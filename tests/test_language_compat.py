@@ -526,3 +526,24 @@ def test_signed_literal_bounds_of_a_sliced_out(case, rng) -> None:
     expected = od.copy()
     expected[1:-1, 2:] = a[1:-1, 2:]
     np.testing.assert_allclose(out.asnumpy(), expected, rtol=1e-14)
+
+
+@gtx.field_operator
+def integer_powers(a: F, n: int32, e: Field[Dims[X, Z], int32]) -> tuple[F, F, F]:
+    return a ** int32(2), a**n, a**e
+
+
+def test_float_to_an_integer_power(case, rng) -> None:
+    """Regression: ``a ** n`` with a float ``a`` and an int32 ``n`` was refused ("operands have
+    different dtypes"); gt4py types a power as its base."""
+    a = rng.standard_normal((NX, NZ))
+    e = rng.integers(0, 4, (NX, NZ)).astype(np.int32)
+
+    @gtx.program(backend=case.backend)
+    def run(a: F, n: int32, e: Field[Dims[X, Z], int32], o1: F, o2: F, o3: F):
+        integer_powers(a, n, e, out=(o1, o2, o3))
+
+    outs = [case.field([X, Z], rng.standard_normal((NX, NZ))) for _ in range(3)]
+    run(case.field([X, Z], a), np.int32(3), case.field([X, Z], e), *outs, offset_provider={})
+    for out, expected in zip(outs, (a**2, a**3, a**e)):
+        np.testing.assert_allclose(out.asnumpy(), expected, rtol=1e-14)

@@ -73,6 +73,8 @@ def unify_operands(left: ir.Expr, right: ir.Expr) -> tuple[ir.Expr, ir.Expr, str
 def binop_type(op: str, left: ir.Expr, right: ir.Expr) -> tuple[ir.Expr, ir.Expr, TypeSpec]:
     if isinstance(left.type, TupleType) or isinstance(right.type, TupleType):
         raise TypingError(f"operator {op} cannot be applied to tuples; index the tuple first")
+    if op == "**":
+        right = integer_exponent(left, right)
     left, right, dtype = unify_operands(left, right)
     try:
         dims = promote_dims(dims_of(left.type), dims_of(right.type), within_kinds=True)
@@ -109,6 +111,25 @@ def binop_type(op: str, left: ir.Expr, right: ir.Expr) -> tuple[ir.Expr, ir.Expr
     if op in ("//", "%") and not (is_integral(dtype) or is_float(dtype)):
         raise TypingError(f"operator {op} needs numbers, got {dtype}")
     return left, right, make_type(dims, dtype)
+
+
+def integer_exponent(base: ir.Expr, exponent: ir.Expr) -> ir.Expr:
+    """``x ** n`` with an integer ``n`` of another dtype than ``x`` (``a ** int32(2)``,
+    ``a ** n`` for an int32 parameter): gt4py types the power as its base, so the exponent is
+    converted to the base's dtype (exact for the integers a float represents)."""
+    if isinstance(exponent, ir.Literal) and exponent.weak:
+        return exponent
+    if not (
+        isinstance(base.type, FieldType | ScalarType)
+        and isinstance(exponent.type, FieldType | ScalarType)
+    ):
+        return exponent
+    dtype, have = base.type.dtype, exponent.type.dtype
+    if dtype == have or not is_integral(have) or is_bool(dtype):
+        return exponent
+    if isinstance(exponent, ir.Literal):
+        return ir.Literal(np.dtype(dtype).type(exponent.value).item(), ScalarType(dtype))
+    return ir.Call("astype", (exponent,), make_type(dims_of(exponent.type), dtype))
 
 
 def check_not_staggered_pair(dims: tuple[Dimension, ...]) -> None:
