@@ -499,10 +499,13 @@ def test_signed_neighbour_index_literals(case, rng) -> None:
     [
         ("(-(a, a))[0]", "unary - cannot be applied to a tuple"),
         ("astype(a, int32) ** -2", "integers to negative integer powers are not allowed"),
+        ("astype(a, int32) + 3000000000", "the constant 3000000000 does not fit in int32"),
+        ("astype(a, int32) + int32(-2147483649)", "the constant -2147483649 does not fit in int32"),
     ],
 )
-def test_unary_on_tuples_and_negative_integer_powers_are_refused(expr: str, message: str) -> None:
-    """``i ** -2`` raises in NumPy and gave 1 on the cpu backend; now refused where it is written."""
+def test_refused_literal_and_operator_forms(expr: str, message: str) -> None:
+    """Refused where they are written: ``i ** -2`` raises in NumPy and gave 1 on the cpu backend;
+    a constant too large for its dtype raised NumPy's OverflowError without a location."""
     import linecache
 
     src = f"@gtx.field_operator\ndef op(a: F) -> Field[Dims[X, Z], int32]:\n    return {expr}\n"

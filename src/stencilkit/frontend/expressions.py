@@ -28,6 +28,7 @@ from .typing_rules import (
     TypingError,
     binop_type,
     dims_of,
+    literal_value,
     make_type,
     unary_type,
     unify_operands,
@@ -164,7 +165,7 @@ class ExprBuilder(ShiftCalls, BuiltinCalls):
         for name, t, a in zip(declared.names, declared.types, arg_nodes):
             e = self.build(a)
             if isinstance(e, ir.Literal) and e.weak and isinstance(t, ScalarType):
-                e = ir.Literal(np.dtype(t.dtype).type(e.value).item(), t)
+                e = ir.Literal(self.wrap(a, literal_value, e.value, t.dtype), t)
             if not _fits(e.type, t):
                 raise self.error(a, f"element '{name}' of {cls.__name__} must be {t}, got {e.type}")
             elems.append(e)
@@ -367,7 +368,7 @@ class ExprBuilder(ShiftCalls, BuiltinCalls):
             return ir.Literal(value.item(), ScalarType(dtype))
         (arg,) = self._args(node, 1, dtype)
         if isinstance(arg, ir.Literal):
-            return ir.Literal(np.dtype(dtype).type(arg.value).item(), ScalarType(dtype))
+            return ir.Literal(self.wrap(node, literal_value, arg.value, dtype), ScalarType(dtype))
         return ir.Call("astype", (arg,), make_type(dims_of(arg.type), dtype))
 
     def _inline(self, node: ast.Call, op: Any) -> ir.Expr:
@@ -424,7 +425,7 @@ class ExprBuilder(ShiftCalls, BuiltinCalls):
     def check_arg(self, node: ast.AST, arg: ir.Expr, p: ir.Param, callee: str) -> ir.Expr:
         pt = p.type
         if isinstance(arg, ir.Literal) and arg.weak and isinstance(pt, ScalarType):
-            return ir.Literal(np.dtype(pt.dtype).type(arg.value).item(), pt)
+            return ir.Literal(self.wrap(node, literal_value, arg.value, pt.dtype), pt)
         if (
             isinstance(pt, FieldType)
             and not pt.dims

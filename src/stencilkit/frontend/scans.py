@@ -28,7 +28,7 @@ from ..ir.extents import FIELD_START, FIELD_STOP
 from ..ir.tuples import flat_name, flatten_value
 from ..ir.visit import deep, map_children, substitute, walk
 from .source import SourceFunction
-from .typing_rules import TypingError
+from .typing_rules import TypingError, literal_value
 
 
 def carry_name(fop: ir.FieldOperator) -> str:
@@ -87,7 +87,7 @@ def _promote(pt: TypeSpec, a: ir.Expr, dims: list[Any], pname: str, callee: str)
         # a tuple of elements, so that each element keeps its own type in the step
         return ir.MakeTuple(new, TupleType(tuple(x.type for x in new)))
     if isinstance(a, ir.Literal) and a.weak and isinstance(pt, ScalarType):
-        return ir.Literal(np.dtype(pt.dtype).type(a.value).item(), pt)
+        return ir.Literal(literal_value(a.value, pt.dtype), pt)
     if isinstance(at, FieldType) and isinstance(pt, ScalarType):
         if at.dtype != pt.dtype:
             raise TypingError(f"argument '{pname}' of {callee} must have dtype {pt}, got {at}")

@@ -46,8 +46,20 @@ def retype_literal(lit: ir.Literal, dtype: str) -> ir.Literal:
         )
     if is_bool(dtype) and not isinstance(lit.value, bool):
         raise TypingError(f"cannot combine the number {lit.value} with booleans")
-    value = np.dtype(dtype).type(lit.value).item()
-    return ir.Literal(value, ScalarType(dtype))
+    return ir.Literal(literal_value(lit.value, dtype), ScalarType(dtype))
+
+
+def literal_value(value: bool | int | float, dtype: str) -> bool | int | float:
+    """``value`` as a constant of ``dtype`` (a Python number); a value the dtype cannot hold
+    (``3000000000`` as an int32) is an error, not NumPy's OverflowError without a location."""
+    try:
+        result: bool | int | float = np.dtype(dtype).type(value).item()
+        return result
+    except OverflowError:
+        raise TypingError(
+            f"the constant {value} does not fit in {dtype}",
+            hint="use a wider dtype for the operands, e.g. astype(x, int64)",
+        ) from None
 
 
 def unify_operands(left: ir.Expr, right: ir.Expr) -> tuple[ir.Expr, ir.Expr, str]:
