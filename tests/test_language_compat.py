@@ -10,7 +10,17 @@ import numpy as np
 import pytest
 
 import stencilkit as gtx
-from stencilkit import Dims, Field, concat_where, float32, float64, int32, neighbor_sum, where
+from stencilkit import (
+    Dims,
+    Field,
+    broadcast,
+    concat_where,
+    float32,
+    float64,
+    int32,
+    neighbor_sum,
+    where,
+)
 from stencilkit.frontend.builtins import arccosh, arcsinh, arctanh, gamma, neg
 
 X = gtx.Dimension("X")
@@ -550,3 +560,21 @@ def test_float_to_an_integer_power(case, rng) -> None:
     run(case.field([X, Z], a), np.int32(3), case.field([X, Z], e), *outs, offset_provider={})
     for out, expected in zip(outs, (a**2, a**3, a**e)):
         np.testing.assert_allclose(out.asnumpy(), expected, rtol=1e-14)
+
+
+def test_integer_constants_beyond_int32_are_int64(case, rng) -> None:
+    """Regression: ``broadcast(3000000000, ...)`` was typed int32 (and would have wrapped); a
+    Python integer that int32 cannot hold is an int64 constant, as in gt4py."""
+    j = rng.integers(-(2**40), 2**40, (NX, NZ))
+
+    @gtx.field_operator
+    def big(j: Field[Dims[X, Z], gtx.int64]) -> Field[Dims[X, Z], gtx.int64]:
+        return broadcast(3000000000, (X, Z)) + j - (1 + 3000000000)
+
+    @gtx.program(backend=case.backend)
+    def run(j: Field[Dims[X, Z], gtx.int64], out: Field[Dims[X, Z], gtx.int64]):
+        big(j, out=out)
+
+    out = case.field([X, Z], np.zeros((NX, NZ), dtype=np.int64))
+    run(case.field([X, Z], j), out, offset_provider={})
+    np.testing.assert_array_equal(out.asnumpy(), j - 1)

@@ -46,8 +46,9 @@ def literal(value: Any) -> ir.Literal:
         return ir.Literal(bool(value), ScalarType("bool"))
     if isinstance(value, np.generic):
         return ir.Literal(value.item(), ScalarType(dtype_name(value.dtype)))
-    if isinstance(value, int):
-        return ir.Literal(value, ScalarType("int32"), weak=True)
+    if isinstance(value, int):  # int32, or int64 where int32 cannot hold it (gt4py's rule)
+        wide = not -(2**31) <= value < 2**31
+        return ir.Literal(value, ScalarType("int64" if wide else "int32"), weak=True)
     if isinstance(value, float):
         return ir.Literal(value, ScalarType("float64"), weak=True)
     raise TypeError(f"{value!r} cannot be used as a constant")

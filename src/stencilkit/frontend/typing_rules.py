@@ -73,7 +73,7 @@ def unify_operands(left: ir.Expr, right: ir.Expr) -> tuple[ir.Expr, ir.Expr, str
         return left, retype_literal(rw, ld), ld
     if ld != rd:
         if lw is not None and rw is not None:
-            common = "float64" if "float64" in (ld, rd) else ld
+            common = next((d for d in ("float64", "int64") if d in (ld, rd)), ld)
             return retype_literal(lw, common), retype_literal(rw, common), common
         raise TypingError(
             f"operands have different dtypes, {ld} and {rd}; stencilkit never converts implicitly",
