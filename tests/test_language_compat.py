@@ -511,6 +511,10 @@ def test_signed_neighbour_index_literals(case, rng) -> None:
         ("astype(a, int32) ** -2", "integers to negative integer powers are not allowed"),
         ("astype(a, int32) + 3000000000", "the constant 3000000000 does not fit in int32"),
         ("astype(a, int32) + int32(-2147483649)", "the constant -2147483649 does not fit in int32"),
+        (
+            "astype(a, int32) + 1180591620717411303424",
+            "the integer constant 1180591620717411303424 does not fit",
+        ),
     ],
 )
 def test_refused_literal_and_operator_forms(expr: str, message: str) -> None:

@@ -47,6 +47,8 @@ def literal(value: Any) -> ir.Literal:
     if isinstance(value, np.generic):
         return ir.Literal(value.item(), ScalarType(dtype_name(value.dtype)))
     if isinstance(value, int):  # int32, or int64 where int32 cannot hold it (gt4py's rule)
+        if not -(2**63) <= value < 2**63:
+            raise OverflowError(f"the integer constant {value} does not fit in int64")
         wide = not -(2**31) <= value < 2**31
         return ir.Literal(value, ScalarType("int64" if wide else "int32"), weak=True)
     if isinstance(value, float):
@@ -123,6 +125,8 @@ class ExprBuilder(ShiftCalls, BuiltinCalls):
     def _Constant(self, node: ast.Constant) -> ir.Expr:
         try:
             return literal(node.value)
+        except OverflowError as err:
+            raise self.error(node, str(err)) from None
         except TypeError:
             raise self.error(
                 node, f"the constant {node.value!r} is not a number or boolean"
@@ -176,7 +180,10 @@ class ExprBuilder(ShiftCalls, BuiltinCalls):
 
     def _constant_value(self, node: ast.expr, value: Any) -> ir.Expr:
         if isinstance(value, bool | int | float | np.generic):
-            return literal(value)
+            try:
+                return literal(value)
+            except OverflowError as err:
+                raise self.error(node, str(err)) from None
         raise self.error(
             node,
             f"'{ast.unparse(node)}' is a {type(value).__name__}, which cannot be used as a value here",
