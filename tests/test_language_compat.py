@@ -582,3 +582,26 @@ def test_integer_constants_beyond_int32_are_int64(case, rng) -> None:
     out = case.field([X, Z], np.zeros((NX, NZ), dtype=np.int64))
     run(case.field([X, Z], j), out, offset_provider={})
     np.testing.assert_array_equal(out.asnumpy(), j - 1)
+
+
+def test_python_int_constructor_is_int64(case, rng) -> None:
+    """Regression: ``int(-1)`` inside an operator was an int32 constant, while an ``int``
+    annotation is int64; gt4py makes both int64."""
+    j = rng.integers(-100, 100, (NX, NZ))
+
+    @gtx.field_operator
+    def dec(j: Field[Dims[X, Z], gtx.int64]) -> Field[Dims[X, Z], gtx.int64]:
+        return j + int(-1) * int("3")  # noqa: UP018, RUF046 (the DSL form under test)
+
+    @gtx.program(backend=case.backend)
+    def run(j: Field[Dims[X, Z], gtx.int64], out: Field[Dims[X, Z], gtx.int64]):
+        dec(j, out=out)
+
+    out = case.field([X, Z], np.zeros((NX, NZ), dtype=np.int64))
+    run(case.field([X, Z], j), out, offset_provider={})
+    np.testing.assert_array_equal(out.asnumpy(), j - 3)
+    with pytest.raises(gtx.StencilTypeError, match="different dtypes, int32 and int64"):
+
+        @gtx.field_operator
+        def mixed(i: Field[Dims[X, Z], int32]) -> Field[Dims[X, Z], int32]:
+            return i + int(1)  # noqa: UP018, RUF046

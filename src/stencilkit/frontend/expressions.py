@@ -339,14 +339,7 @@ class ExprBuilder(ShiftCalls, BuiltinCalls):
         if op_ir is not None:
             return self._inline(node, value)
         if isinstance(value, type) and issubclass(value, np.generic | float | int | bool):
-            return self._cast(
-                node,
-                dtype_name(
-                    value
-                    if issubclass(value, np.generic)
-                    else {float: np.float64, int: np.int32, bool: np.bool_}[value]
-                ),
-            )
+            return self._cast(node, dtype_name(value))  # int(...) is int64, as in gt4py
         raise self.error(
             node,
             f"'{ast.unparse(func)}' cannot be called inside a stencil",
