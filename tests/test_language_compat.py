@@ -605,3 +605,23 @@ def test_python_int_constructor_is_int64(case, rng) -> None:
         @gtx.field_operator
         def mixed(i: Field[Dims[X, Z], int32]) -> Field[Dims[X, Z], int32]:
             return i + int(1)  # noqa: UP018, RUF046
+
+
+def test_a_slot_beyond_a_local_dimension_is_refused_before_running(case, rng) -> None:
+    """Regression: ``w[C2XDim(3)]`` of a field with three slots read past the slots on the cpu
+    backend (and raised NumPy's IndexError on embedded)."""
+    w = rng.standard_normal((4, 3, NZ))
+
+    @gtx.field_operator
+    def beyond(w: FCLZ) -> FCZ:
+        return w[C2XDim(3)]
+
+    @gtx.program(backend=case.backend)
+    def run(w: FCLZ, out: FCZ):
+        beyond(w, out=out)
+
+    od = rng.standard_normal((4, NZ))
+    out = case.field([Cell, Z], od)
+    with pytest.raises(gtx.StencilValueError, match="reads slot 3 of 'w' along C2XDim"):
+        run(case.field([Cell, C2XDim, Z], w), out, offset_provider={})
+    np.testing.assert_array_equal(out.asnumpy(), od)

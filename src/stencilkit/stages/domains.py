@@ -109,6 +109,7 @@ def check_kernel_bounds(
     if any(len(r) == 0 for r in dom):
         return
     _check_no_missing_neighbours(k, where, tables)
+    _check_fixed_slots(k, fields)
     for name in k.outs:
         f = fields[name]
         for d, r in where.items():
@@ -199,6 +200,22 @@ def _check_no_missing_neighbours(
                     hint="restrict domain= to points that have this neighbour, or use a reduction"
                     " (neighbor_sum, max_over, min_over), which skips missing neighbours",
                 )
+
+
+def _check_fixed_slots(k: ir.Kernel, fields: Mapping[str, Any]) -> None:
+    """A fixed neighbour slot of a field over a local dimension (``w[C2EDim(3)]``) must exist."""
+    for value in k.values:
+        for x in walk(value):
+            if not isinstance(x, ir.Access) or not hasattr(fields.get(x.field), "domain"):
+                continue
+            domain = fields[x.field].domain
+            for d, idx in zip(domain.dims, x.index):
+                if isinstance(idx, ir.ConstIndex) and idx.value not in domain.range_of(d):
+                    raise StencilValueError(
+                        f"{_where(k)}reads slot {idx.value} of '{x.field}' along {d}, but"
+                        f" '{x.field}' has slots {domain.range_of(d)} there",
+                        hint=f"select a slot that exists, e.g. {x.field}[{d}(0)]",
+                    )
 
 
 def checked_domains(
