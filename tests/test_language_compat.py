@@ -465,6 +465,17 @@ def test_neighbour_values_combine_with_fields_in_gt4py_dimension_order(case, rng
     np.testing.assert_allclose(o2.asnumpy(), (w * a[table]).sum(axis=1), rtol=1e-13)
 
 
+def _define_operator(signature: str, expr: str) -> None:
+    """Define ``op({signature}: return {expr}`` from source text, with this module's names; the
+    text is kept in linecache so that errors show the line."""
+    import linecache
+
+    src = f"@gtx.field_operator\ndef op({signature}:\n    return {expr}\n"
+    filename = f"<op-{abs(hash(src))}>"
+    linecache.cache[filename] = (len(src), None, src.splitlines(True), filename)
+    exec(compile(src, filename, "exec"), dict(globals()))
+
+
 @pytest.mark.parametrize(
     "expr, message",
     [
@@ -476,14 +487,8 @@ def test_neighbour_values_combine_with_fields_in_gt4py_dimension_order(case, rng
 def test_negative_neighbour_indices_are_refused(expr: str, message: str) -> None:
     """Regression: ``C2X[-1]`` parsed once signed literals were read, and the cpu backend read
     the table before the row (gt4py: out of bounds on embedded, unchecked on gtfn)."""
-    import linecache
-
-    src = f"@gtx.field_operator\ndef op(a: F, w: FCLZ) -> FCZ:\n    return {expr}\n"
-    filename = f"<neg-neighbour-{abs(hash(expr))}>"
-    linecache.cache[filename] = (len(src), None, src.splitlines(True), filename)
-    namespace = {"gtx": gtx, "F": F, "FCLZ": FCLZ, "FCZ": FCZ, "C2X": C2X, "C2XDim": C2XDim}
     with pytest.raises(gtx.StencilTypeError, match=re.escape(message)):
-        exec(compile(src, filename, "exec"), namespace)
+        _define_operator("a: F, w: FCLZ) -> FCZ", expr)
 
 
 def test_signed_neighbour_index_literals(case, rng) -> None:
@@ -508,11 +513,14 @@ def test_signed_neighbour_index_literals(case, rng) -> None:
     "expr, message",
     [
         ("(-(a, a))[0]", "unary - cannot be applied to a tuple"),
-        ("astype(a, int32) ** -2", "integers to negative integer powers are not allowed"),
-        ("astype(a, int32) + 3000000000", "the constant 3000000000 does not fit in int32"),
-        ("astype(a, int32) + int32(-2147483649)", "the constant -2147483649 does not fit in int32"),
+        ("gtx.astype(a, int32) ** -2", "integers to negative integer powers are not allowed"),
+        ("gtx.astype(a, int32) + 3000000000", "the constant 3000000000 does not fit in int32"),
         (
-            "astype(a, int32) + 1180591620717411303424",
+            "gtx.astype(a, int32) + int32(-2147483649)",
+            "the constant -2147483649 does not fit in int32",
+        ),
+        (
+            "gtx.astype(a, int32) + 1180591620717411303424",
             "the integer constant 1180591620717411303424 does not fit",
         ),
     ],
@@ -520,15 +528,8 @@ def test_signed_neighbour_index_literals(case, rng) -> None:
 def test_refused_literal_and_operator_forms(expr: str, message: str) -> None:
     """Refused where they are written: ``i ** -2`` raises in NumPy and gave 1 on the cpu backend;
     a constant too large for its dtype raised NumPy's OverflowError without a location."""
-    import linecache
-
-    src = f"@gtx.field_operator\ndef op(a: F) -> Field[Dims[X, Z], int32]:\n    return {expr}\n"
-    filename = f"<refused-{abs(hash(expr))}>"
-    linecache.cache[filename] = (len(src), None, src.splitlines(True), filename)
-    namespace = {"gtx": gtx, "F": F, "Field": Field, "Dims": Dims, "X": X, "Z": Z}
-    namespace.update(int32=int32, astype=gtx.astype)
     with pytest.raises(gtx.StencilTypeError, match=re.escape(message)):
-        exec(compile(src, filename, "exec"), namespace)
+        _define_operator("a: F) -> Field[Dims[X, Z], int32]", expr)
 
 
 def test_signed_literal_bounds_of_a_sliced_out(case, rng) -> None:
@@ -566,45 +567,31 @@ def test_float_to_an_integer_power(case, rng) -> None:
         np.testing.assert_allclose(out.asnumpy(), expected, rtol=1e-14)
 
 
-def test_integer_constants_beyond_int32_are_int64(case, rng) -> None:
-    """Regression: ``broadcast(3000000000, ...)`` was typed int32 (and would have wrapped); a
-    Python integer that int32 cannot hold is an int64 constant, as in gt4py."""
+I64 = Field[Dims[X, Z], gtx.int64]
+
+
+@gtx.field_operator
+def int64_constants(j: I64) -> tuple[I64, I64]:
+    big = broadcast(3000000000, (X, Z)) + j - (1 + 3000000000)
+    return big, j + int(-1) * int("3")  # noqa: UP018, RUF046 (the DSL forms under test)
+
+
+def test_int64_constants(case, rng) -> None:
+    """Regressions: ``broadcast(3000000000, ...)`` was typed int32 (a Python integer that int32
+    cannot hold is int64, as in gt4py), and ``int(-1)`` was an int32 constant while an ``int``
+    annotation is int64 (gt4py: both int64)."""
     j = rng.integers(-(2**40), 2**40, (NX, NZ))
 
-    @gtx.field_operator
-    def big(j: Field[Dims[X, Z], gtx.int64]) -> Field[Dims[X, Z], gtx.int64]:
-        return broadcast(3000000000, (X, Z)) + j - (1 + 3000000000)
-
     @gtx.program(backend=case.backend)
-    def run(j: Field[Dims[X, Z], gtx.int64], out: Field[Dims[X, Z], gtx.int64]):
-        big(j, out=out)
+    def run(j: I64, o1: I64, o2: I64):
+        int64_constants(j, out=(o1, o2))
 
-    out = case.field([X, Z], np.zeros((NX, NZ), dtype=np.int64))
-    run(case.field([X, Z], j), out, offset_provider={})
-    np.testing.assert_array_equal(out.asnumpy(), j - 1)
-
-
-def test_python_int_constructor_is_int64(case, rng) -> None:
-    """Regression: ``int(-1)`` inside an operator was an int32 constant, while an ``int``
-    annotation is int64; gt4py makes both int64."""
-    j = rng.integers(-100, 100, (NX, NZ))
-
-    @gtx.field_operator
-    def dec(j: Field[Dims[X, Z], gtx.int64]) -> Field[Dims[X, Z], gtx.int64]:
-        return j + int(-1) * int("3")  # noqa: UP018, RUF046 (the DSL form under test)
-
-    @gtx.program(backend=case.backend)
-    def run(j: Field[Dims[X, Z], gtx.int64], out: Field[Dims[X, Z], gtx.int64]):
-        dec(j, out=out)
-
-    out = case.field([X, Z], np.zeros((NX, NZ), dtype=np.int64))
-    run(case.field([X, Z], j), out, offset_provider={})
-    np.testing.assert_array_equal(out.asnumpy(), j - 3)
+    o1, o2 = (case.field([X, Z], np.zeros((NX, NZ), dtype=np.int64)) for _ in range(2))
+    run(case.field([X, Z], j), o1, o2, offset_provider={})
+    np.testing.assert_array_equal(o1.asnumpy(), j - 1)
+    np.testing.assert_array_equal(o2.asnumpy(), j - 3)
     with pytest.raises(gtx.StencilTypeError, match="different dtypes, int32 and int64"):
-
-        @gtx.field_operator
-        def mixed(i: Field[Dims[X, Z], int32]) -> Field[Dims[X, Z], int32]:
-            return i + int(1)  # noqa: UP018, RUF046
+        _define_operator("i: Field[Dims[X, Z], int32]) -> Field[Dims[X, Z], int32]", "i + int(1)")
 
 
 def test_a_slot_beyond_a_local_dimension_is_refused_before_running(case, rng) -> None:
