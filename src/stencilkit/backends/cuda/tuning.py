@@ -178,7 +178,8 @@ class _Timer:
         self.cp, self.stream = cp, stream
         self.s = cp.cuda.ExternalStream(stream) if stream else cp.cuda.Stream.null
         self.start, self.end = cp.cuda.Event(), cp.cuda.Event()
-        self.extents = list(extents)
+        self.extents = list(extents)  # of a timed slice (the last is cut below)
+        self.whole = list(extents)
         self.buf = next(iter(launchers.values())).buf if bounds is not None else None
         self.bounds = bounds
         self.slices = [(0, 0)]
@@ -206,25 +207,14 @@ class _Timer:
         return (hi - lo) / rows
 
     def time_whole(
-        self,
-        launcher: Any,
-        variant: Variant,
-        block: tuple[int, int, int],
-        extents: list[int],
-        limits: Any,
+        self, launcher: Any, variant: Variant, block: tuple[int, int, int], limits: Any
     ) -> float:
-        """Milliseconds of ``REPEATS`` launches over the whole domain (``extents``)."""
+        """Milliseconds of ``REPEATS`` launches over the whole domain."""
         from .grid import grid_for
 
         self.restore()
-        g = grid_for(extents, block, variant.chunk, limits)
-        launcher.launch(g, block, self.stream)  # warm-up
-        self.start.record(self.s)
-        for _ in range(REPEATS):
-            launcher.launch(g, block, self.stream)
-        self.end.record(self.s)
-        self.end.synchronize()
-        return float(self.cp.cuda.get_elapsed_time(self.start, self.end))
+        g = grid_for(self.whole, block, variant.chunk, limits)
+        return self._launches(launcher, g, block, lambda: None)
 
     def _next_slice(self) -> None:
         if self.buf is None or self.slices == [(0, 0)]:
@@ -239,12 +229,19 @@ class _Timer:
         from .grid import grid_for
 
         g = grid_for(self.extents, block, variant.chunk, limits)
-        self._next_slice()
-        launcher.launch(g, block, self.stream)  # warm-up
+        # the argument block is copied at launch: the next slice can be written after each
+        return self._launches(launcher, g, block, self._next_slice)
+
+    def _launches(
+        self, launcher: Any, grid: Any, block: tuple[int, int, int], before: Any
+    ) -> float:
+        """Milliseconds of ``REPEATS`` launches after one warm-up, ``before()`` ahead of each."""
+        before()
+        launcher.launch(grid, block, self.stream)  # warm-up
         self.start.record(self.s)
         for _ in range(REPEATS):
-            self._next_slice()  # the argument block is copied at launch: the next slice can be written
-            launcher.launch(g, block, self.stream)
+            before()
+            launcher.launch(grid, block, self.stream)
         self.end.record(self.s)
         self.end.synchronize()
         return float(self.cp.cuda.get_elapsed_time(self.start, self.end))
@@ -357,7 +354,7 @@ def _search(
             whole: dict[tuple[Variant, tuple[int, int, int]], float] = {}
             for _ in range(CONFIRM_ROUNDS):
                 for c in top:
-                    t = timer.time_whole(launchers[c[0]], c[0], c[1], extents, limits)
+                    t = timer.time_whole(launchers[c[0]], c[0], c[1], limits)
                     whole[c] = min(whole.get(c, t), t)
             confirmed = min(whole, key=lambda c: whole[c])
             if confirmed != best:
