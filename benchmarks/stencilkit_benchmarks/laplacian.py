@@ -71,7 +71,7 @@ def gpu_laplacian_section(
         res["stencilkit_source"] = plan.stages.built.source.text
         from cuda.bindings import driver as drv
 
-        fn = plan.run.launches[0][0].function  # the first kernel's Launcher
+        fn = plan.block.run.launches[0][0].function  # the first kernel's Launcher
         _, regs = drv.cuFuncGetAttribute(drv.CUfunction_attribute.CU_FUNC_ATTRIBUTE_NUM_REGS, fn)
         res["stencilkit_regs"] = int(regs)
     except Exception as err:

@@ -74,10 +74,10 @@ def gpu_overhead_section(R: Runner, dev: Dev, P: Any, opts: Options) -> dict[str
             entry["runner_call"] = rr
             R.row("  .. CompiledRunner.__call__ (no flatten)", f"{rr['loop_us']:.2f} us")
             (plan,) = runner.plans.values()
-            rl = per_call_us(plan.run, opts.calls, sync, batch=BATCH)
+            rl = per_call_us(plan.block.run, opts.calls, sync, batch=BATCH)
             entry["loaded_launch"] = rl
             R.row("  .. CudaCall (no arg handling)", f"{rl['loop_us']:.2f} us")
-            kls = list(plan.run.launches)  # (launcher, grid, block) per kernel
+            kls = list(plan.block.run.launches)  # (launcher, grid, block) per kernel
             sptr = dev.stream_ptr()
 
             def bare(kls: list[Any] = kls, sptr: int = sptr) -> None:
@@ -192,7 +192,7 @@ def cpu_overhead_section(R: Runner, dev: Dev, P: Any, opts: Options) -> dict[str
             entry["runner_call"] = rr
             R.row("  .. CompiledRunner.__call__ (no flatten)", f"{rr['loop_us']:.2f} us")
             (plan,) = runner.plans.values()
-            fn, addr = plan.stages.loaded.fn, plan.buf.ctypes.data
+            fn, addr = plan.stages.loaded.fn, plan.block.buf.ctypes.data
             rb = per_call_us(lambda fn=fn, addr=addr: fn(addr), opts.calls)  # type: ignore[misc]  # a lambda binding loop variables by default arguments: mypy cannot infer it
             entry["bare_ctypes_call"] = rb
             R.row(

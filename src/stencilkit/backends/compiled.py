@@ -10,6 +10,7 @@ the block and launch: a few microseconds of Python.
 from __future__ import annotations
 
 import dataclasses
+import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -24,7 +25,24 @@ from ..ir import nodes as ir
 from ..ir.extents import bound_scalars
 from ..stages import Stages, Target
 from ..stages.binding import used_tables, wrap_arrays, written_params
+from ..stages.plancache import PlanCache
+from ..toolchain.config import require
 from .dynamic_reads import check_call, has_dynamic_reads
+
+
+class ArgBlock:
+    """One argument block of a plan and the launch bound to it. A call writes the block, then
+    runs on it; two threads calling the same plan at once each need their own (the cpu backend
+    releases the GIL while its kernels run, so a shared block would be overwritten mid-call)."""
+
+    __slots__ = ("buf", "floats", "ints", "run")
+
+    def __init__(self, buf: np.ndarray, run: Callable[[], None]) -> None:
+        self.buf = buf
+        self.run = run
+        raw = memoryview(buf.data).cast("B")  # type: ignore[arg-type]
+        self.ints = raw.cast("q")  # memoryviews of the block: cheap item stores
+        self.floats = raw.cast("d")
 
 
 @dataclass
@@ -34,10 +52,7 @@ class Plan:
     first call) and the per-call bookkeeping."""
 
     stages: Stages
-    buf: np.ndarray  # the argument block: constants from the plan, addresses and scalars per call
-    run: Callable[
-        [], None
-    ]  # launches every kernel on ``buf`` (the loaded program bound to the launches)
+    block: ArgBlock  # the argument block of the thread holding ``lock``
     field_slots: tuple[tuple[int, int], ...]  # (flat arg index, slot)
     scalar_slots: tuple[tuple[int, int, str], ...]  # (flat arg index, slot, dtype)
     table_slots: tuple[tuple[str, int], ...]
@@ -45,15 +60,23 @@ class Plan:
     tables: dict[str, Any]  # the neighbour tables checked when the plan was made
     dynamic: bool  # as_offset reads: their positions are data, checked on every call
     same_ok: frozenset[tuple[int, int]]  # (argument, output) pairs that may be one field
-    ints: Any = field(init=False)  # memoryview of int64 slots
-    floats: Any = field(init=False)  # memoryview of the same slots as float64
     store_pointers: Any = field(init=False)
+    #: held by the call using ``block``; a call that finds it held takes a spare block
+    lock: Any = field(init=False, default_factory=threading.Lock)
+    spares: list[ArgBlock] = field(init=False, default_factory=list)
 
     def __post_init__(self) -> None:
         self.store_pointers = _pointer_store(self.field_slots, self.alias_pairs)
-        raw = memoryview(self.buf.data).cast("B")  # type: ignore[arg-type]
-        self.ints = raw.cast("q")
-        self.floats = raw.cast("d")
+
+    def spare(self) -> ArgBlock:
+        """A block no other call is using: a free spare, else a new copy of the constant block
+        (the constants are written when the plan is made; addresses and scalars on each call)."""
+        try:
+            return self.spares.pop()  # atomic: two threads never get the same spare
+        except IndexError:
+            buf = self.block.buf.copy()
+            assert self.stages.loaded is not None and self.stages.launches is not None
+            return ArgBlock(buf, self.stages.loaded.bind(self.stages.launches, buf))
 
     @property
     def sprog(self) -> ir.StencilProgram:
@@ -94,13 +117,19 @@ _SCALAR_TYPES: dict[str, frozenset[type]] = {
 
 
 class CompiledRunner:
-    """Runs one program on one compiled target."""
+    """Runs one program on one compiled target.
+
+    Thread-safe: the plans are in a :class:`~stencilkit.stages.plancache.PlanCache` (a plan is
+    made once however many threads ask for it), and each call fills an argument block no other
+    call is using (the plan's own while its lock is free, else a spare)."""
 
     def __init__(self, program: ir.Program, flat: tuple[ir.Param, ...], target: Target) -> None:
         self.program = program
         self.flat = flat
         self.target = target
-        self.plans: dict[Any, Plan] = {}
+        self.plans: PlanCache[Plan] = PlanCache(
+            require("STENCILKIT_PLAN_CACHE_SIZE").plan_cache_size
+        )
         self.field_idx = tuple(i for i, p in enumerate(flat) if isinstance(p.type, FieldType))
         self.scalar_idx = tuple(i for i, p in enumerate(flat) if isinstance(p.type, ScalarType))
         used = bound_scalars(program)
@@ -131,20 +160,49 @@ class CompiledRunner:
                 key, plan = None, None
         except (KeyError, TypeError):
             key, plan = None, None
-        if (
-            plan is not None
-            and self.table_names
-            and any(offset_provider[n] is not t for n, t in plan.tables.items())  # type: ignore[index]
-        ):
-            # A table's entries are checked when a plan is made; another table object of the same
-            # layout must be checked again (out-of-range entries would be read). The plan holds its
-            # tables, so no other table can reuse their address or identity meanwhile.
-            plan = None
-        if plan is None:
-            plan = self.make_plan(args, offset_provider)
-            if key is not None:
-                self.plans[key] = plan
-        ints, floats = plan.ints, plan.floats  # memoryviews of the block: cheap item stores
+        if plan is None or (self.table_names and not self._same_tables(plan, offset_provider)):
+            plan = self._new_plan(key, args, offset_provider)
+        if plan.lock.acquire(False):
+            try:
+                self._run(plan, plan.block, args, offset_provider)
+            finally:
+                plan.lock.release()
+        else:  # another thread is in a call of this plan: a block of our own
+            block = plan.spare()
+            try:
+                self._run(plan, block, args, offset_provider)
+            finally:
+                plan.spares.append(block)
+
+    def _same_tables(self, plan: Plan, offset_provider: Mapping[str, Any] | None) -> bool:
+        """A table's entries are checked when a plan is made; another table object of the same
+        layout must be checked again (out-of-range entries would be read). The plan holds its
+        tables, so no other table can reuse their address or identity meanwhile."""
+        return all(offset_provider[n] is t for n, t in plan.tables.items())  # type: ignore[index]
+
+    def _new_plan(
+        self, key: Any, args: list[Any], offset_provider: Mapping[str, Any] | None
+    ) -> Plan:
+        """The plan for a call that found none (or one checked with other tables), made once
+        when several threads arrive with the same new signature."""
+        if key is None:  # no signature (unhashable arguments): checked every time
+            return self.make_plan(args, offset_provider)
+        with self.plans.lock:
+            plan = self.plans.get(key)
+            if plan is None or (self.table_names and not self._same_tables(plan, offset_provider)):
+                plan = self.make_plan(args, offset_provider)
+                self.plans.put(key, plan)
+            return plan
+
+    def _run(
+        self,
+        plan: Plan,
+        block: ArgBlock,
+        args: list[Any],
+        offset_provider: Mapping[str, Any] | None,
+    ) -> None:
+        """Write this call's addresses and scalars into ``block`` and launch on it."""
+        ints, floats = block.ints, block.floats
         if plan.store_pointers(args, ints):  # True: an output is also another argument
             self._check_aliasing(plan, args)
         for i, slot, kind in plan.scalar_slots:
@@ -165,7 +223,7 @@ class CompiledRunner:
                 args,
                 {t: offset_provider[t] for t in self.table_names},  # type: ignore[index]
             )
-        plan.run()
+        block.run()
 
     def _check_aliasing(self, plan: Plan, args: list[Any]) -> None:
         """Two parameters can be one field only if their signatures are equal, so only those
@@ -200,9 +258,7 @@ class CompiledRunner:
             key = self.signature(args, offset_provider)
         except (AttributeError, KeyError, TypeError):
             return self.make_plan(args, offset_provider)
-        if key not in self.plans:
-            self.plans[key] = self.make_plan(args, offset_provider)
-        return self.plans[key]
+        return self.plans.get_or_make(key, lambda: self.make_plan(args, offset_provider))
 
     def stages(
         self,
@@ -239,8 +295,7 @@ class CompiledRunner:
         written = {o for k in sprog.kernels for o in k.outs}
         return Plan(
             done,
-            buf,
-            done.loaded.bind(done.launches, buf),
+            ArgBlock(buf, done.loaded.bind(done.launches, buf)),
             tuple((index[f.name], f.ptr) for f in layout.fields if not f.is_table),
             tuple(
                 (index[s.name], s.slot, "f" if s.dtype.startswith("float") else "i")

@@ -32,6 +32,11 @@ LOG_LEVELS = ("off", "error", "warning", "info", "debug")
 #: 50-100 us of work, several times the cost of waking and joining a sleeping thread.
 PARALLEL_MIN_WORK = 1_000_000
 
+#: Plans (one per argument signature: shapes, strides, domain-bound scalars, tables) kept per
+#: program and backend; the least recently used is dropped beyond it. A time loop calls one or
+#: two signatures; a loop counter used in a domain bound makes one per value.
+PLAN_CACHE_SIZE = 64
+
 
 @dataclass(frozen=True, slots=True)
 class Config:
@@ -49,6 +54,7 @@ class Config:
     log: str = "off"
     parse_at_decoration: bool = False
     cudaflags: tuple[str, ...] = ()  # added to every NVRTC/nvcc build, e.g. ("--fmad=false",)
+    plan_cache_size: int = PLAN_CACHE_SIZE  # argument signatures kept per program (LRU)
     #: Variables whose value was refused: name -> the error (the field kept its default).
     problems: Mapping[str, ConfigurationError] = field(default_factory=dict)
 
@@ -115,6 +121,7 @@ VARIABLES: dict[str, tuple[str, Callable[[str], Any]]] = {
     "STENCILKIT_NUM_THREADS": ("num_threads", _count(1)),
     "STENCILKIT_PARALLEL_MIN_WORK": ("parallel_min_work", _count(0)),
     "STENCILKIT_LOG": ("log", _choice(LOG_LEVELS)),
+    "STENCILKIT_PLAN_CACHE_SIZE": ("plan_cache_size", _count(1)),
     # read by stencilkit.config at import (stencilkit.config.PARSE_AT_DECORATION); listed here so
     # that `stencilkit info` reports a bad value
     "STENCILKIT_PARSE_AT_DECORATION": ("parse_at_decoration", yes_no),
@@ -134,7 +141,7 @@ def config() -> Config:
     ``STENCILKIT_CACHE_DIR``, ``CXX``, ``STENCILKIT_CXXFLAGS``, ``STENCILKIT_CUDA_COMPILER``
     (nvrtc|nvcc), ``STENCILKIT_CUDAFLAGS``, ``CUDA_HOME``/``CUDA_PATH``, ``STENCILKIT_SANITIZE`` (comma-separated: address,
     undefined, leak, thread), ``STENCILKIT_NUM_THREADS``, ``STENCILKIT_PARALLEL_MIN_WORK``,
-    ``STENCILKIT_LOG`` (off|error|warning|info|debug). Never raises: see :func:`require`."""
+    ``STENCILKIT_LOG`` (off|error|warning|info|debug), ``STENCILKIT_PLAN_CACHE_SIZE``. Never raises: see :func:`require`."""
     env = os.environ
     values: dict[str, Any] = {
         "cxx": env.get("CXX") or None,

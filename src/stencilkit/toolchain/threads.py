@@ -9,6 +9,12 @@ Defaults: ``STENCILKIT_NUM_THREADS`` (else OpenMP's own default: ``OMP_NUM_THREA
 thread per core) and ``STENCILKIT_PARALLEL_MIN_WORK``. Before the first library loads, and only
 if it is not set then, ``OMP_WAIT_POLICY`` is set to ``passive`` (idle threads sleep rather
 than spin; see docs/configuration.md for the measurements).
+
+Fork: libgomp's thread pool belongs to the process that started it, and a child made by
+``os.fork()`` (multiprocessing's default start method on Linux) that starts a parallel region
+hangs. So a child forked after any cpu kernel ran in parallel runs every kernel on one thread,
+and refuses :func:`set_num_threads` with more; a child forked before, or a spawned process,
+has its threads as usual.
 """
 
 from __future__ import annotations
@@ -21,14 +27,17 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from ..core.errors import StencilValueError
 from ..core.log import get_logger
 from .config import require
 
 _log = get_logger("toolchain")
 
 _VARIABLES = ("STENCILKIT_NUM_THREADS", "STENCILKIT_PARALLEL_MIN_WORK")
-#: [0] threads (0: OpenMP's default), [1] least work (points x operations) to go parallel.
+#: [0] threads (0: OpenMP's default), [1] least work (points x operations) to go parallel,
+#: [2] 1 once a kernel ran in parallel (written by the generated code, backends/cpp/omp.py).
 _settings: Any = None
+_forked_after_parallel = False  # this process is a fork of one whose OpenMP pool was started
 _first_load = True
 _lock = threading.Lock()
 _chose_passive = False  # stencilkit set OMP_WAIT_POLICY (the user had not)
@@ -48,8 +57,24 @@ def _block() -> Any:
         with _lock:  # one block for the process, also when threads build programs at once (aot)
             if _settings is None:
                 cfg = require(*_VARIABLES)
-                _settings = (ctypes.c_int64 * 2)(cfg.num_threads, cfg.parallel_min_work)
+                _settings = (ctypes.c_int64 * 3)(cfg.num_threads, cfg.parallel_min_work, 0)
     return _settings
+
+
+def _after_fork_in_child() -> None:
+    """A forked child of a process whose kernels ran in parallel: one thread from now on."""
+    global _forked_after_parallel, _lock
+    _lock = threading.Lock()  # another thread of the parent may have held it at the fork
+    if _settings is not None and _settings[2]:
+        _forked_after_parallel = True
+        _settings[0] = 1
+        _log.info(
+            "forked after OpenMP ran: cpu kernels run on one thread in this process"
+            " (libgomp's thread pool does not survive fork)"
+        )
+
+
+os.register_at_fork(after_in_child=_after_fork_in_child)
 
 
 def load_library(path: Path) -> ctypes.CDLL:
@@ -82,6 +107,16 @@ def set_num_threads(n: int | None) -> None:
     """
     if n is not None and (not isinstance(n, int) or isinstance(n, bool) or n < 1):
         raise ValueError(f"set_num_threads() takes a whole number >= 1 or None, not {n!r}")
+    if _forked_after_parallel:
+        if n != 1:
+            raise StencilValueError(
+                f"set_num_threads({n!r}) in a process forked after the cpu backend ran OpenMP"
+                " threads: libgomp's thread pool does not survive fork, and a parallel kernel"
+                " would hang; this process runs its kernels on one thread",
+                hint="start worker processes with multiprocessing.get_context('spawn') (or"
+                " 'forkserver') to give them threads of their own",
+            )
+        return
     _block()[0] = n or 0
 
 
@@ -118,7 +153,9 @@ def threads(n: int | None, min_work: int | None = None) -> Iterator[None]:
             set_parallel_min_work(min_work)
         yield
     finally:
-        block[0], block[1] = saved
+        if not _forked_after_parallel:  # forked inside the block: the child stays serial
+            block[0] = saved[0]
+        block[1] = saved[1]
 
 
 def _openmp_default() -> int:

@@ -18,15 +18,17 @@ from __future__ import annotations
 from ...ir import nodes as ir
 from ...ir.visit import postorder
 
-#: C++ included once per generated library, after the prelude. ``sk_settings`` points to two
+#: C++ included once per generated library, after the prelude. ``sk_settings`` points to three
 #: int64 values: [0] the thread count (0: OpenMP's default, omp_get_max_threads()), [1] the
-#: least work (points x cost) for which a kernel runs in parallel.
+#: least work (points x cost) for which a kernel runs in parallel, [2] set to 1 by the first
+#: kernel that goes parallel (libgomp then has a thread pool, which a forked child cannot use:
+#: ``toolchain/threads.py`` makes such a child serial).
 RUNTIME = r"""
 #ifdef _OPENMP
 #include <omp.h>
 #endif
-static const volatile int64_t* sk_settings = nullptr;
-extern "C" void sk_bind_settings(const int64_t* settings) { sk_settings = settings; }
+static volatile int64_t* sk_settings = nullptr;
+extern "C" void sk_bind_settings(int64_t* settings) { sk_settings = settings; }
 static inline int sk_threads() {
 #ifdef _OPENMP
   const int64_t n = sk_settings ? sk_settings[0] : 0;
@@ -37,7 +39,9 @@ static inline int sk_threads() {
 }
 static inline bool sk_parallel(int64_t points, int64_t cost) {
   const int64_t least = sk_settings ? sk_settings[1] : 0;
-  return points * cost >= least && sk_threads() > 1;
+  const bool parallel = points * cost >= least && sk_threads() > 1;
+  if (parallel && sk_settings) sk_settings[2] = 1;
+  return parallel;
 }
 """
 

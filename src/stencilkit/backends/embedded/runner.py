@@ -11,12 +11,10 @@ from ...core.types import FieldType, ScalarType
 from ...ir import nodes as ir
 from ...ir.extents import bound_scalars
 from ...stages.binding import as_declared, check_scalar, used_tables, wrap_arrays, written_params
+from ...stages.plancache import PlanCache
+from ...toolchain.config import require
 from ..dynamic_reads import check_dynamic_reads, stale_dynamic_read, uses_as_offset
 from .evaluate import run_kernel
-
-#: Checked plans kept per runner; beyond this (e.g. a loop counter used in domain bounds) the
-#: oldest are dropped, and a call that misses is simply checked again.
-MAX_PLANS = 64
 
 
 class EmbeddedRunner:
@@ -36,7 +34,10 @@ class EmbeddedRunner:
         self.bound_idx = tuple(
             i for i, p in enumerate(flat) if isinstance(p.type, ScalarType) and p.name in bound
         )
-        self.plans: dict[Any, tuple[Any, list[tuple[ir.Kernel, Any]], dict[str, Any]]] = {}
+        # checked plans, least recently used dropped beyond the size (STENCILKIT_PLAN_CACHE_SIZE)
+        self.plans: PlanCache[tuple[Any, list[tuple[ir.Kernel, Any]], dict[str, Any]]] = PlanCache(
+            require("STENCILKIT_PLAN_CACHE_SIZE").plan_cache_size
+        )
         self.dynamic = uses_as_offset(program)
 
     def _key(self, args: list[Any], provider: Mapping[str, Any]) -> Any:
@@ -58,9 +59,7 @@ class EmbeddedRunner:
             args = wrap_arrays(self.flat, args, self.written)
             cached = self._plan(args, provider)
             if key is not None:
-                if len(self.plans) >= MAX_PLANS:
-                    self.plans.pop(next(iter(self.plans)))
-                self.plans[key] = cached
+                self.plans.put(key, cached)
         xp, kernels, _ = cached
         fields: dict[str, Any] = {}
         scalars: dict[str, Any] = {}
@@ -88,9 +87,7 @@ class EmbeddedRunner:
             key = self._key(args, provider)
         except (AttributeError, KeyError, TypeError):
             return done
-        if len(self.plans) >= MAX_PLANS:
-            self.plans.pop(next(iter(self.plans)))
-        self.plans[key] = self._evaluation_plan(done)
+        self.plans.put(key, self._evaluation_plan(done))
         return done
 
     def _plan(
