@@ -1,4 +1,6 @@
-"""``experimental.as_offset``: Cartesian shifts by an integer field, bounds-checked on every call."""
+"""``experimental.as_offset``: Cartesian shifts by an integer field. Every read is checked: on the
+host before a plan's first call (and before every call on embedded, or with
+STENCILKIT_OFFSET_CHECKS=every), by guards in the compiled kernels on later calls."""
 
 from __future__ import annotations
 
@@ -118,26 +120,114 @@ def test_chained_dynamic_and_constant_shifts(case, rng) -> None:
     np.testing.assert_array_equal(out.asnumpy(), od)
 
 
-def test_out_of_range_offsets_are_an_error_before_writing(case, rng) -> None:
-    g = rng.standard_normal(NX)
-    od = rng.standard_normal(NX)
-
-    @gtx.program(backend=case.backend)
+def _gather_program(backend):
+    @gtx.program(backend=backend)
     def run(g: FX, idx: IX, out: FX):
         gather_x(g, idx, out=out)
 
-    out = case.field([X], od)
-    good = np.zeros(NX, dtype=np.int32)
-    run(case.field([X], g), case.field([X], good), out, offset_provider={})
-    np.testing.assert_array_equal(out.asnumpy(), g)
-    out = case.field([X], od)
+    return run
+
+
+def test_out_of_range_offsets_on_a_first_call_are_an_error_before_writing(case, rng) -> None:
+    g, od = rng.standard_normal(NX), rng.standard_normal(NX)
+    run = _gather_program(case.backend)
     for bad_value, where in ((NX, 0), (-1, 0), (1, NX - 1)):
-        bad = good.copy()
+        bad = np.zeros(NX, dtype=np.int32)
         bad[where] = bad_value
-        # the same signature as the good call: the check is made on every call, not once per plan
+        out = case.field([X], od)
         with pytest.raises(gtx.StencilValueError, match="as_offset reads field 'g' along X"):
             run(case.field([X], g), case.field([X], bad), out, offset_provider={})
         np.testing.assert_array_equal(out.asnumpy(), od)
+        run = _gather_program(case.backend)  # a new program: its next call is a first call again
+
+
+def test_out_of_range_offsets_on_later_calls(case, rng) -> None:
+    """After a plan's first call, compiled kernels guard each as_offset read (a read outside
+    the field reads inside it instead) and report it: the cpu backend at the call, the gpu
+    backend at the program's next call (no synchronisation per call). Embedded checks before
+    every call."""
+    g, od = rng.standard_normal(NX), rng.standard_normal(NX)
+    run = _gather_program(case.backend)
+    good = rng.integers(0, NX, NX).astype(np.int32) - np.arange(NX, dtype=np.int32)
+    fg = case.field([X], g)
+    for bad_value, where in ((NX, 0), (-1, 0), (NX, NX - 1), (-3, 5)):  # (index read, at)
+        out = case.field([X], od)
+        run(fg, case.field([X], good), out, offset_provider={})  # the same signature, good data
+        np.testing.assert_array_equal(out.asnumpy(), g[np.arange(NX) + good])
+        bad = good.copy()
+        bad[where] = bad_value - where
+        out = case.field([X], od)
+        if case.backend is None:
+            with pytest.raises(gtx.StencilValueError, match="as_offset reads field 'g' along X"):
+                run(fg, case.field([X], bad), out, offset_provider={})
+            np.testing.assert_array_equal(out.asnumpy(), od)
+            continue
+        message = (
+            rf"in (this|an earlier) call, an as_offset read of field 'g' along X was at index"
+            rf" {bad_value}, outside the field's range \[0, {NX}\)"
+        )
+        if case.name == "cpu":
+            with pytest.raises(gtx.StencilValueError, match=message):
+                run(fg, case.field([X], bad), out, offset_provider={})
+        else:
+            run(fg, case.field([X], bad), out, offset_provider={})
+            with pytest.raises(gtx.StencilValueError, match=message):
+                run(fg, case.field([X], good), case.field([X], od), offset_provider={})
+        got = out.asnumpy()
+        ok = np.arange(NX) != where  # every other point is right; the bad one read inside g
+        np.testing.assert_array_equal(got[ok], g[(np.arange(NX) + bad)[ok]])
+        assert got[where] == g[0]
+    out = case.field([X], od)  # the error word was cleared: good calls run on
+    run(fg, case.field([X], good), out, offset_provider={})
+    np.testing.assert_array_equal(out.asnumpy(), g[np.arange(NX) + good])
+
+
+def test_every_call_checked_before_running_when_asked(case, rng, monkeypatch) -> None:
+    """STENCILKIT_OFFSET_CHECKS=every: the host check before every call, nothing written."""
+    from stencilkit.toolchain.config import reset_config
+
+    monkeypatch.setenv("STENCILKIT_OFFSET_CHECKS", "every")
+    reset_config()
+    try:
+        g, od = rng.standard_normal(NX), rng.standard_normal(NX)
+        run = _gather_program(case.backend)
+        good = np.zeros(NX, dtype=np.int32)
+        out = case.field([X], od)
+        run(case.field([X], g), case.field([X], good), out, offset_provider={})
+        np.testing.assert_array_equal(out.asnumpy(), g)
+        bad = good.copy()
+        bad[4] = NX
+        out = case.field([X], od)
+        with pytest.raises(gtx.StencilValueError, match="as_offset reads field 'g' along X"):
+            run(case.field([X], g), case.field([X], bad), out, offset_provider={})
+        np.testing.assert_array_equal(out.asnumpy(), od)
+    finally:
+        monkeypatch.delenv("STENCILKIT_OFFSET_CHECKS")
+        reset_config()
+
+
+def test_vertical_offsets_of_later_calls_are_guarded(case, rng) -> None:
+    """An ICON-shaped read (K + an offset field, 2-D) out of the levels on a later call: never a
+    read outside the field, and reported."""
+    g = rng.standard_normal((NX, NZ))
+    kk = np.arange(NZ)[None, :]
+    k = (rng.integers(0, NZ, (NX, NZ)) - kk).astype(np.int32)
+    od = rng.standard_normal((NX, NZ))
+
+    @gtx.program(backend=case.backend)
+    def run(g: FXZ, k: IXZ, out: FXZ):
+        vertical(g, k, out=out, domain={X: (1, NX), Z: (0, NZ)})
+
+    fg = case.field([X, Z], g)
+    run(fg, case.field([X, Z], k), case.field([X, Z], od), offset_provider={})
+    bad = k.copy()
+    bad[3, 2] = NZ + 5
+    out = case.field([X, Z], od)
+    with pytest.raises(gtx.StencilValueError, match="along Z"):
+        run(fg, case.field([X, Z], bad), out, offset_provider={})
+        run(
+            fg, case.field([X, Z], k), case.field([X, Z], od), offset_provider={}
+        )  # gpu: reported here
 
 
 def test_decoration_errors() -> None:

@@ -13,6 +13,7 @@ from stencilkit import Dims, Field, float32, float64
 from stencilkit.backends.compiled import CompiledRunner
 from stencilkit.backends.cuda import CudaTarget
 from stencilkit.core.errors import BuildError
+from stencilkit.experimental import as_offset
 from stencilkit.ir.lower import flat_params
 from stencilkit.toolchain import cuda as cuda_toolchain
 from stencilkit.toolchain.config import reset_config
@@ -292,3 +293,33 @@ def test_cuda_flags_from_the_environment(compiler: str, monkeypatch: pytest.Monk
     reset_config()
     with pytest.raises(BuildError):
         _build(run_lap, [a, out])
+
+
+Z = gtx.Dimension("Z", kind=gtx.DimensionKind.VERTICAL)
+Zoff = gtx.FieldOffset("Zoff", source=Z, target=(Z,))
+
+
+@gtx.field_operator
+def _from_levels(
+    g: Field[Dims[I, Z], float64], k: Field[Dims[I, Z], gtx.int32]
+) -> Field[Dims[I, Z], float64]:
+    return g(as_offset(Zoff, k)) + g
+
+
+@gtx.program(backend=gtx.gpu)
+def run_from_levels(
+    g: Field[Dims[I, Z], float64], k: Field[Dims[I, Z], gtx.int32], out: Field[Dims[I, Z], float64]
+):
+    _from_levels(g, k, out=out)
+
+
+def test_as_offset_reads_compile_with_their_guard(compiler: str) -> None:
+    """Each as_offset read goes through sk_guard with the field's range from the block and the
+    error word (kernels never read outside a field, whatever the offsets' values)."""
+    g = gtx.as_field([I, Z], np.random.default_rng(1).standard_normal((8, 5)))
+    k = gtx.as_field([I, Z], np.zeros((8, 5), dtype=np.int32))
+    out = gtx.as_field([I, Z], np.random.default_rng(2).standard_normal((8, 5)))
+    source, entry = _build(run_from_levels, [g, k, out])
+    assert "sk_guard(" in source and "sk_err" in source
+    cubin = (entry.path / "program.cubin").read_bytes()  # type: ignore[attr-defined]
+    assert b"sk_run_from_levels_k0" in cubin

@@ -195,6 +195,9 @@ class ExprEmitter:
         terms = []
         for axis, i in enumerate(index):
             ix = self.index(i)
+            if isinstance(i, ir.DynIndex):  # a position from data: kept inside the field
+                g = self.layout.guard(f.name, axis)
+                ix = f"sk_guard({ix}, a[{g.slot}], a[{g.slot + 1}], sk_err, {g.code})"
             if isinstance(i, ir.Lookup) and isinstance(i.neighbor, ir.Pos) and not f.is_table:
                 # a read through a skipped slot outside a reduction (the output has the local
                 # dimension): read the field's first element instead of before its start
@@ -489,6 +492,10 @@ def unpack_args(layout: ArgLayout, written: set[str], const_qual: str = "const")
     for sc in layout.scalars:
         lines.append(
             f"const {ctype(sc.dtype)} {sc.name}_v = sk_from_slot<{ctype(sc.dtype)}>(a[{sc.slot}]);"
+        )
+    if layout.error_slot is not None:
+        lines.append(
+            f"volatile int64_t* const sk_err = reinterpret_cast<volatile int64_t*>(a[{layout.error_slot}]);"
         )
     return lines
 

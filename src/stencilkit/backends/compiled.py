@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 
 from .. import stages
+from ..core.device import DeviceType
 from ..core.errors import StencilValueError
 from ..core.types import FieldType, ScalarType
 from ..fields.signature import FieldSignature
@@ -60,6 +61,11 @@ class Plan:
     tables: dict[str, Any]  # the neighbour tables checked when the plan was made
     dynamic: bool  # as_offset reads: their positions are data, checked on every call
     same_ok: frozenset[tuple[int, int]]  # (argument, output) pairs that may be one field
+    #: the kernels' as_offset guards' error word (two int64, see stages/abi.py ReadGuard)
+    errors: np.ndarray | None = None
+    errors_at_once: bool = False  # read after each call (cpu); else before the next (gpu)
+    check_every: bool = False  # STENCILKIT_OFFSET_CHECKS=every
+    offsets_checked: bool = False  # the first call's host check of as_offset reads is done
     store_pointers: Any = field(init=False)
     #: held by the call using ``block``; a call that finds it held takes a spare block
     lock: Any = field(init=False, default_factory=threading.Lock)
@@ -215,7 +221,19 @@ class CompiledRunner:
                 ints[slot] = int(value)
         for name, slot in plan.table_slots:
             ints[slot] = offset_provider[name]._ptr  # type: ignore[index]
-        if plan.dynamic:  # as_offset: the read positions are data, checked on every call
+        if plan.dynamic:  # as_offset: the read positions are data
+            self._check_offsets(plan, args, offset_provider)
+        block.run()
+        if plan.errors_at_once and plan.errors[0]:  # type: ignore[index]
+            self._guard_failed(plan, "this call")
+
+    def _check_offsets(
+        self, plan: Plan, args: list[Any], offset_provider: Mapping[str, Any] | None
+    ) -> None:
+        """Before a call with as_offset reads: the plan's first call (or every call, with
+        STENCILKIT_OFFSET_CHECKS=every) checks every read on the host, before anything runs;
+        later calls rely on the kernels' guards, whose errors a GPU reports at the next call."""
+        if plan.check_every or not plan.offsets_checked:
             check_call(
                 plan.sprog,
                 plan.domains,
@@ -223,7 +241,30 @@ class CompiledRunner:
                 args,
                 {t: offset_provider[t] for t in self.table_names},  # type: ignore[index]
             )
-        block.run()
+            plan.offsets_checked = True
+        elif plan.errors[0]:  # type: ignore[index]  # set by a kernel of an earlier call
+            self._guard_failed(plan, "an earlier call")
+
+    def _guard_failed(self, plan: Plan, which: str) -> None:
+        """A kernel's guard found an as_offset read outside its field (and read inside it
+        instead): raise with the field, the axis and the index, and clear the error word."""
+        errors = plan.errors
+        assert errors is not None
+        code, index = int(errors[0]), int(errors[1])
+        errors[0] = errors[1] = 0
+        layout = plan.stages.planned.layout
+        assert layout is not None
+        g = layout.guards[code - 1]
+        f = layout.field(g.field)
+        lo, hi = plan.block.buf[g.slot], plan.block.buf[g.slot + 1]
+        what = "neighbour table" if f.is_table else "field"
+        raise StencilValueError(
+            f"{self.program.name}(): in {which}, an as_offset read of {what} '{g.field}' along"
+            f" {f.dims[g.axis]} was at index {index}, outside the {what}'s range [{lo}, {hi});"
+            f" the kernel read at {lo} instead, so the outputs of {which} are not valid",
+            hint="check the offsets' values; STENCILKIT_OFFSET_CHECKS=every checks every call"
+            " on the host before it runs (slower; nothing is written on a bad offset)",
+        )
 
     def _check_aliasing(self, plan: Plan, args: list[Any]) -> None:
         """Two parameters can be one field only if their signatures are equal, so only those
@@ -291,6 +332,10 @@ class CompiledRunner:
         )
         layout, sprog, bound = done.planned.layout, done.planned.sprog, done.bound
         buf = done.planned.new_block()
+        errors = None
+        if layout.error_slot is not None:
+            errors = self.target.error_word()
+            buf[layout.error_slot] = errors.ctypes.data
         index = {p.name: i for i, p in enumerate(self.flat)}
         written = {o for k in sprog.kernels for o in k.outs}
         return Plan(
@@ -308,6 +353,9 @@ class CompiledRunner:
             frozenset(
                 (index[a], index[o]) for a, o in same_field_ok(sprog) if a in index and o in index
             ),
+            errors,
+            errors is not None and self.target.device_type is DeviceType.CPU,
+            require("STENCILKIT_OFFSET_CHECKS").offset_checks == "every",
         )
 
 

@@ -34,6 +34,16 @@ SK_LIMITS(int8_t, -128, 127) SK_LIMITS(int16_t, -32768, 32767)
 SK_LIMITS(int32_t, -2147483647 - 1, 2147483647) SK_LIMITS(int64_t, -9223372036854775807LL - 1, 9223372036854775807LL)
 SK_LIMITS(uint8_t, 0, 255) SK_LIMITS(uint16_t, 0, 65535) SK_LIMITS(uint32_t, 0, 4294967295u)
 SK_LIMITS(uint64_t, 0, 18446744073709551615ull) SK_LIMITS(bool, false, true)
+// A read whose position is data (as_offset): an index outside the field's range [lo, hi) reads
+// at lo instead (never outside the allocation) and records which read it was and the index in
+// err[0], err[1] (a word the caller owns and checks; null while the tune stage times kernels).
+template <class I> SK_FN I sk_guard(I i, int64_t lo, int64_t hi, volatile int64_t* err, int64_t code) {
+  if (__builtin_expect(i < lo || i >= hi, 0)) {
+    if (err) { err[1] = (int64_t)i; err[0] = code; }
+    return (I)lo;
+  }
+  return i;
+}
 template <class T> SK_FN T sk_floordiv(T a, T b) {
   if constexpr (sk_is_float<T>::value) { return floor(a / b); }
   else {

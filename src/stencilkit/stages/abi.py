@@ -39,17 +39,58 @@ class ScalarSlot:
 
 
 @dataclass(frozen=True, slots=True)
+class ReadGuard:
+    """A field axis read at data-dependent positions (``as_offset``): ``a[slot]``, ``a[slot + 1]``
+    hold the field's index range along ``axis``; a read outside it is reported as ``code``
+    (the guard's number + 1) in the error word."""
+
+    field: str
+    axis: int
+    slot: int
+    code: int
+
+
+@dataclass(frozen=True, slots=True)
 class ArgLayout:
     fields: tuple[FieldSlots, ...]
     scalars: tuple[ScalarSlot, ...]
     bounds: tuple[tuple[int, ...], ...]  # per kernel: slots of start, stop for each dim
     size: int
+    guards: tuple[ReadGuard, ...] = ()
+    #: the slot of the error word's address (two int64: guard code, index), if there are guards
+    error_slot: int | None = None
 
     def field(self, name: str) -> FieldSlots:
         for f in self.fields:
             if f.name == name:
                 return f
         raise KeyError(name)
+
+    def guard(self, name: str, axis: int) -> ReadGuard:
+        for g in self.guards:
+            if g.field == name and g.axis == axis:
+                return g
+        raise KeyError((name, axis))
+
+
+def dynamic_axes(prog: ir.StencilProgram) -> list[tuple[str, int]]:
+    """(field or table, axis) read at a data-dependent index anywhere in ``prog``, in order of
+    first appearance."""
+    from ..ir.visit import walk
+
+    found: dict[tuple[str, int], None] = {}
+    for k in prog.kernels:
+        for v in (*k.values, *(k.scan.inits if k.scan else ())):
+            for x in walk(v):
+                if isinstance(x, ir.Access):
+                    for axis, i in enumerate(x.index):
+                        if isinstance(i, ir.DynIndex):
+                            found[(x.field, axis)] = None
+                elif isinstance(x, ir.Lookup | ir.Valid):
+                    for axis, i in enumerate((x.source, x.neighbor)):
+                        if isinstance(i, ir.DynIndex):
+                            found[(x.table, axis)] = None
+    return list(found)
 
 
 @dataclass(frozen=True, slots=True)
@@ -113,7 +154,14 @@ def arg_layout(prog: ir.StencilProgram, spec: Specialization, tables: tuple[str,
     for k in prog.kernels:
         bounds.append(tuple(range(slot, slot + 2 * len(k.dims))))
         slot += 2 * len(k.dims)
-    return ArgLayout(tuple(fields), tuple(scalars), tuple(bounds), slot)
+    guards = []
+    for n, (name, axis) in enumerate(dynamic_axes(prog)):
+        guards.append(ReadGuard(name, axis, slot, n + 1))
+        slot += 2
+    error_slot = None
+    if guards:
+        error_slot, slot = slot, slot + 1
+    return ArgLayout(tuple(fields), tuple(scalars), tuple(bounds), slot, tuple(guards), error_slot)
 
 
 #: Bound on index values for 32-bit index arithmetic, with room below 2**31 for the threads that

@@ -143,6 +143,12 @@ def plan(lowered: Lowered, bound: Bound, target: Target | None) -> Planned:
         for j, r in enumerate(dom):
             block[layout.bounds[ki][2 * j]] = r.start
             block[layout.bounds[ki][2 * j + 1]] = r.stop
+    for g in layout.guards:  # the index range of each axis read at data-dependent positions
+        f = layout.field(g.field)
+        sig = bound.signature(g.field)
+        a = sig.axis(f.dims[g.axis].value)
+        block[g.slot] = sig.origin[a]
+        block[g.slot + 1] = sig.origin[a] + sig.shape[a]
     return Planned(target.name, sprog, domains, layout, spec, tuple(block))
 
 

@@ -74,6 +74,10 @@ class CppTarget:
     def tune(self, loaded: LoadedLibrary, planned: Planned, bound: Bound) -> Launches:
         return Launches(self.name)  # one call of the library runs every kernel: nothing to choose
 
+    def error_word(self) -> np.ndarray:
+        """The guards' error word (backends/cprelude.py ``sk_guard``): read after each call."""
+        return np.zeros(2, dtype=np.int64)
+
 
 def _build(d: Path, source: str, sprog: ir.StencilProgram) -> None:
     (d / "program.ir").write_text(str(sprog))

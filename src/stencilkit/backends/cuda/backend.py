@@ -33,7 +33,7 @@ from .codegen import (
     x_align,
 )
 from .order import ORDER_MIN_POINTS, LocalityOrder, is_scattered, order_for
-from .runtime import Launcher, Module, cupy, device_arch, device_name
+from .runtime import Launcher, Module, cupy, device_arch, device_name, mapped_host_words
 from .tuning import choose_blocks, table_fingerprint, worth_searching
 
 BINARY = "program.cubin"
@@ -206,6 +206,12 @@ class CudaTarget:
             return hit
         loaded = self._loaded[built.key, device] = LoadedCuda(built, self.load_module(built), self)
         return loaded
+
+    def error_word(self) -> np.ndarray:
+        """The guards' error word (backends/cprelude.py ``sk_guard``) in pinned host memory
+        mapped into the GPU's address space: kernels write it, the host reads it without a copy
+        or a synchronisation (at the next call of the program, see compiled.py)."""
+        return mapped_host_words(2)
 
     def tune(self, loaded: LoadedCuda, planned: Planned, bound: Bound) -> Launches:
         """Block shape and z-chunk variant per kernel: a timed search on large domains (on scratch

@@ -56,6 +56,17 @@ def device_arch(device_id: int) -> str:
     return str(cp.cuda.Device(device_id).compute_capability)
 
 
+def mapped_host_words(n: int) -> np.ndarray:
+    """``n`` int64 zeros in pinned host memory mapped into every GPU's address space (with
+    unified addressing, the one address serves host and device); the array keeps it alive."""
+    cp = cupy()
+    flags = cp.cuda.runtime.hostAllocMapped | cp.cuda.runtime.hostAllocPortable
+    mem = cp.cuda.PinnedMemoryPointer(cp.cuda.PinnedMemory(8 * n, flags), 0)
+    words = np.frombuffer(mem, dtype=np.int64, count=n)
+    words[:] = 0
+    return words
+
+
 class Module:
     """A loaded cubin on one device, with its kernels."""
 
