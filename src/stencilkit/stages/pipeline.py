@@ -12,6 +12,7 @@ and keep the result, so later calls only write addresses and scalars and launch.
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -20,6 +21,7 @@ import numpy as np
 
 from ..core.device import DeviceType
 from ..core.errors import StencilTypeError, StencilValueError
+from ..core.log import get_logger
 from ..core.types import FieldType
 from ..fields.signature import FieldSignature
 from ..ir import nodes as ir
@@ -29,6 +31,8 @@ from .abi import Specialization, arg_layout, fits_narrow_index
 from .artefacts import Built, Launches, Loaded, Lowered, Planned, Source, Target
 from .binding import Bound, bind_checked, used_tables
 from .domains import checked_domains
+
+_log = get_logger("stages")
 
 #: Programs remembered per cache below (by identity; the oldest are dropped beyond this).
 _CACHE_SIZE = 1024
@@ -251,16 +255,38 @@ def run_stages(
 ) -> Stages:
     """The whole pipeline for one call signature; the embedded backend (``target=None``) stops
     after ``plan``."""
-    bound = bind(program, args, offset_provider, target, check_device=check_device)
-    lowered = lower(program, bound)
-    planned = plan(lowered, bound, target)
+    clock = _StageClock()
+    bound = clock("bind", bind(program, args, offset_provider, target, check_device=check_device))
+    lowered = clock("lower", lower(program, bound))
+    planned = clock("plan", plan(lowered, bound, target))
     if target is None:
         return Stages(program, bound, lowered, planned)
-    source = generate(planned, target)
-    built = build(source, target)
-    loaded = load(built, target)
-    launches = tune(loaded, planned, bound, target)
+    source = clock("generate", generate(planned, target))
+    built = clock("build", build(source, target))
+    loaded = clock("load", load(built, target))
+    launches = clock("tune", tune(loaded, planned, bound, target))
+    clock.report(program.name, target.name)
     return Stages(program, bound, lowered, planned, source, built, loaded, launches)
+
+
+class _StageClock:
+    """Seconds per stage of one pass through the pipeline (a plan's first call), logged at INFO
+    on the ``stencilkit.stages`` logger: where a slow first call spends its time."""
+
+    def __init__(self) -> None:
+        self.last = time.perf_counter()
+        self.spent: list[tuple[str, float]] = []
+
+    def __call__(self, stage: str, artefact: Any) -> Any:
+        now = time.perf_counter()
+        self.spent.append((stage, now - self.last))
+        self.last = now
+        return artefact
+
+    def report(self, name: str, target: str) -> None:
+        total = sum(t for _, t in self.spent)
+        parts = ", ".join(f"{s} {t:.3f}" for s, t in self.spent)
+        _log.info("plan of %s on %s in %.3f s: %s", name, target, total, parts)
 
 
 def argument_block(planned: Planned, bound: Bound) -> np.ndarray:

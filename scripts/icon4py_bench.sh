@@ -1,0 +1,71 @@
+#!/usr/bin/env bash
+# ICON's dycore and diffusion programs at ICON size on a GPU machine, stencilkit beside real gt4py,
+# in one call (benchmarks/icon4py_bench.py says what each step does):
+#   prepare (specs) -> gt4py's builds, in parallel on a small mesh, in the background (its build
+#   cache is then warm) -> stencilkit runs (default column layout, and SK_VARIANTS more) -> gt4py's
+#   timed run -> the side-by-side table ($OUT/comparison.md).
+# Wheels are carried in .whl (the device README): icon4py 0.4.1 + pure-Python needs for the
+# stencilkit side (gt4py served by stencilkit's alias), and gt4py 1.2.1 + its needs for the other.
+#   SK_VARIANTS="hfirst fmad"  extra stencilkit runs: horizontal-first column fields; --fmad=true
+#   ONLY="prog ..."            a subset;   GT4PY=0  no gt4py side;   CELLS=163840 NLEV=80
+set -uo pipefail
+cd "$(dirname "$0")/.." || exit 1
+OUT="${OUT:-./.out}"; mkdir -p "$OUT"
+D=/tmp/icon4py-bench; rm -rf "$D"; mkdir -p "$D/logs"
+export PYTHONUNBUFFERED=1 STENCILKIT_CACHE_DIR="${STENCILKIT_CACHE_DIR:-$(mktemp -d)}"
+PY=python3; T0=$(date +%s)
+step() { echo; echo "################ $1  (t=$(( $(date +%s) - T0 )) s)"; }
+ONLY_ARGS=(); [ -n "${ONLY:-}" ] && ONLY_ARGS=(--only $ONLY)
+
+step install
+SK_WHEELS=$(ls .whl/icon4py_*.whl .whl/attrs-*.whl .whl/cattrs-*.whl .whl/array_api_compat-*.whl .whl/pyyaml-*.whl .whl/typing_extensions-*.whl .whl/packaging-*.whl .whl/filelock-*.whl .whl/platformdirs-*.whl 2>/dev/null)
+$PY -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --target /tmp/sksite $SK_WHEELS > "$D/logs/install_sk.log" 2>&1 || { echo "stencilkit-side install failed"; tail "$D/logs/install_sk.log"; }
+if [ "${GT4PY:-1}" = 1 ]; then
+  $PY -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --target /tmp/gtsite .whl/*.whl > "$D/logs/install_gt.log" 2>&1 || { echo "gt4py-side install failed"; tail "$D/logs/install_gt.log"; }
+fi
+SK="env PYTHONPATH=/tmp/sksite:src"
+GT="env PYTHONPATH=/tmp/gtsite:src GT4PY_BUILD_CACHE_LIFETIME=persistent GT4PY_BUILD_CACHE_DIR=/tmp/gt4py-cache"
+
+step prepare
+$SK $PY benchmarks/icon4py_bench.py prepare --dir "$D" --cells "${CELLS:-163840}" --nlev "${NLEV:-80}" "${ONLY_ARGS[@]}" 2>&1 | tail -16
+$SK $PY benchmarks/icon4py_bench.py prepare --dir "$D/small" --cells 2000 --nlev 10 "${ONLY_ARGS[@]}" > "$D/logs/prepare_small.log" 2>&1
+
+GT_PID=""
+if [ "${GT4PY:-1}" = 1 ]; then
+  step "gt4py builds (background, cores 4-15)"
+  names=$($PY -c "import json; print(' '.join(p['name'] for p in json.load(open('$D/small/specs.json'))['programs']))")
+  ( T1=$(date +%s)
+    printf '%s\n' $names | taskset -c 4-15 xargs -P 12 -I{} sh -c \
+      "timeout ${GT_BUILD_LIMIT:-420} $GT $PY -W ignore benchmarks/icon4py_bench.py run --dir $D/small --impl gt4py --calls 1 --only {} > $D/logs/gt_build_{}.log 2>&1"
+    echo "gt4py builds done in $(( $(date +%s) - T1 )) s" > "$D/logs/gt_builds_done.txt" ) &
+  GT_PID=$!
+fi
+
+for v in default ${SK_VARIANTS:-}; do
+  case $v in
+    default) impl=stencilkit; extra=() ;;
+    hfirst)  impl=stencilkit-hfirst; extra=(--column-layout horizontal-contiguous) ;;
+    fmad)    impl=stencilkit-fmad; extra=() ;;
+  esac
+  step "stencilkit run: $impl (cores 0-3)"
+  flags=""; [ "$v" = fmad ] && flags="--fmad=true"
+  STENCILKIT_CUDAFLAGS="$flags" timeout "${SK_LIMIT:-240}" taskset -c 0-3 $SK $PY benchmarks/icon4py_bench.py run --dir "$D" --impl "$impl" "${extra[@]}" "${ONLY_ARGS[@]}" 2>&1 | grep -v " INFO" | tee "$D/logs/run_$impl.log" | tail -16
+done
+
+if [ -n "$GT_PID" ]; then
+  step "waiting for gt4py's builds"
+  wait "$GT_PID"; cat "$D/logs/gt_builds_done.txt" 2>/dev/null
+  grep -h -E "FAILED|first" "$D"/logs/gt_build_*.log | cut -c1-200 | head -20
+  step "gt4py run"
+  timeout "${GT_LIMIT:-200}" $GT $PY -W ignore benchmarks/icon4py_bench.py run --dir "$D" --impl gt4py "${ONLY_ARGS[@]}" 2>&1 | tee "$D/logs/run_gt4py.log" | tail -16
+  step compare
+  others=""; for v in ${SK_VARIANTS:-}; do [ "$v" = fmad ] && others="$others stencilkit-fmad"; done
+  $SK $PY benchmarks/icon4py_bench.py compare --dir "$D" stencilkit gt4py $others 2>&1 | tee "$OUT/comparison.md"
+  for v in ${SK_VARIANTS:-}; do
+    [ "$v" = hfirst ] && $SK $PY benchmarks/icon4py_bench.py compare --dir "$D" stencilkit-hfirst gt4py 2>&1 | tee "$OUT/comparison-hfirst.md"
+  done
+fi
+step done
+cp "$D"/*/results.json "$D/logs/" 2>/dev/null; for f in "$D"/*/results.json; do cp "$f" "$D/logs/results-$(basename "$(dirname "$f")").json"; done
+tar czf "$OUT/icon4py-bench-logs.tgz" -C "$D" logs specs.json 2>/dev/null
+echo "total $(( $(date +%s) - T0 )) s"
