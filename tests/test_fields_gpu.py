@@ -211,7 +211,7 @@ def test_moving_between_devices(cp: ModuleType, rng: np.random.Generator) -> Non
     host = as_field([I, K], a)
     gpu = host.to(GPU0)
     assert gpu.xp is cp and gpu.device == GPU0 and gpu.domain == host.domain
-    # a column field: the GPU's column layout (vertical-contiguous: 3 doubles padded to 4)
+    # a column field: the GPU's column layout (GPU_COLUMN_SCHEME)
     assert (
         gpu.ndarray.strides
         == buffer_strides((5, 3), 8, GPU_COLUMN_SCHEME.layout((I.kind, K.kind)))[0]

@@ -85,7 +85,7 @@ def test_as_field_shares_memory_only_in_the_asked_layout(rng) -> None:
 
 def test_gpu_column_fields_default_to_one_constant() -> None:
     H, V, L = DimensionKind.HORIZONTAL, DimensionKind.VERTICAL, DimensionKind.LOCAL
-    assert GPU_COLUMN_SCHEME is VERTICAL_FIRST
+    assert GPU_COLUMN_SCHEME is HORIZONTAL_FIRST  # gt4py's GPU layout (docs/storage.md)
     assert layout_for((H, V), DeviceType.CUDA) == GPU_COLUMN_SCHEME.layout((H, V))
     assert layout_for((H, H, V), DeviceType.CUDA) == HORIZONTAL_FIRST.layout((H, H, V))
     assert layout_for((H, L), DeviceType.CUDA) == HORIZONTAL_FIRST.layout((H, L))  # tables

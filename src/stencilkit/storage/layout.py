@@ -125,10 +125,14 @@ DEVICE_SCHEMES: Final[dict[DeviceType, LayoutScheme]] = {
 
 #: The CUDA layout of *column fields*: one horizontal axis and at least one vertical axis
 #: ([Cell, K], [Edge, K], [I, K]), the fields of unstructured (ICON-like) models. The one switch
-#: for that choice. Issue 13 measured neighbour sums over a random C2E table, 1M cells x 80
-#: levels, fp64, on the H200: 0.63 of the device copy with K-contiguous fields, 0.21
-#: horizontal-first (a neighbour's column is one 640-byte run instead of 80 scattered reads).
-GPU_COLUMN_SCHEME: Final[LayoutScheme] = VERTICAL_FIRST
+#: for that choice: horizontal-first, GT4Py's GPU layout. icon4py's 14 heaviest dycore and
+#: diffusion programs on the H200 (2x R2B5, 80 levels, benchmarks/icon4py_bench.py, RESULTS.md
+#: 2026-12-02): 7.0 ms in sum horizontal-first against 18.8 ms K-contiguous, where a scan over
+#: K (one thread per column) reads 32 columns 640 bytes apart per level (the tridiagonal forward
+#: sweep 0.29 ms against 3.45 ms) and gathers on ICON's locality-numbered mesh run as fast. On a
+#: *random* numbering K-contiguous gathers are up to 3.4x faster (issue 13: C2E 0.63 of copy
+#: against 0.21): ``layout="vertical-contiguous"`` per allocation, docs/storage.md.
+GPU_COLUMN_SCHEME: Final[LayoutScheme] = HORIZONTAL_FIRST
 
 
 def scheme_for(kinds: Sequence[DimensionKind], device_type: DeviceType | int) -> LayoutScheme:
@@ -158,7 +162,7 @@ def layout_for(kinds: Sequence[DimensionKind], device_type: DeviceType | int) ->
     >>> layout_for((H, H, V), DeviceType.CUDA)      # Cartesian: horizontal-contiguous
     Layout(stride_order=(2, 1, 0), alignment=128, padding=True, pad_bytes=0)
     >>> layout_for((H, V), DeviceType.CUDA)         # columns: GPU_COLUMN_SCHEME
-    Layout(stride_order=(0, 1), alignment=128, padding=True, pad_bytes=32)
+    Layout(stride_order=(1, 0), alignment=128, padding=True, pad_bytes=0)
     """
     return scheme_for(kinds, device_type).layout(tuple(kinds))
 
