@@ -359,3 +359,51 @@ def test_the_order_is_prepared_before_the_search_budget(
     tuning.choose_blocks(kernel, [8, 1 << 16], launchers, 0)  # type: ignore[arg-type]
     assert len(prepared) == 2
     assert {v for v, _ in _FakeTimer.timed} == set(variants)
+
+
+def test_variants_build_in_the_background_and_the_first_choice_is_provisional(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """STENCILKIT_TUNE=background (the default): a first call whose search would first compile
+    the z-chunk variants times the plain kernel only, starts their build, and is marked
+    provisional (not stored); ``final=True`` (a later call, once built) searches every variant."""
+    from stencilkit.toolchain.config import reset_config
+
+    monkeypatch.setenv("STENCILKIT_TUNE", "background")
+    reset_config()
+    rng = np.random.default_rng(4)
+    a = gtx.as_field([I, J, K], rng.random((64, 64, 80)))
+    out = gtx.as_field([I, J, K], rng.random((64, 64, 80)))
+    calls: list[tuple[dict[Any, Any], dict[str, Any]]] = []
+
+    def choose_blocks(
+        k: Any, extents: list[int], launchers: dict[Any, Any], *rest: Any, **kw: Any
+    ) -> Any:
+        calls.append((launchers, kw))
+        return PLAIN, (32, 4, 1)
+
+    _fake_gpu(monkeypatch, choose_blocks)
+    monkeypatch.setattr(cuda_backend, "stored_choice", lambda *args: None)
+    started: list[bool] = []
+    loaded = SimpleNamespace(
+        function=lambda name, ordered=False: name,
+        device_id=0,
+        built=SimpleNamespace(path=tmp_path),
+        variants_at_hand=lambda ordered: False,
+        build_variants_in_background=started.append,
+    )
+    target = CudaTarget(arch="90")
+    runner = CompiledRunner(run_lap.definition, flat_params(run_lap.definition.params), target)
+    st = runner.stages([a, out], {}, check_device=False, until="plan")
+    try:
+        first = target.tune(loaded, st.planned, st.bound)  # type: ignore[arg-type]
+        assert first.provisional and started == [False]
+        assert set(calls[0][0]) == {PLAIN} and calls[0][1] == {"remember": False}
+        assert "provisional" in first.as_text()
+        calls.clear()
+        final = target.tune(loaded, st.planned, st.bound, final=True)  # type: ignore[arg-type]
+        assert not final.provisional
+        assert len(calls[0][0]) > 1 and calls[0][1] == {}  # every variant, remembered
+    finally:
+        monkeypatch.delenv("STENCILKIT_TUNE")
+        reset_config()

@@ -333,3 +333,38 @@ def test_programs_run_on_the_current_device(rng) -> None:
         ),
     ):
         run_lap7(b, out, 37, 29, 21, offset_provider={})
+
+
+@pytest.mark.gpu
+def test_background_tuning_first_call_then_final_choice(monkeypatch, tmp_path, rng) -> None:
+    """STENCILKIT_TUNE=background (the default outside this suite): the first call runs the plain
+    kernel with a provisional block while the variants build on a worker thread; once built, the
+    next call makes the final choice. Every call gives the same bits, and NumPy's result."""
+    from stencilkit.backends.cuda import tuning
+    from stencilkit.toolchain.config import reset_config
+
+    monkeypatch.setenv("STENCILKIT_TUNE", "background")
+    monkeypatch.setenv("STENCILKIT_CACHE_DIR", str(tmp_path))  # no variant built yet
+    monkeypatch.setattr(tuning, "_CHOSEN", {})
+    reset_config()
+    try:
+        prog = run_lap7.with_backend(gtx.gpu)
+        shape = (200, 160, 40)  # large enough to be searched
+        data = rng.standard_normal(shape)
+        a = gtx.as_field([I, J, K], data, allocator=gtx.gpu)
+        out = gtx.full({I: shape[0], J: shape[1], K: shape[2]}, np.nan, allocator=gtx.gpu)
+        prog(a, out, *shape, offset_provider={})
+        (plan,) = prog._runner.plans.values()
+        assert plan.provisional and plan.stages.launches.provisional
+        first = out.asnumpy()
+        np.testing.assert_allclose(
+            first[1:-1, 1:-1, 1:-1], _reference(data), rtol=1e-13, atol=1e-12
+        )
+        assert gtx.wait_for_tuning(timeout=120)
+        prog(a, out, *shape, offset_provider={})
+        assert not plan.provisional and not plan.stages.launches.provisional
+        np.testing.assert_array_equal(out.asnumpy(), first)
+        stored = json.loads(next(tmp_path.rglob(tuning.TUNING_FILE)).read_text())
+        assert any(name.startswith("lap7") or "lap7" in name for name in stored)
+    finally:
+        reset_config()

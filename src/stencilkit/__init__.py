@@ -20,7 +20,7 @@ from . import (
     utils,
 )
 from ._version import __version__
-from .backends import Backend, capture_cuda_graph, cpu, gpu, gtfn_cpu, gtfn_gpu
+from .backends import Backend, capture_cuda_graph, cpu, gpu, gtfn_cpu, gtfn_gpu, wait_for_tuning
 from .core import (
     BackendUnavailableError,
     BuildError,
@@ -151,6 +151,7 @@ __all__ = [
     "__version__",
     "abs",
     "capture_cuda_graph",
+    "wait_for_tuning",
     "arccos",
     "arcsin",
     "arctan",

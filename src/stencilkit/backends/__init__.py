@@ -95,6 +95,20 @@ def embedded_runner(program: ir.Program, flat: tuple[ir.Param, ...]) -> Any:
     return EmbeddedRunner(program, flat)
 
 
+def wait_for_tuning(timeout: float | None = None) -> bool:
+    """Wait until the GPU kernel variants that first calls started building in the background
+    are built (``STENCILKIT_TUNE=background``, the default); each program's next call then makes
+    its final choice of variant and block shape. Returns True when nothing is left building.
+
+    >>> stencilkit.wait_for_tuning()   # e.g. before timing the steady state of a time loop
+    True
+    """
+    import sys
+
+    cuda = sys.modules.get(f"{__name__}.cuda.backend")
+    return True if cuda is None else bool(cuda.wait_for_tuning(timeout))
+
+
 def capture_cuda_graph(body: Any, stream: Any = None) -> Any:
     """Capture the GPU program calls made by ``body()`` into a CUDA graph to replay (see
     ``backends/cuda/graphs.py``); call each program once before capturing it."""

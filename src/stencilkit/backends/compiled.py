@@ -66,6 +66,7 @@ class Plan:
     errors_at_once: bool = False  # read after each call (cpu); else before the next (gpu)
     check_every: bool = False  # STENCILKIT_OFFSET_CHECKS=every
     offsets_checked: bool = False  # the first call's host check of as_offset reads is done
+    provisional: bool = False  # launches of the plain variants while the others build (gpu)
     store_pointers: Any = field(init=False)
     #: held by the call using ``block``; a call that finds it held takes a spare block
     lock: Any = field(init=False, default_factory=threading.Lock)
@@ -170,6 +171,8 @@ class CompiledRunner:
             plan = self._new_plan(key, args, offset_provider)
         if plan.lock.acquire(False):
             try:
+                if plan.provisional and self.target.ready_to_retune(plan.stages.loaded):  # type: ignore[attr-defined]
+                    self._retune(plan, args, offset_provider)
                 self._run(plan, plan.block, args, offset_provider)
             finally:
                 plan.lock.release()
@@ -179,6 +182,21 @@ class CompiledRunner:
                 self._run(plan, block, args, offset_provider)
             finally:
                 plan.spares.append(block)
+
+    def _retune(
+        self, plan: Plan, args: list[Any], offset_provider: Mapping[str, Any] | None
+    ) -> None:
+        """A provisional plan (its kernels' variants were building): the final search, with
+        this call's arguments, then the plan's block launches the choice. Blocks other threads
+        hold launch the provisional choice, which computes the same values."""
+        st = plan.stages
+        bound = stages.bind(self.program, args, offset_provider, self.target)
+        launches = self.target.tune(st.loaded, st.planned, bound, final=True)  # type: ignore[call-arg]
+        plan.stages = dataclasses.replace(st, launches=launches)
+        assert plan.stages.loaded is not None
+        plan.block.run = plan.stages.loaded.bind(launches, plan.block.buf)
+        plan.spares = []
+        plan.provisional = False
 
     def _same_tables(self, plan: Plan, offset_provider: Mapping[str, Any] | None) -> bool:
         """A table's entries are checked when a plan is made; another table object of the same
@@ -299,7 +317,12 @@ class CompiledRunner:
             key = self.signature(args, offset_provider)
         except (AttributeError, KeyError, TypeError):
             return self.make_plan(args, offset_provider)
-        return self.plans.get_or_make(key, lambda: self.make_plan(args, offset_provider))
+        plan = self.plans.get_or_make(key, lambda: self.make_plan(args, offset_provider))
+        if plan.provisional:  # ahead of time: the final choice now, waiting for the variants
+            with plan.lock:
+                if plan.provisional:
+                    self._retune(plan, args, offset_provider)
+        return plan
 
     def stages(
         self,
@@ -356,6 +379,8 @@ class CompiledRunner:
             errors,
             errors is not None and self.target.device_type is DeviceType.CPU,
             require("STENCILKIT_OFFSET_CHECKS").offset_checks == "every",
+            offsets_checked=False,
+            provisional=bool(getattr(done.launches, "provisional", False)),
         )
 
 

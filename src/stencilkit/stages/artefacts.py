@@ -131,11 +131,17 @@ class Launches:
 
     target: str
     kernels: tuple[KernelLaunch, ...] = ()
+    #: the choice of the plain variants only, while the others build in the background: a later
+    #: call searches again once they are built (STENCILKIT_TUNE=background)
+    provisional: bool = False
 
     def as_text(self) -> str:
         if not self.kernels:
             return f"{self.target}: one call runs every kernel (nothing to tune)"
-        return "\n".join(f"{kl.name}<<<grid {kl.grid}, block {kl.block}>>>" for kl in self.kernels)
+        lines = [f"{kl.name}<<<grid {kl.grid}, block {kl.block}>>>" for kl in self.kernels]
+        if self.provisional:
+            lines.append("(provisional: the z-chunk variants are building; searched again once built)")
+        return "\n".join(lines)
 
 
 class Loaded(Protocol):

@@ -63,6 +63,11 @@ def entry_dir(key: str) -> Path:
     return require("STENCILKIT_CACHE_DIR").cache_dir / key[:2] / key
 
 
+def is_cached(key: str) -> bool:
+    """Whether the entry ``key`` is built and whole (no lock taken, nothing built)."""
+    return _valid(entry_dir(key))
+
+
 def get_or_build(
     key: str, build: Callable[[Path], None], meta: dict[str, str] | None = None
 ) -> CacheEntry:

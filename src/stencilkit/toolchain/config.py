@@ -26,6 +26,10 @@ LOG_LEVELS = ("off", "error", "warning", "info", "debug")
 #: When compiled backends check as_offset reads before running: on a plan's first call only
 #: (later calls guard each read in the kernel) or before every call.
 OFFSET_CHECKS = ("first", "every")
+#: How the gpu backend's tune stage treats a kernel's z-chunk variants on a plan's first call:
+#: build them in the background and search once built (the first call runs the plain kernel
+#: with a searched block shape), or build and search them before the first call.
+TUNE_MODES = ("background", "first-call")
 
 #: The least work (points x operations per point) for which a kernel of the cpu backend runs
 #: on several threads; below it, one thread. Measured with `stencilkit bench --cpu --only
@@ -59,6 +63,7 @@ class Config:
     cudaflags: tuple[str, ...] = ()  # added to every NVRTC/nvcc build, e.g. ("--fmad=false",)
     plan_cache_size: int = PLAN_CACHE_SIZE  # argument signatures kept per program (LRU)
     offset_checks: str = "first"  # as_offset reads checked before the first call, or every call
+    tune: str = "background"  # gpu variants built in the background, or before the first call
     #: Variables whose value was refused: name -> the error (the field kept its default).
     problems: Mapping[str, ConfigurationError] = field(default_factory=dict)
 
@@ -127,6 +132,7 @@ VARIABLES: dict[str, tuple[str, Callable[[str], Any]]] = {
     "STENCILKIT_LOG": ("log", _choice(LOG_LEVELS)),
     "STENCILKIT_PLAN_CACHE_SIZE": ("plan_cache_size", _count(1)),
     "STENCILKIT_OFFSET_CHECKS": ("offset_checks", _choice(OFFSET_CHECKS)),
+    "STENCILKIT_TUNE": ("tune", _choice(TUNE_MODES)),
     # read by stencilkit.config at import (stencilkit.config.PARSE_AT_DECORATION); listed here so
     # that `stencilkit info` reports a bad value
     "STENCILKIT_PARSE_AT_DECORATION": ("parse_at_decoration", yes_no),
@@ -146,7 +152,7 @@ def config() -> Config:
     ``STENCILKIT_CACHE_DIR``, ``CXX``, ``STENCILKIT_CXXFLAGS``, ``STENCILKIT_CUDA_COMPILER``
     (nvrtc|nvcc), ``STENCILKIT_CUDAFLAGS``, ``CUDA_HOME``/``CUDA_PATH``, ``STENCILKIT_SANITIZE`` (comma-separated: address,
     undefined, leak, thread), ``STENCILKIT_NUM_THREADS``, ``STENCILKIT_PARALLEL_MIN_WORK``,
-    ``STENCILKIT_LOG`` (off|error|warning|info|debug), ``STENCILKIT_PLAN_CACHE_SIZE``, ``STENCILKIT_OFFSET_CHECKS`` (first|every). Never raises: see :func:`require`."""
+    ``STENCILKIT_LOG`` (off|error|warning|info|debug), ``STENCILKIT_PLAN_CACHE_SIZE``, ``STENCILKIT_OFFSET_CHECKS`` (first|every), ``STENCILKIT_TUNE`` (background|first-call). Never raises: see :func:`require`."""
     env = os.environ
     values: dict[str, Any] = {
         "cxx": env.get("CXX") or None,

@@ -10,6 +10,7 @@ points, order.py).
 from __future__ import annotations
 
 from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -20,7 +21,8 @@ from ...core.errors import InternalError, StencilValueError
 from ...stages.artefacts import Built, KernelLaunch, Launches, Planned, Source
 from ...stages.binding import Bound
 from ...stages.pipeline import argument_block
-from ...toolchain.cache import cache_key, get_or_build
+from ...toolchain.cache import cache_key, get_or_build, is_cached
+from ...toolchain.config import require
 from ...toolchain.cuda import compile_cubin, find_cuda_compiler
 from . import grid
 from .codegen import (
@@ -34,7 +36,7 @@ from .codegen import (
 )
 from .order import ORDER_MIN_POINTS, LocalityOrder, is_scattered, order_for
 from .runtime import Launcher, Module, cupy, device_arch, device_name, mapped_host_words
-from .tuning import choose_blocks, table_fingerprint, worth_searching
+from .tuning import choose_blocks, stored_choice, table_fingerprint, worth_searching
 
 BINARY = "program.cubin"
 
@@ -50,18 +52,47 @@ class LoadedCuda:
     target: CudaTarget
     # the variant modules once built, by whether they hold the ordered variants too
     _variants: dict[bool, Module] = field(default_factory=dict)
+    # background builds of the variant modules (STENCILKIT_TUNE=background), by ``ordered``
+    _builds: dict[bool, Future[Built]] = field(default_factory=dict)
 
     @property
     def device_id(self) -> int:
         return self.module.device_id
 
+    def _variant_source(self, ordered: bool) -> Source:
+        return self.target.generate(self.built.source.planned, True, ordered)
+
     def variant_module(self, ordered: bool = False) -> Module:
         if True in self._variants:  # holds every variant
             return self._variants[True]
         if ordered not in self._variants:
-            source = self.target.generate(self.built.source.planned, True, ordered)
-            self._variants[ordered] = self.target.load_module(self.target.build(source), ordered)
+            pending = self._builds.get(ordered)
+            built = (
+                pending.result()
+                if pending is not None
+                else self.target.build(self._variant_source(ordered))
+            )
+            self._variants[ordered] = self.target.load_module(built, ordered)
         return self._variants[ordered]
+
+    def variants_at_hand(self, ordered: bool) -> bool:
+        """Whether the variant module is loaded or built (in this process or the build cache):
+        using it costs no compilation."""
+        if True in self._variants or ordered in self._variants:
+            return True
+        pending = self._builds.get(ordered)
+        if pending is not None:
+            return pending.done()
+        return self.target.is_built(self._variant_source(ordered))
+
+    def build_variants_in_background(self, ordered: bool) -> None:
+        """Start compiling the variant module on a worker thread (NVRTC and nvcc release the
+        GIL): the caller's kernels keep running while it builds."""
+        if ordered not in self._builds and not self.variants_at_hand(ordered):
+            self._builds[ordered] = _BUILDERS.submit(
+                self.target.build, self._variant_source(ordered)
+            )
+            _PENDING.append(self._builds[ordered])
 
     def function(self, name: str, ordered: bool = False) -> Any:
         """The kernel ``name``; ``ordered``: a variant module is built with the ordered
@@ -213,7 +244,25 @@ class CudaTarget:
         or a synchronisation (at the next call of the program, see compiled.py)."""
         return mapped_host_words(2)
 
-    def tune(self, loaded: LoadedCuda, planned: Planned, bound: Bound) -> Launches:
+    def is_built(self, source: Source) -> bool:
+        """Whether ``source`` is in the build cache for this device (nothing compiled)."""
+        sprog, spec = source.planned.sprog, source.planned.spec
+        arch = self.arch or device_arch(spec.device_id if spec is not None else self.device_id)
+        compiler = find_cuda_compiler()
+        return is_cached(
+            cache_key([("ir", str(sprog)), ("source", source.text), *compiler.key_parts(arch)])
+        )
+
+    def ready_to_retune(self, loaded: LoadedCuda) -> bool:
+        """Whether a provisional plan's variants are built (its search can run now, outside a
+        CUDA graph capture)."""
+        return all(f.done() for f in loaded._builds.values()) and not (
+            cupy().cuda.get_current_stream().is_capturing()
+        )
+
+    def tune(
+        self, loaded: LoadedCuda, planned: Planned, bound: Bound, final: bool = False
+    ) -> Launches:
         """Block shape and z-chunk variant per kernel: a timed search on large domains (on scratch
         outputs: the caller's fields are only read), else a default (tuning.py). A searched
         kernel that gathers through a scattered table is also timed visiting its points in a
@@ -230,13 +279,33 @@ class CudaTarget:
         ]
         any_ordered = any(o is not None for o in offers)
         timing: list[Any] = []  # [block, scratch arrays]: made when the first search needs them
+        # STENCILKIT_TUNE=background: where a search would first have to compile the variants,
+        # they build on a worker thread and this search times the plain kernels only (a
+        # provisional choice, not stored); a later call searches again once they are built
+        provisional = (
+            not final
+            and any(searched)
+            and require("STENCILKIT_TUNE").tune == "background"
+            and not loaded.variants_at_hand(any_ordered)
+            and not all(
+                self._stored(loaded, planned, bound, ki, timing) is not None
+                for ki, search in enumerate(searched)
+                if search
+            )
+        )
+        if provisional:
+            loaded.build_variants_in_background(any_ordered)
         result = []
         for ki, k in enumerate(sprog.kernels):
             extents, search, offer = extents_of[ki], searched[ki], offers[ki]
             # choose_blocks times block shapes whenever worth_searching says so, also for a kernel
             # compiled in one variant only (a scan, a 1-D kernel): its launches must then have the
             # timing block, every pointer set (a block of constants only holds null pointers)
-            variants = chunk_variants(k, layout, offer is not None) if search else (PLAIN,)
+            variants = (
+                chunk_variants(k, layout, offer is not None)
+                if search and not provisional
+                else (PLAIN,)
+            )
             if search and not timing:
                 timing.extend(_timing_block(planned, bound))
             block = timing[0] if timing else planned.new_block()
@@ -264,6 +333,7 @@ class CudaTarget:
                 tables,
                 grid.slowest_bounds(k, layout, ki),
                 limits,
+                **({"remember": False} if provisional else {}),
             )
             result.append(
                 KernelLaunch(
@@ -273,7 +343,46 @@ class CudaTarget:
                     offer.order() if variant.ordered and offer is not None else None,
                 )
             )
-        return Launches(self.name, tuple(result))
+        return Launches(self.name, tuple(result), provisional)
+
+    def _stored(
+        self, loaded: LoadedCuda, planned: Planned, bound: Bound, ki: int, timing: list[Any]
+    ) -> Any:
+        """The choice stored for kernel ``ki`` (this process, or beside its binary), if any."""
+        sprog, layout = planned.sprog, planned.layout
+        assert layout is not None
+        tables = ""
+        if any(f.is_table for f in layout.fields):
+            if not timing:
+                timing.extend(_timing_block(planned, bound))
+            tables = table_fingerprint(
+                timing[0], [(f.ptr, bound.signature(f.name)) for f in layout.fields if f.is_table]
+            )
+        return stored_choice(
+            sprog.kernels[ki],
+            _extents(planned, ki),
+            loaded.built.path,
+            device_name(loaded.device_id),
+            tables,
+        )
+
+
+#: One worker thread compiles variant modules in the background (STENCILKIT_TUNE=background):
+#: a build uses one core, and the caller's own work keeps the others.
+_BUILDERS = ThreadPoolExecutor(max_workers=1, thread_name_prefix="stencilkit-variants")
+_PENDING: list[Future[Built]] = []
+
+
+def wait_for_tuning(timeout: float | None = None) -> bool:
+    """Wait until the GPU kernel variants building in the background are built (the next call
+    of each program then makes its final choice). True if all are done.
+
+    >>> stencilkit.wait_for_tuning()   # e.g. before timing a program's steady state
+    """
+    done, pending = wait(list(_PENDING), timeout=timeout)
+    for f in done:
+        _PENDING.remove(f)
+    return not pending
 
 
 def _extents(planned: Planned, ki: int) -> list[int]:

@@ -261,38 +261,64 @@ def choose_blocks(
     tables: str = "",
     bounds: tuple[int, int] | None = None,
     limits: Any = None,
+    remember: bool = True,
 ) -> tuple[Variant, tuple[int, int, int]]:
     """(z-chunk, block shape) for kernel ``k`` over ``extents``: timed on first use when the
     kernel is large and safe to re-run, else a default that is good for most stencils.
     ``tables``: ``table_fingerprint`` of the neighbour tables the kernel reads. ``bounds``: the
     argument-block slots of the lo and hi of the kernel's slowest grid dimension (``grid.
     slowest_bounds``): timing launches then run on slices of it; None: on the whole domain.
-    ``limits``: the device's grid limits (``grid.device_limits``; default CUDA's)."""
+    ``limits``: the device's grid limits (``grid.device_limits``; default CUDA's).
+    ``remember=False``: a provisional search (the plain variant only, while the others build
+    in the background): its choice is neither kept nor stored."""
     from .grid import DEFAULT_LIMITS
 
-    key = (str(k), tuple(extents), tables)
-    if key in _CHOSEN and _CHOSEN[key][0] in launchers:
-        return _CHOSEN[key]
-    disk_name = f"{k.name}|{'x'.join(map(str, extents))}|{device}" + (
-        f"|{tables}" if tables else ""
-    )
-    stored = _load(cache_dir, disk_name)
+    key, disk_name = _keys(k, extents, device, tables)
+    stored = stored_choice(k, extents, cache_dir, device, tables)
     if stored is not None and stored[0] in launchers:
-        _CHOSEN[key] = stored
         return stored
     if not worth_searching(k, extents):
         best = (PLAIN, default_block(extents))
         _CHOSEN[key] = best
         return best
-    work = begin(_log, f"GPU block-shape tuning of {k.name} over {'x'.join(map(str, extents))}")
-    _CHOSEN[key] = _search(extents, launchers, stream, bounds, limits or DEFAULT_LIMITS)
-    variant, block = _CHOSEN[key]
+    what = "provisional " if not remember else ""
+    work = begin(
+        _log, f"GPU {what}block-shape tuning of {k.name} over {'x'.join(map(str, extents))}"
+    )
+    choice = _search(extents, launchers, stream, bounds, limits or DEFAULT_LIMITS)
+    variant, block = choice
     work.end(
         f"block {block}, z-chunk {variant.chunk}, streaming stores {variant.streaming}"
         + (", locality order" if variant.ordered else "")
     )
-    _store(cache_dir, disk_name, _CHOSEN[key])
-    return _CHOSEN[key]
+    if remember:  # a provisional choice (the plain variant only) is neither kept nor stored
+        _CHOSEN[key] = choice
+        _store(cache_dir, disk_name, choice)
+    return choice
+
+
+def _keys(
+    k: ir.Kernel, extents: list[int], device: str, tables: str
+) -> tuple[tuple[str, tuple[int, ...], str], str]:
+    """The in-process and the on-disk key of a kernel's choice."""
+    disk_name = f"{k.name}|{'x'.join(map(str, extents))}|{device}" + (
+        f"|{tables}" if tables else ""
+    )
+    return (str(k), tuple(extents), tables), disk_name
+
+
+def stored_choice(
+    k: ir.Kernel, extents: list[int], cache_dir: Path | None, device: str, tables: str
+) -> tuple[Variant, tuple[int, int, int]] | None:
+    """The choice made for this kernel and size earlier, in this process or (beside its binary)
+    in another one; None if none was made."""
+    key, disk_name = _keys(k, extents, device, tables)
+    if key in _CHOSEN:
+        return _CHOSEN[key]
+    stored = _load(cache_dir, disk_name)
+    if stored is not None:
+        _CHOSEN[key] = stored
+    return stored
 
 
 def _search(
