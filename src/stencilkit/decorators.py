@@ -8,6 +8,7 @@ generate -> build -> load -> tune; the embedded backend stops after plan) and ke
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -138,6 +139,11 @@ class Program:
     def with_backend(self, backend: Backend | None) -> Program:
         return Program(self._definition, backend, self.__wrapped__, self.grid_type, self._deferred)
 
+    def __deepcopy__(self, memo: dict[int, Any]) -> Program:
+        """``copy.deepcopy(prog)`` (gt4py copies programs): the same program, its IR shared
+        (frozen), without the compiled code, which the copy loads again (from the build cache)
+        on its first call. The compiled code holds loaded libraries, which cannot be copied."""
+        return self.with_backend(self.backend)
 
     def with_grid_type(self, grid_type: Any) -> Program:
         return Program(self._definition, self.backend, self.__wrapped__, grid_type, self._deferred)
@@ -265,6 +271,10 @@ class ProgramWithBoundArgs:
     def with_backend(self, backend: Backend | None) -> ProgramWithBoundArgs:
         return ProgramWithBoundArgs(self.program.with_backend(backend), self.bound_args)
 
+    def __deepcopy__(self, memo: dict[int, Any]) -> ProgramWithBoundArgs:
+        return ProgramWithBoundArgs(
+            copy.deepcopy(self.program, memo), copy.deepcopy(self.bound_args, memo)
+        )
 
     def with_grid_type(self, grid_type: Any) -> ProgramWithBoundArgs:
         return ProgramWithBoundArgs(self.program.with_grid_type(grid_type), self.bound_args)
@@ -467,6 +477,11 @@ class FieldOperator:
             self.__wrapped__, self.backend, self.__stencilkit_scan__, self._parsed, grid_type
         )
 
+    def __deepcopy__(self, memo: dict[int, Any]) -> FieldOperator:
+        """``copy.deepcopy(op)`` (gt4py copies operators): the same operator, its IR shared
+        (frozen), without the programs compiled for direct calls (they hold loaded libraries,
+        which cannot be copied); the copy builds or loads them again on its first call."""
+        return self.with_grid_type(self.grid_type)
 
     def _positional(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Any, ...]:
         """Keyword arguments placed after the positional ones, in parameter order (the carry of a
