@@ -53,7 +53,8 @@ def _backend_arg(backend: Any) -> Backend | None:
     if backend is _DEFAULT:
         from . import config
 
-        return config.DEFAULT_BACKEND
+        chosen: Backend | None = config.DEFAULT_BACKEND
+        return chosen
     return backend  # type: ignore[no-any-return]
 
 
