@@ -35,8 +35,9 @@ def _flag(name: str, default: bool) -> bool:
         return default
 
 
-#: Parse operators and programs when they are decorated (errors at import) instead of at first
-#: use (a call, ``.compile()``, ``.ir_text()``), which is gt4py.next's behaviour and the default.
+#: Parse operators and programs when they are decorated (errors at import, as gt4py.next 1.2.3
+#: reports them) instead of at first use (a call, ``.compile()``, ``.ir_text()``), the default,
+#: so that a module with one unsupported operator still imports.
 PARSE_AT_DECORATION: bool = _flag("STENCILKIT_PARSE_AT_DECORATION", False)
 
 #: The backend of ``@field_operator``, ``@scan_operator`` and ``@program`` without ``backend=``,
