@@ -1,5 +1,6 @@
 """Issue 22's gpu items, on every backend and on the gpu backend's generated CUDA emulated on the
-CPU (``helpers.cuda_emulation``, no GPU needed): a scalar in a ``domain=`` spec with a field
+CPU (``helpers.cuda_emulation``, no GPU needed; its CUDA is also built with NVRTC or nvcc where
+installed): a scalar in a ``domain=`` spec with a field
 operator call, a local (neighbour) field written on a mesh with skip values, neighbour sums and
 unstructured shifts on fields whose domain does not start at 0, nested reductions with the shift
 first (gt4py's ``test_nested_reduction_shift_first``). The ``gpu`` cases run on a GPU only."""
@@ -17,7 +18,11 @@ from helpers.cuda_emulation import EmulatedCudaTarget
 from stencilkit import Dims, Field, float64, int32, neighbor_sum
 from stencilkit.backends import Backend
 from stencilkit.backends.compiled import CompiledRunner
+from stencilkit.backends.cuda import CudaTarget
+from stencilkit.backends.cuda.backend import BINARY
 from stencilkit.core.device import DeviceType
+from stencilkit.stages.artefacts import Built, Source
+from stencilkit.toolchain.cuda import find_cuda_compiler
 
 I = gtx.Dimension("I")
 J = gtx.Dimension("J")
@@ -33,12 +38,32 @@ EK = Field[Dims[Edge, K], float64]
 VK = Field[Dims[Vertex, K], float64]
 
 
+def _cuda_compiler_found() -> bool:
+    try:
+        find_cuda_compiler()
+        return True
+    except Exception:  # no NVRTC and no nvcc here
+        return False
+
+
+class _CompiledAndEmulated(EmulatedCudaTarget):
+    """Also builds the generated CUDA for sm_90 with the real CUDA compiler (NVRTC or nvcc, no
+    GPU needed) where one is installed: the source the gpu backend would load compiles."""
+
+    def build(self, source: Source) -> Built:
+        if _cuda_compiler_found():
+            cuda = CudaTarget(arch="90")
+            built = cuda.build(cuda.generate(source.planned))
+            assert (built.path / BINARY).read_bytes()[:4] == b"\x7fELF"
+        return super().build(source)
+
+
 class _EmulatedGpu(Backend):
     """The gpu backend's code generation with host fields: the CUDA kernels compiled as C++ and
     launched thread by thread on the CPU (``helpers/cuda_emulation.py``)."""
 
     def runner(self, program: Any, flat: Any) -> Any:
-        return CompiledRunner(program, flat, EmulatedCudaTarget(block=(32, 4, 1)))
+        return CompiledRunner(program, flat, _CompiledAndEmulated(block=(32, 4, 1)))
 
 
 EMULATED = BackendCase("gpu-emulated", _EmulatedGpu("gpu-emulated", DeviceType.CPU), False)
