@@ -20,6 +20,8 @@ from stencilkit.backends import Backend
 from stencilkit.backends.compiled import CompiledRunner
 from stencilkit.backends.cuda import CudaTarget
 from stencilkit.backends.cuda.backend import BINARY
+from stencilkit.backends.cuda.codegen import Variant
+from stencilkit.backends.cuda.order import is_scattered, order_for
 from stencilkit.core.device import DeviceType
 from stencilkit.stages.artefacts import Built, Source
 from stencilkit.toolchain.cuda import find_cuda_compiler
@@ -66,10 +68,26 @@ class _EmulatedGpu(Backend):
         return CompiledRunner(program, flat, _CompiledAndEmulated(block=(32, 4, 1)))
 
 
+class _EmulatedOrderedGpu(Backend):
+    """The same with the variant a block search may choose for a large gather: four levels per
+    thread, streaming stores, the points visited in the locality order of the table."""
+
+    def runner(self, program: Any, flat: Any) -> Any:
+        target = EmulatedCudaTarget(block=(8, 2, 1), variant=Variant(4, True, True))
+        return CompiledRunner(program, flat, target)
+
+
 EMULATED = BackendCase("gpu-emulated", _EmulatedGpu("gpu-emulated", DeviceType.CPU), False)
+ORDERED = BackendCase("gpu-emulated-ordered", _EmulatedOrderedGpu("ordered", DeviceType.CPU), False)
 
 
-@pytest.fixture(params=[*_cases(), pytest.param(EMULATED, id="gpu-emulated")])
+@pytest.fixture(
+    params=[
+        *_cases(),
+        pytest.param(EMULATED, id="gpu-emulated"),
+        pytest.param(ORDERED, id="gpu-emulated-ordered"),
+    ]
+)
 def gcase(request: pytest.FixtureRequest) -> BackendCase:
     return request.param  # type: ignore[no-any-return]
 
@@ -253,3 +271,19 @@ def test_nested_reductions_shift_first(gcase, rng) -> None:
     per_edge = v[e2v].sum(axis=1)
     ref_v = np.where(valid[:, :, None], per_edge[np.where(valid, v2e, 0)], 0.0).sum(axis=1)
     np.testing.assert_allclose(out_v.asnumpy(), ref_v, rtol=1e-14)
+
+
+def test_locality_order_of_a_table_not_starting_at_zero(rng) -> None:
+    """Regression: the gpu tune stage read the rows of a table whose domain starts at s > 0 at
+    buffer rows start + s instead of start - s: a reshape error (or an IndexError in
+    is_scattered) in the block search of a large gather, on the GPU only."""
+    n, s = 4000, 40
+    table = rng.permutation(n * 3).reshape(n, 3).astype(np.int32) % 5000
+    at_zero = gtx.as_connectivity([Vertex, V2EDim], Edge, table)
+    shifted = gtx.as_connectivity(gtx.domain({Vertex: (s, n + s), V2EDim: (0, 3)}), Edge, table)
+    assert is_scattered(at_zero, "Vertex", 0, n) and is_scattered(shifted, "Vertex", s, n + s)
+    assert is_scattered(shifted, "Vertex", s + 100, s + 3000)
+    plain = order_for(at_zero, "Vertex", 100, n - 10)
+    moved = order_for(shifted, "Vertex", s + 100, s + n - 10)
+    np.testing.assert_array_equal(moved.points, plain.points + s)  # the same rows, renumbered
+    assert moved.pointer == moved.points.ctypes.data - 4 * (s + 100)
