@@ -306,6 +306,13 @@ def test_promote_dims_canonical_order() -> None:
         promote_dims((I, J), (J, I))
 
 
+def test_concrete_fields_promote_to_the_canonical_order(rng) -> None:
+    a, b = rng.random((NJ, NK)), rng.random((NI, NK))
+    c = gtx.as_field([J, K], a) + gtx.as_field([I, K], b)
+    assert c.domain.dims == (I, J, K)
+    np.testing.assert_allclose(c.asnumpy(), a[None, :, :] + b[:, None, :], rtol=1e-15)
+
+
 # -- copy.deepcopy after the first call -------------------------------------------------------
 def test_deepcopy_of_used_operator_and_program(case, rng) -> None:
     @gtx.field_operator(backend=case.backend)
