@@ -412,7 +412,7 @@ def test_backend_subclass_runner_override_takes_effect() -> None:
         )
 
 
-# -- errors at first use (gt4py parses lazily) ----------------------------------------------
+# -- errors at first use (stencilkit's default; gt4py 1.2.3 reports them at decoration) ---
 
 
 def test_operators_parse_at_first_use(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import warnings
+from typing import Any
 
 from .toolchain.config import YES, yes_no
 
@@ -34,9 +35,15 @@ def _flag(name: str, default: bool) -> bool:
         return default
 
 
-#: Parse operators and programs when they are decorated (errors at import) instead of at first
-#: use (a call, ``.compile()``, ``.ir_text()``), which is gt4py.next's behaviour and the default.
+#: Parse operators and programs when they are decorated (errors at import, as gt4py.next 1.2.3
+#: reports them) instead of at first use (a call, ``.compile()``, ``.ir_text()``), the default,
+#: so that a module with one unsupported operator still imports.
 PARSE_AT_DECORATION: bool = _flag("STENCILKIT_PARSE_AT_DECORATION", False)
+
+#: The backend of ``@field_operator``, ``@scan_operator`` and ``@program`` without ``backend=``,
+#: read at decoration; ``None`` is embedded. gt4py's spelling,
+#: ``gt4py.next.ffront.decorator.DEFAULT_BACKEND = gtx.cpu``, reads and sets this one.
+DEFAULT_BACKEND: Any = None
 
 #: gt4py.next names, accepted for compatibility.
 DEBUG: bool = _flag("GT4PY_DEBUG", False)

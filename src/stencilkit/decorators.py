@@ -8,6 +8,7 @@ generate -> build -> load -> tune; the embedded backend stops after plan) and ke
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -38,7 +39,8 @@ def _runner(program: ir.Program, backend: Backend | None) -> Any:
 
 
 class _DefaultBackend:
-    """``backend=`` omitted: take ``stencilkit.ffront.decorator.DEFAULT_BACKEND`` at decoration."""
+    """``backend=`` omitted: take ``stencilkit.config.DEFAULT_BACKEND`` (which
+    ``stencilkit.ffront.decorator.DEFAULT_BACKEND`` sets, gt4py's name) at decoration."""
 
     def __repr__(self) -> str:
         return "<DEFAULT_BACKEND>"
@@ -49,9 +51,10 @@ _DEFAULT: Any = _DefaultBackend()
 
 def _backend_arg(backend: Any) -> Backend | None:
     if backend is _DEFAULT:
-        from .ffront import decorator
+        from . import config
 
-        return decorator.DEFAULT_BACKEND  # type: ignore[no-any-return]
+        chosen: Backend | None = config.DEFAULT_BACKEND
+        return chosen
     return backend  # type: ignore[no-any-return]
 
 
@@ -136,6 +139,12 @@ class Program:
 
     def with_backend(self, backend: Backend | None) -> Program:
         return Program(self._definition, backend, self.__wrapped__, self.grid_type, self._deferred)
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> Program:
+        """``copy.deepcopy(prog)`` (gt4py copies programs): the same program, its IR shared
+        (frozen), without the compiled code, which the copy loads again (from the build cache)
+        on its first call. The compiled code holds loaded libraries, which cannot be copied."""
+        return self.with_backend(self.backend)
 
     def with_grid_type(self, grid_type: Any) -> Program:
         return Program(self._definition, self.backend, self.__wrapped__, grid_type, self._deferred)
@@ -263,6 +272,11 @@ class ProgramWithBoundArgs:
     def with_backend(self, backend: Backend | None) -> ProgramWithBoundArgs:
         return ProgramWithBoundArgs(self.program.with_backend(backend), self.bound_args)
 
+    def __deepcopy__(self, memo: dict[int, Any]) -> ProgramWithBoundArgs:
+        return ProgramWithBoundArgs(
+            copy.deepcopy(self.program, memo), copy.deepcopy(self.bound_args, memo)
+        )
+
     def with_grid_type(self, grid_type: Any) -> ProgramWithBoundArgs:
         return ProgramWithBoundArgs(self.program.with_grid_type(grid_type), self.bound_args)
 
@@ -380,7 +394,8 @@ def program(
     **options: Any,
 ) -> Any:
     """Decorate a function whose body calls field operators with ``out=`` (and ``domain=``).
-    ``backend=`` omitted: ``stencilkit.ffront.decorator.DEFAULT_BACKEND`` (``None``, embedded).
+    ``backend=`` omitted: ``stencilkit.config.DEFAULT_BACKEND`` (``None``, embedded), also set as
+    gt4py's ``ffront.decorator.DEFAULT_BACKEND``.
 
     >>> @gtx.program(backend=gtx.cpu)
     ... def run(a: Field[Dims[I], float64], b: Field[Dims[I], float64]):
@@ -462,6 +477,12 @@ class FieldOperator:
         return type(self)(
             self.__wrapped__, self.backend, self.__stencilkit_scan__, self._parsed, grid_type
         )
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> FieldOperator:
+        """``copy.deepcopy(op)`` (gt4py copies operators): the same operator, its IR shared
+        (frozen), without the programs compiled for direct calls (they hold loaded libraries,
+        which cannot be copied); the copy builds or loads them again on its first call."""
+        return self.with_grid_type(self.grid_type)
 
     def _positional(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Any, ...]:
         """Keyword arguments placed after the positional ones, in parameter order (the carry of a
@@ -824,7 +845,8 @@ def field_operator(
     **options: Any,
 ) -> Any:
     """Decorate a function of fields and scalars returning a field (or tuple of fields).
-    ``backend=`` omitted: ``stencilkit.ffront.decorator.DEFAULT_BACKEND`` (``None``, embedded).
+    ``backend=`` omitted: ``stencilkit.config.DEFAULT_BACKEND`` (``None``, embedded), also set as
+    gt4py's ``ffront.decorator.DEFAULT_BACKEND``.
 
     >>> @gtx.field_operator
     ... def lap(a: Field[Dims[I, J], float64]) -> Field[Dims[I, J], float64]:

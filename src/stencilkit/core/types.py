@@ -85,7 +85,8 @@ def promote_dims(
     """Union of dimension lists, keeping each list's relative order (gt4py.next's promotion).
 
     ``[K]`` with ``[I, K]`` gives ``(I, K)``; ``[I, J]`` with ``[J, I]`` is refused. Dimensions
-    no input orders are placed horizontal, vertical, local, then by first appearance.
+    no input orders are placed horizontal, vertical, local, then by name (gt4py's canonical
+    order): ``[J, K]`` with ``[I, K]`` gives ``(I, J, K)``.
     ``within_kinds``: only the order among dimensions of one kind counts (the result is sorted by
     kind anyway); operators use it, so that ``[Cell, C2EDim, K]`` (gt4py's order) combines with
     ``[Cell, K, C2EDim]`` (stencilkit's).
@@ -108,7 +109,9 @@ def promote_dims(
                 + " and ".join("[" + ", ".join(map(str, d)) + "]" for d in dim_lists)
                 + ": their dimension orders differ"
             )
-        first = min(ready, key=lambda d: (order[d.kind], remaining.index(d)))
+        # no input orders them: by name, as gt4py orders dimensions ([J, K] + [I, K] is
+        # [I, J, K], so it combines with an [I, J, K] field and fits an [I, J, K] out=)
+        first = min(ready, key=lambda d: (order[d.kind], d.value))
         result.append(first)
         remaining.remove(first)
     return canonical_dims(tuple(result))

@@ -169,6 +169,29 @@ class Field(FieldInterop):
         return dtype
 
     @property
+    def array_ns(self) -> ModuleType:
+        """The array namespace of the buffer (``numpy`` or ``cupy``), gt4py's ``array_ns``:
+        ``f.array_ns.sum(f.ndarray)`` works on either device."""
+        return self.xp
+
+    def as_scalar(self) -> Any:
+        """The value of a 0-d field as a NumPy scalar of its dtype (copied to the host from a
+        GPU); gt4py's ``as_scalar``. ``ValueError`` for a field with dimensions.
+
+        >>> as_field([], np.array(2.5)).as_scalar()
+        np.float64(2.5)
+        """
+        if self.ndim != 0:
+            raise StencilValueError(
+                f"'as_scalar' is only valid on 0-dimensional 'Field's, got a"
+                f" {self.ndim}-dimensional 'Field'.",
+                hint="select one point first, e.g. f["
+                + ", ".join(f"{d}(0)" for d in self._domain.dims)
+                + "].as_scalar(), or take all values with f.asnumpy()",
+            )
+        return self.asnumpy()[()]
+
+    @property
     def device(self) -> Device:
         return self._device
 

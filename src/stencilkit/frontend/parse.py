@@ -165,7 +165,10 @@ def _run(
                 )
             if t.type != f.type:
                 raise src.type_error(
-                    stmt, f"the branches return different types: {t.type} and {f.type}"
+                    stmt,
+                    f"the branches return different types: {t.type} and {f.type}",
+                    hint="return values of one type from every branch, e.g. broadcast a scalar"
+                    " to the field's dimensions or convert with astype",
                 )
             return ir.IfElse(cond, t, f, t.type)
         if (
@@ -210,7 +213,8 @@ def _merge_if(
             continue
         if t.type != f.type:
             try:
-                t, f, _ = unify_operands(t, f)
+                if not _literals_of_two_dtypes(t, f):
+                    t, f, _ = unify_operands(t, f)
             except (TypingError, TypeError):
                 pass
             t, f = _as_field_like(t, f), _as_field_like(f, t)
@@ -232,6 +236,13 @@ def _merge_if(
         merged = ir.IfElse(cond, ir.MakeTuple(tuple(ts), tt), ir.MakeTuple(tuple(fs), tt), tt)
         for i, name in enumerate(names):
             before[name] = ir.TupleGet(merged, i, tt.types[i])
+
+
+def _literals_of_two_dtypes(t: ir.Expr, f: ir.Expr) -> bool:
+    """``x = 1`` on one path and ``x = 2.0`` on the other: neither literal gives the other a
+    dtype, so ``x`` has none after the if (gt4py: "Inconsistent types between two branches").
+    A literal against a typed value takes that value's dtype, as in an operator."""
+    return all(isinstance(e, ir.Literal) and e.weak for e in (t, f)) and t.type != f.type
 
 
 def _as_field_like(e: ir.Expr, other: ir.Expr) -> ir.Expr:

@@ -23,7 +23,7 @@ __all__ = [
     "lower_program",
     "lower_statement",
 ]  # flat_params: from .tuples
-from .visit import deep, map_children
+from .visit import children, deep, map_children
 
 
 @dataclass(frozen=True, slots=True)
@@ -226,7 +226,7 @@ class _Lowerer:
         inner[e.axis] = n.LocalIndex(e.axis, var)
         body = self.lower(e.expr, inner)
         masks = [
-            n.Valid(t, self._source_of(t, pos), n.LocalIndex(e.axis, var), ScalarType("bool"))
+            n.Valid(t, self._source_of(t, e, pos), n.LocalIndex(e.axis, var), ScalarType("bool"))
             for t in tables
             if self.tables[t].has_skip
         ]
@@ -241,11 +241,55 @@ class _Lowerer:
             hint="reduce over a shift such as f(E2C), whose table gives the size",
         )
 
-    def _source_of(self, table: str, pos: Position) -> n.Index:
+    def _source_of(self, table: str, e: n.Reduce, pos: Position) -> n.Index:
+        """The row of ``table`` that the reduction ``e`` at ``pos`` reads: where its shift
+        through ``table`` is applied. Shifts between the reduction and that one move the row:
+        in ``neighbor_sum(neighbor_sum(f(V2E)(E2V), axis=V2EDim), axis=E2VDim)`` the inner
+        reduction at an edge reads V2E at the vertex E2V gives (gt4py's nested reduction with
+        the shift first)."""
+        found: list[n.Index] = []
+        self._rows_read(e.expr, table, e.axis, pos, found)
+        if found:
+            if any(f != found[0] for f in found[1:]):
+                raise StencilValueError(
+                    f"the reduction over {e.axis} reads {table} at several different points;"
+                    " stencilkit cannot tell which of them skips a neighbour",
+                    hint=f"reduce each read through {table} separately and add the results",
+                )
+            return found[0]
         rows = self.table_rows.get(table)
         if rows is None or rows not in pos:
             raise StencilValueError(f"cannot place the skip mask of {table}")
         return pos[rows]
+
+    def _rows_read(
+        self, e: n.Node, table: str, axis: Dimension, pos: Position, found: list[n.Index]
+    ) -> None:
+        """Collect into ``found`` the row indices at which ``e`` at ``pos`` shifts through
+        ``table`` into ``axis`` (following the positions the shifts above it give)."""
+        if isinstance(e, n.Shift):
+            by = e.by
+            if (
+                isinstance(by, n.NeighborShift)
+                and by.offset == table
+                and by.index is None
+                and len(by.target) == 2
+                and by.target[1] == axis
+            ):
+                if by.target[0] in pos:
+                    found.append(pos[by.target[0]])
+                return
+            self._rows_read(e.expr, table, axis, self.shift(pos, by), found)
+            return
+        if isinstance(e, n.LocalSelect):
+            self._rows_read(e.expr, table, axis, {**pos, e.dim: n.ConstIndex(e.index)}, found)
+            return
+        if isinstance(e, n.Reduce):
+            inner = {**pos, e.axis: n.LocalIndex(e.axis, _loop_var(pos, e.axis))}
+            self._rows_read(e.expr, table, axis, inner, found)
+            return
+        for c in children(e):
+            self._rows_read(c, table, axis, pos, found)
 
 
 def _loop_var(pos: Position, axis: Dimension) -> int:

@@ -288,13 +288,14 @@ def _to_host(a: Any) -> Any:
 
 def _rows(table: Any, dim: str) -> tuple[Any, int]:
     """The table's array with the rows of ``dim`` first (one per point, the neighbour slots
-    flattened behind), and the buffer row of point 0."""
+    flattened behind), and the buffer row of point 0: ``-start`` for a table whose domain
+    along ``dim`` starts at ``start`` (point p is buffer row p - start)."""
     sig = table._sig
     axis = sig.axis(dim)
     data = table.ndarray
     if axis != 0:
         data = data.swapaxes(0, axis)
-    return data, int(sig.origin[axis])
+    return data, -int(sig.origin[axis])
 
 
 def is_scattered(table: Any, dim: str, start: int, stop: int) -> bool:
