@@ -102,3 +102,24 @@ def test_very_large_sources_are_built_at_O1() -> None:
         "-O1",
         "-march=native",
     )
+
+
+def test_cpu_builds_have_no_fma_contraction_unless_asked(monkeypatch) -> None:
+    """GCC contracts a*b + c under -march=native, so cpu results could differ from NumPy's and
+    from the gpu backend's (built with --fmad=false): -ffp-contract=off unless the user's
+    STENCILKIT_CXXFLAGS names an -ffp-contract setting itself."""
+    from stencilkit.toolchain import cxx
+    from stencilkit.toolchain.config import reset_config
+
+    cxx.find_cxx.cache_clear()
+    assert "-ffp-contract=off" in cxx.find_cxx().flags
+    monkeypatch.setenv("STENCILKIT_CXXFLAGS", "-ffp-contract=fast")
+    reset_config()
+    cxx.find_cxx.cache_clear()
+    try:
+        flags = cxx.find_cxx().flags
+        assert "-ffp-contract=off" not in flags and "-ffp-contract=fast" in flags
+    finally:
+        monkeypatch.delenv("STENCILKIT_CXXFLAGS")
+        reset_config()
+        cxx.find_cxx.cache_clear()

@@ -240,18 +240,24 @@ class CompiledRunner:
         for name, slot in plan.table_slots:
             ints[slot] = offset_provider[name]._ptr  # type: ignore[index]
         if plan.dynamic:  # as_offset: the read positions are data
-            self._check_offsets(plan, args, offset_provider)
+            self._check_offsets(plan, block, args, offset_provider)
         block.run()
         if plan.errors_at_once and plan.errors[0]:  # type: ignore[index]
             self._guard_failed(plan, "this call")
 
     def _check_offsets(
-        self, plan: Plan, args: list[Any], offset_provider: Mapping[str, Any] | None
+        self,
+        plan: Plan,
+        block: ArgBlock,
+        args: list[Any],
+        offset_provider: Mapping[str, Any] | None,
     ) -> None:
-        """Before a call with as_offset reads: the plan's first call (or every call, with
-        STENCILKIT_OFFSET_CHECKS=every) checks every read on the host, before anything runs;
-        later calls rely on the kernels' guards, whose errors a GPU reports at the next call."""
-        if plan.check_every or not plan.offsets_checked:
+        """Before a call with as_offset reads: the plan's first call runs its kernels once on
+        scratch outputs and reads their guards (``_probe``), every call with
+        STENCILKIT_OFFSET_CHECKS=every checks every read on the host; both raise before anything
+        is written. Later calls rely on the kernels' guards, whose errors a GPU reports at the
+        next call."""
+        if plan.check_every:
             check_call(
                 plan.sprog,
                 plan.domains,
@@ -259,11 +265,38 @@ class CompiledRunner:
                 args,
                 {t: offset_provider[t] for t in self.table_names},  # type: ignore[index]
             )
-            plan.offsets_checked = True
         elif plan.errors[0]:  # type: ignore[index]  # set by a kernel of an earlier call
             self._guard_failed(plan, "an earlier call")
+        elif not plan.offsets_checked:
+            self._probe(plan, block)
+            plan.offsets_checked = True
 
-    def _guard_failed(self, plan: Plan, which: str) -> None:
+    def _probe(self, plan: Plan, block: ArgBlock) -> None:
+        """A plan's first call with as_offset reads: its kernels run once on scratch outputs
+        (the call's own inputs, this call's block otherwise), and their guards' error word is
+        read after a synchronisation; a read outside a field raises before anything of the
+        caller's is written. Exact (the kernels' own reads) and cheap: one extra run of the
+        kernels, no host evaluation of the offsets (which costs NumPy or CuPy time per call, and
+        CuPy's kernel compilation on first use)."""
+        st = plan.stages
+        layout = st.planned.layout
+        assert layout is not None and st.loaded is not None and st.launches is not None
+        probe = block.buf.copy()
+        written = {o for k in st.planned.sprog.kernels for o in k.outs}
+        scratch = []
+        for f in layout.fields:
+            if f.name in written:
+                lo, hi = st.bound.signature(f.name).span()
+                mem = self.target.scratch(max(hi - lo, 1))  # type: ignore[attr-defined]
+                scratch.append(mem)
+                probe[f.ptr] = self.target.address(mem) - lo  # type: ignore[attr-defined]
+        st.loaded.bind(st.launches, probe)()
+        self.target.synchronize()  # type: ignore[attr-defined]
+        del scratch
+        if plan.errors[0]:  # type: ignore[index]
+            self._guard_failed(plan, "this call", written=False)
+
+    def _guard_failed(self, plan: Plan, which: str, written: bool = True) -> None:
         """A kernel's guard found an as_offset read outside its field (and read inside it
         instead): raise with the field, the axis and the index, and clear the error word."""
         errors = plan.errors
@@ -279,7 +312,11 @@ class CompiledRunner:
         raise StencilValueError(
             f"{self.program.name}(): in {which}, an as_offset read of {what} '{g.field}' along"
             f" {f.dims[g.axis]} was at index {index}, outside the {what}'s range [{lo}, {hi});"
-            f" the kernel read at {lo} instead, so the outputs of {which} are not valid",
+            + (
+                f" the kernel read at {lo} instead, so the outputs of {which} are not valid"
+                if written
+                else " nothing was written"
+            ),
             hint="check the offsets' values; STENCILKIT_OFFSET_CHECKS=every checks every call"
             " on the host before it runs (slower; nothing is written on a bad offset)",
         )

@@ -140,7 +140,9 @@ class Launches:
             return f"{self.target}: one call runs every kernel (nothing to tune)"
         lines = [f"{kl.name}<<<grid {kl.grid}, block {kl.block}>>>" for kl in self.kernels]
         if self.provisional:
-            lines.append("(provisional: the z-chunk variants are building; searched again once built)")
+            lines.append(
+                "(provisional: the z-chunk variants are building; searched again once built)"
+            )
         return "\n".join(lines)
 
 

@@ -66,10 +66,15 @@ def find_cxx() -> CxxCompiler:
             continue
         record = _record_path(path)
         known = _read_record(record, path)
+        own = any(f.startswith("-ffp-contract") for f in cfg.cxxflags)
+        contract = () if own else (NO_CONTRACTION,)
         if known is not None:
             _warn_if_serial(known)
             return CxxCompiler(
-                path, known.version, known.flags + sanitizer_flags() + cfg.cxxflags, known.openmp
+                path,
+                known.version,
+                known.flags + contract + sanitizer_flags() + cfg.cxxflags,
+                known.openmp,
             )
         version = subprocess.run(
             [path, "--version"], capture_output=True, text=True, check=False
@@ -80,7 +85,9 @@ def find_cxx() -> CxxCompiler:
         found = CxxCompiler(path, version[0] if version else "unknown", flags, openmp)
         _write_record(record, found)
         _warn_if_serial(found)
-        return CxxCompiler(path, found.version, flags + sanitizer_flags() + cfg.cxxflags, openmp)
+        return CxxCompiler(
+            path, found.version, flags + contract + sanitizer_flags() + cfg.cxxflags, openmp
+        )
     wanted = f"$CXX={cfg.cxx}" if cfg.cxx else "g++, clang++ or c++"
     raise BackendUnavailableError(
         f"no C++ compiler found (looked for {wanted}) for the cpu backend",
@@ -173,6 +180,13 @@ def _probe(path: str, flags: tuple[str, ...]) -> bool:
 #: ``-O1``. The flags follow from the source, so the cache key (which holds the source) still
 #: names one build.
 LARGE_SOURCE_LINES = 20_000
+
+
+#: No fused multiply-add contraction unless STENCILKIT_CXXFLAGS names an -ffp-contract setting:
+#: with -march=native GCC fuses ``a*b + c`` where it finds it, so a cpu result could differ from
+#: NumPy's (icon4py's _muphys by 3.1e293 after an overflow-sensitive product) and from the gpu
+#: backend's, which builds with --fmad=false for the same reason (toolchain/cuda.py).
+NO_CONTRACTION = "-ffp-contract=off"
 
 
 def build_flags(flags: tuple[str, ...], source: str) -> tuple[str, ...]:

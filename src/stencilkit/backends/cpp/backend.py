@@ -74,6 +74,16 @@ class CppTarget:
     def tune(self, loaded: LoadedLibrary, planned: Planned, bound: Bound) -> Launches:
         return Launches(self.name)  # one call of the library runs every kernel: nothing to choose
 
+    def scratch(self, nbytes: int) -> np.ndarray:
+        """Zeroed memory for a probe run's outputs (compiled.py ``_probe``)."""
+        return np.zeros(nbytes, dtype=np.uint8)
+
+    def address(self, mem: np.ndarray) -> int:
+        return int(mem.ctypes.data)
+
+    def synchronize(self) -> None:
+        """Nothing to wait for: a call of the library returns when its kernels are done."""
+
     def error_word(self) -> np.ndarray:
         """The guards' error word (backends/cprelude.py ``sk_guard``): read after each call."""
         return np.zeros(2, dtype=np.int64)

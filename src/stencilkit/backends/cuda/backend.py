@@ -238,6 +238,17 @@ class CudaTarget:
         loaded = self._loaded[built.key, device] = LoadedCuda(built, self.load_module(built), self)
         return loaded
 
+    def scratch(self, nbytes: int) -> Any:
+        """Zeroed GPU memory for a probe run's outputs (compiled.py ``_probe``)."""
+        return cupy().zeros(nbytes, dtype=np.uint8)
+
+    def address(self, mem: Any) -> int:
+        return int(mem.data.ptr)
+
+    def synchronize(self) -> None:
+        """Wait for the current stream (a probe run's guards are read after it)."""
+        cupy().cuda.get_current_stream().synchronize()
+
     def error_word(self) -> np.ndarray:
         """The guards' error word (backends/cprelude.py ``sk_guard``) in pinned host memory
         mapped into the GPU's address space: kernels write it, the host reads it without a copy

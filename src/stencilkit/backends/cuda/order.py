@@ -282,8 +282,31 @@ class LocalityOrder:
         return int(address) - 4 * self.start
 
 
-def _to_host(a: Any) -> Any:
-    return a.get() if hasattr(a, "get") else np.asarray(a)
+def to_host(a: Any) -> Any:
+    """A NumPy copy of ``a`` (a NumPy or CuPy array, any strides). A CuPy view is brought over
+    as the raw bytes it spans, with one device-to-host copy, and viewed with its strides: no
+    CuPy kernel is compiled (the first use of one costs a process up to a second)."""
+    if not hasattr(a, "get"):
+        return np.asarray(a)
+    if a.size == 0 or a.ndim == 0 or any(s < 0 for s in a.strides):
+        return a.get()
+    span = sum((n - 1) * s for n, s in zip(a.shape, a.strides)) + a.itemsize
+    raw = np.empty(span, dtype=np.uint8)
+    import cupy
+
+    cupy.cuda.runtime.memcpy(raw.ctypes.data, a.data.ptr, span, 2)  # 2: device to host
+    view = np.lib.stride_tricks.as_strided(raw, shape=a.shape, strides=a.strides)
+    return _typed(view, a.dtype)
+
+
+def _typed(view: np.ndarray, dtype: Any) -> np.ndarray:
+    """A uint8 strided view read as ``dtype``: each element's first byte is its address."""
+    out = np.empty(view.shape, dtype=dtype)
+    flat = np.lib.stride_tricks.as_strided(
+        view, shape=(*view.shape, np.dtype(dtype).itemsize), strides=(*view.strides, 1)
+    )
+    out.view(np.uint8).reshape(*view.shape, np.dtype(dtype).itemsize)[...] = flat
+    return out
 
 
 def _rows(table: Any, dim: str) -> tuple[Any, int]:
@@ -306,14 +329,13 @@ def is_scattered(table: Any, dim: str, start: int, stop: int) -> bool:
     if stop - start < 2:
         return False
     data, origin = _rows(table, dim)
-    xp = getattr(table, "xp", np)
     at = np.unique(
         np.linspace(start, stop - 2, min(SAMPLE_ROWS, stop - start - 1)).astype(np.int64)
     )
-    idx = xp.asarray(at + origin)
-    first = data.reshape(data.shape[0], -1)[:, 0]
-    a = _to_host(first[idx]).astype(np.int64)
-    b = _to_host(first[idx + 1]).astype(np.int64)
+    idx = at + origin
+    first = to_host(data.reshape(data.shape[0], -1)[:, 0])  # one column, copied whole
+    a = first[idx].astype(np.int64)
+    b = first[idx + 1].astype(np.int64)
     ok = (a >= 0) & (b >= 0)
     if not ok.any():
         return False
@@ -330,7 +352,7 @@ def order_for(
     of the table's rows, so a new process reads it instead of computing it again."""
     data, origin = _rows(table, dim)
     sample = data[:: max(1, data.shape[0] // 64)]
-    digest = hashlib.sha256(np.ascontiguousarray(_to_host(sample)).tobytes()).hexdigest()
+    digest = hashlib.sha256(np.ascontiguousarray(to_host(sample)).tobytes()).hexdigest()
     key = (id(table), table._ptr, table._sig, dim, start, stop, digest)
     hit = _CACHE.get(key)
     if hit is not None:
@@ -342,7 +364,7 @@ def order_for(
     rows = xp.ascontiguousarray(data[start + origin : stop + origin]).reshape(stop - start, -1)
     path = None
     if cache_dir is not None:
-        host = np.ascontiguousarray(_to_host(rows))
+        host = np.ascontiguousarray(to_host(rows))
         name = hashlib.sha256(host.tobytes() + f"{host.dtype}{host.shape}".encode()).hexdigest()
         path = Path(cache_dir) / f"order-{name[:32]}.npy"
     points = _read(path, start, stop)
@@ -350,7 +372,7 @@ def order_for(
     if points is None:
         # on the table's device (a GPU: gathers there take a fraction of the host's time)
         points = (locality_order(rows, 0, stop - start) + start).astype(np.int32)
-        _write(path, _to_host(points))
+        _write(path, to_host(points))
     found = LocalityOrder(xp.asarray(points), start, time.perf_counter() - t0)
     work.end(f"{found.seconds:.3f} s" + (" (stored)" if stored else ""))
     _CACHE[key] = found

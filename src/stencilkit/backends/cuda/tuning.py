@@ -29,6 +29,7 @@ from ...core.log import begin, get_logger
 from ...ir import nodes as ir
 from ...ir.visit import walk
 from .codegen import PLAIN, Variant
+from .order import to_host
 from .runtime import cupy
 
 #: The block shapes timed for a kernel with one grid dimension.
@@ -124,7 +125,7 @@ def table_fingerprint(buf: Any, slots: list[tuple[int, Any]]) -> str:
             cp.cuda.MemoryPointer(mem, 0),
             strides=tuple(s * dtype.itemsize for s in strides),
         )
-        digest.update(cp.asnumpy(view[tuple(slice(0, 256) for _ in shape)]).tobytes())
+        digest.update(to_host(view[tuple(slice(0, 256) for _ in shape)]).tobytes())
     return digest.hexdigest()[:16]
 
 
