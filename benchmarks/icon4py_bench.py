@@ -110,10 +110,11 @@ def prepare(opts: argparse.Namespace) -> None:
         maker = ii._Maker(big, np.random.default_rng(seed), attempt, ii.domain_roles(defn))
         written = ii.written_params(defn)
 
-        def spec(pname: str, t: Any, n: list[int]) -> dict[str, Any]:
+        def spec(pname: str, t: Any, n: list[int], maker: Any = maker, written: Any = written,
+                 seed: int = seed) -> dict[str, Any]:  # fmt: skip
             if isinstance(t, TupleType):
                 return {"name": pname, "kind": "tuple",
-                        "items": [spec(f"{pname}__{i}", s, n) for i, s in enumerate(t.types)]}  # fmt: skip
+                        "items": [spec(f"{pname}__{i}", s, n, maker, written, seed) for i, s in enumerate(t.types)]}  # fmt: skip
             if isinstance(t, FieldType):
                 n[0] += 1
                 dt = np.dtype(t.dtype)

@@ -135,7 +135,9 @@ def test_out_of_range_offsets_on_a_first_call_are_an_error_before_writing(case, 
         bad = np.zeros(NX, dtype=np.int32)
         bad[where] = bad_value
         out = case.field([X], od)
-        with pytest.raises(gtx.StencilValueError, match="as_offset reads? (of )?field 'g' along X"):
+        with pytest.raises(
+            gtx.StencilValueError, match=r"as_offset reads? (of )?field 'g' along X"
+        ):
             run(case.field([X], g), case.field([X], bad), out, offset_provider={})
         np.testing.assert_array_equal(out.asnumpy(), od)
         run = _gather_program(case.backend)  # a new program: its next call is a first call again
@@ -159,7 +161,7 @@ def test_out_of_range_offsets_on_later_calls(case, rng) -> None:
         out = case.field([X], od)
         if case.backend is None:
             with pytest.raises(
-                gtx.StencilValueError, match="as_offset reads? (of )?field 'g' along X"
+                gtx.StencilValueError, match=r"as_offset reads? (of )?field 'g' along X"
             ):
                 run(fg, case.field([X], bad), out, offset_provider={})
             np.testing.assert_array_equal(out.asnumpy(), od)
@@ -200,7 +202,9 @@ def test_every_call_checked_before_running_when_asked(case, rng, monkeypatch) ->
         bad = good.copy()
         bad[4] = NX
         out = case.field([X], od)
-        with pytest.raises(gtx.StencilValueError, match="as_offset reads? (of )?field 'g' along X"):
+        with pytest.raises(
+            gtx.StencilValueError, match=r"as_offset reads? (of )?field 'g' along X"
+        ):
             run(case.field([X], g), case.field([X], bad), out, offset_provider={})
         np.testing.assert_array_equal(out.asnumpy(), od)
     finally:
