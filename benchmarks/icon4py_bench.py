@@ -36,6 +36,8 @@ import math
 import os
 import sys
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -210,7 +212,9 @@ def run(opts: argparse.Namespace) -> None:
         table_bytes += table.nbytes
     # Koff/KHalfOff are left out, as icon4py leaves them out: gt4py 1.2 takes only neighbour
     # tables in an offset provider (a Dimension there is "Invalid 'offset_provider'")
-    copy_bw = _copy_bandwidth(xp) if gpu else float("nan")
+    with _gpu_lock(opts.lock):
+        copy_bw = _copy_bandwidth(xp) if gpu else float("nan")
+        _free(xp)
     print(f"{opts.impl} on {opts.backend}: device copy {copy_bw / 1e9:.0f} GB/s", flush=True)
     results = []
     for p in specs["programs"]:
@@ -222,7 +226,25 @@ def run(opts: argparse.Namespace) -> None:
         _free(xp)
     doc = {"impl": opts.impl, "column_layout": getattr(opts, "column_layout", ""), "backend": opts.backend, "copy_GBps": copy_bw / 1e9, "mesh": m,
            "version": _version(gtx), "programs": results}  # fmt: skip
-    (out_dir / "results.json").write_text(json.dumps(doc, indent=1))
+    name = "results.json" if not opts.only else f"results-{'+'.join(opts.only)}.json"
+    (out_dir / name).write_text(json.dumps(doc, indent=1))
+
+
+@contextmanager
+def _gpu_lock(path: str) -> Iterator[None]:
+    """Hold the file lock ``path`` (none: no lock): processes building in parallel time their
+    kernels one at a time, never beside another's."""
+    if not path:
+        yield
+        return
+    import fcntl
+
+    with open(path, "a") as f:
+        fcntl.flock(f, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(f, fcntl.LOCK_UN)
 
 
 def _version(gtx: Any) -> str:
@@ -321,37 +343,40 @@ def _run_program(p: dict[str, Any], gtx: Any, backend: Any, provider: dict[str, 
             prog(*args, offset_provider=provider)  # the final choice of variants
             _sync(xp)
             res["final_tuning_s"] = time.perf_counter() - t0
-        for _ in range(WARM):
+        with _gpu_lock(opts.lock):  # the timed part: never beside another process's kernels
+            for _ in range(WARM):
+                prog(*args, offset_provider=provider)
+            _sync(xp)
+            calls = opts.calls
+            t0 = time.perf_counter()
+            if gpu:
+                start, end = xp.cuda.Event(), xp.cuda.Event()
+                start.record()
+                for _ in range(calls):
+                    prog(*args, offset_provider=provider)
+                end.record()
+                host = time.perf_counter() - t0
+                end.synchronize()
+                res["ms"] = xp.cuda.get_elapsed_time(start, end) / calls
+            else:
+                for _ in range(calls):
+                    prog(*args, offset_provider=provider)
+                host = time.perf_counter() - t0
+                res["ms"] = 1e3 * host / calls
+            res["host_ms_per_call"] = 1e3 * host / calls
+            if gpu:
+                res["fraction_of_copy"] = nbytes / (res["ms"] / 1e3) / copy_bw
+            del args
+            _free(xp)
+            args, _ = _make_args(
+                p["params"], gtx, backend, dims, xp
+            )  # fresh inputs: one call, saved
             prog(*args, offset_provider=provider)
-        _sync(xp)
-        calls = opts.calls
-        t0 = time.perf_counter()
-        if gpu:
-            start, end = xp.cuda.Event(), xp.cuda.Event()
-            start.record()
-            for _ in range(calls):
-                prog(*args, offset_provider=provider)
-            end.record()
-            host = time.perf_counter() - t0
-            end.synchronize()
-            res["ms"] = xp.cuda.get_elapsed_time(start, end) / calls
-        else:
-            for _ in range(calls):
-                prog(*args, offset_provider=provider)
-            host = time.perf_counter() - t0
-            res["ms"] = 1e3 * host / calls
-        res["host_ms_per_call"] = 1e3 * host / calls
-        if gpu:
-            res["fraction_of_copy"] = nbytes / (res["ms"] / 1e3) / copy_bw
-        del args
-        _free(xp)
-        args, _ = _make_args(p["params"], gtx, backend, dims, xp)  # fresh inputs: one call, saved
-        prog(*args, offset_provider=provider)
-        _sync(xp)
-        save = out_dir / name
-        save.mkdir(exist_ok=True)
-        for fname, f in _written(p["params"], args).items():
-            np.save(save / f"{fname}.npy", f.asnumpy())
+            _sync(xp)
+            save = out_dir / name
+            save.mkdir(exist_ok=True)
+            for fname, f in _written(p["params"], args).items():
+                np.save(save / f"{fname}.npy", f.asnumpy())
         res["ok"] = True
         print(f"{name:72s} first {res['first_call_s']:7.2f} s  {res['ms']:8.3f} ms"
               + (f"  {res['fraction_of_copy']:.2f} of copy" if gpu else ""), flush=True)  # fmt: skip
@@ -382,7 +407,12 @@ def _agreement(a: np.ndarray, b: np.ndarray) -> dict[str, Any]:
 
 def compare(opts: argparse.Namespace) -> None:
     base = Path(opts.dir)
-    runs = {impl: json.loads((base / impl / "results.json").read_text()) for impl in opts.impls}
+    runs = {}
+    for impl in opts.impls:  # one file per run, or one per program of runs made in parallel
+        docs = [json.loads(p.read_text()) for p in sorted((base / impl).glob("results*.json"))]
+        if not docs:
+            raise SystemExit(f"no results of {impl} in {base / impl}")
+        runs[impl] = {**docs[0], "programs": [r for d in docs for r in d["programs"]]}
     sk, gt = opts.impls[0], opts.impls[1]
     extra = opts.impls[2:]
     rows, sums = [], {sk: 0.0, gt: 0.0}
@@ -456,6 +486,7 @@ def main(argv: list[str] | None = None) -> int:
     r.add_argument("--backend", default="gpu", choices=("gpu", "cpu", "embedded"))
     r.add_argument("--calls", type=int, default=CALLS)
     r.add_argument("--only", nargs="*", default=[])
+    r.add_argument("--lock", default="", help="a file lock held while timing (parallel runs)")
     r.add_argument(
         "--column-layout", default="", help="stencilkit: the GPU layout of column fields"
     )

@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
 # ICON's dycore and diffusion programs at ICON size on a GPU machine, stencilkit beside real gt4py,
 # in one call (benchmarks/icon4py_bench.py says what each step does):
-#   prepare (specs) -> gt4py's builds, in parallel on a small mesh, in the background (its build
-#   cache is then warm) -> stencilkit runs (default column layout, and SK_VARIANTS more) -> gt4py's
-#   timed run -> the side-by-side table ($OUT/comparison.md).
+#   prepare (specs) -> gt4py's side in the background (12 programs building at once, each timed
+#   alone under a GPU lock) -> stencilkit runs (and SK_VARIANTS more) -> GPU_TESTS (optional)
+#   -> the side-by-side table ($OUT/comparison.md).
 # Wheels are carried in .whl (the device README): icon4py 0.4.1 + pure-Python needs for the
 # stencilkit side (gt4py served by stencilkit's alias), and gt4py 1.2.1 + its needs for the other.
-#   SK_VARIANTS="hfirst fmad"  extra stencilkit runs: horizontal-first column fields; --fmad=true
+#   SK_VARIANTS="vfirst fmad"  extra stencilkit runs: K-contiguous column fields; --fmad=true
 #   ONLY="prog ..."            a subset;   GT4PY=0  no gt4py side;   CELLS=163840 NLEV=80
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 1
@@ -28,44 +28,50 @@ GT="env PYTHONPATH=/tmp/gtsite:src GT4PY_BUILD_CACHE_LIFETIME=persistent GT4PY_B
 
 step prepare
 $SK $PY benchmarks/icon4py_bench.py prepare --dir "$D" --cells "${CELLS:-163840}" --nlev "${NLEV:-80}" "${ONLY_ARGS[@]}" 2>&1 | tail -16
-$SK $PY benchmarks/icon4py_bench.py prepare --dir "$D/small" --cells 2000 --nlev 10 "${ONLY_ARGS[@]}" > "$D/logs/prepare_small.log" 2>&1
 
 GT_PID=""
+LOCK="$D/gpu.lock"
 if [ "${GT4PY:-1}" = 1 ]; then
-  step "gt4py builds (background, cores 4-15)"
-  names=$($PY -c "import json; print(' '.join(p['name'] for p in json.load(open('$D/small/specs.json'))['programs']))")
+  # gt4py's builds take minutes each (nvcc, one core each): 12 programs build at once on cores
+  # 4-15, each process then times its program holding $LOCK, never beside another's kernels
+  step "gt4py: build and time each program (background, 12 at a time, cores 4-15)"
+  names=$($PY -c "import json; print(' '.join(p['name'] for p in json.load(open('$D/specs.json'))['programs']))")
   ( T1=$(date +%s)
     printf '%s\n' $names | taskset -c 4-15 xargs -P 12 -I{} sh -c \
-      "timeout ${GT_BUILD_LIMIT:-420} $GT $PY -W ignore benchmarks/icon4py_bench.py run --dir $D/small --impl gt4py --calls 1 --only {} > $D/logs/gt_build_{}.log 2>&1"
-    echo "gt4py builds done in $(( $(date +%s) - T1 )) s" > "$D/logs/gt_builds_done.txt" ) &
+      "timeout ${GT_LIMIT:-420} $GT $PY -W ignore benchmarks/icon4py_bench.py run --dir $D --impl gt4py --only {} --lock $LOCK > $D/logs/gt_{}.log 2>&1"
+    echo "gt4py side done in $(( $(date +%s) - T1 )) s" > "$D/logs/gt_done.txt" ) &
   GT_PID=$!
 fi
 
 for v in default ${SK_VARIANTS:-}; do
   case $v in
     default) impl=stencilkit; extra=() ;;
-    hfirst)  impl=stencilkit-hfirst; extra=(--column-layout horizontal-contiguous) ;;
+    vfirst)  impl=stencilkit-vfirst; extra=(--column-layout vertical-contiguous) ;;
     fmad)    impl=stencilkit-fmad; extra=() ;;
   esac
   step "stencilkit run: $impl (cores 0-3)"
   flags=""; [ "$v" = fmad ] && flags="--fmad=true"
-  STENCILKIT_CUDAFLAGS="$flags" timeout "${SK_LIMIT:-240}" taskset -c 0-3 $SK $PY benchmarks/icon4py_bench.py run --dir "$D" --impl "$impl" "${extra[@]}" "${ONLY_ARGS[@]}" 2>&1 | grep -v " INFO" | tee "$D/logs/run_$impl.log" | tail -16
+  STENCILKIT_CUDAFLAGS="$flags" timeout "${SK_LIMIT:-240}" taskset -c 0-3 $SK $PY benchmarks/icon4py_bench.py run --dir "$D" --impl "$impl" --lock "$LOCK" "${extra[@]}" "${ONLY_ARGS[@]}" 2>&1 | grep -v " INFO" | tee "$D/logs/run_$impl.log" | tail -16
 done
 
+if [ -n "${GPU_TESTS:-}" ]; then
+  step "gpu tests (holding the GPU lock): $GPU_TESTS"
+  STENCILKIT_REQUIRE_GPU=1 timeout "${GPU_TESTS_LIMIT:-240}" taskset -c 0-3 flock "$LOCK" env PYTHONPATH=src $PY -m pytest -q -m gpu -p no:cacheprovider $GPU_TESTS 2>&1 | tee "$OUT/gpu_tests.log" | tail -15
+fi
+
 if [ -n "$GT_PID" ]; then
-  step "waiting for gt4py's builds"
-  wait "$GT_PID"; cat "$D/logs/gt_builds_done.txt" 2>/dev/null
-  grep -h -E "FAILED|first" "$D"/logs/gt_build_*.log | cut -c1-200 | head -20
-  step "gt4py run"
-  timeout "${GT_LIMIT:-200}" $GT $PY -W ignore benchmarks/icon4py_bench.py run --dir "$D" --impl gt4py "${ONLY_ARGS[@]}" 2>&1 | tee "$D/logs/run_gt4py.log" | tail -16
+  step "waiting for the gt4py side"
+  wait "$GT_PID"; cat "$D/logs/gt_done.txt" 2>/dev/null
+  grep -h -E "FAILED|first" "$D"/logs/gt_*.log | cut -c1-220 | head -20
   step compare
   others=""; for v in ${SK_VARIANTS:-}; do [ "$v" = fmad ] && others="$others stencilkit-fmad"; done
   $SK $PY benchmarks/icon4py_bench.py compare --dir "$D" stencilkit gt4py $others 2>&1 | tee "$OUT/comparison.md"
   for v in ${SK_VARIANTS:-}; do
-    [ "$v" = hfirst ] && $SK $PY benchmarks/icon4py_bench.py compare --dir "$D" stencilkit-hfirst gt4py 2>&1 | tee "$OUT/comparison-hfirst.md"
+    [ "$v" = vfirst ] && $SK $PY benchmarks/icon4py_bench.py compare --dir "$D" stencilkit-vfirst gt4py 2>&1 | tee "$OUT/comparison-vfirst.md"
   done
 fi
 step done
-cp "$D"/*/results.json "$D/logs/" 2>/dev/null; for f in "$D"/*/results.json; do cp "$f" "$D/logs/results-$(basename "$(dirname "$f")").json"; done
+for f in "$D"/*/results*.json; do cp "$f" "$D/logs/$(basename "$(dirname "$f")")-$(basename "$f")"; done
+cp "$D/comparison.json" "$D/logs/" 2>/dev/null
 tar czf "$OUT/icon4py-bench-logs.tgz" -C "$D" logs specs.json 2>/dev/null
 echo "total $(( $(date +%s) - T0 )) s"
