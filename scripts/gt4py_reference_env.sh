@@ -25,5 +25,7 @@ eval "$(sed -n '/^ICON4PY_PACKAGES=/,/)$/p; /^ICON4PY_SUITE_PACKAGES=/p; /^SUITE
 spec=()
 for p in "${ICON4PY_PACKAGES[@]}" "${ICON4PY_SUITE_PACKAGES[@]}"; do spec+=("$p==0.4.1"); done
 "$VENV/bin/pip" install -q --no-deps "${spec[@]}"
-"$VENV/bin/pip" install -q "${SUITE_DEPENDENCIES[@]}" pytest
+# icon4py's stencil modules' own dependencies: stencilkit's compat extra (pyproject.toml)
+read -r -a compat < <("$VENV/bin/python" -c 'import tomllib; print(" ".join(tomllib.load(open("pyproject.toml", "rb"))["project"]["optional-dependencies"]["compat"]))')
+"$VENV/bin/pip" install -q "${SUITE_DEPENDENCIES[@]}" "${compat[@]}" pytest
 "$VENV/bin/python" -c 'import gt4py, icon4py.model.testing.fixtures; print("gt4py", gt4py.__version__, "reference environment ready")'

@@ -3,10 +3,16 @@ that pass in one run and not in another:
 
     python scripts/icon4py_suite_counts.py BACKEND JUNIT.xml LOG SECONDS
     python scripts/icon4py_suite_counts.py --compare REFERENCE.xml OURS.xml
+    python scripts/icon4py_suite_counts.py --check BACKEND JUNIT.xml KNOWN.txt
+
+``--check`` fails (status 1) when a test failed or errored that KNOWN.txt does not list: lines
+``BACKEND PATTERN  reason`` (BACKEND a backend name or ``*``; PATTERN an fnmatch pattern over the
+junit id ``classname::name``).
 """
 
 from __future__ import annotations
 
+import fnmatch
 import re
 import sys
 import xml.etree.ElementTree as ET
@@ -45,7 +51,28 @@ def compare(reference: Path, ours: Path) -> int:
     return 1 if lost else 0
 
 
+def check(backend: str, junit: Path, known: Path) -> int:
+    if not junit.exists():
+        print(f"icon4py suite on {backend}: no results to check")
+        return 1
+    patterns = [
+        line.split()[1]
+        for line in known.read_text().splitlines()
+        if line.strip() and not line.lstrip().startswith("#") and line.split()[0] in (backend, "*")
+    ]
+    bad = sorted(
+        t
+        for t, o in outcomes(junit).items()
+        if o in ("failed", "error") and not any(fnmatch.fnmatchcase(t, p) for p in patterns)
+    )
+    for t in bad:
+        print(f"icon4py suite on {backend}: does not pass and is not listed in {known.name}: {t}")
+    return 1 if bad else 0
+
+
 if __name__ == "__main__":
+    if sys.argv[1] == "--check":
+        sys.exit(check(sys.argv[2], Path(sys.argv[3]), Path(sys.argv[4])))
     if sys.argv[1] == "--compare":
         sys.exit(compare(Path(sys.argv[2]), Path(sys.argv[3])))
     counts(sys.argv[1], Path(sys.argv[2]), Path(sys.argv[3]), sys.argv[4])
