@@ -17,6 +17,10 @@ import pytest
 import stencilkit.config
 import stencilkit.ir.verify
 
+# icon4py-style StencilTest suites, run only by tests/icon4py/test_icon4py_testing_plugin.py in
+# a pytest of their own (icon4py's plugin, the gt4py alias): their conftest imports icon4py.
+collect_ignore = ["icon4py/plugin_cases"]
+
 # The suite checks DSL errors where operators are defined; users get them at first use
 # (gt4py.next's behaviour), tested with this flag off in tests/test_compat_api.py.
 stencilkit.config.PARSE_AT_DECORATION = True

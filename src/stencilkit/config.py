@@ -51,6 +51,10 @@ VERBOSE_EXCEPTIONS: bool = _flag("GT4PY_VERBOSE_EXCEPTIONS", DEBUG)
 BUILD_CACHE_LIFETIME: str = os.environ.get("GT4PY_BUILD_CACHE_LIFETIME", "persistent")
 BUILD_CACHE_DIR: str | None = os.environ.get("STENCILKIT_CACHE_DIR")
 CMAKE_BUILD_TYPE: str = os.environ.get("GT4PY_CMAKE_BUILD_TYPE", "release")
+#: gt4py.next's metrics level (``stencilkit.instrumentation.metrics``): 0 collects nothing.
+COLLECT_METRICS_LEVEL: int = (
+    int(_level) if (_level := os.environ.get("GT4PY_COLLECT_METRICS_LEVEL", "0")).isdigit() else 0
+)
 UNSTRUCTURED_HORIZONTAL_HAS_UNIT_STRIDE: bool = _flag(
     "GT4PY_UNSTRUCTURED_HORIZONTAL_HAS_UNIT_STRIDE", False
 )

@@ -12,7 +12,7 @@ import copy
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from . import stages
+from . import config, stages
 from .backends import Backend, embedded_runner
 from .core.dims import Dimension
 from .core.errors import MissingOutError, StencilTypeError
@@ -23,6 +23,7 @@ from .frontend.parse import ProgramParser, build_apply, parse_field_operator
 from .frontend.scans import own_domains, scan_call, scan_init, shared_domain_groups
 from .frontend.source import SourceFunction
 from .frontend.typing_rules import TypingError
+from .instrumentation import hooks as _hooks
 from .ir import nodes as ir
 from .ir.lower import flat_params
 from .ir.visit import walk
@@ -156,6 +157,19 @@ class Program:
     def __call__(
         self, *args: Any, offset_provider: Mapping[str, Any] | None = None, **kwargs: Any
     ) -> None:
+        if _hooks.program_call_context.registry or config.COLLECT_METRICS_LEVEL:
+            # gt4py.next's hook around each call (instrumentation.hooks), only when used
+            with _hooks.program_call_context(self, args, offset_provider, True, kwargs):
+                self._call(args, offset_provider, kwargs)
+            return
+        self._call(args, offset_provider, kwargs)
+
+    def _call(
+        self,
+        args: tuple[Any, ...],
+        offset_provider: Mapping[str, Any] | None,
+        kwargs: dict[str, Any],
+    ) -> None:
         run = self._run
         if run is None:
             run = self._runner
@@ -204,10 +218,48 @@ class Program:
             if self._deferred is not None:
                 raise self._deferred
             return self
+        if not args and all(isinstance(v, list) for v in kwargs.values()):
+            return self._compile_static_variants(kwargs, offset_provider)
         flat = self._flat(args, kwargs, placeholders=True)
         stages_for = getattr(self._runner, "stages_for", None)  # None: a runner of a user's backend
         if stages_for is not None:
             stages_for(flat, offset_provider)
+        return self
+
+    def _compile_static_variants(
+        self, static_args: dict[str, list[Any]], offset_provider: Mapping[str, Any] | None
+    ) -> Program:
+        """gt4py.next's ``compile(offset_provider=..., name=[value, ...])``: the values each
+        scalar parameter will take. stencilkit checks them (names, scalar parameters, values of
+        the parameter's dtype) and parses the program; it builds on the first call, where the
+        fields' layout is known, and every call runs whatever value it is given (as gt4py does
+        with ``enable_jit``, its default)."""
+        if offset_provider is None:
+            raise ValueError(
+                "Cannot compile a program without connectivities / OffsetProviderType."
+            )
+        params = {p.name: p for p in self.definition.params}
+        if self._deferred is not None:
+            raise self._deferred
+        for name, values in static_args.items():
+            param = params.get(name)
+            if param is None:
+                raise TypeError(
+                    f"{self.__name__}.compile(): '{name}' is not a parameter of the program"
+                    f" (its parameters: {', '.join(params)})"
+                )
+            if isinstance(param.type, FieldType):
+                raise TypeError(
+                    f"{self.__name__}.compile(): static argument '{name}' must be a scalar"
+                    f" parameter; it is a field ({param.type})"
+                )
+            for value in values:
+                leaves = value if isinstance(value, tuple) else (value,)
+                if any(scalar_type_of_value(v) is None for v in leaves):
+                    raise TypeError(
+                        f"{self.__name__}.compile(): static argument '{name}' takes scalar"
+                        f" values, got {value!r}"
+                    )
         return self
 
     def _placeholder_fields(self, flat: list[Any]) -> list[Any]:

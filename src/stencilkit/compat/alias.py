@@ -7,7 +7,8 @@ a ``gt4py`` module with the stencilkit module it stands for:
 ``gt4py``                            an empty package holding ``next``, ``eve`` and ``_core``
 ``gt4py.next``                       ``stencilkit``
 ``gt4py.next.<a>.<b>``               ``stencilkit.<a>.<b>`` (the same module object)
-``gt4py.eve``, ``gt4py.eve.utils``   an empty package; ``stencilkit.utils``
+``gt4py.eve``                        ``stencilkit.eve`` (``StrEnum``, ``NOTHING``, ...)
+``gt4py.eve.utils``                  ``stencilkit.utils``
 ``gt4py._core.definitions``          ``stencilkit.compat.core_definitions``
 ===================================  =======================================================
 
@@ -36,10 +37,11 @@ __all__ = [
 ]
 
 # gt4py packages that have no stencilkit counterpart: served as empty packages
-_EMPTY_PACKAGES = ("gt4py", "gt4py.eve", "gt4py._core")
+_EMPTY_PACKAGES = ("gt4py", "gt4py._core")
 # explicit targets; every other ``gt4py.next.<sub>`` maps to ``stencilkit.<sub>``
 _TARGETS = {
     "gt4py.next": "stencilkit",
+    "gt4py.eve": "stencilkit.eve",
     "gt4py.eve.utils": "stencilkit.utils",
     "gt4py._core.definitions": "stencilkit.compat.core_definitions",
 }
@@ -62,8 +64,8 @@ def target_of(fullname: str) -> str | None:
     if fullname in _EMPTY_PACKAGES:
         return None
     raise ModuleNotFoundError(
-        f"No module named '{fullname}': stencilkit serves gt4py.next, gt4py.eve.utils and"
-        " gt4py._core.definitions only",
+        f"No module named '{fullname}': stencilkit serves gt4py.next, gt4py.eve,"
+        " gt4py.eve.utils and gt4py._core.definitions only",
         name=fullname,
     )
 

@@ -156,17 +156,25 @@ class Dims:
     """``Dims[I, J, K]``: the dimensions of a field in a ``Field[...]`` annotation.
 
     A typing generic alias, so that type variables work as in gt4py.next:
-    ``Field[Dims[DimsT], T]`` is substituted later (``[Dims[I, K], float64]``).
+    ``Field[Dims[DimsT], T]`` is substituted later (``[Dims[I, K], float64]``). The class
+    ``Dimension`` itself stands for "some dimension" in plain Python annotations
+    (``Field[Dims[Dimension], float64]``, as icon4py writes); the frontend refuses it as the type
+    of an operator or program parameter.
     """
 
     def __class_getitem__(cls, dims: Any) -> Any:
         dims = dims if isinstance(dims, tuple) else (dims,)
         for d in dims:
-            if not isinstance(d, Dimension | TypeVar):
+            if not (isinstance(d, Dimension | TypeVar) or is_dimension_class(d)):
                 raise TypeError(f"Dims[...] takes Dimension objects, got {d!r}")
             if dims.count(d) > 1:
                 raise TypeError(f"Dims[...] lists {d} twice; a field has each dimension once")
         return types.GenericAlias(cls, dims)
+
+
+def is_dimension_class(d: Any) -> bool:
+    """``Dimension`` (or a subclass) itself, as a placeholder for any dimension."""
+    return isinstance(d, type) and issubclass(d, Dimension)
 
 
 def dims_of_annotation(dims: Any) -> tuple[Any, ...]:

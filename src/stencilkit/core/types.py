@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import types
 import typing
 from dataclasses import dataclass
 from typing import Any
@@ -67,8 +68,18 @@ def field_type_of(args: tuple[Any, ...]) -> FieldType:
             f" subscript the alias, e.g. MyField[float64]"
         )
     for d in dims:
+        if isinstance(d, type) and issubclass(d, Dimension):
+            raise TypeError(
+                "Field[Dims[Dimension], ...] stands for a field of any dimensions; an operator or"
+                " program parameter needs its dimensions, e.g. Field[Dims[Cell, K], float64]"
+            )
         if not isinstance(d, Dimension):
             raise TypeError(f"Field[...] dimensions must be Dimension objects, got {d!r}")
+    if typing.get_origin(args[1]) in (typing.Union, types.UnionType):
+        raise TypeError(
+            f"Field[..., {args[1]!r}] allows several dtypes; an operator or program parameter"
+            " needs one, e.g. Field[Dims[Cell, K], float64]"
+        )
     return FieldType(tuple(dims), dtype_name(args[1]))
 
 

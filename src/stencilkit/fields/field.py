@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 
 from ..core.device import Device, DeviceType
-from ..core.dims import Dimension, Dims, NamedIndex, dims_of_annotation
+from ..core.dims import Dimension, Dims, NamedIndex, dims_of_annotation, is_dimension_class
 from ..core.domain import Domain, NamedRange
 from ..core.domain import domain as make_domain
 from ..core.dtypes import dtype_name
@@ -218,7 +218,7 @@ class Field(FieldInterop):
         dims, dtype = item
         generic = typing.get_origin(dims) is Dims or isinstance(dims, typing.TypeVar)  # type: ignore[comparison-overlap]  # dims is an annotation object; mypy reads the name as the ParamSpec of Dims
         for d in () if generic else dims_of_annotation(dims):
-            if not isinstance(d, Dimension | typing.TypeVar):
+            if not (isinstance(d, Dimension | typing.TypeVar) or is_dimension_class(d)):
                 raise StencilTypeError(
                     f"Field[...] dimensions must be Dimension objects, got {d!r}",
                     hint="write Field[Dims[I, J], float64]",
@@ -229,7 +229,14 @@ class Field(FieldInterop):
                 )
         if not generic:
             dims = Dims[dims_of_annotation(dims)]  # type: ignore[misc]  # Dims is variadic at run time (__class_getitem__); mypy sees a plain class
-        if not isinstance(dtype, typing.TypeVar):
+        if isinstance(dtype, typing.TypeVar):
+            pass
+        elif _is_union(
+            dtype
+        ):  # Field[..., float64 | int32]: gt4py accepts it in Python annotations
+            for member in typing.get_args(dtype):
+                _scalar_or_typevar(member)
+        else:
             try:
                 dtype = np.dtype(dtype_name(dtype)).type
             except TypeError as err:
@@ -506,3 +513,22 @@ class Field(FieldInterop):
         return self._apply(operator.abs, self)
 
     __hash__ = None  # type: ignore[assignment]  # unhashable, as NumPy arrays: == is element-wise
+
+
+def _is_union(annotation: Any) -> bool:
+    return typing.get_origin(annotation) in (typing.Union, types.UnionType)
+
+
+def _scalar_or_typevar(member: Any) -> None:
+    """A member of a dtype union in ``Field[..., a | b]``: a scalar type (Python's float, int,
+    bool included) or a type variable, else a located refusal."""
+    if isinstance(member, typing.TypeVar) or member in (float, int, bool):
+        return
+    if _is_union(member):
+        for m in typing.get_args(member):
+            _scalar_or_typevar(m)
+        return
+    try:
+        dtype_name(member)
+    except TypeError as err:
+        raise StencilTypeError(str(err), hint="e.g. Field[Dims[I], float64 | int32]") from None

@@ -31,6 +31,8 @@ class Builtin:
         return f"<stencilkit builtin {self.name}>"
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        if self.name == "where" and not kwargs and len(args) == 3:
+            return _where_on_values(*args)
         if self.name in MATH_BUILTINS and not kwargs:
             arrays = [getattr(a, "ndarray", a) for a in args]
             import numpy
@@ -44,6 +46,29 @@ class Builtin:
         raise TypeError(
             f"{self.name}() works on fields only inside a @field_operator; call it there"
         )
+
+
+def _where_on_values(mask: Any, a: Any, b: Any) -> Any:
+    """``where(mask, a, b)`` on concrete fields (outside an operator), as gt4py's embedded
+    backend runs it: operands broadcast by dimension names over the intersection of their
+    domains; tuples of values give a tuple, element by element."""
+    if isinstance(a, tuple) or isinstance(b, tuple):
+        if not (isinstance(a, tuple) and isinstance(b, tuple) and len(a) == len(b)):
+            raise TypeError(
+                "where(mask, a, b): a and b must both be tuples of the same length, or neither"
+            )
+        return tuple(_where_on_values(mask, x, y) for x, y in zip(a, b))
+    field = next((v for v in (mask, a, b) if hasattr(v, "_apply") and hasattr(v, "domain")), None)
+    if field is None:
+        raise TypeError(
+            "where() outside a @field_operator needs a field among its arguments; call it on"
+            " fields, or inside an operator"
+        )
+    if not hasattr(mask, "domain") or str(getattr(mask.dtype, "name", mask.dtype)) != "bool":
+        raise TypeError(
+            f"where(mask, a, b): the mask must be a field of bool, got {mask!r}",
+        )
+    return field._apply(field.xp.where, mask, a, b)
 
 
 BUILTINS: dict[str, Builtin] = {n: Builtin(n) for n in (*MATH_BUILTINS, *SPECIAL_BUILTINS)}

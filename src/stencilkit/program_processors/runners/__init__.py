@@ -1,5 +1,6 @@
-"""gt4py.next's backend runners: ``gtfn.run_gtfn`` (= ``stencilkit.cpu``), ``gtfn.run_gtfn_gpu``."""
+"""gt4py.next's backend runners: ``gtfn`` (stencilkit's ``cpu`` and ``gpu``) and ``dace`` (not
+available: importable, its backends refuse with a clear error)."""
 
-from . import gtfn
+from . import dace, gtfn
 
-__all__ = ["gtfn"]
+__all__ = ["dace", "gtfn"]
