@@ -214,7 +214,7 @@ def test_cpp_computes_each_shared_value_once() -> None:
 def test_cpp_if_chooses_the_tuple_once(tmp_path) -> None:
     mod = _import(tmp_path, "sk_dag_ifs3", ifs_source(3))
     source = _cpp(mod.run, (4, 5), [mod.I, mod.K], 2, 3)
-    body = source[source.index("extern") :]
+    body = source[source.index('extern "C" int ') :]  # the program, not the runtime
     assert body.count("if (") == 3  # one if/else per if statement, not one per name
 
 
