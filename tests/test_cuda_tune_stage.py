@@ -407,3 +407,24 @@ def test_variants_build_in_the_background_and_the_first_choice_is_provisional(
     finally:
         monkeypatch.delenv("STENCILKIT_TUNE")
         reset_config()
+
+
+def test_background_builds_run_on_daemon_threads_and_report_errors() -> None:
+    """A short script must not wait at exit for a variant build in flight (daemon thread), and a
+    failed build is raised where the result is asked for."""
+    import threading
+
+    started: list[bool] = []
+
+    def build(source: Any) -> Any:
+        started.append(threading.current_thread().daemon)
+        if source == "bad":
+            raise RuntimeError("compiler said no")
+        return f"built {source}"
+
+    ok = cuda_backend._in_background(build, "good")  # type: ignore[arg-type]
+    bad = cuda_backend._in_background(build, "bad")  # type: ignore[arg-type]
+    assert ok.result(timeout=10) == "built good"
+    with pytest.raises(RuntimeError, match="compiler said no"):
+        bad.result(timeout=10)
+    assert started == [True, True]

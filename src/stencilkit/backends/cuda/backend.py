@@ -9,8 +9,9 @@ points, order.py).
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
-from concurrent.futures import Future, ThreadPoolExecutor, wait
+from concurrent.futures import Future, wait
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -89,9 +90,7 @@ class LoadedCuda:
         """Start compiling the variant module on a worker thread (NVRTC and nvcc release the
         GIL): the caller's kernels keep running while it builds."""
         if ordered not in self._builds and not self.variants_at_hand(ordered):
-            self._builds[ordered] = _BUILDERS.submit(
-                self.target.build, self._variant_source(ordered)
-            )
+            self._builds[ordered] = _in_background(self.target.build, self._variant_source(ordered))
             _PENDING.append(self._builds[ordered])
 
     def function(self, name: str, ordered: bool = False) -> Any:
@@ -378,10 +377,28 @@ class CudaTarget:
         )
 
 
-#: One worker thread compiles variant modules in the background (STENCILKIT_TUNE=background):
-#: a build uses one core, and the caller's own work keeps the others.
-_BUILDERS = ThreadPoolExecutor(max_workers=1, thread_name_prefix="stencilkit-variants")
+#: Variant builds in flight (STENCILKIT_TUNE=background), one at a time: a build uses one core,
+#: and the caller's own work keeps the others.
 _PENDING: list[Future[Built]] = []
+_ONE_AT_A_TIME = threading.Lock()
+
+
+def _in_background(build: Callable[[Source], Built], source: Source) -> Future[Built]:
+    """``build(source)`` on a daemon thread: a process that ends while a build is in flight
+    exits at once (a worker of a thread pool would be joined at exit, holding a short script
+    for the rest of a compilation of up to half a minute). A build cut short leaves no cache
+    entry: entries are written to a temporary directory and renamed when whole."""
+    future: Future[Built] = Future()
+
+    def work() -> None:
+        with _ONE_AT_A_TIME:
+            try:
+                future.set_result(build(source))
+            except BaseException as err:  # handed to the caller that waits for the build
+                future.set_exception(err)
+
+    threading.Thread(target=work, name="stencilkit-variants", daemon=True).start()
+    return future
 
 
 def wait_for_tuning(timeout: float | None = None) -> bool:
