@@ -201,3 +201,17 @@ def test_the_bench_has_the_threads_section() -> None:
     from stencilkit_benchmarks.options import SECTIONS_CPU
 
     assert "threads" in SECTIONS_CPU
+
+
+def test_one_thread_by_default_on_a_small_machine(monkeypatch) -> None:
+    """Threads only where they pay: below MIN_CPUS_FOR_THREADS usable CPUs the default is one
+    thread (measured on the 2-vCPU VM: threads lost at every size for three of four kernel
+    shapes); OMP_NUM_THREADS or a larger machine gives OpenMP's default (0 in the block)."""
+    monkeypatch.delenv("OMP_NUM_THREADS", raising=False)
+    monkeypatch.setattr(T, "usable_cpus", lambda: 2)
+    assert T.default_threads() == 1
+    monkeypatch.setattr(T, "usable_cpus", lambda: T.MIN_CPUS_FOR_THREADS)
+    assert T.default_threads() == 0
+    monkeypatch.setattr(T, "usable_cpus", lambda: 2)
+    monkeypatch.setenv("OMP_NUM_THREADS", "2")
+    assert T.default_threads() == 0

@@ -109,7 +109,7 @@ def _variants(fn: Any, quick: bool = False) -> dict[str, float]:
     for _ in range(1 if quick else 3):
         for name, (n, work) in {
             "serial": (1, None),
-            "parallel": (None, 0),
+            "parallel": (T.usable_cpus(), 0),
             "default": (None, None),
         }.items():
             with T.threads(n, work):
@@ -121,7 +121,7 @@ def _demo_rows(R: Runner, size: int, quick: bool) -> dict[str, Any]:
     from stencilkit.models.shallow_water import GRAVITY, ShallowWater, initial_state, numpy_step
 
     models = {name: ShallowWater(size, gtx.cpu) for name in ("serial", "parallel", "default")}
-    settings = {"serial": (1, None), "parallel": (None, 0), "default": (None, None)}
+    settings = {"serial": (1, None), "parallel": (T.usable_cpus(), 0), "default": (None, None)}
     for name, m in models.items():  # the same steps on every variant: the states must agree
         with T.threads(*settings[name]):
             for _ in range(3):
@@ -140,7 +140,7 @@ def _demo_rows(R: Runner, size: int, quick: bool) -> dict[str, Any]:
     for name in ("serial", "parallel", "default"):
         note = {
             "serial": "1 thread",
-            "parallel": f"{T.get_num_threads()} threads, every kernel",
+            "parallel": f"{T.usable_cpus()} threads, every kernel",
             "default": f"{T.get_num_threads()} threads above {T.get_parallel_min_work():,} op-points",
         }[name]
         R.row(

@@ -6,7 +6,7 @@ The block is handed to each library when it loads, so :func:`set_num_threads` ac
 every program, already built or not, without a rebuild.
 
 Defaults: ``STENCILKIT_NUM_THREADS`` (else OpenMP's own default: ``OMP_NUM_THREADS``, else one
-thread per core) and ``STENCILKIT_PARALLEL_MIN_WORK``. Before the first library loads, and only
+thread per core; one thread on a machine of fewer than ``MIN_CPUS_FOR_THREADS`` usable CPUs) and ``STENCILKIT_PARALLEL_MIN_WORK``. Before the first library loads, and only
 if it is not set then, ``OMP_WAIT_POLICY`` is set to ``passive`` (idle threads sleep rather
 than spin; see docs/configuration.md for the measurements).
 
@@ -57,8 +57,34 @@ def _block() -> Any:
         with _lock:  # one block for the process, also when threads build programs at once (aot)
             if _settings is None:
                 cfg = require(*_VARIABLES)
-                _settings = (ctypes.c_int64 * 3)(cfg.num_threads, cfg.parallel_min_work, 0)
+                _settings = (ctypes.c_int64 * 3)(
+                    cfg.num_threads or default_threads(), cfg.parallel_min_work, 0
+                )
     return _settings
+
+
+#: Below this many usable CPUs the default is one thread: on the 2-vCPU machines of the
+#: development VM and CI, threads lost to serial at every size of three of four kernel shapes
+#: (`stencilkit bench --cpu --only threads`, 2026-12-02: the demo step 128x128 ran 0.139 ms on
+#: 2 threads above the work threshold against 0.066 ms on one; docs/configuration.md).
+MIN_CPUS_FOR_THREADS = 4
+
+
+def default_threads() -> int:
+    """The thread count when neither STENCILKIT_NUM_THREADS nor set_num_threads chose one: 0
+    (OpenMP's default: OMP_NUM_THREADS, else one per CPU) where at least
+    ``MIN_CPUS_FOR_THREADS`` CPUs are usable or OMP_NUM_THREADS is set, else 1."""
+    if os.environ.get("OMP_NUM_THREADS", "").strip():
+        return 0
+    return 0 if usable_cpus() >= MIN_CPUS_FOR_THREADS else 1
+
+
+def usable_cpus() -> int:
+    """The CPUs this process may run on (its affinity mask)."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
 
 
 def _after_fork_in_child() -> None:
@@ -117,7 +143,7 @@ def set_num_threads(n: int | None) -> None:
                 " 'forkserver') to give them threads of their own",
             )
         return
-    _block()[0] = n or 0
+    _block()[0] = n or default_threads()
 
 
 def get_num_threads() -> int:
@@ -162,7 +188,4 @@ def _openmp_default() -> int:
     value = os.environ.get("OMP_NUM_THREADS", "").split(",")[0].strip()
     if value.isdigit() and int(value) > 0:
         return int(value)
-    try:
-        return len(os.sched_getaffinity(0))
-    except (AttributeError, OSError):
-        return os.cpu_count() or 1
+    return usable_cpus()
