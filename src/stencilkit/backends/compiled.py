@@ -59,7 +59,7 @@ class Plan:
     table_slots: tuple[tuple[str, int], ...]
     alias_pairs: tuple[tuple[int, int, tuple[int, int], tuple[int, int]], ...]  # see _alias_pairs
     tables: dict[str, Any]  # the neighbour tables checked when the plan was made
-    dynamic: bool  # as_offset reads: their positions are data, checked on every call
+    dynamic: bool  # as_offset reads: their positions are data, guarded in the kernels (see _check_offsets)
     same_ok: frozenset[tuple[int, int]]  # (argument, output) pairs that may be one field
     #: the kernels' as_offset guards' error word (two int64, see stages/abi.py ReadGuard)
     errors: np.ndarray | None = None
