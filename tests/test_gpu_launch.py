@@ -113,6 +113,7 @@ def test_nvcc_compiler_gives_the_same_result(monkeypatch, rng) -> None:
         run_lap7._runner.plans.clear()
 
 
+@pytest.mark.gpu
 def test_gpu_backend_refuses_host_fields_before_running(rng) -> None:
     a = gtx.as_field([I, J, K], rng.standard_normal((6, 5, 4)))
     out = gtx.as_field([I, J, K], rng.standard_normal((6, 5, 4)))
@@ -120,6 +121,24 @@ def test_gpu_backend_refuses_host_fields_before_running(rng) -> None:
         TypeError, match=r"argument 'a' lives on the host, but backend 'gpu' runs on the GPU"
     ):
         run_lap7(a, out, 6, 5, 4, offset_provider={})
+
+
+def test_gpu_backend_without_cupy_says_so_first(rng, monkeypatch) -> None:
+    """A machine without a usable GPU: the first error names what is missing and how to install
+    it (issue 25: it said 'lives on the host ... allocate with allocator=<the backend>', and
+    following that hint gave a second error about CuPy)."""
+    import sys
+
+    from stencilkit.core.errors import BackendUnavailableError
+
+    monkeypatch.setitem(sys.modules, "cupy", None)  # as if CuPy were not installed
+    a = gtx.as_field([I, J, K], rng.standard_normal((6, 5, 4)))
+    out = gtx.as_field([I, J, K], rng.standard_normal((6, 5, 4)))
+    with pytest.raises(
+        BackendUnavailableError,
+        match=r"backend 'gpu' of run_lap7\(\) needs CuPy[\s\S]*pip install 'stencilkit\[cuda\]'",
+    ):
+        run_lap7.with_backend(gtx.gpu)(a, out, 6, 5, 4, offset_provider={})
 
 
 def test_missing_cupy_is_a_clear_error(monkeypatch) -> None:

@@ -283,7 +283,19 @@ def test_the_stages_run_one_by_one(rng) -> None:
 
 
 def test_wrong_device_is_refused_at_bind(rng) -> None:
+    """Host fields for the gpu backend: where a GPU is usable, the fields' device is the error;
+    where none is (no CuPy, no driver, no device), that is said first, with what to install:
+    the other hint (allocate on the backend's device) would only lead to the same missing GPU."""
+    from stencilkit.core.cuda_probe import usable_cupy
+    from stencilkit.core.errors import BackendUnavailableError
+
     program = _program(gtx.gpu).definition
+    try:
+        usable_cupy()
+    except BackendUnavailableError:
+        with pytest.raises(BackendUnavailableError, match=r"backend 'gpu' of \w+\(\) needs"):
+            stages.bind(program, _args(rng), {}, CudaTarget(arch="90"))
+        return
     with pytest.raises(
         TypeError, match="argument 'a' lives on the host, but backend 'gpu' runs on the GPU"
     ):

@@ -19,6 +19,7 @@ from typing import Any
 
 import numpy as np
 
+from ..core.cuda_probe import usable_cupy
 from ..core.device import DeviceType
 from ..core.errors import StencilTypeError, StencilValueError
 from ..core.log import get_logger
@@ -84,6 +85,10 @@ def check_device_of(name: str, target: Target, what: str, sig: FieldSignature) -
     """Refuse an argument that lives on another device than ``target`` runs on."""
     want = target.device_type
     if sig.on_gpu != (want == DeviceType.CUDA):
+        if want == DeviceType.CUDA:
+            # no usable GPU here: say that first (the hint below, allocating on the backend's
+            # device, would only lead to this same missing GPU or CuPy)
+            usable_cupy(f"backend '{target.name}' of {name}()")
         where = "GPU" if sig.on_gpu else "host"
         raise StencilTypeError(
             f"{name}(): {what} lives on the {where}, but backend '{target.name}'"
