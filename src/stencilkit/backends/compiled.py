@@ -171,7 +171,7 @@ class CompiledRunner:
             plan = self._new_plan(key, args, offset_provider)
         if plan.lock.acquire(False):
             try:
-                if plan.provisional and self.target.ready_to_retune(plan.stages.loaded):  # type: ignore[attr-defined]
+                if plan.provisional and self.target.ready_to_retune(plan.stages.loaded):
                     self._retune(plan, args, offset_provider)
                 self._run(plan, plan.block, args, offset_provider)
             finally:
@@ -191,7 +191,7 @@ class CompiledRunner:
         hold launch the provisional choice, which computes the same values."""
         st = plan.stages
         bound = stages.bind(self.program, args, offset_provider, self.target)
-        launches = self.target.tune(st.loaded, st.planned, bound, final=True)  # type: ignore[call-arg]
+        launches = self.target.tune(st.loaded, st.planned, bound, final=True)
         plan.stages = dataclasses.replace(st, launches=launches)
         assert plan.stages.loaded is not None
         plan.block.run = plan.stages.loaded.bind(launches, plan.block.buf)
@@ -279,19 +279,11 @@ class CompiledRunner:
         kernels, no host evaluation of the offsets (which costs NumPy or CuPy time per call, and
         CuPy's kernel compilation on first use)."""
         st = plan.stages
-        layout = st.planned.layout
-        assert layout is not None and st.loaded is not None and st.launches is not None
+        assert st.loaded is not None and st.launches is not None
         probe = block.buf.copy()
-        written = {o for k in st.planned.sprog.kernels for o in k.outs}
-        scratch = []
-        for f in layout.fields:
-            if f.name in written:
-                lo, hi = st.bound.signature(f.name).span()
-                mem = self.target.scratch(max(hi - lo, 1))  # type: ignore[attr-defined]
-                scratch.append(mem)
-                probe[f.ptr] = self.target.address(mem) - lo  # type: ignore[attr-defined]
+        scratch = stages.with_scratch_outputs(st.planned, st.bound, probe, self.target.scratch)
         st.loaded.bind(st.launches, probe)()
-        self.target.synchronize()  # type: ignore[attr-defined]
+        self.target.synchronize()
         del scratch
         if plan.errors[0]:  # type: ignore[index]
             self._guard_failed(plan, "this call", written=False)

@@ -29,6 +29,7 @@ from .pipeline import (
     run_stages,
     tune,
     unit_axis,
+    with_scratch_outputs,
 )
 
 __all__ = [
@@ -55,4 +56,5 @@ __all__ = [
     "run_stages",
     "tune",
     "unit_axis",
+    "with_scratch_outputs",
 ]

@@ -16,6 +16,7 @@ from ..core.dims import Dimension
 from ..core.types import FieldType, ScalarType
 from ..fields.signature import FieldSignature
 from ..ir import nodes as ir
+from ..ir.visit import walk
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,8 +77,6 @@ class ArgLayout:
 def dynamic_axes(prog: ir.StencilProgram) -> list[tuple[str, int]]:
     """(field or table, axis) read at a data-dependent index anywhere in ``prog``, in order of
     first appearance."""
-    from ..ir.visit import walk
-
     found: dict[tuple[str, int], None] = {}
     for k in prog.kernels:
         for v in (*k.values, *(k.scan.inits if k.scan else ())):

@@ -169,8 +169,22 @@ class Target(Protocol):
 
     def load(self, built: Built) -> Loaded: ...
 
-    def tune(self, loaded: Any, planned: Planned, bound: Bound) -> Launches: ...
+    def tune(
+        self, loaded: Any, planned: Planned, bound: Bound, final: bool = False
+    ) -> Launches: ...
+
+    def ready_to_retune(self, loaded: Any) -> bool:
+        """Whether a plan whose ``tune`` was provisional can make its final choice now."""
+        ...
 
     def error_word(self) -> np.ndarray:
         """Two int64 the kernels can write and the host read (as_offset read guards)."""
+        ...
+
+    def scratch(self, nbytes: int) -> tuple[Any, int]:
+        """Zeroed memory on the target's device and its address."""
+        ...
+
+    def synchronize(self) -> None:
+        """Wait until the kernels launched so far are done."""
         ...

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -310,3 +310,22 @@ def argument_block(planned: Planned, bound: Bound) -> np.ndarray:
         else:
             block[s.slot] = int(bound.scalars[s.name])
     return block
+
+
+def with_scratch_outputs(
+    planned: Planned, bound: Bound, block: np.ndarray, allocate: Callable[[int], tuple[Any, int]]
+) -> list[Any]:
+    """Point every field a kernel of ``planned`` writes, in ``block``, at zeroed scratch memory
+    of the field's span (``allocate(nbytes)`` gives the memory and its address): kernels then
+    read the call's inputs and never write the caller's fields (the tune stage's timing runs,
+    the as_offset probe of a first call). The memory, to keep alive while ``block`` is used."""
+    assert planned.layout is not None
+    written = {o for k in planned.sprog.kernels for o in k.outs}
+    scratch = []
+    for f in planned.layout.fields:
+        if f.name in written:
+            lo, hi = bound.signature(f.name).span()
+            mem, address = allocate(max(hi - lo, 1))
+            scratch.append(mem)
+            block[f.ptr] = address - lo
+    return scratch

@@ -71,15 +71,19 @@ class CppTarget:
         loaded = _LOADED[built.key] = LoadedLibrary(built, fn)
         return loaded
 
-    def tune(self, loaded: LoadedLibrary, planned: Planned, bound: Bound) -> Launches:
+    def tune(
+        self, loaded: LoadedLibrary, planned: Planned, bound: Bound, final: bool = False
+    ) -> Launches:
         return Launches(self.name)  # one call of the library runs every kernel: nothing to choose
 
-    def scratch(self, nbytes: int) -> np.ndarray:
-        """Zeroed memory for a probe run's outputs (compiled.py ``_probe``)."""
-        return np.zeros(nbytes, dtype=np.uint8)
+    def scratch(self, nbytes: int) -> tuple[np.ndarray, int]:
+        """Zeroed memory and its address, for a probe run's outputs (compiled.py)."""
+        mem = np.zeros(nbytes, dtype=np.uint8)
+        return mem, int(mem.ctypes.data)
 
-    def address(self, mem: np.ndarray) -> int:
-        return int(mem.ctypes.data)
+    def ready_to_retune(self, loaded: LoadedLibrary) -> bool:
+        """Never: the cpu tune stage makes no provisional choice."""
+        return False
 
     def synchronize(self) -> None:
         """Nothing to wait for: a call of the library returns when its kernels are done."""

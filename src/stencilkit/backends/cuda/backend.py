@@ -21,7 +21,7 @@ from ...core.device import DeviceType
 from ...core.errors import InternalError, StencilValueError
 from ...stages.artefacts import Built, KernelLaunch, Launches, Planned, Source
 from ...stages.binding import Bound
-from ...stages.pipeline import argument_block
+from ...stages.pipeline import argument_block, with_scratch_outputs
 from ...toolchain.cache import cache_key, get_or_build, is_cached
 from ...toolchain.config import require
 from ...toolchain.cuda import compile_cubin, find_cuda_compiler
@@ -237,12 +237,9 @@ class CudaTarget:
         loaded = self._loaded[built.key, device] = LoadedCuda(built, self.load_module(built), self)
         return loaded
 
-    def scratch(self, nbytes: int) -> Any:
-        """Zeroed GPU memory for a probe run's outputs (compiled.py ``_probe``)."""
-        return cupy().zeros(nbytes, dtype=np.uint8)
-
-    def address(self, mem: Any) -> int:
-        return int(mem.data.ptr)
+    def scratch(self, nbytes: int) -> tuple[Any, int]:
+        """Zeroed GPU memory and its address, for a probe run's outputs (compiled.py)."""
+        return _scratch(nbytes)
 
     def synchronize(self) -> None:
         """Wait for the current stream (a probe run's guards are read after it)."""
@@ -288,7 +285,13 @@ class CudaTarget:
             for ki, search in enumerate(searched)
         ]
         any_ordered = any(o is not None for o in offers)
-        timing: list[Any] = []  # [block, scratch arrays]: made when the first search needs them
+        timing: list[Any] = []  # [block, scratch arrays]: made when a kernel is searched
+        tables = ""  # a digest of the tables' first rows: part of each searched kernel's key
+        if any(searched):
+            timing.extend(_timing_block(planned, bound))
+            tables = table_fingerprint(
+                timing[0], [(f.ptr, bound.signature(f.name)) for f in layout.fields if f.is_table]
+            )
         # STENCILKIT_TUNE=background: where a search would first have to compile the variants,
         # they build on a worker thread and this search times the plain kernels only (a
         # provisional choice, not stored); a later call searches again once they are built
@@ -298,7 +301,7 @@ class CudaTarget:
             and require("STENCILKIT_TUNE").tune == "background"
             and not loaded.variants_at_hand(any_ordered)
             and not all(
-                self._stored(loaded, planned, bound, ki, timing) is not None
+                self._stored(loaded, planned, ki, tables) is not None
                 for ki, search in enumerate(searched)
                 if search
             )
@@ -316,8 +319,6 @@ class CudaTarget:
                 if search and not provisional
                 else (PLAIN,)
             )
-            if search and not timing:
-                timing.extend(_timing_block(planned, bound))
             block = timing[0] if timing else planned.new_block()
             if search:
                 _refuse_null_pointers(block, planned, bound, kernel_name(sprog, ki))
@@ -327,11 +328,6 @@ class CudaTarget:
                 )
                 for v in variants
             }
-            tables = ""
-            if search:
-                tables = table_fingerprint(
-                    block, [(f.ptr, bound.signature(f.name)) for f in layout.fields if f.is_table]
-                )
             limits = grid.device_limits(loaded.device_id)
             variant, shape = choose_blocks(
                 k,
@@ -340,7 +336,7 @@ class CudaTarget:
                 stream,
                 loaded.built.path,
                 device_name(loaded.device_id),
-                tables,
+                tables if search else "",
                 grid.slowest_bounds(k, layout, ki),
                 limits,
                 **({"remember": False} if provisional else {}),
@@ -355,21 +351,10 @@ class CudaTarget:
             )
         return Launches(self.name, tuple(result), provisional)
 
-    def _stored(
-        self, loaded: LoadedCuda, planned: Planned, bound: Bound, ki: int, timing: list[Any]
-    ) -> Any:
+    def _stored(self, loaded: LoadedCuda, planned: Planned, ki: int, tables: str) -> Any:
         """The choice stored for kernel ``ki`` (this process, or beside its binary), if any."""
-        sprog, layout = planned.sprog, planned.layout
-        assert layout is not None
-        tables = ""
-        if any(f.is_table for f in layout.fields):
-            if not timing:
-                timing.extend(_timing_block(planned, bound))
-            tables = table_fingerprint(
-                timing[0], [(f.ptr, bound.signature(f.name)) for f in layout.fields if f.is_table]
-            )
         return stored_choice(
-            sprog.kernels[ki],
+            planned.sprog.kernels[ki],
             _extents(planned, ki),
             loaded.built.path,
             device_name(loaded.device_id),
@@ -508,15 +493,11 @@ def _refuse_null_pointers(block: np.ndarray, planned: Planned, bound: Bound, ker
 def _timing_block(planned: Planned, bound: Bound) -> tuple[np.ndarray, list[Any]]:
     """An argument block for timing kernels: the call's inputs, tables and scalars, and zeroed
     scratch memory of the same layout for every field a kernel writes."""
-    assert planned.layout is not None
     block = argument_block(planned, bound)
-    written = {o for k in planned.sprog.kernels for o in k.outs}
-    cp = cupy()
-    scratch = []
-    for f in planned.layout.fields:
-        if f.name in written:
-            lo, hi = bound.signature(f.name).span()
-            mem = cp.zeros(max(hi - lo, 1), dtype=cp.uint8)
-            scratch.append(mem)
-            block[f.ptr] = int(mem.data.ptr) - lo
-    return block, scratch
+    return block, with_scratch_outputs(planned, bound, block, _scratch)
+
+
+def _scratch(nbytes: int) -> tuple[Any, int]:
+    """Zeroed GPU memory and its address (a memset: no CuPy kernel)."""
+    mem = cupy().zeros(nbytes, dtype=np.uint8)
+    return mem, int(mem.data.ptr)

@@ -291,22 +291,12 @@ def to_host(a: Any) -> Any:
     if a.size == 0 or a.ndim == 0 or any(s < 0 for s in a.strides):
         return a.get()
     span = sum((n - 1) * s for n, s in zip(a.shape, a.strides)) + a.itemsize
-    raw = np.empty(span, dtype=np.uint8)
+    # CuPy strides are whole elements, so the span is too: one typed buffer, the view on it
+    raw = np.empty(span // a.itemsize, dtype=a.dtype)
     import cupy
 
     cupy.cuda.runtime.memcpy(raw.ctypes.data, a.data.ptr, span, 2)  # 2: device to host
-    view = np.lib.stride_tricks.as_strided(raw, shape=a.shape, strides=a.strides)
-    return _typed(view, a.dtype)
-
-
-def _typed(view: np.ndarray, dtype: Any) -> np.ndarray:
-    """A uint8 strided view read as ``dtype``: each element's first byte is its address."""
-    out = np.empty(view.shape, dtype=dtype)
-    flat = np.lib.stride_tricks.as_strided(
-        view, shape=(*view.shape, np.dtype(dtype).itemsize), strides=(*view.strides, 1)
-    )
-    out.view(np.uint8).reshape(*view.shape, np.dtype(dtype).itemsize)[...] = flat
-    return out
+    return np.lib.stride_tricks.as_strided(raw, shape=a.shape, strides=a.strides).copy()
 
 
 def _rows(table: Any, dim: str) -> tuple[Any, int]:
