@@ -7,6 +7,7 @@
 # Wheels are carried in .whl (the device README): icon4py 0.4.1 + pure-Python needs for the
 # stencilkit side (gt4py served by stencilkit's alias), and gt4py 1.2.1 + its needs for the other.
 #   SK_VARIANTS="vfirst fmad"  extra stencilkit runs: K-contiguous column fields; --fmad=true
+#   PROFILE_FIRST=1            cProfile of each first call (stencilkit side, in its results JSON)
 #   ONLY="prog ..."            a subset;   GT4PY=0  no gt4py side;   CELLS=163840 NLEV=80
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 1
@@ -51,7 +52,7 @@ for v in default ${SK_VARIANTS:-}; do
   esac
   step "stencilkit run: $impl (cores 0-3)"
   flags=""; [ "$v" = fmad ] && flags="--fmad=true"
-  STENCILKIT_CUDAFLAGS="$flags" timeout "${SK_LIMIT:-240}" taskset -c 0-3 $SK $PY benchmarks/icon4py_bench.py run --dir "$D" --impl "$impl" --lock "$LOCK" "${extra[@]}" "${ONLY_ARGS[@]}" 2>&1 | grep -v " INFO" | tee "$D/logs/run_$impl.log" | tail -16
+  STENCILKIT_CUDAFLAGS="$flags" timeout "${SK_LIMIT:-240}" taskset -c 0-3 $SK $PY benchmarks/icon4py_bench.py run --dir "$D" --impl "$impl" --lock "$LOCK" ${PROFILE_FIRST:+--profile-first} "${extra[@]}" "${ONLY_ARGS[@]}" 2>&1 | grep -v " INFO" | tee "$D/logs/run_$impl.log" | tail -16
 done
 
 if [ -n "${GPU_TESTS:-}" ]; then
