@@ -422,8 +422,8 @@ def test_background_builds_run_on_daemon_threads_and_report_errors() -> None:
             raise RuntimeError("compiler said no")
         return f"built {source}"
 
-    ok = cuda_backend._in_background(build, "good")  # type: ignore[arg-type]
-    bad = cuda_backend._in_background(build, "bad")  # type: ignore[arg-type]
+    ok = cuda_backend._in_background(lambda: build("good"))
+    bad = cuda_backend._in_background(lambda: build("bad"))
     assert ok.result(timeout=10) == "built good"
     with pytest.raises(RuntimeError, match="compiler said no"):
         bad.result(timeout=10)

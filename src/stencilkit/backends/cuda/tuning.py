@@ -28,8 +28,8 @@ import numpy as np
 from ...core.log import begin, get_logger
 from ...ir import nodes as ir
 from ...ir.visit import walk
+from ...storage.namespaces import to_host
 from .codegen import PLAIN, Variant
-from .order import to_host
 from .runtime import cupy
 
 #: The block shapes timed for a kernel with one grid dimension.
