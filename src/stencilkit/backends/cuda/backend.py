@@ -38,7 +38,13 @@ from .codegen import (
 )
 from .order import ORDER_MIN_POINTS, LocalityOrder, is_scattered, order_for
 from .runtime import Launcher, Module, cupy, device_arch, device_name, mapped_host_words
-from .tuning import choose_blocks, stored_choice, table_fingerprint, worth_searching
+from .tuning import (
+    choose_blocks,
+    default_block,
+    stored_choice,
+    table_fingerprint,
+    worth_searching,
+)
 
 BINARY = "program.cubin"
 
@@ -313,13 +319,15 @@ class CudaTarget:
         timing: list[Any] = []  # [block, scratch arrays]: made when a kernel is searched
         tables = ""  # a digest of the tables' first rows: part of each searched kernel's key
         if any(searched):
-            timing.extend(_timing_block(planned, bound))
             tables = table_fingerprint(
-                timing[0], [(f.ptr, bound.signature(f.name)) for f in layout.fields if f.is_table]
+                argument_block(planned, bound),
+                [(f.ptr, bound.signature(f.name)) for f in layout.fields if f.is_table],
             )
         # STENCILKIT_TUNE=background: where a search would first have to compile the variants,
-        # they build on a worker thread and this search times the plain kernels only (a
-        # provisional choice, not stored); a later call searches again once they are built
+        # they build on a worker thread and this call runs the plain kernels with their default
+        # (or stored) blocks, untimed: a provisional choice, not stored. A later call searches
+        # once they are built. (A timed search of the plain kernels alone cost the first call
+        # of ICON's largest programs up to half a second, for a choice kept a few calls.)
         provisional = (
             not final
             and any(searched)
@@ -333,17 +341,29 @@ class CudaTarget:
         )
         if provisional:
             loaded.build_variants_in_background(any_ordered)
+        elif any(searched):
+            timing.extend(_timing_block(planned, bound))
         result = []
         for ki, k in enumerate(sprog.kernels):
             extents, search, offer = extents_of[ki], searched[ki], offers[ki]
+            if search and provisional:
+                stored = self._stored(loaded, planned, ki, tables)
+                shape = stored[1] if stored is not None and stored[0] == PLAIN else None
+                shape = shape or default_block(extents)
+                limits = grid.device_limits(loaded.device_id)
+                result.append(
+                    KernelLaunch(
+                        kernel_name(sprog, ki, PLAIN),
+                        grid.grid_for(extents, shape, PLAIN.chunk, limits),
+                        shape,
+                        None,
+                    )
+                )
+                continue
             # choose_blocks times block shapes whenever worth_searching says so, also for a kernel
             # compiled in one variant only (a scan, a 1-D kernel): its launches must then have the
             # timing block, every pointer set (a block of constants only holds null pointers)
-            variants = (
-                chunk_variants(k, layout, offer is not None)
-                if search and not provisional
-                else (PLAIN,)
-            )
+            variants = chunk_variants(k, layout, offer is not None) if search else (PLAIN,)
             block = timing[0] if timing else planned.new_block()
             if search:
                 _refuse_null_pointers(block, planned, bound, kernel_name(sprog, ki))
@@ -364,7 +384,6 @@ class CudaTarget:
                 tables if search else "",
                 grid.slowest_bounds(k, layout, ki),
                 limits,
-                **({"remember": False} if provisional else {}),
             )
             result.append(
                 KernelLaunch(

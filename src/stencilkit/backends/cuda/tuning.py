@@ -262,16 +262,13 @@ def choose_blocks(
     tables: str = "",
     bounds: tuple[int, int] | None = None,
     limits: Any = None,
-    remember: bool = True,
 ) -> tuple[Variant, tuple[int, int, int]]:
     """(z-chunk, block shape) for kernel ``k`` over ``extents``: timed on first use when the
     kernel is large and safe to re-run, else a default that is good for most stencils.
     ``tables``: ``table_fingerprint`` of the neighbour tables the kernel reads. ``bounds``: the
     argument-block slots of the lo and hi of the kernel's slowest grid dimension (``grid.
     slowest_bounds``): timing launches then run on slices of it; None: on the whole domain.
-    ``limits``: the device's grid limits (``grid.device_limits``; default CUDA's).
-    ``remember=False``: a provisional search (the plain variant only, while the others build
-    in the background): its choice is neither kept nor stored."""
+    ``limits``: the device's grid limits (``grid.device_limits``; default CUDA's)."""
     from .grid import DEFAULT_LIMITS
 
     key, disk_name = _keys(k, extents, device, tables)
@@ -282,19 +279,15 @@ def choose_blocks(
         best = (PLAIN, default_block(extents))
         _CHOSEN[key] = best
         return best
-    what = "provisional " if not remember else ""
-    work = begin(
-        _log, f"GPU {what}block-shape tuning of {k.name} over {'x'.join(map(str, extents))}"
-    )
+    work = begin(_log, f"GPU block-shape tuning of {k.name} over {'x'.join(map(str, extents))}")
     choice = _search(extents, launchers, stream, bounds, limits or DEFAULT_LIMITS)
     variant, block = choice
     work.end(
         f"block {block}, z-chunk {variant.chunk}, streaming stores {variant.streaming}"
         + (", locality order" if variant.ordered else "")
     )
-    if remember:  # a provisional choice (the plain variant only) is neither kept nor stored
-        _CHOSEN[key] = choice
-        _store(cache_dir, disk_name, choice)
+    _CHOSEN[key] = choice
+    _store(cache_dir, disk_name, choice)
     return choice
 
 
