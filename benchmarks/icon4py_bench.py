@@ -349,11 +349,15 @@ def _run_program(p: dict[str, Any], gtx: Any, backend: Any, provider: dict[str, 
             res["first_call_log"] = list(handler.lines)
         wait = getattr(gtx, "wait_for_tuning", None)  # stencilkit: the variants' background builds
         if wait is not None:
+            if handler is not None:
+                handler.lines.clear()
             t0 = time.perf_counter()
             wait()
             prog(*args, offset_provider=provider)  # the final choice of variants
             _sync(xp)
             res["final_tuning_s"] = time.perf_counter() - t0
+            if handler is not None:  # the variant builds and the search's choices
+                res["final_tuning_log"] = list(handler.lines)
         with _gpu_lock(opts.lock):  # the timed part: never beside another process's kernels
             for _ in range(WARM):
                 prog(*args, offset_provider=provider)
