@@ -85,6 +85,7 @@ def prepare(opts: argparse.Namespace) -> None:
     from stencilkit.compat.icon_mesh import icon_mesh
     from stencilkit.compat.icon_run import _Call, _parse
     from stencilkit.core.types import FieldType, TupleType
+    from stencilkit.stages.interface import written_params
 
     nx, ny = mesh_shape(opts.cells)
     small = icon_mesh(8, 8, 10)
@@ -110,7 +111,7 @@ def prepare(opts: argparse.Namespace) -> None:
         if attempt is None:
             raise SystemExit(f"{name}: runs on embedded with no vertical range")
         maker = ii._Maker(big, np.random.default_rng(seed), attempt, ii.domain_roles(defn))
-        written = ii.written_params(defn)
+        written = written_params(defn)
 
         def spec(pname: str, t: Any, n: list[int], maker: Any = maker, written: Any = written,
                  seed: int = seed) -> dict[str, Any]:  # fmt: skip

@@ -19,7 +19,14 @@ ALLOWED = {
     "toolchain": {"core"},
     "stages": {"core", "ir", "fields"},
     "backends": {"core", "ir", "toolchain", "storage", "fields", "stages"},
-    "distributed": {"core", "storage", "fields", "ir", "meshes"},  # ir: halos from read extents
+    "distributed": {
+        "core",
+        "storage",
+        "fields",
+        "ir",
+        "stages",
+        "meshes",
+    },  # halos from read extents
     "meshes": {"core", "fields"},
     "io": {"core", "fields", "meshes"},
 }

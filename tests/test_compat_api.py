@@ -402,7 +402,7 @@ def test_backend_compile_and_allocator_argument() -> None:
 
 def test_backend_subclass_runner_override_takes_effect() -> None:
     class Refusing(gtx.Backend):
-        def runner(self, program: Any, flat: Any) -> Any:
+        def runner(self, interface: Any) -> Any:
             raise RuntimeError("this backend refuses to run")
 
     refusing = Refusing("refusing", gtx.DeviceType.CPU)

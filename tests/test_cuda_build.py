@@ -14,7 +14,7 @@ from stencilkit.backends.compiled import CompiledRunner
 from stencilkit.backends.cuda import CudaTarget
 from stencilkit.core.errors import BuildError
 from stencilkit.experimental import as_offset
-from stencilkit.ir.lower import flat_params
+from stencilkit.stages.interface import interface_of
 from stencilkit.toolchain import cuda as cuda_toolchain
 from stencilkit.toolchain.config import reset_config
 
@@ -48,9 +48,7 @@ def _fortran(shape: tuple[int, ...], dtype: type = np.float64) -> np.ndarray:
 
 
 def _build(prog: gtx.Program, args: list[object], arch: str = "90") -> tuple[str, object]:
-    runner = CompiledRunner(
-        prog.definition, flat_params(prog.definition.params), CudaTarget(arch=arch)
-    )
+    runner = CompiledRunner(interface_of(prog.definition), CudaTarget(arch=arch))
     planned = runner.stages(list(args), {}, check_device=False, until="plan").planned
     entry = runner.target.build(runner.target.generate(planned))
     source = entry.source.text
@@ -135,9 +133,7 @@ def test_chunked_variants_are_built_separately(compiler: str) -> None:
     """The z-chunked kernels are compiled only on request: small programs compile fast."""
     a = gtx.as_field([I, J, K], _fortran((8, 6, 3)), copy=None)
     out = gtx.as_field([I, J, K], _fortran((8, 6, 3)), copy=None)
-    runner = CompiledRunner(
-        run_lap.definition, flat_params(run_lap.definition.params), CudaTarget(arch="90")
-    )
+    runner = CompiledRunner(interface_of(run_lap.definition), CudaTarget(arch="90"))
     planned = runner.stages([a, out], {}, check_device=False, until="plan").planned
     plain = runner.target.build(runner.target.generate(planned))
     variants = runner.target.build(runner.target.generate(planned, variants=True))
@@ -183,9 +179,7 @@ def test_nvrtc_leaves_shared_byte_objects_alone(compiler: str, tmp_path) -> None
 def _planned_spec(prog: gtx.Program, args: list[object], monkeypatch: pytest.MonkeyPatch) -> object:
     """The Specialization the plan stage gives the gpu target for ``args`` (host arrays stand in
     for GPU ones: nothing is compiled or launched)."""
-    runner = CompiledRunner(
-        prog.definition, flat_params(prog.definition.params), CudaTarget(arch="90")
-    )
+    runner = CompiledRunner(interface_of(prog.definition), CudaTarget(arch="90"))
     return runner.stages(list(args), {}, check_device=False, until="plan").planned.spec
 
 
@@ -208,9 +202,7 @@ def test_index_width_follows_the_call(compiler: str, monkeypatch: pytest.MonkeyP
 
     assert _planned_spec(run_far, [a_far, out_far], monkeypatch).narrow_index is False  # type: ignore[attr-defined]
 
-    runner = CompiledRunner(
-        run_lap.definition, flat_params(run_lap.definition.params), CudaTarget(arch="90")
-    )
+    runner = CompiledRunner(interface_of(run_lap.definition), CudaTarget(arch="90"))
     planned = runner.stages([a, out], {}, check_device=False, until="plan").planned
     narrow_plan = dataclasses.replace(
         planned, spec=dataclasses.replace(planned.spec, narrow_index=True)

@@ -29,8 +29,8 @@ from stencilkit.backends.cuda.grid import (
     needed_blocks,
     unfold,
 )
-from stencilkit.ir.lower import flat_params
 from stencilkit.meshes import C2E, C2EDim, Cell, Edge, periodic_triangular_mesh
+from stencilkit.stages.interface import interface_of
 
 I, J = gtx.Dimension("I"), gtx.Dimension("J")
 K = gtx.Dimension("K", kind=gtx.DimensionKind.VERTICAL)
@@ -96,9 +96,7 @@ def test_every_layout_maps_its_unit_stride_dimension_to_x_within_limits(
     data = np.zeros((4, 5, 6)).transpose(np.argsort(order)).copy().transpose(order)
     a = gtx.as_field([I, J, K], data, copy=None)
     out = gtx.as_field([I, J, K], data.copy(order="K"), copy=None)
-    runner = CompiledRunner(
-        run_shift3.definition, flat_params(run_shift3.definition.params), CudaTarget(arch="90")
-    )
+    runner = CompiledRunner(interface_of(run_shift3.definition), CudaTarget(arch="90"))
     planned = runner.stages([a, out, 4, 5, 6], {}, check_device=False, until="plan").planned
     sprog, layout = planned.sprog, planned.layout
     gdims = [d.value for d in grid_dims(sprog.kernels[0], layout)]
@@ -239,7 +237,7 @@ def _host(data: np.ndarray, layout: str) -> np.ndarray:
 def _run_emulated(
     prog: Any, args: list[Any], provider: dict[str, Any], target: EmulatedCudaTarget
 ) -> None:
-    runner = CompiledRunner(prog.definition, flat_params(prog.definition.params), target)
+    runner = CompiledRunner(interface_of(prog.definition), target)
     runner(args, provider)
 
 
@@ -406,8 +404,7 @@ def test_generated_kernels_compile_with_nvcc(monkeypatch, layout) -> None:
         e = gtx.as_field([Edge, K], _host(np.ones((mesh.n_edges, 5)), layout), copy=None)
         out = gtx.as_field([Cell, K], _host(np.ones((mesh.n_cells, 5)), layout), copy=None)
         runner = CompiledRunner(
-            run_c2e_sum.definition,
-            flat_params(run_c2e_sum.definition.params),
+            interface_of(run_c2e_sum.definition),
             CudaTarget(arch="90"),
         )
         planned = runner.stages(

@@ -16,7 +16,6 @@ from stencilkit import Dims, Field, float64
 from stencilkit.backends.compiled import CompiledRunner
 from stencilkit.backends.cuda.codegen import PLAIN, Variant, chunk_variants, ordered_dim
 from stencilkit.backends.cuda.order import is_scattered, locality_order, order_for, reuse_spread
-from stencilkit.ir.lower import flat_params
 from stencilkit.meshes import (
     C2E,
     E2C,
@@ -31,6 +30,7 @@ from stencilkit.meshes import (
     periodic_triangular_mesh,
     reorder_for_locality,
 )
+from stencilkit.stages.interface import interface_of
 
 K = gtx.Dimension("K", kind=gtx.DimensionKind.VERTICAL)
 
@@ -214,7 +214,7 @@ OFFSETS = {
 
 
 def _run(prog: Any, args: list[Any], provider: dict[str, Any], target: Any) -> Any:
-    runner = CompiledRunner(prog.definition, flat_params(prog.definition.params), target)
+    runner = CompiledRunner(interface_of(prog.definition), target)
     runner(args, provider)
     return target.loaded[-1]
 
@@ -271,7 +271,7 @@ def test_only_gathers_get_ordered_variants() -> None:
     e = gtx.as_field([Edge, K], np.ones((mesh.n_edges, 3)))
     out = gtx.as_field([Cell, K], np.ones((mesh.n_cells, 3)))
     target = EmulatedCudaTarget(variant=Variant(1, False, True))
-    runner = CompiledRunner(run_c2e.definition, flat_params(run_c2e.definition.params), target)
+    runner = CompiledRunner(interface_of(run_c2e.definition), target)
     planned = runner.stages(
         [e, out, 0, mesh.n_cells, 3], mesh.offset_provider(), until="plan"
     ).planned
@@ -304,7 +304,7 @@ def test_ordered_variants_compile_with_nvcc(monkeypatch) -> None:
         e = gtx.as_field([Edge, K], np.ones((mesh.n_edges, 5)))
         out = gtx.as_field([Vertex, K], np.ones((mesh.n_vertices, 5)))
         target = CudaTarget(arch="90")
-        runner = CompiledRunner(run_v2e.definition, flat_params(run_v2e.definition.params), target)
+        runner = CompiledRunner(interface_of(run_v2e.definition), target)
         planned = runner.stages(
             [e, out, 1, mesh.n_vertices - 1, 5],
             mesh.offset_provider(),

@@ -27,7 +27,6 @@ from stencilkit.backends.cuda import tuning
 from stencilkit.backends.cuda.backend import CudaTarget
 from stencilkit.backends.cuda.codegen import PLAIN, Variant
 from stencilkit.backends.cuda.tuning import worth_searching
-from stencilkit.ir.lower import flat_params
 from stencilkit.meshes import (
     C2E,
     C2EDim,
@@ -36,6 +35,7 @@ from stencilkit.meshes import (
     periodic_triangular_mesh,
     reorder_for_locality,
 )
+from stencilkit.stages.interface import interface_of
 
 I = gtx.Dimension("I")
 J = gtx.Dimension("J")
@@ -130,7 +130,7 @@ def test_every_timed_launch_has_every_pointer(
     _fake_gpu(monkeypatch, choose_blocks, fake)
 
     target = CudaTarget(arch="90")
-    runner = CompiledRunner(prog.definition, flat_params(prog.definition.params), target)
+    runner = CompiledRunner(interface_of(prog.definition), target)
     st = runner.stages([a, out], {}, check_device=False, until="plan")
     planned, bound = st.planned, st.bound
     loaded = SimpleNamespace(
@@ -174,7 +174,7 @@ def test_a_search_without_pointers_is_an_internal_error_not_a_launch(
         cuda_backend, "_timing_block", lambda planned, bound: (planned.new_block(), [])
     )
     target = CudaTarget(arch="90")
-    runner = CompiledRunner(run_twice.definition, flat_params(run_twice.definition.params), target)
+    runner = CompiledRunner(interface_of(run_twice.definition), target)
     st = runner.stages([a, out], {}, check_device=False, until="plan")
     loaded = SimpleNamespace(
         function=lambda name, ordered=False: name, device_id=0, built=SimpleNamespace(path=tmp_path)
@@ -224,9 +224,7 @@ def _tune(
 
     _fake_gpu(monkeypatch, choose_blocks)
     target = CudaTarget(arch="90")
-    runner = CompiledRunner(
-        run_c2e_sum.definition, flat_params(run_c2e_sum.definition.params), target
-    )
+    runner = CompiledRunner(interface_of(run_c2e_sum.definition), target)
     st = runner.stages([e, out], provider, check_device=False, until="plan")
 
     def function(name: str, ordered: bool = False) -> str:
@@ -393,7 +391,7 @@ def test_variants_build_in_the_background_and_the_first_choice_is_provisional(
         build_variants_in_background=started.append,
     )
     target = CudaTarget(arch="90")
-    runner = CompiledRunner(run_lap.definition, flat_params(run_lap.definition.params), target)
+    runner = CompiledRunner(interface_of(run_lap.definition), target)
     st = runner.stages([a, out], {}, check_device=False, until="plan")
     try:
         first = target.tune(loaded, st.planned, st.bound)  # type: ignore[arg-type]

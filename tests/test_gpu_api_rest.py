@@ -72,17 +72,17 @@ class _EmulatedGpu(Backend):
     """The gpu backend's code generation with host fields: the CUDA kernels compiled as C++ and
     launched thread by thread on the CPU (``helpers/cuda_emulation.py``)."""
 
-    def runner(self, program: Any, flat: Any) -> Any:
-        return CompiledRunner(program, flat, _CompiledAndEmulated(block=(32, 4, 1)))
+    def runner(self, interface: Any) -> Any:
+        return CompiledRunner(interface, _CompiledAndEmulated(block=(32, 4, 1)))
 
 
 class _EmulatedOrderedGpu(Backend):
     """The same with the variant a block search may choose for a large gather: four levels per
     thread, streaming stores, the points visited in the locality order of the table."""
 
-    def runner(self, program: Any, flat: Any) -> Any:
+    def runner(self, interface: Any) -> Any:
         target = EmulatedCudaTarget(block=(8, 2, 1), variant=Variant(4, True, True))
-        return CompiledRunner(program, flat, target)
+        return CompiledRunner(interface, target)
 
 
 EMULATED = BackendCase("gpu-emulated", _EmulatedGpu("gpu-emulated", DeviceType.CPU), False)

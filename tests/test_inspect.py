@@ -8,7 +8,7 @@ import stencilkit as gtx
 from stencilkit import Dims, Field, float64
 from stencilkit.backends.compiled import CompiledRunner
 from stencilkit.backends.cuda import CudaTarget
-from stencilkit.ir.lower import flat_params
+from stencilkit.stages.interface import interface_of
 
 I, J = gtx.Dimension("I"), gtx.Dimension("J")
 
@@ -62,9 +62,7 @@ def test_embedded_program_shows_its_ir() -> None:
 
 def test_cuda_source_is_inspectable_without_a_gpu(rng) -> None:
     run = _program(gtx.gpu)
-    runner = CompiledRunner(
-        run.definition, flat_params(run.definition.params), CudaTarget(arch="90")
-    )
+    runner = CompiledRunner(interface_of(run.definition), CudaTarget(arch="90"))
     a = gtx.as_field([I, J], np.asfortranarray(rng.standard_normal((8, 5))), copy=None)
     out = gtx.as_field([I, J], np.asfortranarray(rng.standard_normal((8, 5))), copy=None)
     planned = runner.stages([a, out], {}, check_device=False, until="plan").planned

@@ -280,23 +280,20 @@ def test_cuda_sources_with_shared_values_compile(tmp_path) -> None:
     """Locals, if/else blocks choosing tuples, and reductions as loops, in every CUDA variant."""
     from stencilkit.backends.compiled import CompiledRunner
     from stencilkit.backends.cuda import CudaTarget
-    from stencilkit.ir.lower import flat_params
+    from stencilkit.stages.interface import interface_of
 
     ifs = _import(tmp_path, "sk_dag_cuda_ifs", ifs_source(12))
     chain = _import(tmp_path, "sk_dag_cuda_chain", chain_source(12, shifted=True))
     cases = [(ifs.run, (6, 5), [ifs.I, ifs.K], 5), (chain.run, (76, 8), [chain.I, chain.K], 2)]
     for prog, shape, dims, n in cases:
-        runner = CompiledRunner(
-            prog.definition, flat_params(prog.definition.params), CudaTarget(arch="90")
-        )
+        runner = CompiledRunner(interface_of(prog.definition), CudaTarget(arch="90"))
         args = [gtx.as_field(dims, np.asfortranarray(np.ones(shape))) for _ in range(n)]
         planned = runner.stages(args, {}, check_device=False, until="plan").planned
         source = runner.target.build(runner.target.generate(planned)).source.text
         assert "const auto t" in source or "if (" in source
     # a reduction whose body and mask share values with the rest: a loop of statements
     runner = CompiledRunner(
-        run_reduce_shared.definition,
-        flat_params(run_reduce_shared.definition.params),
+        interface_of(run_reduce_shared.definition),
         CudaTarget(arch="90"),
     )
     table = gtx.as_connectivity(

@@ -13,7 +13,7 @@ from stencilkit.backends.cuda import CudaTarget
 from stencilkit.core.staggered import flip_staggered
 from stencilkit.experimental import as_offset
 from stencilkit.frontend.builtins import arccosh, arcsinh, arctanh, gamma, neg
-from stencilkit.ir.lower import flat_params
+from stencilkit.stages.interface import interface_of
 from test_cuda_build import compiler  # noqa: F401  (the NVRTC / nvcc fixture)
 
 X = gtx.Dimension("X")
@@ -63,9 +63,7 @@ def run_lap_lap(a: CK, w: Field[Dims[Cell, C2CDim], float64], o1: CK, o2: CK):
 
 
 def _build(prog: gtx.Program, args: list[object], provider: dict[str, object]) -> str:
-    runner = CompiledRunner(
-        prog.definition, flat_params(prog.definition.params), CudaTarget(arch="90")
-    )
+    runner = CompiledRunner(interface_of(prog.definition), CudaTarget(arch="90"))
     planned = runner.stages(list(args), provider, check_device=False, until="plan").planned
     entry = runner.target.build(runner.target.generate(planned))
     source = entry.source.text

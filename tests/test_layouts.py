@@ -16,8 +16,8 @@ from stencilkit.backends.cuda import CudaTarget
 from stencilkit.backends.cuda.codegen import grid_dims
 from stencilkit.core import DeviceType, DimensionKind, StencilValueError
 from stencilkit.fields import FieldConstructor
-from stencilkit.ir.lower import flat_params
 from stencilkit.meshes import Cell, Edge, periodic_triangular_mesh
+from stencilkit.stages.interface import interface_of
 from stencilkit.storage import (
     GPU_COLUMN_SCHEME,
     HORIZONTAL_FIRST,
@@ -103,9 +103,7 @@ def test_gpu_threads_follow_the_output_unit_stride(in_layout: str, out_layout: s
     mesh = periodic_triangular_mesh(4, 4)
     e = gtx.zeros({Edge: mesh.n_edges, K: 6}, layout=in_layout)
     out = gtx.zeros({Cell: mesh.n_cells, K: 6}, layout=out_layout)
-    runner = CompiledRunner(
-        run_c2e_sum.definition, flat_params(run_c2e_sum.definition.params), CudaTarget(arch="90")
-    )
+    runner = CompiledRunner(interface_of(run_c2e_sum.definition), CudaTarget(arch="90"))
     planned = runner.stages(
         [e, out], mesh.offset_provider(), check_device=False, until="plan"
     ).planned

@@ -15,8 +15,8 @@ from stencilkit.backends.cpp import CppTarget
 from stencilkit.backends.cuda import CudaTarget
 from stencilkit.core.device import DeviceType
 from stencilkit.fields.signature import FieldSignature
-from stencilkit.ir.lower import flat_params
 from stencilkit.stages import pipeline
+from stencilkit.stages.interface import interface_of
 
 I, J = gtx.Dimension("I"), gtx.Dimension("J")
 Edge, Cell = gtx.Dimension("Edge"), gtx.Dimension("Cell")
@@ -311,7 +311,7 @@ def test_cuda_stages_up_to_build_need_no_gpu(rng) -> None:
     except Exception as err:
         pytest.skip(f"no CUDA compiler: {err}")
     program = _program(gtx.gpu).definition
-    runner = CompiledRunner(program, flat_params(program.params), CudaTarget(arch="90"))
+    runner = CompiledRunner(interface_of(program), CudaTarget(arch="90"))
     fortran = [
         gtx.as_field([I, J], np.asfortranarray(rng.standard_normal((8, 5))), copy=None)
         for _ in range(3)

@@ -237,12 +237,9 @@ def test_shifted_scan_result_beyond_the_output_is_refused() -> None:
 def _cuda_build(prog: gtx.Program, args: list[object]) -> str:
     from stencilkit.backends.compiled import CompiledRunner
     from stencilkit.backends.cuda import CudaTarget
-    from stencilkit.ir.lower import flat_params
+    from stencilkit.stages.interface import interface_of
 
-    definition = prog.definition
-    runner = CompiledRunner(
-        definition, flat_params(definition.params + definition.temps), CudaTarget(arch="90")
-    )
+    runner = CompiledRunner(interface_of(prog.definition), CudaTarget(arch="90"))
     planned = runner.stages(
         prog._flat(tuple(args), {}), {}, check_device=False, until="plan"
     ).planned

@@ -28,15 +28,16 @@ from .ir import nodes as ir
 from .ir.lower import flat_params
 from .ir.visit import walk
 from .stages.binding import flatten_args, wrap_arrays
+from .stages.interface import interface_of
+from .stages.runner import Runner
 
 
-def _runner(program: ir.Program, backend: Backend | None) -> Any:
-    flat = flat_params(program.params + program.temps)
+def _runner(program: ir.Program, backend: Backend | None) -> Runner:
     if backend is None:
-        return embedded_runner(program, flat)
+        return embedded_runner(interface_of(program))
     if not isinstance(backend, Backend):
         raise StencilTypeError(f"backend must be None, gtx.cpu or gtx.gpu, got {backend!r}")
-    return backend.runner(program, flat)
+    return backend.runner(interface_of(program))
 
 
 class _DefaultBackend:

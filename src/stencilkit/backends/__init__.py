@@ -6,7 +6,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..core.device import DeviceType
-from ..ir import nodes as ir
+from ..stages.interface import ProgramInterface
+from ..stages.runner import Runner
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,7 +51,9 @@ class Backend:
 
     @property
     def executor(self) -> Any:
-        """What runs a program's IR: ``executor(program, flat_params)`` -> a callable runner."""
+        """What runs a program: ``executor(interface)`` -> a
+        :class:`~stencilkit.stages.runner.Runner` (``interface``: the program's
+        :class:`~stencilkit.stages.interface.ProgramInterface`)."""
         return self.runner
 
     @property
@@ -71,16 +74,17 @@ class Backend:
             )
         return prog.compile(*spec)
 
-    def runner(self, program: ir.Program, flat: tuple[ir.Param, ...]) -> Any:
+    def runner(self, interface: ProgramInterface) -> Runner:
+        """The runner of one program on this backend (a subclass may return its own)."""
         from .compiled import CompiledRunner
 
         if self.device_type is DeviceType.CPU:
             from .cpp import CppTarget
 
-            return CompiledRunner(program, flat, CppTarget())
+            return CompiledRunner(interface, CppTarget())
         from .cuda import CudaTarget
 
-        return CompiledRunner(program, flat, CudaTarget())
+        return CompiledRunner(interface, CudaTarget())
 
 
 cpu = Backend("cpu", DeviceType.CPU)
@@ -89,10 +93,10 @@ gtfn_cpu = cpu
 gtfn_gpu = gpu
 
 
-def embedded_runner(program: ir.Program, flat: tuple[ir.Param, ...]) -> Any:
+def embedded_runner(interface: ProgramInterface) -> Runner:
     from .embedded import EmbeddedRunner
 
-    return EmbeddedRunner(program, flat)
+    return EmbeddedRunner(interface)
 
 
 def wait_for_tuning(timeout: float | None = None) -> bool:

@@ -20,13 +20,13 @@ import numpy as np
 from .. import stages
 from ..core.device import DeviceType
 from ..core.errors import StencilValueError
-from ..core.types import FieldType, ScalarType
+from ..core.types import FieldType
 from ..fields.signature import FieldSignature
 from ..ir import nodes as ir
-from ..ir.extents import bound_scalars
 from ..stages import Stages, Target
-from ..stages.binding import used_tables, wrap_arrays, written_params
-from ..stages.plancache import PlanCache
+from ..stages.binding import wrap_arrays
+from ..stages.interface import ProgramInterface
+from ..stages.runner import PlanCache, Until
 from ..toolchain.config import require
 from .dynamic_reads import check_call, has_dynamic_reads
 
@@ -126,33 +126,22 @@ _SCALAR_TYPES: dict[str, frozenset[type]] = {
 class CompiledRunner:
     """Runs one program on one compiled target.
 
-    Thread-safe: the plans are in a :class:`~stencilkit.stages.plancache.PlanCache` (a plan is
-    made once however many threads ask for it), and each call fills an argument block no other
-    call is using (the plan's own while its lock is free, else a spare)."""
+    A :class:`~stencilkit.stages.runner.Runner`. Thread-safe: the plans are in a
+    :class:`~stencilkit.stages.runner.PlanCache` (a plan is made once however many threads ask
+    for it), and each call fills an argument block no other call is using (the plan's own while
+    its lock is free, else a spare)."""
 
-    def __init__(self, program: ir.Program, flat: tuple[ir.Param, ...], target: Target) -> None:
-        self.program = program
-        self.flat = flat
+    def __init__(self, interface: ProgramInterface, target: Target) -> None:
+        self.interface = interface
+        self.program = interface.program
+        self.flat = interface.flat
         self.target = target
         self.plans: PlanCache[Plan] = PlanCache(
             require("STENCILKIT_PLAN_CACHE_SIZE").plan_cache_size
         )
-        self.field_idx = tuple(i for i, p in enumerate(flat) if isinstance(p.type, FieldType))
-        self.scalar_idx = tuple(i for i, p in enumerate(flat) if isinstance(p.type, ScalarType))
-        used = bound_scalars(program)
-        self.domain_scalar_idx = tuple(i for i in self.scalar_idx if flat[i].name in used)
-        self.table_names = used_tables(program)
-        self.written = written_params(program)
-
-    def signature(self, args: list[Any], offset_provider: Mapping[str, Any] | None) -> Any:
-        # ``_key`` is a small integer per distinct field signature: it hashes much faster than
-        # the signature tuples (and needs no call: id() is unexpectedly slow on some Pythons).
-        key: list[Any] = [args[i]._key for i in self.field_idx]
-        for i in self.domain_scalar_idx:
-            key.append((type(args[i]), args[i]))  # 8.0 must not reuse the plan checked for 8
-        for t in self.table_names:
-            key.append(offset_provider[t]._key)  # type: ignore[index]
-        return tuple(key)
+        self.table_names = interface.tables
+        self.written = interface.written
+        self.signature = interface.key  # the per-call key, bound once
 
     def __call__(self, args: list[Any], offset_provider: Mapping[str, Any] | None) -> None:
         try:
@@ -168,7 +157,7 @@ class CompiledRunner:
         except (KeyError, TypeError):
             key, plan = None, None
         if plan is None or (self.table_names and not self._same_tables(plan, offset_provider)):
-            plan = self._new_plan(key, args, offset_provider)
+            plan = self._new_plan(key, args, offset_provider or {})
         if plan.lock.acquire(False):
             try:
                 if plan.provisional and self.target.ready_to_retune(plan.stages.loaded):
@@ -204,19 +193,14 @@ class CompiledRunner:
         tables, so no other table can reuse their address or identity meanwhile."""
         return all(offset_provider[n] is t for n, t in plan.tables.items())  # type: ignore[index]
 
-    def _new_plan(
-        self, key: Any, args: list[Any], offset_provider: Mapping[str, Any] | None
-    ) -> Plan:
+    def _new_plan(self, key: Any, args: list[Any], offset_provider: Mapping[str, Any]) -> Plan:
         """The plan for a call that found none (or one checked with other tables), made once
         when several threads arrive with the same new signature."""
         if key is None:  # no signature (unhashable arguments): checked every time
             return self.make_plan(args, offset_provider)
-        with self.plans.lock:
-            plan = self.plans.get(key)
-            if plan is None or (self.table_names and not self._same_tables(plan, offset_provider)):
-                plan = self.make_plan(args, offset_provider)
-                self.plans.put(key, plan)
-            return plan
+        return self.plans.find_or_make(
+            key, offset_provider, lambda: self.make_plan(args, offset_provider)
+        )
 
     def _run(
         self,
@@ -346,7 +330,9 @@ class CompiledRunner:
             key = self.signature(args, offset_provider)
         except (AttributeError, KeyError, TypeError):
             return self.make_plan(args, offset_provider)
-        plan = self.plans.get_or_make(key, lambda: self.make_plan(args, offset_provider))
+        plan = self.plans.find_or_make(
+            key, offset_provider or {}, lambda: self.make_plan(args, offset_provider)
+        )
         if plan.provisional:  # ahead of time: the final choice now, waiting for the variants
             with plan.lock:
                 if plan.provisional:
@@ -358,19 +344,14 @@ class CompiledRunner:
         args: list[Any],
         offset_provider: Mapping[str, Any] | None,
         check_device: bool = True,
-        until: str = "tune",
+        until: Until = "tune",
     ) -> Stages:
         """The pipeline's artefacts for these arguments (``stencilkit.stages``), up to the stage
-        ``until`` ("plan": nothing generated or built, no device needed with check_device=False)."""
-        if until == "tune":
-            return stages.run_stages(
-                self.program, args, offset_provider, self.target, check_device=check_device
-            )
-        bound = stages.bind(
-            self.program, args, offset_provider, self.target, check_device=check_device
+        ``until`` ("plan" or "generate": nothing built, no device needed with
+        check_device=False); nothing kept."""
+        return stages.run_stages(
+            self.program, args, offset_provider, self.target, check_device=check_device, until=until
         )
-        lowered = stages.lower(self.program, bound)
-        return stages.Stages(self.program, bound, lowered, stages.plan(lowered, bound, self.target))
 
     def make_plan(self, args: list[Any], offset_provider: Mapping[str, Any] | None) -> Plan:
         done = self.stages(args, offset_provider)

@@ -15,6 +15,7 @@ vertical offsets), other integer scalars 2 (``nlev`` for ``*nlev*``).
 from __future__ import annotations
 
 from collections.abc import Iterator
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from typing import Any
 
@@ -83,11 +84,6 @@ def domain_roles(program: ir.Program) -> dict[str, tuple[Dimension, str]]:
     return roles
 
 
-def written_params(program: ir.Program) -> set[str]:
-    """Names of the (flattened) parameters some statement writes."""
-    return {o.name for stmt in program.body for o in getattr(stmt, "outs", ())}
-
-
 class _Maker:
     def __init__(
         self,
@@ -150,7 +146,7 @@ class _Maker:
             return min(self.mesh.mesh.n_cells, self.mesh.mesh.n_edges, self.mesh.mesh.n_vertices)
         return self.mesh.size(dim)
 
-    def value(self, name: str, t: TypeSpec, written: set[str]) -> Any:
+    def value(self, name: str, t: TypeSpec, written: AbstractSet[str]) -> Any:
         if isinstance(t, TupleType):
             return tuple(self.value(f"{name}__{i}", s, written) for i, s in enumerate(t.types))
         if isinstance(t, FieldType):
@@ -164,7 +160,7 @@ def make_args(
     seed: int,
     attempt: int,
     roles: dict[str, tuple[Dimension, str]] | None = None,
-    written: set[str] | None = None,
+    written: AbstractSet[str] | None = None,
 ) -> Args:
     """Random arguments for ``params``; ``written`` holds the (flattened, ``a__0`` style for
     tuples, as in the IR) names of the parameters the stencil writes."""

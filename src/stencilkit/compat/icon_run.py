@@ -27,12 +27,12 @@ import numpy as np
 from ..core.dims import Dimension
 from ..core.types import FieldType, ScalarType, TupleType, TypeSpec
 from ..ir import nodes as ir
+from ..stages.interface import written_params
 from .icon_inputs import (
     VERTICAL_RANGES,
     domain_roles,
     horizontal_domain,
     make_args,
-    written_params,
 )
 from .icon_mesh import IconMesh
 from .icon_scalar import column_wrapper, is_scalar_type

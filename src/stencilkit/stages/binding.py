@@ -112,11 +112,6 @@ def _shown(flat_name: str) -> str:
     return base + "".join(f"[{i}]" for i in index) if all(i.isdigit() for i in index) else flat_name
 
 
-def written_params(program: ir.Program) -> frozenset[str]:
-    """Names of the (flattened) parameters a program writes: the ``out=`` of its calls."""
-    return frozenset(o.name for stmt in program.body for o in stmt.outs)
-
-
 def as_declared(field: Any, dims: tuple[Dimension, ...]) -> Any:
     """``field`` with its axes in the order of the parameter's declared dimensions: the IR indexes
     fields in that order. A field stored in another order (``as_field([J, I], ...)`` for a
@@ -297,20 +292,6 @@ def check_provider(provider: Any, program: str, definition: ir.Program | None = 
 
 
 # ------------------------------------------------------------------------- one binding for every runner
-def used_tables(program: ir.Program) -> tuple[str, ...]:
-    """The names of the neighbour tables ``program`` shifts through, sorted."""
-    return tuple(
-        sorted(
-            {
-                x.by.offset
-                for s in program.body
-                for x in walk(s)
-                if isinstance(x, ir.Shift) and isinstance(x.by, ir.NeighborShift)
-            }
-        )
-    )
-
-
 def _check_table_kind(t: str, table: Any, program: ir.Program, name: str) -> None:
     """The table given for offset ``t`` must map the offset's target to its source dimension."""
     shifts = {
