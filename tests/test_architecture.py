@@ -15,7 +15,7 @@ ALLOWED = {
     "storage": {"core"},
     "fields": {"core", "storage"},
     "ir": {"core"},
-    "frontend": {"core", "ir"},
+    "next": {"core", "ir", "fields", "stages", "backends", "config", "instrumentation"},
     "toolchain": {"core"},
     "stages": {"core", "ir", "fields"},
     "backends": {"core", "ir", "toolchain", "storage", "fields", "stages"},

@@ -8,7 +8,7 @@ import pytest
 
 import stencilkit as gtx
 from stencilkit import Dims, Field, float64
-from stencilkit.frontend.decorator_keywords import KEYWORDS
+from stencilkit.next.decorator_keywords import KEYWORDS
 
 I = gtx.Dimension("I")
 K = gtx.Dimension("K", kind=gtx.DimensionKind.VERTICAL)

@@ -10,8 +10,8 @@ import pytest
 import stencilkit as gtx
 from stencilkit.experimental import as_offset
 from stencilkit.ffront import fbuiltins
-from stencilkit.frontend.builtins import BUILTINS
 from stencilkit.ir.ops import MATH_BUILTINS
+from stencilkit.next.builtins import BUILTINS
 
 NAMES = sorted(BUILTINS)
 

@@ -12,7 +12,7 @@ import pytest
 import stencilkit as gtx
 from stencilkit import Dims, Field, float32, float64
 from stencilkit.core import FieldType
-from stencilkit.frontend.annotations import type_from_annotation
+from stencilkit.next.annotations import type_from_annotation
 
 X, Y = gtx.Dimension("X"), gtx.Dimension("Y")
 Z = gtx.Dimension("Z", kind=gtx.DimensionKind.VERTICAL)

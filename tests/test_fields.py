@@ -296,7 +296,7 @@ def test_sig_ptr_xp(rng: np.random.Generator) -> None:
 
 
 def test_field_class_getitem_reads_as_field_type() -> None:
-    from stencilkit.frontend.annotations import type_from_annotation
+    from stencilkit.next.annotations import type_from_annotation
 
     assert type_from_annotation(Field[Dims[I, J], np.float64]) == FieldType((I, J), "float64")
     assert type_from_annotation(Field[[I, K], np.int32]) == FieldType((I, K), "int32")

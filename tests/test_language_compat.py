@@ -21,7 +21,7 @@ from stencilkit import (
     neighbor_sum,
     where,
 )
-from stencilkit.frontend.builtins import arccosh, arcsinh, arctanh, gamma, neg
+from stencilkit.next.builtins import arccosh, arcsinh, arctanh, gamma, neg
 
 X = gtx.Dimension("X")
 Y = gtx.Dimension("Y")

@@ -12,7 +12,7 @@ from stencilkit.backends.compiled import CompiledRunner
 from stencilkit.backends.cuda import CudaTarget
 from stencilkit.core.staggered import flip_staggered
 from stencilkit.experimental import as_offset
-from stencilkit.frontend.builtins import arccosh, arcsinh, arctanh, gamma, neg
+from stencilkit.next.builtins import arccosh, arcsinh, arctanh, gamma, neg
 from stencilkit.stages.interface import interface_of
 from test_cuda_build import compiler  # noqa: F401  (the NVRTC / nvcc fixture)
 

@@ -56,7 +56,6 @@ from .core.dtypes import (
 )
 from .core.grid import CartesianConnectivity, GridType
 from .core.staggered import as_non_staggered, flip_staggered, is_staggered
-from .decorators import FieldOperator, Program, field_operator, program, scan_operator
 
 # gt4py.next's re-exports of bool/float/int/tuple and its ``IndexType``: defined once, in fbuiltins
 from .ffront.fbuiltins import IndexType, bool, float, int, tuple
@@ -72,8 +71,8 @@ from .fields import (
     zeros,
 )
 from .fields.xarray import from_xarray
-from .frontend import builtins as _frontend_builtins
-from .frontend.builtins import (
+from .next import builtins as _frontend_builtins
+from .next.builtins import (
     abs,
     arccos,
     arcsin,
@@ -106,6 +105,9 @@ from .frontend.builtins import (
     trunc,
     where,
 )
+from .next.decorators import field_operator, program, scan_operator
+from .next.operator import FieldOperator
+from .next.program import Program
 
 #: ``DeviceType.CUDA`` when CuPy is installed, else None (found without importing CuPy).
 CUPY_DEVICE_TYPE = DeviceType.CUDA if _importlib_util.find_spec("cupy") is not None else None

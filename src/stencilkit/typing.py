@@ -11,7 +11,8 @@ from typing import Any, TypeAlias
 import numpy as np
 
 from .backends import Backend, FieldAllocator
-from .decorators import FieldOperator, Program, ProgramWithBoundArgs
+from .next.operator import FieldOperator
+from .next.program import Program, ProgramWithBoundArgs
 from .storage import Allocator as BufferAllocator
 
 #: What ``allocator=`` accepts: a backend, ``backend.allocator``, an array namespace or an allocator.

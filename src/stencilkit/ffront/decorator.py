@@ -14,14 +14,9 @@ import types
 from typing import Any
 
 from .. import config
-from ..decorators import (
-    FieldOperator,
-    Program,
-    ProgramWithBoundArgs,
-    field_operator,
-    program,
-    scan_operator,
-)
+from ..next.decorators import field_operator, program, scan_operator
+from ..next.operator import FieldOperator
+from ..next.program import Program, ProgramWithBoundArgs
 
 
 class _DecoratorModule(types.ModuleType):

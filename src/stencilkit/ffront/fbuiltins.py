@@ -24,9 +24,9 @@ from ..core.dtypes import (
     uint64,
 )
 from ..fields import Field
-from ..frontend import builtins as _b
-from ..frontend.builtins import Builtin as BuiltInFunction
-from ..frontend.builtins import concat_where
+from ..next import builtins as _b
+from ..next.builtins import Builtin as BuiltInFunction
+from ..next.builtins import concat_where
 
 bool = bool_
 float = _py.float

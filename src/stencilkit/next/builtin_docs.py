@@ -1,7 +1,7 @@
 """Signatures and docstrings of the DSL builtins, for ``help()``, IDEs and the API reference.
 
 One entry per builtin: its parameters (gt4py.next 1.2.3's, positional-only) and what it does,
-with an example. ``frontend.builtins`` attaches them to the builtin objects.
+with an example. ``next.builtins`` attaches them to the builtin objects.
 """
 
 from __future__ import annotations

@@ -6,7 +6,7 @@ import ast
 import inspect
 import sys
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, Protocol
 
 from ..core.errors import BadAnnotationError, MissingAnnotationError
 from ..core.named_collections import NamedCollectionType
@@ -520,6 +520,13 @@ def order_arguments(
     return [values[n] for n in names]
 
 
+class ArgCheck(Protocol):
+    """Checks one argument of an operator call against the parameter it is given for (an
+    ``ExprBuilder`` in a program body; the argument types themselves in a direct call)."""
+
+    def check_arg(self, node: Any, arg: ir.Expr, p: ir.Param, callee: str) -> ir.Expr: ...
+
+
 def build_apply(
     op: Any,
     args: list[ir.Expr],
@@ -527,7 +534,7 @@ def build_apply(
     domains: Sequence[tuple[ir.DomainRange, ...]],
     src: SourceFunction,
     node: ast.AST,
-    builder: ExprBuilder,
+    builder: ArgCheck,
     prefix: str = "__tmp",
     may_alias: bool = False,
 ) -> tuple[list[ir.Apply | ir.ScanApply], list[ir.Param]]:
