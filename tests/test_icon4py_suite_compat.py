@@ -250,7 +250,7 @@ def test_gtfn_backend_factory() -> None:
     ],
 )
 def test_the_alias_serves_these_modules(gt4py_name: str, served_by: str) -> None:
-    from stencilkit.compat import alias
+    from stencilkit.compat.gt4py import alias
 
     if alias.real_gt4py_location() is not None:
         pytest.skip("a real gt4py is installed here")

@@ -7,20 +7,12 @@ import builtins as _builtins
 import importlib.util as _importlib_util
 from typing import Any as _Any
 
-from . import (
-    backend,
-    common,
-    config,
-    constructors,
-    custom_layout_allocators,
-    errors,
-    ffront,
-    program_processors,
-    typing,
-    utils,
-)
+from . import config
 from ._version import __version__
 from .backends import Backend, capture_cuda_graph, cpu, gpu, gtfn_cpu, gtfn_gpu, wait_for_tuning
+
+# gt4py.next's re-exports of bool/float/int/tuple and its ``IndexType``: defined once, in fbuiltins
+from .compat.gt4py.ffront.fbuiltins import IndexType, bool, float, int, tuple
 from .core import (
     BackendUnavailableError,
     BuildError,
@@ -56,9 +48,6 @@ from .core.dtypes import (
 )
 from .core.grid import CartesianConnectivity, GridType
 from .core.staggered import as_non_staggered, flip_staggered, is_staggered
-
-# gt4py.next's re-exports of bool/float/int/tuple and its ``IndexType``: defined once, in fbuiltins
-from .ffront.fbuiltins import IndexType, bool, float, int, tuple
 from .fields import (
     Connectivity,
     Field,
@@ -268,3 +257,28 @@ __all__ += [
     "set_parallel_min_work",
     "threads",
 ]
+
+# gt4py.next's module layout (compat/gt4py/): user-facing as ``gtx.common``, ``stencilkit.errors``,
+# ``from stencilkit.experimental import as_offset``..., the same module objects the gt4py alias
+# serves as ``gt4py.next.<name>``.
+import importlib as _importlib  # noqa: E402
+import sys as _sys  # noqa: E402
+
+from .compat.gt4py import MIRRORS as _MIRRORS  # noqa: E402
+
+for _name in _MIRRORS:
+    _module = _importlib.import_module(f"{__name__}.compat.gt4py.{_name}")
+    _sys.modules[f"{__name__}.{_name}"] = _module
+from .compat.gt4py import (  # noqa: E402
+    backend,
+    common,
+    constructors,
+    custom_layout_allocators,
+    errors,
+    ffront,
+    program_processors,
+    typing,
+    utils,
+)
+from .compat.gt4py import eve as eve  # noqa: E402
+from .compat.gt4py import experimental as experimental  # noqa: E402

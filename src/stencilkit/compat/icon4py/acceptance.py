@@ -6,8 +6,8 @@ parsed, run on random inputs on embedded and compiled backends, compared.
 
 Stencils are found by reading icon4py's source (``discover``); each module is imported through
 ``stencilkit.compat.install_gt4py_alias`` (a module that fails to import fails all its
-stencils, with the reason); each decorated object is run by ``icon_run.run_stencil`` on the
-ICON-like mesh of ``icon_mesh``. ``--jobs N`` splits the modules over N processes.
+stencils, with the reason); each decorated object is run by ``run.run_stencil`` on the
+ICON-like mesh of ``mesh``. ``--jobs N`` splits the modules over N processes.
 """
 
 from __future__ import annotations
@@ -59,7 +59,7 @@ def _backends(names: list[str]) -> dict[str, tuple[Any, Any]]:
 
 def _import(module: str, timeout: float) -> tuple[Any, str]:
     """The module, or None and why it failed (with the innermost line of its package)."""
-    from .icon_run import StageTimeout, describe, time_limit
+    from .run import StageTimeout, describe, time_limit
 
     try:
         with time_limit(timeout):
@@ -80,9 +80,9 @@ def run_all(
     progress: bool = False,
 ) -> list[dict[str, Any]]:
     """One record per stencil (see ``docs/icon4py.md`` for the fields)."""
-    from .alias import install_gt4py_alias
-    from .icon_mesh import icon_mesh
-    from .icon_run import run_stencil
+    from ..gt4py.alias import install_gt4py_alias
+    from .mesh import icon_mesh
+    from .run import run_stencil
 
     install_gt4py_alias()
     warnings.simplefilter("ignore", RuntimeWarning)  # random inputs overflow exp() and the like
@@ -225,7 +225,7 @@ def main(argv: list[str] | None = None) -> int:
             rtol=args.rtol,
             progress=args.progress,
         )
-    from .icon_report import counts, markdown
+    from .report import counts, markdown
 
     summary = counts(records, args.backend)
     result = {
@@ -293,8 +293,3 @@ def _version(dist: str) -> str:
         return version(dist)
     except PackageNotFoundError:
         return "not installed"
-
-
-if __name__ == "__main__":
-    os.environ.setdefault("PYTHONHASHSEED", "0")
-    sys.exit(main())

@@ -13,10 +13,10 @@ import sys
 import types
 from typing import Any
 
-from .. import config
-from ..next.decorators import field_operator, program, scan_operator
-from ..next.operator import FieldOperator
-from ..next.program import Program, ProgramWithBoundArgs
+from .... import config
+from ....next.decorators import field_operator, program, scan_operator
+from ....next.operator import FieldOperator
+from ....next.program import Program, ProgramWithBoundArgs
 
 
 class _DecoratorModule(types.ModuleType):

@@ -10,10 +10,10 @@ from typing import Any, TypeAlias
 
 import numpy as np
 
-from .backends import Backend, FieldAllocator
-from .next.operator import FieldOperator
-from .next.program import Program, ProgramWithBoundArgs
-from .storage import Allocator as BufferAllocator
+from ...backends import Backend, FieldAllocator
+from ...next.operator import FieldOperator
+from ...next.program import Program, ProgramWithBoundArgs
+from ...storage import Allocator as BufferAllocator
 
 #: What ``allocator=`` accepts: a backend, ``backend.allocator``, an array namespace or an allocator.
 Allocator: TypeAlias = Backend | FieldAllocator | BufferAllocator | Any

@@ -6,10 +6,13 @@ a ``gt4py`` module with the stencilkit module it stands for:
 ===================================  =======================================================
 ``gt4py``                            an empty package holding ``next``, ``eve`` and ``_core``
 ``gt4py.next``                       ``stencilkit``
-``gt4py.next.<a>.<b>``               ``stencilkit.<a>.<b>`` (the same module object)
-``gt4py.eve``                        ``stencilkit.eve`` (``StrEnum``, ``NOTHING``, ...)
-``gt4py.eve.utils``                  ``stencilkit.utils``
-``gt4py._core.definitions``          ``stencilkit.compat.core_definitions``
+``gt4py.next.<a>.<b>``               ``stencilkit.compat.gt4py.<a>.<b>`` for the modules that
+                                     mirror gt4py's layout (``MIRRORS``), else
+                                     ``stencilkit.<a>.<b>`` (``config``, ``instrumentation``);
+                                     the same module object
+``gt4py.eve``                        ``stencilkit.compat.gt4py.eve`` (``StrEnum``, ``NOTHING``)
+``gt4py.eve.utils``                  ``stencilkit.compat.gt4py.utils``
+``gt4py._core.definitions``          ``stencilkit.compat.gt4py.core_definitions``
 ===================================  =======================================================
 
 The alias refuses to shadow a real gt4py (one importable from ``sys.path`` or already imported)
@@ -27,6 +30,8 @@ import sys
 import types
 from collections.abc import Sequence
 
+from . import MIRRORS
+
 __all__ = [
     "GT4PyAliasError",
     "gt4py_alias_installed",
@@ -41,10 +46,11 @@ _EMPTY_PACKAGES = ("gt4py", "gt4py._core")
 # explicit targets; every other ``gt4py.next.<sub>`` maps to ``stencilkit.<sub>``
 _TARGETS = {
     "gt4py.next": "stencilkit",
-    "gt4py.eve": "stencilkit.eve",
-    "gt4py.eve.utils": "stencilkit.utils",
-    "gt4py._core.definitions": "stencilkit.compat.core_definitions",
+    "gt4py.eve": "stencilkit.compat.gt4py.eve",
+    "gt4py.eve.utils": "stencilkit.compat.gt4py.utils",
+    "gt4py._core.definitions": "stencilkit.compat.gt4py.core_definitions",
 }
+_MIRRORED = frozenset(m.split(".")[0] for m in MIRRORS)
 
 
 class GT4PyAliasError(ImportError):
@@ -55,12 +61,17 @@ def target_of(fullname: str) -> str | None:
     """The stencilkit module that serves ``fullname`` (None for the empty packages).
 
     >>> target_of("gt4py.next.ffront.decorator")
-    'stencilkit.ffront.decorator'
+    'stencilkit.compat.gt4py.ffront.decorator'
+    >>> target_of("gt4py.next.config")
+    'stencilkit.config'
     """
     if fullname in _TARGETS:
         return _TARGETS[fullname]
     if fullname.startswith("gt4py.next."):
-        return "stencilkit." + fullname[len("gt4py.next.") :]
+        sub = fullname[len("gt4py.next.") :]
+        if sub.split(".")[0] in _MIRRORED:
+            return "stencilkit.compat.gt4py." + sub
+        return "stencilkit." + sub
     if fullname in _EMPTY_PACKAGES:
         return None
     raise ModuleNotFoundError(

@@ -12,8 +12,8 @@ from typing import Any, TypeAlias, TypeVar
 
 import numpy as np
 
-from .core.dims import Dimension, DimensionKind, Dims, FieldOffset, NamedIndex
-from .core.domain import (
+from ...core.dims import Dimension, DimensionKind, Dims, FieldOffset, NamedIndex
+from ...core.domain import (
     Domain,
     DomainLike,
     Infinity,
@@ -24,10 +24,10 @@ from .core.domain import (
     named_range,
     unit_range,
 )
-from .core.grid import CartesianConnectivity, GridType
-from .core.staggered import as_non_staggered, flip_staggered, is_staggered
-from .core.types import promote_dims
-from .fields import Connectivity, Field
+from ...core.grid import CartesianConnectivity, GridType
+from ...core.staggered import as_non_staggered, flip_staggered, is_staggered
+from ...core.types import promote_dims
+from ...fields import Connectivity, Field
 
 #: Fields are mutable buffers in stencilkit; gt4py's read-only/mutable split is one class here.
 MutableField = Field

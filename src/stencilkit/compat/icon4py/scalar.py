@@ -19,8 +19,8 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from ..core.types import ScalarType, TupleType, TypeSpec
-from ..ir import nodes as ir
+from ...core.types import ScalarType, TupleType, TypeSpec
+from ...ir import nodes as ir
 
 __all__ = ["column_wrapper", "is_scalar_type"]
 

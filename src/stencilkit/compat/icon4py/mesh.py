@@ -23,9 +23,9 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from .. import meshes
-from ..core import Dimension, DimensionKind
-from ..fields import as_connectivity
+from ... import meshes
+from ...core import Dimension, DimensionKind
+from ...fields import as_connectivity
 
 __all__ = ["IconMesh", "icon_mesh"]
 

@@ -9,9 +9,9 @@ from __future__ import annotations
 from types import ModuleType
 from typing import Any
 
-from .backends import Backend, FieldAllocator
-from .core.device import DeviceType
-from .storage import Allocator
+from ...backends import Backend, FieldAllocator
+from ...core.device import DeviceType
+from ...storage import Allocator
 
 #: One allocator per device type stencilkit allocates on.
 device_allocators: dict[DeviceType, FieldAllocator] = {

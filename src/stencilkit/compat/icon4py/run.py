@@ -6,7 +6,7 @@ The steps and what each records in a :class:`Outcome` (``status[stage]`` is ``"o
 
 ``parse``    the stencil's IR exists (``ir_text()`` forced where stencilkit parses lazily);
 ``feed``     random arguments can be built from the parameter types;
-``embedded`` it runs on the embedded backend (vertical ranges tried in turn, see ``icon_inputs``);
+``embedded`` it runs on the embedded backend (vertical ranges tried in turn, see ``inputs``);
 ``<b>``      it runs on backend ``b`` (``cpu``, ``gpu``) with the same inputs;
 ``agree_<b>`` every written field equals embedded's: NaN where embedded has NaN, else within
              ``rtol * |x| + rtol * max|x|`` (exact for integer and bool fields).
@@ -24,18 +24,18 @@ from typing import Any
 
 import numpy as np
 
-from ..core.dims import Dimension
-from ..core.types import FieldType, ScalarType, TupleType, TypeSpec
-from ..ir import nodes as ir
-from ..stages.interface import written_params
-from .icon_inputs import (
+from ...core.dims import Dimension
+from ...core.types import FieldType, ScalarType, TupleType, TypeSpec
+from ...ir import nodes as ir
+from ...stages.interface import written_params
+from .inputs import (
     VERTICAL_RANGES,
     domain_roles,
     horizontal_domain,
     make_args,
 )
-from .icon_mesh import IconMesh
-from .icon_scalar import column_wrapper, is_scalar_type
+from .mesh import IconMesh
+from .scalar import column_wrapper, is_scalar_type
 
 __all__ = ["Outcome", "StageTimeout", "describe", "run_stencil", "time_limit"]
 

@@ -9,6 +9,6 @@
 ...     return a(as_offset(Koff, k))  # a[i, k + k_field[i, k]]
 """
 
-from .next.builtins import as_offset, concat_where
+from ...next.builtins import as_offset, concat_where
 
 __all__ = ["as_offset", "concat_where"]

@@ -12,8 +12,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from ...backends import Backend, cpu
-from ...backends import gpu as gpu_backend
+from .....backends import Backend, cpu
+from .....backends import gpu as gpu_backend
 
 run_gtfn = cpu
 run_gtfn_cpu = cpu

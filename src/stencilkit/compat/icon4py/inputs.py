@@ -21,10 +21,10 @@ from typing import Any
 
 import numpy as np
 
-from ..core.dims import Dimension, DimensionKind
-from ..core.types import FieldType, ScalarType, TupleType, TypeSpec
-from ..ir import nodes as ir
-from .icon_mesh import IconMesh
+from ...core.dims import Dimension, DimensionKind
+from ...core.types import FieldType, ScalarType, TupleType, TypeSpec
+from ...ir import nodes as ir
+from .mesh import IconMesh
 
 __all__ = ["VERTICAL_RANGES", "Args", "domain_roles", "make_args", "vertical_range"]
 
@@ -50,7 +50,7 @@ class Args:
 
 
 def _to_field(v: Any, t: TypeSpec, allocator: Any) -> Any:
-    from ..fields import as_field
+    from ...fields import as_field
 
     if isinstance(t, TupleType):
         return tuple(_to_field(x, s, allocator) for x, s in zip(v, t.types))

@@ -1,6 +1,6 @@
 """gt4py's ``eve`` names that gt4py.next user code imports (``from gt4py import eve``).
 
-Served as ``gt4py.eve`` by the alias (``stencilkit.compat.alias``); ``gt4py.eve.utils`` is
+Served as ``gt4py.eve`` by the alias (``stencilkit.compat.gt4py.alias``); ``gt4py.eve.utils`` is
 ``stencilkit.utils``. Only the small type definitions are here, with gt4py's behaviour:
 
 >>> class Variant(StrEnum):

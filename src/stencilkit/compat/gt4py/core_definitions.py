@@ -1,6 +1,6 @@
 """The few names of ``gt4py._core.definitions`` that user code puts in annotations.
 
-Served as ``gt4py._core.definitions`` by the alias (``stencilkit.compat.alias``).
+Served as ``gt4py._core.definitions`` by the alias (``stencilkit.compat.gt4py.alias``).
 """
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from typing import TypeAlias, TypeVar
 
 import numpy as np
 
-from ..core import Device, DeviceType
+from ...core import Device, DeviceType
 
 __all__ = [
     "BoolScalar",

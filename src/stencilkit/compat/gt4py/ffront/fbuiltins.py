@@ -8,8 +8,8 @@ from __future__ import annotations
 import builtins as _py
 from typing import Any
 
-from ..core.dims import Dimension, DimensionKind, FieldOffset
-from ..core.dtypes import (
+from ....core.dims import Dimension, DimensionKind, FieldOffset
+from ....core.dtypes import (
     DTYPES,
     bool_,
     float32,
@@ -23,10 +23,10 @@ from ..core.dtypes import (
     uint32,
     uint64,
 )
-from ..fields import Field
-from ..next import builtins as _b
-from ..next.builtins import Builtin as BuiltInFunction
-from ..next.builtins import concat_where
+from ....fields import Field
+from ....next import builtins as _b
+from ....next.builtins import Builtin as BuiltInFunction
+from ....next.builtins import concat_where
 
 bool = bool_
 float = _py.float

@@ -4,7 +4,7 @@ Every stencilkit user error (``StencilError`` and its subclasses) is a ``DSLErro
 C++/CUDA build (``BuildError``) is a ``CompilationError``.
 """
 
-from .core.errors import (
+from ...core.errors import (
     CompilationError,
     DSLError,
     DSLTypeError,

@@ -7,7 +7,7 @@ from typing import Final
 
 import numpy as np
 
-from .fields.constructors import (
+from ...fields.constructors import (
     FieldConstructor,
     as_connectivity,
     as_field,

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..next import builtins as _builtins
-from ..next.builtins import concat_where
+from ....next import builtins as _builtins
+from ....next.builtins import concat_where
 
 __all__ = ["concat_where"]
 
