@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 import stencilkit as gtx
 from stencilkit import Dims, Field, float64
@@ -68,3 +69,80 @@ def test_cuda_source_is_inspectable_without_a_gpu(rng) -> None:
     planned = runner.stages([a, out], {}, check_device=False, until="plan").planned
     source = runner.target.generate(planned).text
     assert 'extern "C" __global__ void sk_run_k0(const SkArgs args)' in source
+
+
+def _gpu_here() -> bool:
+    try:
+        from stencilkit.core.cuda_probe import usable_cupy
+
+        usable_cupy()
+        return True
+    except gtx.BackendUnavailableError:
+        return False
+
+
+@pytest.mark.parametrize("given", [{I: 8, J: 5}, (8, 5)], ids=["domain", "sizes"])
+def test_the_gpu_source_is_read_from_domains_without_arrays(given: object, rng) -> None:
+    run = _program(gtx.gpu)
+    stages = run.inspect(given, given, offset_provider={}, until="generate")
+    assert stages.source is not None and stages.built is None and stages.launches is None
+    source = stages.source.as_text()
+    assert 'extern "C" __global__ void sk_run_k0(const SkArgs args)' in source
+    # the stand-in fields have the GPU's layout: the source is the one fields of that layout get
+    runner = CompiledRunner(interface_of(run.definition), CudaTarget())
+    a = gtx.as_field([I, J], np.asfortranarray(rng.standard_normal((8, 5))), copy=None)
+    out = gtx.as_field([I, J], np.asfortranarray(rng.standard_normal((8, 5))), copy=None)
+    planned = runner.stages([a, out], {}, check_device=False, until="plan").planned
+    assert planned.spec == stages.planned.spec
+    assert runner.target.generate(planned).text == source
+    assert len(run._runner.plans) == 0  # nothing kept: no call can use a plan never built
+    if not _gpu_here():  # the default: every stage this machine allows
+        assert run.inspect(given, given, offset_provider={}).built is None
+
+
+def test_cpu_stages_from_domains_are_built_and_kept(rng) -> None:
+    run = _program(gtx.cpu)
+    stages = run.inspect((8, 5), {I: 8, J: 5}, offset_provider={})
+    assert stages.built is not None and "#pragma omp" in stages.source.as_text()
+    assert next(iter(run._runner.plans.values())).stages is stages
+    # a call with fields like the stand-ins runs on that plan and computes the right values
+    a = gtx.as_field([I, J], rng.standard_normal((8, 5)))
+    out = gtx.as_field([I, J], rng.standard_normal((8, 5)))
+    before = out.asnumpy().copy()
+    run(a, out, offset_provider={})
+    assert len(run._runner.plans) == 1
+    x = a.asnumpy()
+    np.testing.assert_allclose(
+        out.asnumpy()[1:7], 0.5 * x[1:7] + 0.25 * (x[2:8] + x[0:6]), rtol=1e-14
+    )
+    np.testing.assert_array_equal(out.asnumpy()[[0, 7]], before[[0, 7]])
+
+
+def test_until_generate_builds_nothing_and_keeps_nothing() -> None:
+    run = _program(gtx.cpu)
+    stages = run.inspect({I: 8, J: 5}, {I: 8, J: 5}, offset_provider={}, until="generate")
+    assert stages.source is not None and stages.built is None
+    assert len(run._runner.plans) == 0
+    plan_only = run.inspect({I: 8, J: 5}, {I: 8, J: 5}, offset_provider={}, until="plan")
+    assert plan_only.source is None and plan_only.planned.layout is not None
+    with pytest.raises(ValueError, match="until= is 'plan', 'generate' or 'tune'"):
+        run.inspect({I: 8, J: 5}, {I: 8, J: 5}, offset_provider={}, until="build")
+
+
+def test_embedded_stages_from_domains() -> None:
+    stages = _program(None).inspect({I: 8, J: 5}, (8, 5), offset_provider={})
+    assert stages.planned.target == "embedded" and stages.source is None
+    assert "kernel smooth over {I: [1, 7), J: [0, 5)}" in stages.planned.as_text()
+
+
+def test_compile_without_a_gpu_says_what_is_missing_and_points_to_inspect() -> None:
+    if _gpu_here():
+        pytest.skip("a GPU is usable here")
+    with pytest.raises(gtx.BackendUnavailableError, match=r"run\.compile\(\)") as err:
+        _program(gtx.gpu).compile({I: 8, J: 5}, {I: 8, J: 5}, offset_provider={})
+    assert "prog.inspect(domains" in str(err.value)
+
+
+def test_sizes_of_the_wrong_rank_are_refused() -> None:
+    with pytest.raises(gtx.StencilTypeError, match="argument 'a'"):
+        _program(gtx.cpu).inspect((8,), (8, 5), offset_provider={})

@@ -13,14 +13,16 @@ from typing import Any
 
 from .. import config, stages
 from ..backends import Backend, embedded_runner
-from ..core.errors import StencilTypeError
+from ..core.cuda_probe import usable_cupy
+from ..core.device import DeviceType
+from ..core.errors import BackendUnavailableError, StencilTypeError
 from ..core.types import FieldType, TupleType, scalar_type_of_value
 from ..instrumentation import hooks as _hooks
 from ..ir import nodes as ir
 from ..ir.lower import flat_params
 from ..stages.binding import flatten_args
 from ..stages.interface import interface_of
-from ..stages.runner import Runner
+from ..stages.runner import Runner, Until
 from ..stages.temporaries import Temporaries
 from .parse import ProgramParser
 from .scans import own_domains, shared_domain_groups
@@ -156,15 +158,20 @@ class Program:
         run(flat, offset_provider)
 
     def _flat(
-        self, args: tuple[Any, ...], kwargs: dict[str, Any], placeholders: bool = False
+        self,
+        args: tuple[Any, ...],
+        kwargs: dict[str, Any],
+        placeholders: bool = False,
+        on_host: bool = False,
     ) -> list[Any]:
         """The runner's arguments: flattened, with the temporaries appended. ``placeholders``:
-        a domain given for a field parameter stands for a field over it (``compile``)."""
+        a domain given for a field parameter stands for a field over it (``compile``,
+        ``inspect``), on the host in the backend's layout if ``on_host``."""
         if self._run is None:
             self._prepare()
         flat = flatten_args(self.definition.params, args, kwargs, self.definition.name)
         if placeholders:
-            flat = self._placeholder_fields(flat)
+            flat = self._placeholder_fields(flat, on_host)
         if self._temps is not None:
             flat.extend(self._temps.fields(flat))
         return flat
@@ -175,10 +182,12 @@ class Program:
         """Parse, and run every stage ahead of time for arguments like these (nothing runs):
         bind, lower, plan and, on compiled backends, generate, build, load and tune (GPU block
         shapes are chosen now, on scratch outputs, so the first real call pays no tuning).
-        A field parameter may be given as its domain (a ``Domain`` or ``{I: 64, K: (0, 80)}``):
-        it then stands for a field the backend's allocator makes over that domain, which is
-        what the calls must pass to use this plan. Returns ``self``; without arguments it only
-        parses (and reports DSL errors).
+        A field parameter may be given as its domain (a ``Domain``, ``{I: 64, K: (0, 80)}``, or
+        its sizes in the order of its dimensions, ``(64, 80)``): it then stands for a field the
+        backend's allocator makes over that domain, which is what the calls must pass to use
+        this plan. Returns ``self``; without arguments it only parses (and reports DSL errors).
+        Compiling needs the backend's device (the gpu backend loads and tunes on the GPU);
+        ``inspect`` shows the generated source without one.
 
         >>> run.compile({I: 256, J: 256}, {I: 256, J: 256}, offset_provider={})
         """
@@ -189,10 +198,11 @@ class Program:
             return self
         if not args and all(isinstance(v, list) for v in kwargs.values()):
             return self._compile_static_variants(kwargs, offset_provider)
-        flat = self._flat(args, kwargs, placeholders=True)
-        stages_for = getattr(self._runner, "stages_for", None)  # None: a runner of a user's backend
-        if stages_for is not None:
-            stages_for(flat, offset_provider)
+        runner = self._runner
+        if not isinstance(runner, Runner):  # the runner of a user's backend: nothing ahead of time
+            return self
+        _device_here(self.backend, f"{self.__name__}.compile()", inspect_hint=True)
+        runner.stages_for(self._flat(args, kwargs, placeholders=True), offset_provider)
         return self
 
     def _compile_static_variants(
@@ -231,36 +241,61 @@ class Program:
                     )
         return self
 
-    def _placeholder_fields(self, flat: list[Any]) -> list[Any]:
-        """``flat`` with each domain given for a field parameter replaced by a field of zeros over
-        it, allocated as the backend allocates (zeros: index fields read by ``as_offset`` stay in
-        range while kernels are timed)."""
+    def _placeholder_fields(self, flat: list[Any], on_host: bool) -> list[Any]:
+        """``flat`` with each domain (or tuple of sizes) given for a field parameter replaced by
+        a field of zeros over it, allocated as the backend allocates, or on the host in the
+        layout the backend's device would use (``on_host``: that device is not here). Zeros:
+        index fields read by ``as_offset`` stay in range while kernels are timed."""
         from ..core.domain import Domain
         from ..fields import zeros
+        from ..storage.layout import layout_for
 
         out = list(flat)
         for i, (p, v) in enumerate(zip(flat_params(self.definition.params), flat)):
-            if isinstance(p.type, FieldType) and isinstance(v, Domain | Mapping):
-                out[i] = zeros(v, p.type.dtype, allocator=self.backend)
+            if not isinstance(p.type, FieldType):
+                continue
+            if _sizes(v, len(p.type.dims)):
+                v = dict(zip(p.type.dims, v))
+            if isinstance(v, Domain | Mapping):
+                if on_host and self.backend is not None:
+                    kinds = [d.kind for d in p.type.dims]
+                    layout = layout_for(kinds, self.backend.device_type)
+                    out[i] = zeros(v, p.type.dtype, layout=layout)
+                else:
+                    out[i] = zeros(v, p.type.dtype, allocator=self.backend)
         return out
 
     def inspect(
-        self, *args: Any, offset_provider: Mapping[str, Any] | None = None, **kwargs: Any
+        self,
+        *args: Any,
+        offset_provider: Mapping[str, Any] | None = None,
+        until: Until | None = None,
+        **kwargs: Any,
     ) -> stages.Stages:
         """Every stage's artefact for arguments like these (``stencilkit.stages.Stages``), each
         printable with ``.as_text()``: ``program`` (IR), ``bound``, ``lowered``, ``planned`` and, on
-        compiled backends, ``source``, ``built``, ``loaded``, ``launches`` (built ahead of time).
+        compiled backends, ``source``, ``built``, ``loaded``, ``launches``.
 
-        >>> print(run.inspect(a, out, offset_provider={}).source.as_text())
+        A field parameter may be given as its domain (a ``Domain``, ``{I: 64, K: (0, 80)}``) or
+        its sizes (``(64, 80)``) instead of a field: no arrays are needed to read the generated
+        C++ or CUDA. ``until`` stops after a stage: ``"plan"``, ``"generate"`` (the source; no
+        compiler, no device) or ``"tune"`` (everything, kept for the calls that follow, as
+        ``compile`` does). By default it runs every stage the backend's device allows here: on a
+        machine without a usable GPU, the gpu backend stops after ``generate`` (the fields stand
+        in the GPU's layout, on the host).
+
+        >>> print(run.inspect({I: 8, J: 5}, {I: 8, J: 5}, offset_provider={}).source.as_text())
         """
-        flat = self._flat(args, kwargs)
-        stages_for = getattr(self._runner, "stages_for", None)
-        if stages_for is None:
+        runner = self._runner
+        if not isinstance(runner, Runner):
             raise StencilTypeError(
                 f"{self.__name__}.inspect(): the runner of backend {self.backend!r} has no stages"
             )
-        found: stages.Stages = stages_for(flat, offset_provider)
-        return found
+        here = _device_here(self.backend, f"{self.__name__}.inspect()", raise_=False)
+        flat = self._flat(args, kwargs, placeholders=True, on_host=not here)
+        if until is None and here:
+            return runner.stages_for(flat, offset_provider)  # kept, as compile() does
+        return runner.stages(flat, offset_provider, check_device=here, until=until or "generate")
 
 
 class ProgramWithBoundArgs:
@@ -337,3 +372,35 @@ def param_names(fn: Callable[..., Any] | None) -> list[str]:
 def _extent(value: Any) -> Any:
     dom = getattr(value, "domain", None)
     return tuple(dom.items()) if dom is not None else getattr(value, "shape", None)
+
+
+def _sizes(value: Any, rank: int) -> bool:
+    """A field parameter given as its sizes: a tuple of ``rank`` integers."""
+    return (
+        isinstance(value, tuple)
+        and len(value) == rank > 0
+        and all(isinstance(n, int) and not isinstance(n, bool) for n in value)
+    )
+
+
+def _device_here(
+    backend: Backend | None, what: str, raise_: bool = True, inspect_hint: bool = False
+) -> bool:
+    """Whether the device ``backend`` runs on is usable here (the host always is). With
+    ``raise_``, a missing GPU raises what is missing and how to install it."""
+    if backend is None or backend.device_type is not DeviceType.CUDA:
+        return True
+    try:
+        usable_cupy(f"backend '{backend.name}' of {what}")
+    except BackendUnavailableError as err:
+        if not raise_:
+            return False
+        if inspect_hint:
+            raise BackendUnavailableError(
+                err.message,
+                hint=(f"{err.hint}; " if err.hint else "")
+                + "to read the generated CUDA without a GPU: prog.inspect(domains...,"
+                " offset_provider=...).source",
+            ) from err
+        raise
+    return True
