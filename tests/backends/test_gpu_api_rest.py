@@ -28,7 +28,7 @@ from stencilkit.stages.artefacts import Built, Source
 from stencilkit.toolchain.cuda import find_cuda_compiler
 
 _spec = importlib.util.spec_from_file_location(
-    "stencilkit_tests_conftest", Path(__file__).with_name("conftest.py")
+    "stencilkit_tests_conftest", Path(__file__).parents[1] / "conftest.py"
 )  # by path: "conftest" alone may name tests/distributed/conftest.py in a whole-suite run
 _root_conftest = importlib.util.module_from_spec(_spec)  # type: ignore[arg-type]
 _spec.loader.exec_module(_root_conftest)  # type: ignore[union-attr]

@@ -20,7 +20,7 @@ from stencilkit.toolchain import threads as T
 
 I, J = gtx.Dimension("I"), gtx.Dimension("J")
 K = gtx.Dimension("K", kind=gtx.DimensionKind.VERTICAL)
-ROOT = Path(__file__).parents[1]
+ROOT = Path(__file__).parents[2]
 
 
 @gtx.field_operator

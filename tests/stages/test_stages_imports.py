@@ -6,7 +6,7 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
-PKG = Path(__file__).parents[1] / "src" / "stencilkit"
+PKG = Path(__file__).parents[2] / "src" / "stencilkit"
 
 
 def _folder(parts: tuple[str, ...]) -> str:

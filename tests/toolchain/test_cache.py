@@ -13,8 +13,8 @@ import pytest
 from stencilkit.toolchain import cache
 from stencilkit.toolchain.config import reset_config
 
-WORKER = Path(__file__).parent / "helpers" / "compile_worker.py"
-SRC = str(Path(__file__).parents[1] / "src")
+WORKER = Path(__file__).parents[1] / "helpers" / "compile_worker.py"
+SRC = str(Path(__file__).parents[2] / "src")
 
 
 @pytest.fixture

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from test_cuda_build import compiler  # noqa: F401  (the NVRTC / nvcc fixture)
 
 import stencilkit as gtx
 from stencilkit import Dims, Field, float32, float64, int32
@@ -14,7 +15,6 @@ from stencilkit.core.staggered import flip_staggered
 from stencilkit.experimental import as_offset
 from stencilkit.next.builtins import arccosh, arcsinh, arctanh, gamma, neg
 from stencilkit.stages.interface import interface_of
-from test_cuda_build import compiler  # noqa: F401  (the NVRTC / nvcc fixture)
 
 X = gtx.Dimension("X")
 Z = gtx.Dimension("Z", kind=gtx.DimensionKind.VERTICAL)

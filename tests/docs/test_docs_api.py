@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-DOCS = Path(__file__).parents[1] / "docs" / "api"
+DOCS = Path(__file__).parents[2] / "docs" / "api"
 
 
 def _text(page: Path) -> str:

@@ -8,6 +8,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+from test_cuda_grid import K, c2e_sum, run_c2e_sum
 
 import stencilkit as gtx
 from stencilkit import Dims, Field, float64
@@ -25,7 +26,6 @@ from stencilkit.storage import (
     Layout,
     layout_for,
 )
-from test_cuda_grid import K, c2e_sum, run_c2e_sum
 
 NAMES = ["vertical-contiguous", "horizontal-contiguous", "c-contiguous"]
 

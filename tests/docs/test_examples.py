@@ -12,7 +12,7 @@ import pytest
 
 from stencilkit.meshes import periodic_triangular_mesh
 
-EXAMPLES = Path(__file__).parents[1] / "examples"
+EXAMPLES = Path(__file__).parents[2] / "examples"
 
 
 def _load(name: str) -> ModuleType:

@@ -2,14 +2,14 @@
 one scan's columns passed to another (through caller-invisible temporaries)."""
 
 import numpy as np
-
-import stencilkit as gtx
-from stencilkit import Dims, Field, float64
 from test_scan import (  # the same scan operators, tested there alone
     cumsum,
     thomas_backward,
     thomas_forward,
 )
+
+import stencilkit as gtx
+from stencilkit import Dims, Field, float64
 
 I = gtx.Dimension("I")
 K = gtx.Dimension("K", kind=gtx.DimensionKind.VERTICAL)

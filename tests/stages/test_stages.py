@@ -384,7 +384,7 @@ def test_architecture_doc_shows_the_real_stages(tmp_path) -> None:
     import re
     from pathlib import Path
 
-    doc = (Path(__file__).parents[1] / "docs" / "architecture.md").read_text()
+    doc = (Path(__file__).parents[2] / "docs" / "architecture.md").read_text()
     blocks = re.findall(r"```(\w+)\n(.*?)\n```", doc, flags=re.S)
     code = next(text for lang, text in blocks if lang == "python")
     path = tmp_path / "arch_walk.py"

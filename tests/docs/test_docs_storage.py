@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-DOC = Path(__file__).resolve().parents[1] / "docs" / "storage.md"
+DOC = Path(__file__).resolve().parents[2] / "docs" / "storage.md"
 BLOCKS = re.findall(r"```python\n(.*?)```", DOC.read_text(), flags=re.DOTALL)
 
 

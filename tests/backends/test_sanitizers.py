@@ -4,7 +4,7 @@ The generated C++ is built with AddressSanitizer and UBSan (stopping at the firs
 in a child Python with the sanitizer runtime preloaded. To run any tests that way:
 
     STENCILKIT_SANITIZE=address,undefined ASAN_OPTIONS=detect_leaks=0 \\
-    LD_PRELOAD=$(g++ -print-file-name=libasan.so) python -m pytest -k cpu tests/test_unstructured.py
+    LD_PRELOAD=$(g++ -print-file-name=libasan.so) python -m pytest -k cpu tests/next/test_unstructured.py
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ import pytest
 from stencilkit.toolchain.config import config, reset_config
 from stencilkit.toolchain.cxx import find_cxx, sanitizer_flags
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def _asan_runtime() -> str | None:

@@ -16,7 +16,7 @@ from stencilkit.toolchain import cuda as cuda_toolchain
 from stencilkit.toolchain import cxx
 from stencilkit.toolchain.config import VARIABLES, config, require, reset_config
 
-ROOT = Path(__file__).parents[1]
+ROOT = Path(__file__).parents[2]
 
 
 @pytest.fixture

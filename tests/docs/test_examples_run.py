@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-EXAMPLES = Path(__file__).parents[1] / "examples"
+EXAMPLES = Path(__file__).parents[2] / "examples"
 SCRIPTS = {
     "cartesian_diffusion": ("matplotlib", "xarray"),
     "icon_mesh_diffusion": ("matplotlib", "xarray", "netCDF4"),

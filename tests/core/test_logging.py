@@ -20,7 +20,7 @@ import stencilkit as gtx
 from stencilkit.core import log as sklog
 from stencilkit.toolchain import cxx
 
-ROOT = Path(__file__).parents[1]
+ROOT = Path(__file__).parents[2]
 PROGRAM = """
 import stencilkit as gtx
 from stencilkit import Dims, Field, float64
