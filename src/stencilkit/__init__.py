@@ -60,12 +60,14 @@ from .fields import (
     zeros,
 )
 from .fields.xarray import from_xarray
-from .next import builtins as _frontend_builtins
 from .next.builtins import (
     abs,
     arccos,
+    arccosh,
     arcsin,
+    arcsinh,
     arctan,
+    arctanh,
     astype,
     broadcast,
     cbrt,
@@ -76,6 +78,7 @@ from .next.builtins import (
     exp,
     floor,
     fmod,
+    gamma,
     isfinite,
     isinf,
     isnan,
@@ -84,6 +87,7 @@ from .next.builtins import (
     maximum,
     min_over,
     minimum,
+    neg,
     neighbor_sum,
     power,
     sin,
@@ -144,6 +148,9 @@ __all__ = [
     "capture_cuda_graph",
     "wait_for_tuning",
     "arccos",
+    "arccosh",
+    "arcsinh",
+    "arctanh",
     "arcsin",
     "arctan",
     "as_connectivity",
@@ -166,6 +173,7 @@ __all__ = [
     "float64",
     "floor",
     "fmod",
+    "gamma",
     "full",
     "gpu",
     "gtfn_cpu",
@@ -182,6 +190,7 @@ __all__ = [
     "maximum",
     "min_over",
     "minimum",
+    "neg",
     "neighbor_sum",
     "ones",
     "power",
@@ -227,13 +236,6 @@ __all__ = [
     "utils",
     "wait_for_compilation",
 ]
-
-# Math builtins added to the frontend separately (gamma, arcsinh, arccosh, arctanh, neg) and
-# experimental.as_offset's builtin are re-exported as soon as they exist there.
-for _name in ("gamma", "arcsinh", "arccosh", "arctanh", "neg"):
-    if hasattr(_frontend_builtins, _name):
-        globals()[_name] = getattr(_frontend_builtins, _name)
-        __all__.append(_name)
 
 # Threads of the cpu backend, logging, configuration errors (docs/configuration.md).
 from .core.errors import ConfigurationError  # noqa: E402

@@ -101,7 +101,7 @@ def _promote(pt: TypeSpec, a: ir.Expr, dims: list[Any], pname: str, callee: str)
 class _Hoister:
     """Moves every scan out of an expression into a statement writing temporaries. Such a
     statement has no domain of its own: it runs where the later statements read its columns
-    (``backends/binding.py``), so a scan used in a ``concat_where`` branch starts at the branch's
+    (``stages/binding.py``), so a scan used in a ``concat_where`` branch starts at the branch's
     first level, and one read at a shifted level covers that level too."""
 
     def __init__(self, outs: tuple[ir.Ref, ...], where: str, prefix: str) -> None:
