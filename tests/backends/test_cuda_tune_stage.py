@@ -151,7 +151,7 @@ def test_every_timed_launch_has_every_pointer(
             # outputs are scratch memory: the search never writes the caller's fields
             for f in planned.layout.fields:
                 if f.name in k.outs:
-                    assert int(launcher.buf[f.ptr]) != bound.fields[f.name]._ptr
+                    assert int(launcher.buf[f.ptr]) != bound.fields[f.name].address
     assert searched >= 1, [
         (k.name, e) for k, e, _ in calls
     ]  # every case is large enough to be searched

@@ -74,7 +74,7 @@ def test_bad_layouts_are_refused() -> None:
 def test_as_field_shares_memory_only_in_the_asked_layout(rng) -> None:
     c_order = rng.standard_normal((6, 4))  # 4 doubles: 32 B, so C order is vertical-contiguous too
     assert (
-        gtx.as_field([Cell, K], c_order, copy=None, layout="vertical-contiguous")._ptr
+        gtx.as_field([Cell, K], c_order, copy=None, layout="vertical-contiguous").address
         == c_order.__array_interface__["data"][0]
     )
     copied = gtx.as_field([Cell, K], c_order, copy=None, layout="horizontal-contiguous")

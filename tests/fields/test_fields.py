@@ -120,7 +120,7 @@ def test_default_cpu_layout_is_aligned(dtype: Any, dom: Any, aligned: Any) -> No
     index = [0] * f.ndim
     for d, i in dict(aligned or {}).items():
         index[f.domain.dims.index(d)] = i - f.domain[d].unit_range.start
-    address = f._ptr + sum(i * s for i, s in zip(index, f.ndarray.strides, strict=True))
+    address = f.address + sum(i * s for i, s in zip(index, f.ndarray.strides, strict=True))
     assert address % 64 == 0
 
 
@@ -159,7 +159,7 @@ def test_device_argument_forms() -> None:
 def test_as_field_shares_numpy_memory(rng: np.random.Generator) -> None:
     a = rng.random((4, 5, 3))
     f = as_field([I, J, K], a, copy=None)
-    assert f.ndarray is a and f._ptr == ptr(a)
+    assert f.ndarray is a and f.address == ptr(a)
     f.ndarray[1, 2, 0] = 42.0
     assert a[1, 2, 0] == 42.0
 
@@ -171,8 +171,8 @@ def test_as_field_shares_numpy_memory(rng: np.random.Generator) -> None:
 def test_as_field_zero_copy_for_any_positive_strides(rng: np.random.Generator, view: Any) -> None:
     a = view(rng.random((6, 8)))
     f = as_field([I, J], a, copy=None)
-    assert f._ptr == ptr(a)
-    assert f._sig.strides == tuple(s // 8 for s in a.strides)
+    assert f.address == ptr(a)
+    assert f.signature.strides == tuple(s // 8 for s in a.strides)
 
 
 @pytest.mark.parametrize(
@@ -188,7 +188,7 @@ def test_as_field_copies_when_it_must(rng: np.random.Generator, make: Any, dtype
     a = make(rng)
     f = as_field([I, J], a, dtype)
     assert not np.shares_memory(f.ndarray, a)
-    assert f.ndarray.flags.c_contiguous and f._ptr % 64 == 0
+    assert f.ndarray.flags.c_contiguous and f.address % 64 == 0
     np.testing.assert_array_equal(f.asnumpy(), a.astype(dtype or a.dtype))
 
 
@@ -220,7 +220,7 @@ def test_as_field_copies_by_default_like_gt4py(rng: np.random.Generator) -> None
 def test_as_field_aligned_index_as_named_indices(rng: np.random.Generator) -> None:
     a = rng.random((4, 6))
     f = as_field([I, J], a, aligned_index=[I(0), J(1)])
-    assert (f._ptr + f.ndarray.strides[1]) % 64 == 0
+    assert (f.address + f.ndarray.strides[1]) % 64 == 0
     np.testing.assert_array_equal(f.asnumpy(), a)
 
 
@@ -228,7 +228,7 @@ def test_as_field_aligned_index_or_allocator_forces_new_buffer(rng: np.random.Ge
     a = rng.random((4, 6))
     f = as_field([I, J], a, aligned_index={J: 1})
     assert not np.shares_memory(f.ndarray, a)
-    assert (f._ptr + f.ndarray.strides[1]) % 64 == 0
+    assert (f.address + f.ndarray.strides[1]) % 64 == 0
     g = as_field([I, J], a, allocator=RecordingAllocator())
     assert not np.shares_memory(g.ndarray, a)
     np.testing.assert_array_equal(g.asnumpy(), a)
@@ -249,7 +249,7 @@ def test_as_field_origin(rng: np.random.Generator) -> None:
     a = rng.random((5, 3))
     f = as_field([I, K], a, origin={I: 2})
     assert f.domain == Domain((I, K), (UnitRange(-2, 3), UnitRange(0, 3)))
-    assert f._sig.origin == (-2, 0)
+    assert f.signature.origin == (-2, 0)
     g = as_field({I: (-2, 3), K: 3}, a)
     assert g.domain == f.domain
 
@@ -258,20 +258,20 @@ def test_as_field_from_torch_shares_memory() -> None:
     torch = pytest.importorskip("torch")
     t = torch.rand(4, 5, dtype=torch.float64)
     f = as_field([I, J], t)
-    assert f._ptr == t.data_ptr()
+    assert f.address == t.data_ptr()
     back = torch.from_dlpack(f)
-    assert back.data_ptr() == f._ptr
+    assert back.data_ptr() == f.address
 
 
 def test_dlpack_and_array_interface_export(rng: np.random.Generator) -> None:
     f = as_field([I, J], rng.random((3, 4)))
-    assert ptr(np.from_dlpack(f)) == f._ptr
-    assert ptr(np.asarray(f)) == f._ptr
+    assert ptr(np.from_dlpack(f)) == f.address
+    assert ptr(np.asarray(f)) == f.address
     assert f.__dlpack_device__() == (1, 0)
-    assert f.__array_interface__["data"][0] == f._ptr
+    assert f.__array_interface__["data"][0] == f.address
     assert not hasattr(f, "__cuda_array_interface__")
-    assert np.array(f, copy=True).ctypes.data != f._ptr
-    assert ptr(f.asnumpy()) == f._ptr
+    assert np.array(f, copy=True).ctypes.data != f.address
+    assert ptr(f.asnumpy()) == f.address
 
 
 # -- fast-path attributes -------------------------------------------------------------------
@@ -280,16 +280,16 @@ def test_dlpack_and_array_interface_export(rng: np.random.Generator) -> None:
 def test_sig_ptr_xp(rng: np.random.Generator) -> None:
     a = rng.random((4, 6, 3)).astype(np.float32)
     f = as_field([I, J, K], a, origin={J: 1}, copy=None)
-    assert f._sig == FieldSignature(
+    assert f.signature == FieldSignature(
         ("I", "J", "K"), "float32", (4, 6, 3), (18, 3, 1), (0, -1, 0), DeviceType.CPU, 0
     )
-    assert f._sig is f._sig  # computed once
-    hash(f._sig)
-    assert f._ptr == ptr(a) and f.xp is np
+    assert f.signature is f.signature  # computed once
+    hash(f.signature)
+    assert f.address == ptr(a) and f.xp is np
     padded = empty({I: 5, K: 3}, aligned_index=None, allocator=None)
-    assert padded._sig.strides == (3, 1)
+    assert padded.signature.strides == (3, 1)
     t = as_field([I, J], rng.random((6, 4)).T, copy=None)
-    assert t._sig.strides == (1, 4)
+    assert t.signature.strides == (1, 4)
 
 
 # -- Field[...] annotations -----------------------------------------------------------------
@@ -444,7 +444,7 @@ def test_slicing_by_absolute_indices(rng: np.random.Generator) -> None:
     level = f[{K: 2}]
     assert level.domain.dims == (I,)
     np.testing.assert_array_equal(level.asnumpy(), a[:, 2])
-    assert f[...]._ptr == f._ptr and f[...].domain == f.domain
+    assert f[...].address == f.address and f[...].domain == f.domain
 
 
 @pytest.mark.parametrize(
@@ -483,7 +483,7 @@ def test_as_connectivity(rng: np.random.Generator) -> None:
     c = as_connectivity([Edge, E2CDim], Cell, table, copy=None)
     assert isinstance(c, Connectivity)
     assert c.codomain == Cell and c.max_neighbors == 2 and c.skip_value is None
-    assert c._ptr == ptr(table)  # zero copy
+    assert c.address == ptr(table)  # zero copy
     assert c.source_dims == (Edge,)
     table[3, 1] = -1
     assert as_connectivity([Edge, E2CDim], Cell, table).skip_value == -1
@@ -587,5 +587,9 @@ def test_signature_keys_are_equal_exactly_for_equal_signatures(rng) -> None:
     b = as_field([X, Y], rng.standard_normal((4, 5)))
     c = as_field([X, Y], rng.standard_normal((5, 4)))
     d = as_field([X, Y], np.asfortranarray(rng.standard_normal((4, 5))), copy=None)
-    assert a._sig == b._sig and a._key == b._key
-    assert c._key != a._key and d._key != a._key and c._key != d._key
+    assert a.signature == b.signature and a.signature_key == b.signature_key
+    assert (
+        c.signature_key != a.signature_key
+        and d.signature_key != a.signature_key
+        and c.signature_key != d.signature_key
+    )

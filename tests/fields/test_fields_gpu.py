@@ -63,7 +63,7 @@ def close(field: Field, expected: Any) -> None:
 
 
 def element_address(field: Field, index: tuple[int, ...]) -> int:
-    return field._ptr + sum(i * s for i, s in zip(index, field.ndarray.strides, strict=True))
+    return field.address + sum(i * s for i, s in zip(index, field.ndarray.strides, strict=True))
 
 
 def test_storage_allocates_cupy_arrays(cp: ModuleType) -> None:
@@ -88,9 +88,9 @@ def test_zeros_on_gpu_layout_and_alignment(cp: ModuleType, allocator: str) -> No
     f = zeros({I: 10, J: 6, K: 4}, np.float32, **kwargs)
     assert isinstance(f.ndarray, cp.ndarray) and f.xp is cp
     assert f.device == GPU0 and f.__dlpack_device__() == (2, 0)
-    assert f._ptr == f.ndarray.data.ptr and f._ptr % 128 == 0
+    assert f.address == f.ndarray.data.ptr and f.address % 128 == 0
     # horizontal-first: I unit-stride, rows padded to 128 bytes (32 floats)
-    assert f._sig == FieldSignature(
+    assert f.signature == FieldSignature(
         ("I", "J", "K"), "float32", (10, 6, 4), (1, 32, 192), (0, 0, 0), DeviceType.CUDA, 0
     )
     assert bool((f.ndarray == 0).all())
@@ -118,12 +118,12 @@ def test_gpu_layout_puts_horizontal_axis_first_whatever_its_position(cp: ModuleT
 def test_as_field_cupy_zero_copy(cp: ModuleType, rng: np.random.Generator) -> None:
     src = cp.asarray(rng.random((6, 5)))
     f = as_field([I, K], src, copy=None)
-    assert f.ndarray.data.ptr == src.data.ptr and f._ptr == src.data.ptr
+    assert f.ndarray.data.ptr == src.data.ptr and f.address == src.data.ptr
     assert f.device == GPU0
     strided = src[:, ::2]
     g = as_field([I, K], strided, copy=None)
-    assert g._ptr == strided.data.ptr
-    assert g._sig.strides == (5, 2)
+    assert g.address == strided.data.ptr
+    assert g.signature.strides == (5, 2)
 
 
 def test_as_field_host_data_to_gpu_copies_into_gpu_layout(
@@ -133,7 +133,7 @@ def test_as_field_host_data_to_gpu_copies_into_gpu_layout(
     f = as_field([I, K], a, allocator=GpuBackend(), layout="horizontal-contiguous")
     assert isinstance(f.ndarray, cp.ndarray)
     assert f.ndarray.strides == (8, 128)  # 9 doubles padded to 16
-    assert f._ptr % 128 == 0
+    assert f.address % 128 == 0
     np.testing.assert_array_equal(f.asnumpy(), a)
     g = as_field([I, K], a.astype(np.float32), np.float64, device=GPU0)
     np.testing.assert_array_equal(g.asnumpy(), a.astype(np.float32).astype(np.float64))
@@ -142,16 +142,16 @@ def test_as_field_host_data_to_gpu_copies_into_gpu_layout(
 def test_as_field_cupy_dtype_change_copies(cp: ModuleType, rng: np.random.Generator) -> None:
     src = cp.asarray(rng.random(8))
     f = as_field([I], src, np.float32)
-    assert f._ptr != src.data.ptr and f.dtype == np.float32
+    assert f.address != src.data.ptr and f.dtype == np.float32
     np.testing.assert_allclose(f.asnumpy(), cp.asnumpy(src).astype(np.float32))
 
 
 def test_gpu_export_protocols(cp: ModuleType, rng: np.random.Generator) -> None:
     a = rng.random((3, 4))
     f = as_field([I, J], cp.asarray(a))
-    assert cp.from_dlpack(f).data.ptr == f._ptr
-    assert cp.asarray(f).data.ptr == f._ptr  # through __cuda_array_interface__
-    assert f.__cuda_array_interface__["data"][0] == f._ptr
+    assert cp.from_dlpack(f).data.ptr == f.address
+    assert cp.asarray(f).data.ptr == f.address  # through __cuda_array_interface__
+    assert f.__cuda_array_interface__["data"][0] == f.address
     assert not hasattr(f, "__array_interface__")
     with pytest.raises(TypeError, match="asnumpy"):
         np.asarray(f)
@@ -166,9 +166,9 @@ def test_torch_cuda_zero_copy(rng: np.random.Generator) -> None:
         pytest.skip("PyTorch without CUDA")
     t = torch.rand(5, 4, dtype=torch.float64, device="cuda")
     f = as_field([I, J], t, copy=None)
-    assert f.device == GPU0 and f._ptr == t.data_ptr()
+    assert f.device == GPU0 and f.address == t.data_ptr()
     back = torch.from_dlpack(f)
-    assert back.data_ptr() == f._ptr and back.is_cuda
+    assert back.data_ptr() == f.address and back.is_cuda
     np.testing.assert_array_equal(f.asnumpy(), t.cpu().numpy())
 
 
@@ -200,7 +200,7 @@ def test_gpu_slicing_shares_memory(cp: ModuleType, rng: np.random.Generator) -> 
     f = as_field([I, K], a, origin={I: 2}, device=GPU0)
     s = f[{I: (0, 3)}]
     assert s.domain[I].unit_range == UnitRange(0, 3)
-    assert s._ptr == f._ptr + 2 * f.ndarray.strides[0]
+    assert s.address == f.address + 2 * f.ndarray.strides[0]
     np.testing.assert_array_equal(s.asnumpy(), a[2:5])
     s.ndarray[...] = 1.5
     assert np.all(f.asnumpy()[2:5] == 1.5)
@@ -238,7 +238,7 @@ def test_gpu_connectivity(cp: ModuleType, rng: np.random.Generator) -> None:
     table[2, 1] = -1
     c = as_connectivity([Edge, E2CDim], Cell, table, copy=None)
     assert isinstance(c, Connectivity)
-    assert c._ptr == table.data.ptr and c.skip_value == -1 and c.max_neighbors == 3
+    assert c.address == table.data.ptr and c.skip_value == -1 and c.max_neighbors == 3
     host = as_connectivity([Edge, E2CDim], Cell, cp.asnumpy(table), allocator=GpuBackend())
     assert host.ndarray.strides[0] == 4  # Edge unit-stride on the GPU
     np.testing.assert_array_equal(host.asnumpy(), cp.asnumpy(table))
@@ -246,7 +246,7 @@ def test_gpu_connectivity(cp: ModuleType, rng: np.random.Generator) -> None:
 
 def test_pinned_host_buffers(rng: np.random.Generator) -> None:
     f = empty({I: 6, K: 3}, device=Device(DeviceType.CPU_PINNED, 0))
-    assert isinstance(f.ndarray, np.ndarray) and f._ptr % 64 == 0
+    assert isinstance(f.ndarray, np.ndarray) and f.address % 64 == 0
     values = rng.random((6, 3))
     f.ndarray[...] = values
     np.testing.assert_array_equal(f.asnumpy(), values)

@@ -137,7 +137,7 @@ def test_embedded_stops_after_plan_and_evaluates_the_unfused_kernels(rng) -> Non
 def test_field_signature_is_typed_and_interned(rng) -> None:
     data = rng.standard_normal((6, 4))
     f = gtx.as_field(gtx.domain({I: (-2, 4), J: (0, 4)}), data)
-    sig = f._sig
+    sig = f.signature
     assert sig == FieldSignature(("I", "J"), "float64", (6, 4), (4, 1), (-2, 0), DeviceType.CPU, 0)
     assert sig.axis("J") == 1 and sig.stride_of("I") == 4 and not sig.on_gpu
     assert sig.span() == (0, 24 * 8)
@@ -145,13 +145,16 @@ def test_field_signature_is_typed_and_interned(rng) -> None:
         sig.as_text() == "float64[I: 6 (stride 4, origin -2), J: 4 (stride 1, origin 0)] on CPU:0"
     )
     g = gtx.as_field(gtx.domain({I: (-2, 4), J: (0, 4)}), rng.standard_normal((6, 4)))
-    assert g._key == f._key and gtx.as_field([I, J], data)._key != f._key
+    assert (
+        g.signature_key == f.signature_key
+        and gtx.as_field([I, J], data).signature_key != f.signature_key
+    )
     from stencilkit.fields import Field as FieldObject
 
     view = FieldObject(
         gtx.domain({I: 6, J: 4}), data[::-1]
     )  # negative strides: memory below the pointer
-    assert view._sig.strides == (-4, 1) and view._sig.span() == (-20 * 8, 4 * 8)
+    assert view.signature.strides == (-4, 1) and view.signature.span() == (-20 * 8, 4 * 8)
 
 
 # ------------------------------------------------------------------------------ one lowering

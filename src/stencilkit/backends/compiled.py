@@ -222,7 +222,7 @@ class CompiledRunner:
             else:
                 ints[slot] = int(value)
         for name, slot in plan.table_slots:
-            ints[slot] = offset_provider[name]._ptr  # type: ignore[index]
+            ints[slot] = offset_provider[name].address  # type: ignore[index]
         if plan.dynamic:  # as_offset: the read positions are data
             self._check_offsets(plan, block, args, offset_provider)
         block.run()
@@ -301,8 +301,8 @@ class CompiledRunner:
         """Two parameters can be one field only if their signatures are equal, so only those
         pairs (found once per plan) are compared on each call."""
         for i, j, (ilo, ihi), (jlo, jhi) in plan.alias_pairs:
-            pi, pj = args[i]._ptr, args[j]._ptr
-            if pi == pj and args[i]._sig == args[j]._sig:
+            pi, pj = args[i].address, args[j].address
+            if pi == pj and args[i].signature == args[j].signature:
                 if (i, j) in plan.same_ok:
                     continue  # read only where it is written, before the write: an in-place update
                 raise StencilValueError(
@@ -438,7 +438,7 @@ def _alias_pairs(
     of the same buffer), which the compiled code must never see."""
     fields = [i for i, p in enumerate(flat) if isinstance(p.type, FieldType)]
     outs = [i for i in fields if flat[i].name in written]
-    sigs: dict[int, FieldSignature] = {i: args[i]._sig for i in fields}
+    sigs: dict[int, FieldSignature] = {i: args[i].signature for i in fields}
     return tuple(
         (i, j, sigs[i].span(), sigs[j].span())
         for j in outs
@@ -454,7 +454,7 @@ def _pointer_store(
     """A function writing each field argument's address into its slot and returning whether an
     output's memory overlaps another argument's: the per-call path's inner loop, unrolled once
     per plan, one statement per field (several times faster than a loop over the slots)."""
-    lines = [f"    p{i} = ints[{slot}] = args[{i}]._ptr" for i, slot in slots]
+    lines = [f"    p{i} = ints[{slot}] = args[{i}].address" for i, slot in slots]
     tests = [
         f"(p{i} + {si[0]} < p{j} + {sj[1]} and p{j} + {sj[0]} < p{i} + {si[1]})"
         for i, j, si, sj in alias_pairs

@@ -219,7 +219,7 @@ def aliases(args: tuple[Any, ...], out: Any) -> tuple[tuple[int, int], ...]:
 
 def _same_view(a: Any, b: Any) -> bool:
     try:
-        return bool(a._ptr == b._ptr and a._sig == b._sig)
+        return bool(a.address == b.address and a.signature == b.signature)
     except Exception:
         return False
 

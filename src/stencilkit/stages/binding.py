@@ -86,7 +86,7 @@ def wrap_arrays(
             )  # a scalar for a 0-d field (gt4py: exactly its dtype)
         if (
             isinstance(p.type, FieldType)
-            and not hasattr(a, "_sig")
+            and not hasattr(a, "signature")
             and (
                 hasattr(a, "__dlpack__")
                 or hasattr(a, "__cuda_array_interface__")
@@ -182,7 +182,7 @@ def _scalar_type_error(
 
 
 def check_field(name: str, t: FieldType, v: Any, program: str) -> None:
-    if not hasattr(v, "_sig") or not hasattr(v, "domain"):
+    if not hasattr(v, "signature") or not hasattr(v, "domain"):
         kind = type(v).__name__
         hint = "wrap arrays with gtx.as_field([dims...], array)"
         raise StencilTypeError(
@@ -340,7 +340,9 @@ class Bound:
 
     def __post_init__(self) -> None:
         if not self.sigs:
-            self.sigs.update({n: v._sig for n, v in (*self.fields.items(), *self.tables.items())})
+            self.sigs.update(
+                {n: v.signature for n, v in (*self.fields.items(), *self.tables.items())}
+            )
 
     def signature(self, name: str) -> FieldSignature:
         return self.sigs[name]

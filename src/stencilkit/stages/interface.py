@@ -52,13 +52,13 @@ class ProgramInterface:
         """The plan cache key of a call: raises AttributeError for a raw array (not yet wrapped
         as a field), KeyError for a missing table, TypeError for an unhashable scalar.
 
-        A field's ``_key`` is a small integer per distinct field signature (see
+        A field's ``signature_key`` is a small integer per distinct field signature (see
         ``fields/signature.py``): it hashes much faster than the signature itself."""
-        key: list[Any] = [args[i]._key for i in self.field_idx]
+        key: list[Any] = [args[i].signature_key for i in self.field_idx]
         for i in self.domain_scalar_idx:
             key.append((type(args[i]), args[i]))  # 8.0 must not reuse the plan checked for 8
         for t in self.tables:
-            key.append(offset_provider[t]._key)  # type: ignore[index]
+            key.append(offset_provider[t].signature_key)  # type: ignore[index]
         return tuple(key)
 
 

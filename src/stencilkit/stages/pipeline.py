@@ -64,7 +64,7 @@ def bind(
 
     def on_device(what: str, value: Any) -> None:
         assert target is not None
-        check_device_of(program.name, target, what, value._sig)
+        check_device_of(program.name, target, what, value.signature)
 
     checker = on_device if target is not None and check_device else None
     return bind_checked(program, face.flat, face.tables, args, offset_provider, checker)
@@ -299,7 +299,7 @@ def argument_block(planned: Planned, bound: Bound) -> np.ndarray:
     for f in planned.layout.fields:
         block[f.ptr] = (
             bound.fields[f.name] if f.name in bound.fields else bound.tables[f.name]
-        )._ptr
+        ).address
     for s in planned.layout.scalars:
         if s.dtype.startswith("float"):
             floats[s.slot] = float(bound.scalars[s.name])

@@ -71,7 +71,7 @@ class Temporaries:
                     out = wrap_arrays((self.flat[i],), [out], frozenset({self.flat[i].name}))[0]
                 except Exception:
                     pass
-            key = (t.name, getattr(out, "_sig", None))
+            key = (t.name, getattr(out, "signature", None))
             f = self.cache.get(key)
             if f is None:
                 assert isinstance(t.type, FieldType)
