@@ -16,7 +16,7 @@ from ..core.dtypes import is_integral
 from ..core.errors import StencilTypeError
 from ..core.types import FieldType, ScalarType, TupleType
 from ..ir import nodes as ir
-from ..ir.extents import FIELD_START, FIELD_STOP
+from ..ir.extents import FIELD_START, FIELD_STOP, field_bound
 from ..ir.tuples import flat_name
 from .expressions import ExprBuilder
 from .shifts import int_literal
@@ -40,12 +40,6 @@ Tree = Target | tuple["Tree", ...]
 
 def leaves(tree: Tree) -> list[Target]:
     return [tree] if isinstance(tree, Target) else [x for t in tree for x in leaves(t)]
-
-
-def field_bound(ref: ir.Ref, dim: Dimension, which: str, offset: int) -> ir.Expr:
-    """``start``/``stop`` of the field ``ref`` along ``dim``, plus ``offset``."""
-    e: ir.Expr = ir.Call(which, (ref, ir.DimIndex(dim, FieldType((dim,), "int64"))), _INT)
-    return ir.BinOp("+", e, ir.Literal(offset, _INT), _INT) if offset else e
 
 
 class ScalarOutputError(StencilTypeError):

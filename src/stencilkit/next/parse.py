@@ -12,12 +12,13 @@ from ..core.errors import BadAnnotationError, MissingAnnotationError
 from ..core.named_collections import NamedCollectionType
 from ..core.types import FieldType, ScalarType, TupleType, TypeSpec
 from ..ir import nodes as ir
+from ..ir.statements import RewriteError, in_place, per_output_statements, statements
 from ..ir.tuples import flatten_value
 from ..ir.visit import deep, substitute
 from .annotations import type_from_annotation
 from .expressions import ExprBuilder, with_names
 from .outputs import ScalarOutputError, TargetParser, leaves
-from .scans import in_place, per_output_statements, scan_call, statements
+from .scans import scan_call
 from .source import SourceFunction, parse_function
 from .typing_rules import TypingError, unify_operands
 
@@ -572,7 +573,7 @@ def build_apply(
                 expr, outs, domains, fop.name, where, prefix, may_alias
             )
         return in_place(stmts, temps, prefix)
-    except TypingError as err:
+    except RewriteError as err:  # TypingError is one
         raise src.type_error(node, err.message, err.hint) from None
 
 

@@ -20,12 +20,12 @@ from ..core.types import FieldType, TupleType, scalar_type_of_value
 from ..instrumentation import hooks as _hooks
 from ..ir import nodes as ir
 from ..ir.lower import flat_params
+from ..ir.own_domains import own_domains, shared_domain_groups
 from ..stages.binding import flatten_args
 from ..stages.interface import interface_of
 from ..stages.runner import Runner, Until
 from ..stages.temporaries import Temporaries
 from .parse import ProgramParser
-from .scans import own_domains, shared_domain_groups
 
 
 def _runner(program: ir.Program, backend: Backend | None) -> Runner:

@@ -10,15 +10,12 @@ from ..core.staggered import flip_staggered, is_staggered
 from ..core.types import FieldType, ScalarType, TupleType, TypeSpec, promote_dims
 from ..ir import nodes as ir
 from ..ir.ops import BITWISE, COMPARISONS, LOGICAL
+from ..ir.statements import RewriteError
 
 
-class TypingError(Exception):
-    """A rule was broken; the frontend adds the source location and re-raises as a user error."""
-
-    def __init__(self, message: str, hint: str = "") -> None:
-        super().__init__(message)
-        self.message = message
-        self.hint = hint
+class TypingError(RewriteError):
+    """A typing rule was broken; the frontend adds the source location and re-raises as a user
+    error (as for the IR rewrites' own ``RewriteError``)."""
 
 
 def dtype_of(t: TypeSpec) -> str:
