@@ -4,8 +4,9 @@ The gpu backend builds without contraction by default (``--fmad=false``: results
 of the kernel variant the tune stage picks). This measures what that costs: the 7-point
 Laplacian (512^3 fp64), each variant forced in turn, built with ``--fmad=false`` and with
 ``--fmad=true``, timed with CUDA events over the whole domain (median of 5 rounds of 10 calls),
-beside a device copy of the same bytes. Run on a GPU: ``PYTHONPATH=src python3 benchmarks/contraction.py [C|F]`` (the
-fields' order: C, K-contiguous, the default; F, I-contiguous as in ``stencilkit bench``).
+beside a device copy of the same bytes. Run on a GPU: ``PYTHONPATH=src python3 benchmarks/contraction.py [C|F] [blocks]`` (the
+fields' order: C, K-contiguous, the default; F, I-contiguous as in ``stencilkit bench``;
+``blocks``: each variant also with a few other block shapes, not only the tune stage's).
 """
 
 from __future__ import annotations
@@ -54,6 +55,10 @@ def main() -> int:
     from stencilkit.backends.cuda import backend as cuda_backend
     from stencilkit.toolchain.config import reset_config
 
+    # every variant offered at the first call (the default builds them in the background and
+    # searches the plain kernel first)
+    os.environ["STENCILKIT_TUNE"] = "first-call"
+    reset_config()
     n = 512
     layout = sys.argv[1] if len(sys.argv) > 1 else "C"  # "F": I-contiguous, as the bench's
     data = cp.random.default_rng(1).random((n, n, n))
@@ -82,7 +87,9 @@ def main() -> int:
             best, block = chosen(k, extents, launchers, *rest)
             offered[:] = list(launchers)
             picked["best"] = (best, block)
-            return (force if force is not None else best), block
+            if force is not None:
+                return force
+            return best, block
 
         cuda_backend.choose_blocks = pick
         run = run_lap.with_backend(gtx.gpu)
@@ -90,18 +97,24 @@ def main() -> int:
         best, block = picked["best"]
         label = flags or "--fmad=false (default)"
         print(f"\n{label}: tune stage chose {best} block {block}")
+        shapes = [block]
+        if "blocks" in sys.argv[2:]:
+            shapes += [b for b in ((32, 8, 1), (64, 2, 1), (32, 4, 1), (64, 4, 1), (128, 2, 1)) if b != block]
         for variant in offered:
+            for shape in shapes:
 
-            def forced(k: Any, e: Any, ls: Any, *r: Any, v: Any = variant, p: Any = pick) -> Any:
-                return p(k, e, ls, *r, force=v)
+                def forced(
+                    k: Any, e: Any, ls: Any, *r: Any, c: Any = (variant, shape), p: Any = pick
+                ) -> Any:
+                    return p(k, e, ls, *r, force=c)
 
-            cuda_backend.choose_blocks = forced
-            run = run_lap.with_backend(gtx.gpu)
-            run(a, out, n, offset_provider={})
-            t = _time(cp, lambda run=run: run(a, out, n, offset_provider={}))
-            results[f"{label} {variant}"] = t
-            mark = "  <- chosen" if variant == best else ""
-            print(f"  {variant!s:55s} {t:.3f} ms  {t_copy / t:.2f} of copy{mark}")
+                cuda_backend.choose_blocks = forced
+                run = run_lap.with_backend(gtx.gpu)
+                run(a, out, n, offset_provider={})
+                t = _time(cp, lambda run=run: run(a, out, n, offset_provider={}))
+                results[f"{label} {variant} {shape}"] = t
+                mark = "  <- chosen" if (variant, shape) == (best, block) else ""
+                print(f"  {variant!s:55s} {shape!s:13s} {t:.3f} ms  {t_copy / t:.2f} of copy{mark}")
         cuda_backend.choose_blocks = chosen
     reference = np.asarray(out.asnumpy())
     assert np.isfinite(reference).all()

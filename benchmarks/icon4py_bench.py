@@ -29,11 +29,14 @@ on a GPU machine in one call.
 from __future__ import annotations
 
 import argparse
+import cProfile
 import importlib
+import io
 import json
 import logging
 import math
 import os
+import pstats
 import sys
 import time
 from collections.abc import Iterator
@@ -331,19 +334,31 @@ def _run_program(p: dict[str, Any], gtx: Any, backend: Any, provider: dict[str, 
         if handler is not None:
             handler.lines.clear()
         _sync(xp)
+        profile = cProfile.Profile() if opts.profile_first else None
         t0 = time.perf_counter()
+        if profile is not None:
+            profile.enable()
         prog(*args, offset_provider=provider)
         _sync(xp)
         res["first_call_s"] = time.perf_counter() - t0
+        if profile is not None:  # where the first call's time goes, beyond the stage log
+            profile.disable()
+            text = io.StringIO()
+            pstats.Stats(profile, stream=text).sort_stats("cumulative").print_stats(45)
+            res["first_call_profile"] = text.getvalue().splitlines()
         if handler is not None:
             res["first_call_log"] = list(handler.lines)
         wait = getattr(gtx, "wait_for_tuning", None)  # stencilkit: the variants' background builds
         if wait is not None:
+            if handler is not None:
+                handler.lines.clear()
             t0 = time.perf_counter()
             wait()
             prog(*args, offset_provider=provider)  # the final choice of variants
             _sync(xp)
             res["final_tuning_s"] = time.perf_counter() - t0
+            if handler is not None:  # the variant builds and the search's choices
+                res["final_tuning_log"] = list(handler.lines)
         with _gpu_lock(opts.lock):  # the timed part: never beside another process's kernels
             for _ in range(WARM):
                 prog(*args, offset_provider=provider)
@@ -488,6 +503,9 @@ def main(argv: list[str] | None = None) -> int:
     r.add_argument("--calls", type=int, default=CALLS)
     r.add_argument("--only", nargs="*", default=[])
     r.add_argument("--lock", default="", help="a file lock held while timing (parallel runs)")
+    r.add_argument(
+        "--profile-first", action="store_true", help="cProfile each first call (in the JSON)"
+    )
     r.add_argument(
         "--column-layout", default="", help="stencilkit: the GPU layout of column fields"
     )

@@ -2,6 +2,7 @@
 # The one script run on a lent GPU machine (H200) in a single call:
 #   environment -> GPU tests -> [sanitizers, icon4py, fuzzing: opt-in] -> the rest of the test suite
 #   -> gpu_bench -> cpu_bench -> summary.  Opt-in: SANITIZE=1, ICON4PY=1 (wheels in .whl), FUZZ_PROGRAMS=N;
+#   ICON4PY_BENCH=1 (icon4py_bench.sh, GT4PY=0 unless set; wheels in .whl);
 #   opt-out: SKIP_OTHER_TESTS=1, SKIP_GPU_BENCH=1, SKIP_CPU_BENCH=1; GPU_TESTS_PATHS="tests/x.py ..." narrows the GPU tests.
 # Everything lands under $OUT (default ./.out); the end of stdout is a short summary.
 # Each step has its own time limit; the limits add up to under 9 minutes (typical run: ~4).
@@ -138,6 +139,15 @@ else
 fi
 tail -5 "$OUT/cpu_bench.log"
 
+# ---------------------------------------------------------------- optional: ICON's programs at ICON size (ICON4PY_BENCH=1)
+RC_ICON_BENCH=0
+if [ "${ICON4PY_BENCH:-0}" = 1 ]; then
+  step "icon4py bench (scripts/icon4py_bench.sh, GT4PY=${GT4PY:-0})"
+  STENCILKIT_CACHE_DIR="$(mktemp -d)" GT4PY="${GT4PY:-0}" OUT="$OUT/icon4py-bench" timeout "${ICON4PY_BENCH_LIMIT:-300}" bash scripts/icon4py_bench.sh > "$OUT/icon4py_bench.log" 2>&1
+  RC_ICON_BENCH=$?
+  grep -E " first |FAILED|^\| |total" "$OUT/icon4py_bench.log" | cut -c1-200 | tail -40
+fi
+
 # ---------------------------------------------------------------- summary (the reply shows the end)
 step summary
 echo "--- gpu tests:  $(grep -E '(passed|failed|error|skipped)' "$OUT/gpu_tests.log" | tail -1)"
@@ -158,8 +168,8 @@ for b in gpu cpu; do
   echo
 done
 echo
-echo "exit codes (124 = timed out): gpu_tests=$RC_GPU_TESTS other_tests=$RC_ALL_TESTS gpu_bench=$RC_GPU_BENCH cpu_bench=$RC_CPU_BENCH sanitizers=$RC_SAN icon4py=$RC_ICON fuzz=$RC_FUZZ"
+echo "exit codes (124 = timed out): gpu_tests=$RC_GPU_TESTS other_tests=$RC_ALL_TESTS gpu_bench=$RC_GPU_BENCH cpu_bench=$RC_CPU_BENCH sanitizers=$RC_SAN icon4py=$RC_ICON fuzz=$RC_FUZZ icon4py_bench=$RC_ICON_BENCH"
 echo "total $(( $(date +%s) - T0 )) s; logs and JSON in $OUT: $(ls "$OUT" | tr '\n' ' ')"
 # only a few files come back from the device: everything also goes into one archive, sorted first
 tar czf "$OUT/0-all-logs.tgz" -C "$OUT" --exclude=0-all-logs.tgz . 2>/dev/null || true
-[ "$RC_SAN" = 0 ] && [ "$RC_ICON" = 0 ] && [ "$RC_FUZZ" = 0 ] && [ "$RC_GPU_TESTS" = 0 ] && [ "$RC_ALL_TESTS" = 0 ] && [ "$RC_GPU_BENCH" = 0 ] && [ "$RC_CPU_BENCH" = 0 ]
+[ "$RC_ICON_BENCH" = 0 ] && [ "$RC_SAN" = 0 ] && [ "$RC_ICON" = 0 ] && [ "$RC_FUZZ" = 0 ] && [ "$RC_GPU_TESTS" = 0 ] && [ "$RC_ALL_TESTS" = 0 ] && [ "$RC_GPU_BENCH" = 0 ] && [ "$RC_CPU_BENCH" = 0 ]

@@ -7,6 +7,8 @@
 # Wheels are carried in .whl (the device README): icon4py 0.4.1 + pure-Python needs for the
 # stencilkit side (gt4py served by stencilkit's alias), and gt4py 1.2.1 + its needs for the other.
 #   SK_VARIANTS="vfirst fmad"  extra stencilkit runs: K-contiguous column fields; --fmad=true
+#   GT_NOFMAD="prog ..."       also gt4py built with CUDAFLAGS=--fmad=false (after its main side)
+#   PROFILE_FIRST=1            cProfile of each first call (stencilkit side, in its results JSON)
 #   ONLY="prog ..."            a subset;   GT4PY=0  no gt4py side;   CELLS=163840 NLEV=80
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 1
@@ -39,7 +41,13 @@ if [ "${GT4PY:-1}" = 1 ]; then
   ( T1=$(date +%s)
     printf '%s\n' $names | taskset -c 4-15 xargs -P 12 -I{} sh -c \
       "timeout ${GT_LIMIT:-420} $GT $PY -W ignore benchmarks/icon4py_bench.py run --dir $D --impl gt4py --only {} --lock $LOCK > $D/logs/gt_{}.log 2>&1"
-    echo "gt4py side done in $(( $(date +%s) - T1 )) s" > "$D/logs/gt_done.txt" ) &
+    echo "gt4py side done in $(( $(date +%s) - T1 )) s" > "$D/logs/gt_done.txt"
+    if [ -n "${GT_NOFMAD:-}" ]; then
+      # gt4py built without fused multiply-add contraction (CMake takes CUDAFLAGS on its first
+      # configure; a build cache of its own): classifies a difference as contraction or not
+      printf '%s\n' $GT_NOFMAD | taskset -c 4-15 xargs -P 12 -I{} sh -c \
+        "CUDAFLAGS=--fmad=false timeout ${GT_LIMIT:-420} env PYTHONPATH=/tmp/gtsite:src GT4PY_BUILD_CACHE_LIFETIME=persistent GT4PY_BUILD_CACHE_DIR=/tmp/gt4py-cache-nofmad $PY -W ignore benchmarks/icon4py_bench.py run --dir $D --impl gt4py-nofmad --only {} --lock $LOCK > $D/logs/gtnofmad_{}.log 2>&1"
+    fi ) &
   GT_PID=$!
 fi
 
@@ -51,7 +59,7 @@ for v in default ${SK_VARIANTS:-}; do
   esac
   step "stencilkit run: $impl (cores 0-3)"
   flags=""; [ "$v" = fmad ] && flags="--fmad=true"
-  STENCILKIT_CUDAFLAGS="$flags" timeout "${SK_LIMIT:-240}" taskset -c 0-3 $SK $PY benchmarks/icon4py_bench.py run --dir "$D" --impl "$impl" --lock "$LOCK" "${extra[@]}" "${ONLY_ARGS[@]}" 2>&1 | grep -v " INFO" | tee "$D/logs/run_$impl.log" | tail -16
+  STENCILKIT_CUDAFLAGS="$flags" timeout "${SK_LIMIT:-240}" taskset -c 0-3 $SK $PY benchmarks/icon4py_bench.py run --dir "$D" --impl "$impl" --lock "$LOCK" ${PROFILE_FIRST:+--profile-first} "${extra[@]}" "${ONLY_ARGS[@]}" 2>&1 | grep -v " INFO" | tee "$D/logs/run_$impl.log" | tail -16
 done
 
 if [ -n "${GPU_TESTS:-}" ]; then
@@ -66,6 +74,7 @@ if [ -n "$GT_PID" ]; then
   step compare
   others=""; for v in ${SK_VARIANTS:-}; do [ "$v" = fmad ] && others="$others stencilkit-fmad"; done
   $SK $PY benchmarks/icon4py_bench.py compare --dir "$D" stencilkit gt4py $others 2>&1 | tee "$OUT/comparison.md"
+  [ -n "${GT_NOFMAD:-}" ] && $SK $PY benchmarks/icon4py_bench.py compare --dir "$D" stencilkit gt4py-nofmad 2>&1 | tee "$OUT/comparison-gt4py-nofmad.md"
   for v in ${SK_VARIANTS:-}; do
     [ "$v" = vfirst ] && $SK $PY benchmarks/icon4py_bench.py compare --dir "$D" stencilkit-vfirst gt4py 2>&1 | tee "$OUT/comparison-vfirst.md"
   done

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import shutil
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -156,6 +157,50 @@ def test_chunked_variants_are_built_separately(compiler: str) -> None:
     ):
         assert name in cubin
     assert "__stcs(&out_b[" in var_source and "__stcs" not in plain_source
+
+
+def test_variant_module_is_found_without_generating_its_source(
+    compiler: str, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """Whether the z-chunked variants are in the build cache is known from the plain module's
+    key: the variants' source (thousands of lines for ICON's large programs, a second of
+    Python) is generated only to compile it, and a cache hit reads it back."""
+    monkeypatch.setenv("STENCILKIT_CACHE_DIR", str(tmp_path))  # an empty cache, also on reruns
+    reset_config()
+    try:
+        _check_variant_module_lookup(monkeypatch)
+    finally:
+        monkeypatch.undo()
+        reset_config()
+
+
+def _check_variant_module_lookup(monkeypatch: pytest.MonkeyPatch) -> None:
+    rng = np.random.default_rng(7)
+    a = gtx.as_field([I, J, K], np.asfortranarray(rng.random((8, 6, 3))), copy=None)
+    out = gtx.as_field([I, J, K], np.asfortranarray(rng.random((8, 6, 3))), copy=None)
+    target = CudaTarget(arch="90")
+    runner = CompiledRunner(interface_of(run_lap.definition), target)
+    planned = runner.stages([a, out], {}, check_device=False, until="plan").planned
+    plain = target.build(target.generate(planned))
+    generated: list[bool] = []
+    real = CudaTarget.generate
+
+    def counting(
+        self: CudaTarget, planned: object, variants: bool = False, ordered: bool = False
+    ) -> object:
+        generated.append(variants)
+        return real(self, planned, variants, ordered)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(CudaTarget, "generate", counting)
+    key = target.variant_key(plain, False)
+    assert key != target.variant_key(plain, True) and key != plain.key
+    assert generated == []
+    first = target.build_variants(plain, False)
+    assert generated == [True] and first.key == key and first.source.variants
+    again = target.build_variants(plain, False)
+    assert generated == [True] and again.built is False  # found, nothing generated
+    assert again.source.text == first.source.text and "sk_run_lap_k0_z8" in again.source.text
+    assert b"sk_run_lap_k0_z8" in (again.path / "program.cubin").read_bytes()
 
 
 def test_nvrtc_leaves_shared_byte_objects_alone(compiler: str, tmp_path) -> None:

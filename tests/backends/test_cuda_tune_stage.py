@@ -396,7 +396,11 @@ def test_variants_build_in_the_background_and_the_first_choice_is_provisional(
     try:
         first = target.tune(loaded, st.planned, st.bound)  # type: ignore[arg-type]
         assert first.provisional and started == [False]
-        assert set(calls[0][0]) == {PLAIN} and calls[0][1] == {"remember": False}
+        # nothing timed: the plain kernel with its default block, until the variants are built
+        assert calls == []
+        (launch,) = first.kernels
+        assert launch.name.endswith("_k0")  # the plain variant
+        assert launch.block == tuning.default_block(cuda_backend._extents(st.planned, 0))
         assert "provisional" in first.as_text()
         calls.clear()
         final = target.tune(loaded, st.planned, st.bound, final=True)  # type: ignore[arg-type]
@@ -420,8 +424,8 @@ def test_background_builds_run_on_daemon_threads_and_report_errors() -> None:
             raise RuntimeError("compiler said no")
         return f"built {source}"
 
-    ok = cuda_backend._in_background(build, "good")  # type: ignore[arg-type]
-    bad = cuda_backend._in_background(build, "bad")  # type: ignore[arg-type]
+    ok = cuda_backend._in_background(lambda: build("good"))
+    bad = cuda_backend._in_background(lambda: build("bad"))
     assert ok.result(timeout=10) == "built good"
     with pytest.raises(RuntimeError, match="compiler said no"):
         bad.result(timeout=10)

@@ -18,7 +18,7 @@ from ..core.domain import Domain, NamedRange
 from ..core.domain import domain as make_domain
 from ..core.dtypes import dtype_name
 from ..core.errors import StencilTypeError, StencilValueError
-from ..storage.namespaces import array_namespace, device_of
+from ..storage.namespaces import array_namespace, device_of, to_host
 from .broadcast import absolute_index, result_domain, view_on
 from .interop import FieldInterop
 from .signature import FieldSignature
@@ -252,8 +252,7 @@ class Field(FieldInterop):
         """The values as a NumPy array: a view on the CPU, a copy to the host from a GPU."""
         if self.xp is np:
             return np.asarray(self._ndarray)
-        host: np.ndarray = self.xp.asnumpy(self._ndarray)  # xp is NumPy or CuPy, untyped
-        return host
+        return to_host(self._ndarray, max_spread=2.0)  # no CuPy kernel for a dense view
 
     def __array__(self, dtype: Any = None, copy: bool | None = None) -> np.ndarray[Any, Any]:
         if self.xp is not np:

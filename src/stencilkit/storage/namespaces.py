@@ -101,3 +101,23 @@ def device_of(array: Any) -> Device:
         f"cannot tell which device a {type(array).__name__} lives on",
         hint="pass an array that supports DLPack or the (CUDA) array interface, or a list",
     )
+
+
+def to_host(a: Any, max_spread: float | None = None) -> np.ndarray[Any, Any]:
+    """A NumPy copy of ``a`` (a NumPy or CuPy array, any strides). A CuPy view is brought over
+    as the raw bytes it spans, with one device-to-host copy, and viewed with its strides on the
+    host: no CuPy kernel is compiled (CuPy gathers a non-contiguous array with a kernel of its
+    own, whose first use costs a process a tenth of a second or more). ``max_spread``: a view
+    spanning more than that many times its own bytes (a few columns of a large array) is left
+    to CuPy, which copies only its elements; None: always the raw bytes."""
+    if not _is_cupy_array(a):
+        return np.asarray(a)
+    if a.size == 0 or a.ndim == 0 or any(s < 0 for s in a.strides) or a.flags.c_contiguous:
+        return np.asarray(a.get())
+    span = sum((n - 1) * s for n, s in zip(a.shape, a.strides)) + a.itemsize
+    if max_spread is not None and span > max_spread * a.nbytes:
+        return np.asarray(a.get())
+    # CuPy strides are whole elements, so the span is too: one typed buffer, the view on it
+    raw = np.empty(span // a.itemsize, dtype=a.dtype)
+    import_cupy().cuda.runtime.memcpy(raw.ctypes.data, a.data.ptr, span, 2)  # 2: device to host
+    return np.lib.stride_tricks.as_strided(raw, shape=a.shape, strides=a.strides).copy()

@@ -29,13 +29,20 @@ from . import grid
 from .codegen import (
     PLAIN,
     chunk_variants,
+    codegen_digest,
     generate_cuda,
     kernel_name,
     ordered_dim,
 )
 from .order import ORDER_MIN_POINTS, LocalityOrder, is_scattered, order_for
 from .runtime import Launcher, Module, cupy, device_arch, device_name, mapped_host_words
-from .tuning import choose_blocks, stored_choice, table_fingerprint, worth_searching
+from .tuning import (
+    choose_blocks,
+    default_block,
+    stored_choice,
+    table_fingerprint,
+    worth_searching,
+)
 
 BINARY = "program.cubin"
 
@@ -58,9 +65,6 @@ class LoadedCuda:
     def device_id(self) -> int:
         return self.module.device_id
 
-    def _variant_source(self, ordered: bool) -> Source:
-        return self.target.generate(self.built.source.planned, True, ordered)
-
     def variant_module(self, ordered: bool = False) -> Module:
         if True in self._variants:  # holds every variant
             return self._variants[True]
@@ -69,26 +73,29 @@ class LoadedCuda:
             built = (
                 pending.result()
                 if pending is not None
-                else self.target.build(self._variant_source(ordered))
+                else self.target.build_variants(self.built, ordered)
             )
             self._variants[ordered] = self.target.load_module(built, ordered)
         return self._variants[ordered]
 
     def variants_at_hand(self, ordered: bool) -> bool:
         """Whether the variant module is loaded or built (in this process or the build cache):
-        using it costs no compilation."""
+        using it costs no compilation. Generates nothing: the variants' cache key is derived
+        from the plain module's (``CudaTarget.variant_key``)."""
         if True in self._variants or ordered in self._variants:
             return True
         pending = self._builds.get(ordered)
         if pending is not None:
             return pending.done()
-        return self.target.is_built(self._variant_source(ordered))
+        return is_cached(self.target.variant_key(self.built, ordered))
 
     def build_variants_in_background(self, ordered: bool) -> None:
-        """Start compiling the variant module on a worker thread (NVRTC and nvcc release the
-        GIL): the caller's kernels keep running while it builds."""
+        """Generate and compile the variant module on a worker thread (NVRTC and nvcc release
+        the GIL): the caller's kernels keep running while it builds."""
         if ordered not in self._builds and not self.variants_at_hand(ordered):
-            self._builds[ordered] = _in_background(self.target.build, self._variant_source(ordered))
+            self._builds[ordered] = _in_background(
+                lambda: self.target.build_variants(self.built, ordered)
+            )
             _PENDING.append(self._builds[ordered])
 
     def function(self, name: str, ordered: bool = False) -> Any:
@@ -249,14 +256,38 @@ class CudaTarget:
         or a synchronisation (at the next call of the program, see compiled.py)."""
         return mapped_host_words(2)
 
-    def is_built(self, source: Source) -> bool:
-        """Whether ``source`` is in the build cache for this device (nothing compiled)."""
-        sprog, spec = source.planned.sprog, source.planned.spec
+    def variant_key(self, built: Built, ordered: bool) -> str:
+        """The build-cache key of the variant module of the plain module ``built``: derived from
+        its key (which covers the IR, the plain source, the compiler, its flags and the
+        architecture) and the generator's own code, so that it is known without generating the
+        variants' source (thousands of lines for a large program: a second or more of Python)."""
+        return cache_key(
+            [("variants-of", built.key), ("ordered", str(ordered)), ("codegen", codegen_digest())]
+        )
+
+    def build_variants(self, built: Built, ordered: bool) -> Built:
+        """The variant module of ``built`` (``generate(..., variants=True)``), through the build
+        cache under ``variant_key``: generated and compiled only when not in the cache."""
+        planned = built.source.planned
+        sprog, spec = planned.sprog, planned.spec
         arch = self.arch or device_arch(spec.device_id if spec is not None else self.device_id)
         compiler = find_cuda_compiler()
-        return is_cached(
-            cache_key([("ir", str(sprog)), ("source", source.text), *compiler.key_parts(arch)])
+        made: list[Source] = []
+
+        def build(d: Any) -> None:
+            made.append(self.generate(planned, True, ordered))
+            (d / "program.ir").write_text(str(sprog))
+            compile_cubin(made[0].text, arch, d, "program", compiler)
+
+        key = self.variant_key(built, ordered)
+        meta = {"program": sprog.name, "target": f"cuda sm_{arch} (variants)"}
+        entry = get_or_build(key, build, meta)
+        source = (
+            made[0]
+            if made
+            else Source(planned, "cuda", (entry.path / "program.cu").read_text(), True)
         )
+        return Built(source, key, entry.path, entry.built, BINARY)
 
     def ready_to_retune(self, loaded: LoadedCuda) -> bool:
         """Whether a provisional plan's variants are built (its search can run now, outside a
@@ -286,13 +317,15 @@ class CudaTarget:
         timing: list[Any] = []  # [block, scratch arrays]: made when a kernel is searched
         tables = ""  # a digest of the tables' first rows: part of each searched kernel's key
         if any(searched):
-            timing.extend(_timing_block(planned, bound))
             tables = table_fingerprint(
-                timing[0], [(f.ptr, bound.signature(f.name)) for f in layout.fields if f.is_table]
+                argument_block(planned, bound),
+                [(f.ptr, bound.signature(f.name)) for f in layout.fields if f.is_table],
             )
         # STENCILKIT_TUNE=background: where a search would first have to compile the variants,
-        # they build on a worker thread and this search times the plain kernels only (a
-        # provisional choice, not stored); a later call searches again once they are built
+        # they build on a worker thread and this call runs the plain kernels with their default
+        # (or stored) blocks, untimed: a provisional choice, not stored. A later call searches
+        # once they are built. (A timed search of the plain kernels alone cost the first call
+        # of ICON's largest programs up to half a second, for a choice kept a few calls.)
         provisional = (
             not final
             and any(searched)
@@ -306,17 +339,29 @@ class CudaTarget:
         )
         if provisional:
             loaded.build_variants_in_background(any_ordered)
+        elif any(searched):
+            timing.extend(_timing_block(planned, bound))
         result = []
         for ki, k in enumerate(sprog.kernels):
             extents, search, offer = extents_of[ki], searched[ki], offers[ki]
+            if search and provisional:
+                stored = self._stored(loaded, planned, ki, tables)
+                shape = stored[1] if stored is not None and stored[0] == PLAIN else None
+                shape = shape or default_block(extents)
+                limits = grid.device_limits(loaded.device_id)
+                result.append(
+                    KernelLaunch(
+                        kernel_name(sprog, ki, PLAIN),
+                        grid.grid_for(extents, shape, PLAIN.chunk, limits),
+                        shape,
+                        None,
+                    )
+                )
+                continue
             # choose_blocks times block shapes whenever worth_searching says so, also for a kernel
             # compiled in one variant only (a scan, a 1-D kernel): its launches must then have the
             # timing block, every pointer set (a block of constants only holds null pointers)
-            variants = (
-                chunk_variants(k, layout, offer is not None)
-                if search and not provisional
-                else (PLAIN,)
-            )
+            variants = chunk_variants(k, layout, offer is not None) if search else (PLAIN,)
             block = timing[0] if timing else planned.new_block()
             if search:
                 _refuse_null_pointers(block, planned, bound, kernel_name(sprog, ki))
@@ -337,7 +382,6 @@ class CudaTarget:
                 tables if search else "",
                 grid.slowest_bounds(k, layout, ki),
                 limits,
-                **({"remember": False} if provisional else {}),
             )
             result.append(
                 KernelLaunch(
@@ -366,17 +410,17 @@ _PENDING: list[Future[Built]] = []
 _ONE_AT_A_TIME = threading.Lock()
 
 
-def _in_background(build: Callable[[Source], Built], source: Source) -> Future[Built]:
-    """``build(source)`` on a daemon thread: a process that ends while a build is in flight
-    exits at once (a worker of a thread pool would be joined at exit, holding a short script
-    for the rest of a compilation of up to half a minute). A build cut short leaves no cache
-    entry: entries are written to a temporary directory and renamed when whole."""
+def _in_background(build: Callable[[], Built]) -> Future[Built]:
+    """``build()`` on a daemon thread: a process that ends while a build is in flight exits at
+    once (a worker of a thread pool would be joined at exit, holding a short script for the rest
+    of a compilation of up to half a minute). A build cut short leaves no cache entry: entries
+    are written to a temporary directory and renamed when whole."""
     future: Future[Built] = Future()
 
     def work() -> None:
         with _ONE_AT_A_TIME:
             try:
-                future.set_result(build(source))
+                future.set_result(build())
             except BaseException as err:  # handed to the caller that waits for the build
                 future.set_exception(err)
 

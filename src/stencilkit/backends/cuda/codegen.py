@@ -15,7 +15,10 @@ index order. Each point computes the same values either way.
 
 from __future__ import annotations
 
+import functools
+import hashlib
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 
@@ -98,6 +101,19 @@ def ordered_dim(k: ir.Kernel, layout: ArgLayout) -> tuple[Dimension, str] | None
             ):
                 return x.source.dim, x.table
     return None
+
+
+@functools.cache
+def codegen_digest() -> str:
+    """A digest of the code that turns a plan into CUDA (this package and the C-family emitters
+    beside it): part of the cache key of modules that are looked up without generating their
+    source first (the z-chunked variants, ``CudaTarget.variant_key``)."""
+    here = Path(__file__).resolve().parent
+    files = sorted(here.glob("*.py")) + sorted(here.parent.glob("*.py"))
+    h = hashlib.sha256()
+    for f in files:
+        h.update(f.name.encode() + b"\0" + f.read_bytes() + b"\0")
+    return h.hexdigest()
 
 
 def chunk_variants(k: ir.Kernel, layout: ArgLayout, ordered: bool = False) -> tuple[Variant, ...]:

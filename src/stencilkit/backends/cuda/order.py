@@ -39,6 +39,7 @@ import numpy as np
 import numpy.typing as npt
 
 from ...core.log import begin, get_logger
+from ...storage.namespaces import to_host
 
 _I64 = npt.NDArray[np.int64]
 _log = get_logger("cuda.order")
@@ -280,23 +281,6 @@ class LocalityOrder:
         data = self.points.data
         address = data.ptr if hasattr(data, "ptr") else self.points.ctypes.data
         return int(address) - 4 * self.start
-
-
-def to_host(a: Any) -> Any:
-    """A NumPy copy of ``a`` (a NumPy or CuPy array, any strides). A CuPy view is brought over
-    as the raw bytes it spans, with one device-to-host copy, and viewed with its strides: no
-    CuPy kernel is compiled (the first use of one costs a process up to a second)."""
-    if not hasattr(a, "get"):
-        return np.asarray(a)
-    if a.size == 0 or a.ndim == 0 or any(s < 0 for s in a.strides):
-        return a.get()
-    span = sum((n - 1) * s for n, s in zip(a.shape, a.strides)) + a.itemsize
-    # CuPy strides are whole elements, so the span is too: one typed buffer, the view on it
-    raw = np.empty(span // a.itemsize, dtype=a.dtype)
-    import cupy
-
-    cupy.cuda.runtime.memcpy(raw.ctypes.data, a.data.ptr, span, 2)  # 2: device to host
-    return np.lib.stride_tricks.as_strided(raw, shape=a.shape, strides=a.strides).copy()
 
 
 def _rows(table: Any, dim: str) -> tuple[Any, int]:
