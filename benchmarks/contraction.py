@@ -99,7 +99,11 @@ def main() -> int:
         print(f"\n{label}: tune stage chose {best} block {block}")
         shapes = [block]
         if "blocks" in sys.argv[2:]:
-            shapes += [b for b in ((32, 8, 1), (64, 2, 1), (32, 4, 1), (64, 4, 1), (128, 2, 1)) if b != block]
+            shapes += [
+                b
+                for b in ((32, 8, 1), (64, 2, 1), (32, 4, 1), (64, 4, 1), (128, 2, 1))
+                if b != block
+            ]
         for variant in offered:
             for shape in shapes:
 
