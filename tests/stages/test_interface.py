@@ -8,7 +8,7 @@ import pytest
 
 import stencilkit as gtx
 from helpers.irbuild import ProgramBuilder
-from stencilkit.backends import embedded_runner
+from stencilkit.backends import runner_for
 from stencilkit.core.types import FieldType
 from stencilkit.stages.interface import interface_of, written_params
 
@@ -75,7 +75,7 @@ def test_a_program_built_as_ir_runs_on_the_engine(backend: object) -> None:
     n, w = b.scalar("n", "int32"), b.scalar("w")
     b.apply(a.shift(I, 1) * w + a, out, {I: (1, n)})
     face = interface_of(b.build())
-    run = embedded_runner(face) if backend is None else backend.runner(face)  # type: ignore[attr-defined]
+    run = runner_for(backend, face)  # type: ignore[arg-type]
     rng = np.random.default_rng(3)
     x, y = rng.standard_normal(10), rng.standard_normal(10)
     fa = gtx.as_field([I], x, allocator=backend)

@@ -93,10 +93,22 @@ gtfn_cpu = cpu
 gtfn_gpu = gpu
 
 
-def embedded_runner(interface: ProgramInterface) -> Runner:
-    from .embedded import EmbeddedRunner
+def runner_for(backend: Backend | None, interface: ProgramInterface) -> Runner:
+    """The runner of a program (its ``stages.interface_of(program)``) on ``backend``: ``None``
+    is the embedded backend; the one way every frontend reaches the engine.
 
-    return EmbeddedRunner(interface)
+    >>> run = runner_for(gtx.cpu, interface_of(program))
+    >>> run(args_in_flat_order, offset_provider)
+    """
+    if backend is None:
+        from .embedded import EmbeddedRunner
+
+        return EmbeddedRunner(interface)
+    if not isinstance(backend, Backend):
+        from ..core.errors import StencilTypeError
+
+        raise StencilTypeError(f"backend must be None, gtx.cpu or gtx.gpu, got {backend!r}")
+    return backend.runner(interface)
 
 
 def wait_for_tuning(timeout: float | None = None) -> bool:

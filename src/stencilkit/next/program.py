@@ -12,7 +12,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from .. import config, stages
-from ..backends import Backend, embedded_runner
+from ..backends import Backend, runner_for
 from ..core.cuda_probe import usable_cupy
 from ..core.device import DeviceType
 from ..core.errors import BackendUnavailableError, StencilTypeError
@@ -26,14 +26,6 @@ from ..stages.interface import interface_of
 from ..stages.runner import Runner, Until
 from ..stages.temporaries import Temporaries
 from .parse import ProgramParser
-
-
-def _runner(program: ir.Program, backend: Backend | None) -> Runner:
-    if backend is None:
-        return embedded_runner(interface_of(program))
-    if not isinstance(backend, Backend):
-        raise StencilTypeError(f"backend must be None, gtx.cpu or gtx.gpu, got {backend!r}")
-    return backend.runner(interface_of(program))
 
 
 class IRText(str):
@@ -92,7 +84,7 @@ class Program:
         self._groups = [tuple(names.index(n) for n in g) for g in shared_domain_groups(definition)]
         self._own: Program | None = None
         self._simple = self._simple and not self._groups
-        self._run = _runner(definition, self.backend)
+        self._run = runner_for(self.backend, interface_of(definition))
 
     @property
     def _runner(self) -> Any:
