@@ -26,6 +26,8 @@ ALLOWED: dict[str, set[str]] = {
     "instrumentation": {"config"},
     # the gt4py.next language: above the engine, which it enters through stages/interface.py
     "next": {"core", "ir", "storage", "fields", "stages", "backends", "config", "instrumentation"},
+    # the GTScript language (gt4py.cartesian; in progress on its own branch): beside next/
+    "cartesian": {"core", "ir", "storage", "fields", "stages", "backends", "config"},
     "meshes": {"core", "fields"},
     "io": {"core", "fields", "meshes"},
     "distributed": {"core", "storage", "fields", "ir", "stages", "meshes"},  # halos: read extents
@@ -38,6 +40,7 @@ ALLOWED: dict[str, set[str]] = {
         "config",
         "instrumentation",
         "next",
+        "cartesian",
         "meshes",
         "io",
         "facade",
@@ -82,9 +85,8 @@ def _imports_in(source: str, rel: tuple[str, ...]) -> set[str]:
 
 def test_every_floor_is_listed() -> None:
     floors = {_floor(p) for p in PKG.rglob("*.py")} - {"__init__"}
-    assert floors == set(ALLOWED), (
-        f"unlisted: {floors - set(ALLOWED)}, gone: {set(ALLOWED) - floors}"
-    )
+    assert floors <= set(ALLOWED), f"unlisted floors: {sorted(floors - set(ALLOWED))}"
+    assert set(ALLOWED) - floors <= {"cartesian"}, f"gone: {sorted(set(ALLOWED) - floors)}"
 
 
 def test_imports_point_down_the_pipeline() -> None:

@@ -93,6 +93,13 @@ gtfn_cpu = cpu
 gtfn_gpu = gpu
 
 
+def embedded_runner(interface: ProgramInterface) -> Runner:
+    """The embedded backend's runner of a program (NumPy or CuPy, no compilation)."""
+    from .embedded import EmbeddedRunner
+
+    return EmbeddedRunner(interface)
+
+
 def runner_for(backend: Backend | None, interface: ProgramInterface) -> Runner:
     """The runner of a program (its ``stages.interface_of(program)``) on ``backend``: ``None``
     is the embedded backend; the one way every frontend reaches the engine.
@@ -101,9 +108,7 @@ def runner_for(backend: Backend | None, interface: ProgramInterface) -> Runner:
     >>> run(args_in_flat_order, offset_provider)
     """
     if backend is None:
-        from .embedded import EmbeddedRunner
-
-        return EmbeddedRunner(interface)
+        return embedded_runner(interface)
     if not isinstance(backend, Backend):
         from ..core.errors import StencilTypeError
 
