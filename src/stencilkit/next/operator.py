@@ -73,11 +73,13 @@ class FieldOperator:
         return f"<stencilkit field_operator {self.__name__}>"
 
     def with_backend(self, backend: Backend | None) -> FieldOperator:
+        """This operator run by ``backend`` (``None``: embedded) instead; the original is unchanged."""
         return type(self)(
             self.__wrapped__, backend, self.__stencilkit_scan__, self._parsed, self.grid_type
         )
 
     def with_grid_type(self, grid_type: Any) -> FieldOperator:
+        """This operator with gt4py.next's ``grid_type`` recorded (``.grid_type``)."""
         return type(self)(
             self.__wrapped__, self.backend, self.__stencilkit_scan__, self._parsed, grid_type
         )

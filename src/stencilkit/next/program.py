@@ -102,6 +102,8 @@ class Program:
         return IRText(str(self.definition))
 
     def with_backend(self, backend: Backend | None) -> Program:
+        """This program run by ``backend`` (``None``: embedded; ``gtx.cpu``, ``gtx.gpu``); the
+        original is unchanged."""
         return Program(self._definition, backend, self.__wrapped__, self.grid_type, self._deferred)
 
     def __deepcopy__(self, memo: dict[int, Any]) -> Program:
@@ -111,6 +113,7 @@ class Program:
         return self.with_backend(self.backend)
 
     def with_grid_type(self, grid_type: Any) -> Program:
+        """This program with gt4py.next's ``grid_type`` recorded (``.grid_type``)."""
         return Program(self._definition, self.backend, self.__wrapped__, grid_type, self._deferred)
 
     def with_bound_args(self, **kwargs: Any) -> ProgramWithBoundArgs:
