@@ -6,7 +6,7 @@ Three steps, each its own process (real gt4py and stencilkit's gt4py alias canno
 ``prepare``  (stencilkit, through the gt4py alias) reads each program's parameters and writes
              ``specs.json``: per parameter its dimensions, shape, dtype, how to fill it and its
              seed, the scalars' values, the fields the program writes. The vertical range is the
-             first of ``compat.icon_inputs.VERTICAL_RANGES`` for which the program runs on the
+             first of ``compat.icon4py.inputs.VERTICAL_RANGES`` for which the program runs on the
              embedded backend on a small mesh (its reads stay inside the fields).
 ``run``      (either library: ``gt4py.next`` is stencilkit's alias or the real one) builds the
              mesh and the fields from the specs *on the GPU* (CuPy's generator, same seeds: the
@@ -84,10 +84,11 @@ def prepare(opts: argparse.Namespace) -> None:
     from stencilkit.compat import install_gt4py_alias
 
     install_gt4py_alias()
-    from stencilkit.compat import icon_inputs as ii
-    from stencilkit.compat.icon_mesh import icon_mesh
-    from stencilkit.compat.icon_run import _Call, _parse
+    from stencilkit.compat.icon4py import inputs as ii
+    from stencilkit.compat.icon4py.mesh import icon_mesh
+    from stencilkit.compat.icon4py.run import _Call, _parse
     from stencilkit.core.types import FieldType, TupleType
+    from stencilkit.stages.interface import written_params
 
     nx, ny = mesh_shape(opts.cells)
     small = icon_mesh(8, 8, 10)
@@ -113,7 +114,7 @@ def prepare(opts: argparse.Namespace) -> None:
         if attempt is None:
             raise SystemExit(f"{name}: runs on embedded with no vertical range")
         maker = ii._Maker(big, np.random.default_rng(seed), attempt, ii.domain_roles(defn))
-        written = ii.written_params(defn)
+        written = written_params(defn)
 
         def spec(pname: str, t: Any, n: list[int], maker: Any = maker, written: Any = written,
                  seed: int = seed) -> dict[str, Any]:  # fmt: skip
@@ -166,7 +167,7 @@ class _Records(logging.Handler):
 def _mesh_tables(nx: int, ny: int) -> dict[str, np.ndarray]:
     """The 14 neighbour tables of the ICON-like mesh, in plain NumPy (built the same way in both
     processes: stencilkit's mesh code is NumPy only and is imported from src/, not as gt4py)."""
-    from stencilkit.compat.icon_mesh import icon_mesh
+    from stencilkit.compat.icon4py.mesh import icon_mesh
 
     return icon_mesh(nx, ny, 1).tables
 
@@ -202,7 +203,7 @@ def run(opts: argparse.Namespace) -> None:
         xp = np
     backend = {"gpu": gtx.gtfn_gpu, "cpu": gtx.gtfn_cpu, "embedded": None}[opts.backend]
     dims = {d.value: d for d in vars(dims_mod).values() if isinstance(d, gtx.Dimension)}
-    from stencilkit.compat.icon_mesh import OFFSETS  # plain data: name -> (source, target)
+    from stencilkit.compat.icon4py.mesh import OFFSETS  # plain data: name -> (source, target)
 
     provider: dict[str, Any] = {}
     table_bytes = 0

@@ -18,7 +18,7 @@ from stencilkit import Dims, Field, float64
 from stencilkit.backends.compiled import CompiledRunner
 from stencilkit.backends.cuda import CudaTarget
 from stencilkit.backends.cuda.codegen import generate_cuda
-from stencilkit.ir.lower import flat_params
+from stencilkit.stages.interface import interface_of
 from stencilkit.toolchain.cuda import compile_cubin, find_cuda_compiler
 
 I, J = gtx.Dimension("I"), gtx.Dimension("J")
@@ -40,9 +40,7 @@ def main() -> int:
         gtx.as_field([I, J, K], np.asfortranarray(np.random.default_rng(i).random((16, 16, 16))))
         for i in range(2)
     ]
-    runner = CompiledRunner(
-        run_lap.definition, flat_params(run_lap.definition.params), CudaTarget(arch="90")
-    )
+    runner = CompiledRunner(interface_of(run_lap.definition), CudaTarget(arch="90"))
     planned = runner.stages([*fields, 16], {}, check_device=False, until="plan").planned
     sprog, layout = planned.sprog, planned.layout
     compiler = find_cuda_compiler("nvrtc")

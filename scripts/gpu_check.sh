@@ -71,10 +71,10 @@ RC_SAN=0
 if [ "${SANITIZE:-0}" = 1 ]; then
   SANITIZE_KERNELS="${SANITIZE_KERNELS-sk_}"
   step "compute-sanitizer memcheck + racecheck"
-  SAN_TESTS="${SANITIZE_TESTS:-tests/test_gpu_launch.py tests/test_language_compat_cuda.py tests/test_reliability.py tests/test_inplace_compat.py tests/test_cuda_graph.py}"
+  SAN_TESTS="${SANITIZE_TESTS:-tests/backends/test_gpu_launch.py tests/backends/test_language_compat_cuda.py tests/test_reliability.py tests/compat/test_inplace_compat.py tests/backends/test_cuda_graph.py}"
   export STENCILKIT_TEST_NO_CUPY_POOL=1
   for tool in memcheck racecheck; do
-    [ "$tool" = racecheck ] && SAN_TESTS="${RACECHECK_TESTS:-tests/test_gpu_launch.py tests/test_language_compat_cuda.py}"
+    [ "$tool" = racecheck ] && SAN_TESTS="${RACECHECK_TESTS:-tests/backends/test_gpu_launch.py tests/backends/test_language_compat_cuda.py}"
     echo "== $tool on: $SAN_TESTS"
     # only stencilkit's kernels (sk_*) are instrumented: CuPy's own (its sort and scan, which the
     # locality order uses) would make the run many times slower, and they are not ours to check

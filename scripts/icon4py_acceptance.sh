@@ -18,7 +18,7 @@ if [ "${ICON4PY_NO_DOC:-0}" != 1 ]; then
     "$VENV/bin/python" - "$MD" <<'PY'
 import sys
 from pathlib import Path
-from stencilkit.compat.icon_report import splice
+from stencilkit.compat.icon4py.report import splice
 doc = Path("docs/icon4py.md")
 doc.write_text(splice(doc.read_text(), Path(sys.argv[1]).read_text()))
 print(f"updated {doc}")

@@ -22,11 +22,11 @@ import stencilkit.ir.verify
 collect_ignore = ["icon4py/plugin_cases"]
 
 # The suite checks DSL errors where operators are defined; users get them at first use
-# (gt4py.next's behaviour), tested with this flag off in tests/test_compat_api.py.
+# (gt4py.next's behaviour), tested with this flag off in tests/compat/test_compat_api.py.
 stencilkit.config.PARSE_AT_DECORATION = True
 # GPU tuning before the first call, as the suite's tune tests expect of it; the default
-# (background variant builds) is tested by its own tests (tests/test_cuda_tune_stage.py,
-# tests/test_gpu_launch.py), which set STENCILKIT_TUNE=background.
+# (background variant builds) is tested by its own tests (tests/backends/test_cuda_tune_stage.py,
+# tests/backends/test_gpu_launch.py), which set STENCILKIT_TUNE=background.
 os.environ.setdefault("STENCILKIT_TUNE", "first-call")
 # The IR verifier runs after every pass in ir/ (lowering, fusion) throughout the suite.
 stencilkit.ir.verify.VERIFY_IR = True

@@ -198,7 +198,7 @@ TABLE = np.array([[0, 1], [1, 2], [2, 0], [0, 2]], dtype=np.int32)
 
 @pytest.mark.parametrize("raw", [TABLE, TABLE.tolist()], ids=["ndarray", "list"])
 def test_a_raw_table_is_refused_with_the_wrapping_to_use(case, raw, rng) -> None:
-    """Regression: a list gave ``AttributeError: 'list' object has no attribute '_sig'``."""
+    """Regression: a list gave ``AttributeError: 'list' object has no attribute 'signature'``."""
     v = case.field([Vertex], rng.standard_normal(3))
     before = rng.standard_normal(4)
     out = case.field([Edge], before)

@@ -1,7 +1,7 @@
 """Sphinx configuration of the stencilkit API reference (``pip install 'stencilkit[docs]'``).
 
 Build: ``python -m sphinx -W -b html docs/api docs/api/_build`` (CI builds it with warnings as
-errors through tests/test_docs_api.py).
+errors through tests/docs/test_docs_api.py).
 """
 
 from __future__ import annotations

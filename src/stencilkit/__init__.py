@@ -7,20 +7,12 @@ import builtins as _builtins
 import importlib.util as _importlib_util
 from typing import Any as _Any
 
-from . import (
-    backend,
-    common,
-    config,
-    constructors,
-    custom_layout_allocators,
-    errors,
-    ffront,
-    program_processors,
-    typing,
-    utils,
-)
+from . import config
 from ._version import __version__
 from .backends import Backend, capture_cuda_graph, cpu, gpu, gtfn_cpu, gtfn_gpu, wait_for_tuning
+
+# gt4py.next's re-exports of bool/float/int/tuple and its ``IndexType``: defined once, in fbuiltins
+from .compat.gt4py.ffront.fbuiltins import IndexType, bool, float, int, tuple
 from .core import (
     BackendUnavailableError,
     BuildError,
@@ -56,10 +48,6 @@ from .core.dtypes import (
 )
 from .core.grid import CartesianConnectivity, GridType
 from .core.staggered import as_non_staggered, flip_staggered, is_staggered
-from .decorators import FieldOperator, Program, field_operator, program, scan_operator
-
-# gt4py.next's re-exports of bool/float/int/tuple and its ``IndexType``: defined once, in fbuiltins
-from .ffront.fbuiltins import IndexType, bool, float, int, tuple
 from .fields import (
     Connectivity,
     Field,
@@ -72,12 +60,14 @@ from .fields import (
     zeros,
 )
 from .fields.xarray import from_xarray
-from .frontend import builtins as _frontend_builtins
-from .frontend.builtins import (
+from .next.builtins import (
     abs,
     arccos,
+    arccosh,
     arcsin,
+    arcsinh,
     arctan,
+    arctanh,
     astype,
     broadcast,
     cbrt,
@@ -88,6 +78,7 @@ from .frontend.builtins import (
     exp,
     floor,
     fmod,
+    gamma,
     isfinite,
     isinf,
     isnan,
@@ -96,6 +87,7 @@ from .frontend.builtins import (
     maximum,
     min_over,
     minimum,
+    neg,
     neighbor_sum,
     power,
     sin,
@@ -106,6 +98,9 @@ from .frontend.builtins import (
     trunc,
     where,
 )
+from .next.decorators import field_operator, program, scan_operator
+from .next.operator import FieldOperator
+from .next.program import Program
 
 #: ``DeviceType.CUDA`` when CuPy is installed, else None (found without importing CuPy).
 CUPY_DEVICE_TYPE = DeviceType.CUDA if _importlib_util.find_spec("cupy") is not None else None
@@ -153,6 +148,9 @@ __all__ = [
     "capture_cuda_graph",
     "wait_for_tuning",
     "arccos",
+    "arccosh",
+    "arcsinh",
+    "arctanh",
     "arcsin",
     "arctan",
     "as_connectivity",
@@ -175,6 +173,7 @@ __all__ = [
     "float64",
     "floor",
     "fmod",
+    "gamma",
     "full",
     "gpu",
     "gtfn_cpu",
@@ -191,6 +190,7 @@ __all__ = [
     "maximum",
     "min_over",
     "minimum",
+    "neg",
     "neighbor_sum",
     "ones",
     "power",
@@ -237,13 +237,6 @@ __all__ = [
     "wait_for_compilation",
 ]
 
-# Math builtins added to the frontend separately (gamma, arcsinh, arccosh, arctanh, neg) and
-# experimental.as_offset's builtin are re-exported as soon as they exist there.
-for _name in ("gamma", "arcsinh", "arccosh", "arctanh", "neg"):
-    if hasattr(_frontend_builtins, _name):
-        globals()[_name] = getattr(_frontend_builtins, _name)
-        __all__.append(_name)
-
 # Threads of the cpu backend, logging, configuration errors (docs/configuration.md).
 from .core.errors import ConfigurationError  # noqa: E402
 from .core.log import configure_from_environment as _configure_logging  # noqa: E402
@@ -266,3 +259,28 @@ __all__ += [
     "set_parallel_min_work",
     "threads",
 ]
+
+# gt4py.next's module layout (compat/gt4py/): user-facing as ``gtx.common``, ``stencilkit.errors``,
+# ``from stencilkit.experimental import as_offset``..., the same module objects the gt4py alias
+# serves as ``gt4py.next.<name>``.
+import importlib as _importlib  # noqa: E402
+import sys as _sys  # noqa: E402
+
+from .compat.gt4py import MIRRORS as _MIRRORS  # noqa: E402
+
+for _name in _MIRRORS:
+    _module = _importlib.import_module(f"{__name__}.compat.gt4py.{_name}")
+    _sys.modules[f"{__name__}.{_name}"] = _module
+from .compat.gt4py import (  # noqa: E402
+    backend,
+    common,
+    constructors,
+    custom_layout_allocators,
+    errors,
+    ffront,
+    program_processors,
+    typing,
+    utils,
+)
+from .compat.gt4py import eve as eve  # noqa: E402
+from .compat.gt4py import experimental as experimental  # noqa: E402

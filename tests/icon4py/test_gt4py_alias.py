@@ -43,13 +43,13 @@ def test_submodules_are_the_stencilkit_modules(alias: None) -> None:
     import gt4py.next.experimental as exp
     from gt4py.next.experimental import concat_where
 
-    import stencilkit.experimental
+    import stencilkit.compat.gt4py.experimental
 
-    assert exp is stencilkit.experimental and concat_where is stencilkit.experimental.concat_where
+    assert exp is stencilkit.compat.gt4py.experimental is stencilkit.experimental
+    assert concat_where is stencilkit.experimental.concat_where
     # the modules keep their own identity: __name__ and __spec__ are stencilkit's
-    assert (
-        exp.__name__ == "stencilkit.experimental" and exp.__spec__.name == "stencilkit.experimental"
-    )
+    name = "stencilkit.compat.gt4py.experimental"
+    assert exp.__name__ == name and exp.__spec__.name == name
     assert stencilkit.__spec__ is not None and stencilkit.__spec__.name == "stencilkit"
 
 

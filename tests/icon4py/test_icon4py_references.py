@@ -15,8 +15,8 @@ import numpy as np
 import pytest
 from icon4py_support import icon4py_skip_reason
 
-from stencilkit.compat.icon_mesh import IconMesh, icon_mesh
-from stencilkit.compat.icon_run import describe
+from stencilkit.compat.icon4py.mesh import IconMesh, icon_mesh
+from stencilkit.compat.icon4py.run import describe
 
 pytestmark = pytest.mark.skipif(
     icon4py_skip_reason() is not None, reason=str(icon4py_skip_reason())

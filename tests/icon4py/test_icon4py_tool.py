@@ -10,11 +10,11 @@ import numpy as np
 import pytest
 
 from stencilkit.compat import uninstall_gt4py_alias
-from stencilkit.compat.discover import find_stencils
 from stencilkit.compat.icon4py import main, run_all, stencil_sources
-from stencilkit.compat.icon_mesh import icon_mesh
-from stencilkit.compat.icon_report import MARKER, counts, markdown, splice
-from stencilkit.compat.icon_run import compare, describe
+from stencilkit.compat.icon4py.discover import find_stencils
+from stencilkit.compat.icon4py.mesh import icon_mesh
+from stencilkit.compat.icon4py.report import MARKER, counts, markdown, splice
+from stencilkit.compat.icon4py.run import compare, describe
 
 HERE = Path(__file__).parent
 
@@ -64,7 +64,7 @@ def test_acceptance_records(fake_package: object) -> None:
 def test_cli_writes_json_and_markdown(
     fake_package: object, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import stencilkit.compat.icon4py as tool
+    import stencilkit.compat.icon4py.acceptance as tool
 
     real = tool.stencil_sources
     monkeypatch.setattr(tool, "stencil_sources", lambda only="": real("skfakeicon", only))
@@ -162,7 +162,7 @@ def test_describe_is_one_line_and_short() -> None:
 def test_a_stage_that_hangs_times_out() -> None:
     import time
 
-    from stencilkit.compat.icon_run import run_stencil
+    from stencilkit.compat.icon4py.run import run_stencil
 
     class Slow:
         def ir_text(self) -> str:

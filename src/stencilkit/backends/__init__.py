@@ -6,7 +6,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..core.device import DeviceType
-from ..ir import nodes as ir
+from ..stages.interface import ProgramInterface
+from ..stages.runner import Runner
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,7 +51,9 @@ class Backend:
 
     @property
     def executor(self) -> Any:
-        """What runs a program's IR: ``executor(program, flat_params)`` -> a callable runner."""
+        """What runs a program: ``executor(interface)`` -> a
+        :class:`~stencilkit.stages.runner.Runner` (``interface``: the program's
+        :class:`~stencilkit.stages.interface.ProgramInterface`)."""
         return self.runner
 
     @property
@@ -71,16 +74,17 @@ class Backend:
             )
         return prog.compile(*spec)
 
-    def runner(self, program: ir.Program, flat: tuple[ir.Param, ...]) -> Any:
+    def runner(self, interface: ProgramInterface) -> Runner:
+        """The runner of one program on this backend (a subclass may return its own)."""
         from .compiled import CompiledRunner
 
         if self.device_type is DeviceType.CPU:
             from .cpp import CppTarget
 
-            return CompiledRunner(program, flat, CppTarget())
+            return CompiledRunner(interface, CppTarget())
         from .cuda import CudaTarget
 
-        return CompiledRunner(program, flat, CudaTarget())
+        return CompiledRunner(interface, CudaTarget())
 
 
 cpu = Backend("cpu", DeviceType.CPU)
@@ -89,10 +93,27 @@ gtfn_cpu = cpu
 gtfn_gpu = gpu
 
 
-def embedded_runner(program: ir.Program, flat: tuple[ir.Param, ...]) -> Any:
+def embedded_runner(interface: ProgramInterface) -> Runner:
+    """The embedded backend's runner of a program (NumPy or CuPy, no compilation)."""
     from .embedded import EmbeddedRunner
 
-    return EmbeddedRunner(program, flat)
+    return EmbeddedRunner(interface)
+
+
+def runner_for(backend: Backend | None, interface: ProgramInterface) -> Runner:
+    """The runner of a program (its ``stages.interface_of(program)``) on ``backend``: ``None``
+    is the embedded backend; the one way every frontend reaches the engine.
+
+    >>> run = runner_for(gtx.cpu, interface_of(program))
+    >>> run(args_in_flat_order, offset_provider)
+    """
+    if backend is None:
+        return embedded_runner(interface)
+    if not isinstance(backend, Backend):
+        from ..core.errors import StencilTypeError
+
+        raise StencilTypeError(f"backend must be None, gtx.cpu or gtx.gpu, got {backend!r}")
+    return backend.runner(interface)
 
 
 def wait_for_tuning(timeout: float | None = None) -> bool:

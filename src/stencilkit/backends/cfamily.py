@@ -1,14 +1,16 @@
 """Code generation shared by the C++ and CUDA backends: point-wise expressions as C++ text.
 
-Emission is table-driven: ``CTarget`` holds the rules of plain C++; the CUDA target overrides
-only the entries that differ.
+Emission is table-driven: a frozen ``CTarget`` holds the rules of one target, C_TARGET those of
+plain C (which CUDA device code uses as they are); the C++ target is derived from it
+(``in_namespace("std")``). Each math builtin is spelled once, in ``CALLS``.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, replace
+from types import MappingProxyType
 from typing import Any
 
 import numpy as np
@@ -98,13 +100,28 @@ def c_literal(value: bool | int | float, dtype: str) -> str:
     return f"(({ctype(dtype)}){int(value)}{suffix})"
 
 
-@dataclass
+@dataclass(frozen=True, slots=True)
 class CTarget:
-    """Emission rules for one C-family target."""
+    """Emission rules for one C-family target (read-only tables: ``{0}``, ``{1}`` the operands)."""
 
-    calls: dict[str, str] = field(default_factory=lambda: dict(CALLS))
-    binary: dict[str, str] = field(default_factory=lambda: dict(BINARY))
-    unary: dict[str, str] = field(default_factory=lambda: dict(UNARY))
+    calls: Mapping[str, str]
+    binary: Mapping[str, str]
+    unary: Mapping[str, str]
+
+    def in_namespace(self, namespace: str) -> CTarget:
+        """These rules with the C library's functions called through ``namespace``
+        (``std::sqrt``); stencilkit's own helpers (``sk_*``) and operators stay as they are."""
+        calls = {
+            f: t if t.startswith(("sk_", "(")) else f"{namespace}::{t}"
+            for f, t in self.calls.items()
+        }
+        return replace(self, calls=MappingProxyType(calls))
+
+
+#: Plain C: the rules of the CUDA target's device code.
+C_TARGET: CTarget = CTarget(
+    MappingProxyType(CALLS), MappingProxyType(BINARY), MappingProxyType(UNARY)
+)
 
 
 #: Nodes emitted in place even when shared: as cheap as a local variable.

@@ -20,13 +20,13 @@ import numpy as np
 from .. import stages
 from ..core.device import DeviceType
 from ..core.errors import StencilValueError
-from ..core.types import FieldType, ScalarType
+from ..core.types import FieldType
 from ..fields.signature import FieldSignature
 from ..ir import nodes as ir
-from ..ir.extents import bound_scalars
 from ..stages import Stages, Target
-from ..stages.binding import used_tables, wrap_arrays, written_params
-from ..stages.plancache import PlanCache
+from ..stages.binding import wrap_arrays
+from ..stages.interface import ProgramInterface
+from ..stages.runner import PlanCache, Until
 from ..toolchain.config import require
 from .dynamic_reads import check_call, has_dynamic_reads
 
@@ -126,33 +126,22 @@ _SCALAR_TYPES: dict[str, frozenset[type]] = {
 class CompiledRunner:
     """Runs one program on one compiled target.
 
-    Thread-safe: the plans are in a :class:`~stencilkit.stages.plancache.PlanCache` (a plan is
-    made once however many threads ask for it), and each call fills an argument block no other
-    call is using (the plan's own while its lock is free, else a spare)."""
+    A :class:`~stencilkit.stages.runner.Runner`. Thread-safe: the plans are in a
+    :class:`~stencilkit.stages.runner.PlanCache` (a plan is made once however many threads ask
+    for it), and each call fills an argument block no other call is using (the plan's own while
+    its lock is free, else a spare)."""
 
-    def __init__(self, program: ir.Program, flat: tuple[ir.Param, ...], target: Target) -> None:
-        self.program = program
-        self.flat = flat
+    def __init__(self, interface: ProgramInterface, target: Target) -> None:
+        self.interface = interface
+        self.program = interface.program
+        self.flat = interface.flat
         self.target = target
         self.plans: PlanCache[Plan] = PlanCache(
             require("STENCILKIT_PLAN_CACHE_SIZE").plan_cache_size
         )
-        self.field_idx = tuple(i for i, p in enumerate(flat) if isinstance(p.type, FieldType))
-        self.scalar_idx = tuple(i for i, p in enumerate(flat) if isinstance(p.type, ScalarType))
-        used = bound_scalars(program)
-        self.domain_scalar_idx = tuple(i for i in self.scalar_idx if flat[i].name in used)
-        self.table_names = used_tables(program)
-        self.written = written_params(program)
-
-    def signature(self, args: list[Any], offset_provider: Mapping[str, Any] | None) -> Any:
-        # ``_key`` is a small integer per distinct field signature: it hashes much faster than
-        # the signature tuples (and needs no call: id() is unexpectedly slow on some Pythons).
-        key: list[Any] = [args[i]._key for i in self.field_idx]
-        for i in self.domain_scalar_idx:
-            key.append((type(args[i]), args[i]))  # 8.0 must not reuse the plan checked for 8
-        for t in self.table_names:
-            key.append(offset_provider[t]._key)  # type: ignore[index]
-        return tuple(key)
+        self.table_names = interface.tables
+        self.written = interface.written
+        self.signature = interface.key  # the per-call key, bound once
 
     def __call__(self, args: list[Any], offset_provider: Mapping[str, Any] | None) -> None:
         try:
@@ -168,7 +157,7 @@ class CompiledRunner:
         except (KeyError, TypeError):
             key, plan = None, None
         if plan is None or (self.table_names and not self._same_tables(plan, offset_provider)):
-            plan = self._new_plan(key, args, offset_provider)
+            plan = self._new_plan(key, args, offset_provider or {})
         if plan.lock.acquire(False):
             try:
                 if plan.provisional and self.target.ready_to_retune(plan.stages.loaded):
@@ -204,19 +193,14 @@ class CompiledRunner:
         tables, so no other table can reuse their address or identity meanwhile."""
         return all(offset_provider[n] is t for n, t in plan.tables.items())  # type: ignore[index]
 
-    def _new_plan(
-        self, key: Any, args: list[Any], offset_provider: Mapping[str, Any] | None
-    ) -> Plan:
+    def _new_plan(self, key: Any, args: list[Any], offset_provider: Mapping[str, Any]) -> Plan:
         """The plan for a call that found none (or one checked with other tables), made once
         when several threads arrive with the same new signature."""
         if key is None:  # no signature (unhashable arguments): checked every time
             return self.make_plan(args, offset_provider)
-        with self.plans.lock:
-            plan = self.plans.get(key)
-            if plan is None or (self.table_names and not self._same_tables(plan, offset_provider)):
-                plan = self.make_plan(args, offset_provider)
-                self.plans.put(key, plan)
-            return plan
+        return self.plans.find_or_make(
+            key, offset_provider, lambda: self.make_plan(args, offset_provider)
+        )
 
     def _run(
         self,
@@ -238,7 +222,7 @@ class CompiledRunner:
             else:
                 ints[slot] = int(value)
         for name, slot in plan.table_slots:
-            ints[slot] = offset_provider[name]._ptr  # type: ignore[index]
+            ints[slot] = offset_provider[name].address  # type: ignore[index]
         if plan.dynamic:  # as_offset: the read positions are data
             self._check_offsets(plan, block, args, offset_provider)
         block.run()
@@ -317,8 +301,8 @@ class CompiledRunner:
         """Two parameters can be one field only if their signatures are equal, so only those
         pairs (found once per plan) are compared on each call."""
         for i, j, (ilo, ihi), (jlo, jhi) in plan.alias_pairs:
-            pi, pj = args[i]._ptr, args[j]._ptr
-            if pi == pj and args[i]._sig == args[j]._sig:
+            pi, pj = args[i].address, args[j].address
+            if pi == pj and args[i].signature == args[j].signature:
                 if (i, j) in plan.same_ok:
                     continue  # read only where it is written, before the write: an in-place update
                 raise StencilValueError(
@@ -346,7 +330,9 @@ class CompiledRunner:
             key = self.signature(args, offset_provider)
         except (AttributeError, KeyError, TypeError):
             return self.make_plan(args, offset_provider)
-        plan = self.plans.get_or_make(key, lambda: self.make_plan(args, offset_provider))
+        plan = self.plans.find_or_make(
+            key, offset_provider or {}, lambda: self.make_plan(args, offset_provider)
+        )
         if plan.provisional:  # ahead of time: the final choice now, waiting for the variants
             with plan.lock:
                 if plan.provisional:
@@ -358,19 +344,14 @@ class CompiledRunner:
         args: list[Any],
         offset_provider: Mapping[str, Any] | None,
         check_device: bool = True,
-        until: str = "tune",
+        until: Until = "tune",
     ) -> Stages:
         """The pipeline's artefacts for these arguments (``stencilkit.stages``), up to the stage
-        ``until`` ("plan": nothing generated or built, no device needed with check_device=False)."""
-        if until == "tune":
-            return stages.run_stages(
-                self.program, args, offset_provider, self.target, check_device=check_device
-            )
-        bound = stages.bind(
-            self.program, args, offset_provider, self.target, check_device=check_device
+        ``until`` ("plan" or "generate": nothing built, no device needed with
+        check_device=False); nothing kept."""
+        return stages.run_stages(
+            self.program, args, offset_provider, self.target, check_device=check_device, until=until
         )
-        lowered = stages.lower(self.program, bound)
-        return stages.Stages(self.program, bound, lowered, stages.plan(lowered, bound, self.target))
 
     def make_plan(self, args: list[Any], offset_provider: Mapping[str, Any] | None) -> Plan:
         done = self.stages(args, offset_provider)
@@ -457,7 +438,7 @@ def _alias_pairs(
     of the same buffer), which the compiled code must never see."""
     fields = [i for i, p in enumerate(flat) if isinstance(p.type, FieldType)]
     outs = [i for i in fields if flat[i].name in written]
-    sigs: dict[int, FieldSignature] = {i: args[i]._sig for i in fields}
+    sigs: dict[int, FieldSignature] = {i: args[i].signature for i in fields}
     return tuple(
         (i, j, sigs[i].span(), sigs[j].span())
         for j in outs
@@ -473,7 +454,7 @@ def _pointer_store(
     """A function writing each field argument's address into its slot and returning whether an
     output's memory overlaps another argument's: the per-call path's inner loop, unrolled once
     per plan, one statement per field (several times faster than a loop over the slots)."""
-    lines = [f"    p{i} = ints[{slot}] = args[{i}]._ptr" for i, slot in slots]
+    lines = [f"    p{i} = ints[{slot}] = args[{i}].address" for i, slot in slots]
     tests = [
         f"(p{i} + {si[0]} < p{j} + {sj[1]} and p{j} + {sj[0]} < p{i} + {si[1]})"
         for i, j, si, sj in alias_pairs

@@ -219,7 +219,7 @@ class Decomposition:
             chosen,
             phased,
             *(
-                (f.field._ptr, f.field._sig, tuple(f.halo.items()))
+                (f.field.address, f.field.signature, tuple(f.halo.items()))
                 for f in fields
                 if isinstance(f, DecomposedField)
             ),

@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from ..core.dims import Dimension
-from .comm import DistributedError, agree, mpi
+from .comm import agree, mpi
 from .field import DecomposedField
 
 
@@ -102,20 +102,3 @@ def global_min(f: DecomposedField) -> float:
 def global_max(f: DecomposedField) -> float:
     """The maximum of ``f`` over all ranks' owned points (exact: the same as on one process)."""
     return _reduce(f, f.owned.ndarray.max(), "MAX")
-
-
-def require_same(fields: Sequence[DecomposedField]) -> None:
-    """Raise (on every rank) unless ``fields`` share one decomposition."""
-    first = fields[0]
-    err = next(
-        (
-            f"field '{f.name}' is decomposed as {f.decomposition.describe()}, field"
-            f" '{first.name}' as {first.decomposition.describe()}"
-            for f in fields[1:]
-            if f.decomposition.signature() != first.decomposition.signature()
-        ),
-        None,
-    )
-    agree(first.decomposition.comm, err)
-    if err:  # pragma: no cover - agree raised
-        raise DistributedError(err)

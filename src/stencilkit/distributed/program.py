@@ -21,7 +21,9 @@ from typing import Any
 from ..core.dims import Dimension, FieldOffset
 from ..ir import nodes as n
 from ..ir.extents import read_extents
-from ..ir.lower import TableInfo, flat_params, lower_program
+from ..ir.lower import TableInfo, flat_params
+from ..stages.interface import written_params
+from ..stages.pipeline import lower
 from .comm import DistributedError
 from .field import DecomposedField
 
@@ -73,7 +75,7 @@ def halo_requirements(
     """
     prog: n.Program = program.definition
     infos, table_dims = _tables(offset_provider)
-    sprog = lower_program(prog, infos)
+    sprog = lower(prog, infos).stencil  # the lowering every runner shares (cached)
     dims_of: dict[str, tuple[Dimension, ...]] = {p.name: n.field_dims(p.type) for p in sprog.params}
     dims_of.update(table_dims)
     extents = [read_extents(k, dims_of) for k in sprog.kernels]
@@ -105,17 +107,6 @@ def halo_requirements(
     return {x: need[x] for x in inputs if x in params and x in need}
 
 
-def written_params(program: Any) -> set[str]:
-    """The field parameters some statement of ``program`` writes."""
-    prog: n.Program = program.definition
-    params = {p.name for p in flat_params(prog.params)}
-    out: set[str] = set()
-    for stmt in prog.body:
-        for ref in stmt.outs:
-            out.update(x for x in params if x == ref.name or x.startswith(ref.name + "__"))
-    return out
-
-
 class DistributedProgram:
     """A program run on decomposed fields: before each call it checks that every field the
     program reads with offsets has a halo wide enough and fresh (exchanged since its last
@@ -130,7 +121,7 @@ class DistributedProgram:
         self.program = program
         self.__name__ = getattr(program, "__name__", "program")
         self._names = [p.name for p in program.definition.params]
-        self._written = written_params(program)
+        self._written = written_params(program.definition)
         self._needs: dict[tuple[Any, ...], dict[str, HaloNeed]] = {}
 
     def halos(self, offset_provider: Mapping[str, Any] | None = None) -> dict[str, HaloNeed]:

@@ -39,10 +39,10 @@ def _is_relative(key: Any) -> bool:
     return one(key) or (isinstance(key, tuple) and all(one(k) for k in key))
 
 
-_LAZY = frozenset({"_sig", "_key", "_ptr", "_device"})
+_LAZY = frozenset({"signature", "signature_key", "address", "_device"})
 
 
-#: A small integer per distinct field signature (see ``Field._key``): one per layout in use.
+#: A small integer per distinct field signature (see ``Field.signature_key``): one per layout in use.
 _SIGNATURES: dict[FieldSignature, int] = {}
 _TOKENS = itertools.count()
 
@@ -65,14 +65,18 @@ class Field(FieldInterop):
 
     __stencilkit_field_annotation__ = True
 
-    __slots__ = ("_device", "_domain", "_key", "_ndarray", "_ptr", "_sig", "xp")
+    __slots__ = ("_device", "_domain", "_ndarray", "address", "signature", "signature_key", "xp")
 
     _domain: Domain
     _ndarray: Any
     xp: ModuleType
-    _sig: FieldSignature  # what compiled code is specialized on (fields/signature.py)
-    _key: int  # equal for fields with equal ``_sig``: a cheap cache key for compiled calls
-    _ptr: int
+    #: What the engine reads of a field (docs/storage.md, "the field protocol"), each computed
+    #: on first access: the layout compiled code is specialized on (fields/signature.py) ...
+    signature: FieldSignature
+    #: ... a small integer equal for fields of equal signatures (the per-call plan key) ...
+    signature_key: int
+    #: ... and the address of ``buffer[0, ..., 0]`` (a host or device pointer).
+    address: int
     _device: Device
 
     def __init__(self, domain: Any, ndarray: Any) -> None:
@@ -115,11 +119,11 @@ class Field(FieldInterop):
         buf = self._ndarray
         if name == "_device":
             value: Any = device_of(buf)
-        elif name == "_ptr":
+        elif name == "address":
             value = int(buf.__array_interface__["data"][0]) if self.xp is np else int(buf.data.ptr)
-        elif name == "_key":
+        elif name == "signature_key":
             # next() on a counter is atomic: threads never give two signatures one key
-            value = _SIGNATURES.setdefault(self._sig, next(_TOKENS))
+            value = _SIGNATURES.setdefault(self.signature, next(_TOKENS))
         else:
             itemsize = buf.dtype.itemsize
             dev = self.device

@@ -2,7 +2,7 @@
 
 Two fields with equal signatures can share one compiled plan: the plan's argument block holds
 their strides and origins, and only the data address changes from call to call. The signature
-is computed once per field (``Field._sig``) and interned into a small integer (``Field._key``),
+is computed once per field (``Field.signature``) and interned into a small integer (``Field.signature_key``),
 which is what the per-call path hashes.
 """
 
@@ -20,7 +20,7 @@ class FieldSignature:
     """A field's layout and placement, in the order of its own dimensions.
 
     >>> f = gtx.zeros({I: 4, K: 3}, gtx.float64)
-    >>> f._sig
+    >>> f.signature
     FieldSignature(dims=('I', 'K'), dtype='float64', shape=(4, 3), strides=(3, 1), origin=(0, 0), device_type=<DeviceType.CPU: 1>, device_id=0)
     """
 

@@ -15,13 +15,22 @@ from typing import Any
 
 from ..core.dims import Dimension
 from ..core.domain import UnitRange
-from ..core.types import ScalarType
+from ..core.types import FieldType, ScalarType
 from . import nodes as n
 from .visit import children, deep, postorder, walk
 
 #: The functions a sliced ``out=`` uses in domain bounds: ``__field_start(f, I)`` is where the
 #: field ``f`` starts along ``I`` (when the program is called), ``__field_stop`` where it stops.
 FIELD_START, FIELD_STOP = "__field_start", "__field_stop"
+
+
+def field_bound(ref: n.Ref, dim: Dimension, which: str, offset: int) -> n.Expr:
+    """``start``/``stop`` (``which``: FIELD_START, FIELD_STOP) of the field ``ref`` along ``dim``,
+    plus ``offset``: a domain bound that follows the field the call passes."""
+    int64 = ScalarType("int64")
+    e: n.Expr = n.Call(which, (ref, n.DimIndex(dim, FieldType((dim,), "int64"))), int64)
+    return n.BinOp("+", e, n.Literal(offset, int64), int64) if offset else e
+
 
 Intervals = list[tuple[int, int]]  # sorted, disjoint, half-open
 #: Per dimension, where a guard lets a read happen; a dimension not listed is unrestricted.

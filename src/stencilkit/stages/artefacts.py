@@ -1,6 +1,6 @@
 """The artefacts the pipeline stages hand to each other: frozen, typed, printable (``as_text()``).
 
-``Bound`` (checked arguments, in ``backends/binding.py``) -> ``Lowered`` (stencil IR, before
+``Bound`` (checked arguments, in ``stages/binding.py``) -> ``Lowered`` (stencil IR, before
 and after fusion) -> ``Planned`` (kernels with concrete domains, the argument block's layout and
 constant slots) -> ``Source`` (generated C++ or CUDA) -> ``Built`` (the build cache entry) ->
 a target's loaded program -> ``Launches`` (the launch configuration ``tune`` chose).

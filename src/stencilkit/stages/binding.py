@@ -86,7 +86,7 @@ def wrap_arrays(
             )  # a scalar for a 0-d field (gt4py: exactly its dtype)
         if (
             isinstance(p.type, FieldType)
-            and not hasattr(a, "_sig")
+            and not hasattr(a, "signature")
             and (
                 hasattr(a, "__dlpack__")
                 or hasattr(a, "__cuda_array_interface__")
@@ -110,11 +110,6 @@ def _shown(flat_name: str) -> str:
     """A flattened parameter's name as the user wrote it: ``out__1`` -> ``out[1]``."""
     base, *index = flat_name.split("__")
     return base + "".join(f"[{i}]" for i in index) if all(i.isdigit() for i in index) else flat_name
-
-
-def written_params(program: ir.Program) -> frozenset[str]:
-    """Names of the (flattened) parameters a program writes: the ``out=`` of its calls."""
-    return frozenset(o.name for stmt in program.body for o in stmt.outs)
 
 
 def as_declared(field: Any, dims: tuple[Dimension, ...]) -> Any:
@@ -187,7 +182,7 @@ def _scalar_type_error(
 
 
 def check_field(name: str, t: FieldType, v: Any, program: str) -> None:
-    if not hasattr(v, "_sig") or not hasattr(v, "domain"):
+    if not hasattr(v, "signature") or not hasattr(v, "domain"):
         kind = type(v).__name__
         hint = "wrap arrays with gtx.as_field([dims...], array)"
         raise StencilTypeError(
@@ -297,20 +292,6 @@ def check_provider(provider: Any, program: str, definition: ir.Program | None = 
 
 
 # ------------------------------------------------------------------------- one binding for every runner
-def used_tables(program: ir.Program) -> tuple[str, ...]:
-    """The names of the neighbour tables ``program`` shifts through, sorted."""
-    return tuple(
-        sorted(
-            {
-                x.by.offset
-                for s in program.body
-                for x in walk(s)
-                if isinstance(x, ir.Shift) and isinstance(x.by, ir.NeighborShift)
-            }
-        )
-    )
-
-
 def _check_table_kind(t: str, table: Any, program: ir.Program, name: str) -> None:
     """The table given for offset ``t`` must map the offset's target to its source dimension."""
     shifts = {
@@ -359,7 +340,9 @@ class Bound:
 
     def __post_init__(self) -> None:
         if not self.sigs:
-            self.sigs.update({n: v._sig for n, v in (*self.fields.items(), *self.tables.items())})
+            self.sigs.update(
+                {n: v.signature for n, v in (*self.fields.items(), *self.tables.items())}
+            )
 
     def signature(self, name: str) -> FieldSignature:
         return self.sigs[name]

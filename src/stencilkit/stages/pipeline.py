@@ -2,7 +2,7 @@
 
     bind -> lower -> plan -> generate -> build -> load -> tune
 
-``run_stages`` lists them in order. Each stage takes and returns a frozen artefact (see
+``run_stages`` lists them in order (``until=`` stops early). Each stage takes and returns a frozen artefact (see
 ``artefacts.py``) that prints itself with ``as_text()``; ``Program.inspect(...)`` returns them.
 The embedded backend stops after ``plan`` (it evaluates the planned kernels with NumPy/CuPy);
 the compiled runners (``backends/compiled.py``) run every stage once per argument signature
@@ -27,11 +27,12 @@ from ..core.types import FieldType
 from ..fields.signature import FieldSignature
 from ..ir import nodes as ir
 from ..ir.fuse import fuse_kernels
-from ..ir.lower import TableInfo, flat_params, lower_program
+from ..ir.lower import TableInfo, lower_program
 from .abi import Specialization, arg_layout, fits_narrow_index
 from .artefacts import Built, Launches, Loaded, Lowered, Planned, Source, Target
-from .binding import Bound, bind_checked, used_tables
+from .binding import Bound, bind_checked
 from .domains import checked_domains
+from .interface import interface_of
 
 _log = get_logger("stages")
 
@@ -47,18 +48,6 @@ def _remember(cache: dict[Any, Any], key: Any, value: Any) -> None:
         cache[key] = value
 
 
-_FACTS: dict[int, tuple[ir.Program, tuple[ir.Param, ...], tuple[str, ...]]] = {}
-
-
-def _facts(program: ir.Program) -> tuple[tuple[ir.Param, ...], tuple[str, ...]]:
-    """The flattened parameters (temporaries last) and the neighbour tables of ``program``."""
-    hit = _FACTS.get(id(program))
-    if hit is None or hit[0] is not program:
-        hit = (program, flat_params(program.params + program.temps), used_tables(program))
-        _remember(_FACTS, id(program), hit)
-    return hit[1], hit[2]
-
-
 # ----------------------------------------------------------------------------- 1. bind
 def bind(
     program: ir.Program,
@@ -71,14 +60,14 @@ def bind(
     """Check every argument of a call: dimensions, dtypes, scalars, the neighbour tables and,
     for a compiled ``target``, that each field lives where the target runs. ``args``: fields
     in the order of the flattened parameters (temporaries included)."""
-    flat, tables = _facts(program)
+    face = interface_of(program)
 
     def on_device(what: str, value: Any) -> None:
         assert target is not None
-        check_device_of(program.name, target, what, value._sig)
+        check_device_of(program.name, target, what, value.signature)
 
     checker = on_device if target is not None and check_device else None
-    return bind_checked(program, flat, tables, args, offset_provider, checker)
+    return bind_checked(program, face.flat, face.tables, args, offset_provider, checker)
 
 
 def check_device_of(name: str, target: Target, what: str, sig: FieldSignature) -> None:
@@ -257,16 +246,23 @@ def run_stages(
     target: Target | None,
     *,
     check_device: bool = True,
+    until: str = "tune",
 ) -> Stages:
-    """The whole pipeline for one call signature; the embedded backend (``target=None``) stops
-    after ``plan``."""
+    """The pipeline for one call signature, up to the stage ``until``: ``"plan"`` (nothing
+    generated), ``"generate"`` (the source, nothing built: no compiler or device needed with
+    ``check_device=False``) or ``"tune"`` (everything). The embedded backend (``target=None``)
+    stops after ``plan``."""
+    if until not in ("plan", "generate", "tune"):
+        raise ValueError(f"until= is 'plan', 'generate' or 'tune', not {until!r}")
     clock = _StageClock()
     bound = clock("bind", bind(program, args, offset_provider, target, check_device=check_device))
     lowered = clock("lower", lower(program, bound))
     planned = clock("plan", plan(lowered, bound, target))
-    if target is None:
+    if target is None or until == "plan":
         return Stages(program, bound, lowered, planned)
     source = clock("generate", generate(planned, target))
+    if until == "generate":
+        return Stages(program, bound, lowered, planned, source)
     built = clock("build", build(source, target))
     loaded = clock("load", load(built, target))
     launches = clock("tune", tune(loaded, planned, bound, target))
@@ -303,7 +299,7 @@ def argument_block(planned: Planned, bound: Bound) -> np.ndarray:
     for f in planned.layout.fields:
         block[f.ptr] = (
             bound.fields[f.name] if f.name in bound.fields else bound.tables[f.name]
-        )._ptr
+        ).address
     for s in planned.layout.scalars:
         if s.dtype.startswith("float"):
             floats[s.slot] = float(bound.scalars[s.name])

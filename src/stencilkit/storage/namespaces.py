@@ -15,8 +15,6 @@ from ..core import cuda_probe
 from ..core.device import Device, DeviceType
 from ..core.errors import StencilTypeError, StencilValueError
 
-_CUDA_TYPES = (DeviceType.CUDA, DeviceType.CUDA_MANAGED)
-
 
 def import_cupy() -> ModuleType:
     """CuPy, or a :class:`BackendUnavailableError` saying how to install it."""
@@ -103,10 +101,6 @@ def device_of(array: Any) -> Device:
         f"cannot tell which device a {type(array).__name__} lives on",
         hint="pass an array that supports DLPack or the (CUDA) array interface, or a list",
     )
-
-
-def is_cuda(device: Device) -> bool:
-    return device.device_type in _CUDA_TYPES
 
 
 def to_host(a: Any, max_spread: float | None = None) -> np.ndarray[Any, Any]:

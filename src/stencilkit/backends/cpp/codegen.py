@@ -5,44 +5,21 @@ from __future__ import annotations
 from ...ir import nodes as ir
 from ...ir.visit import deep, postorder
 from ...stages.abi import ArgLayout
-from ..cfamily import CTarget, ExprEmitter, emit_scan_loop, emit_stores, loop_order, unpack_args
+from ..cfamily import (
+    C_TARGET,
+    CTarget,
+    ExprEmitter,
+    emit_scan_loop,
+    emit_stores,
+    loop_order,
+    unpack_args,
+)
 from ..cprelude import PRELUDE, index_typedef
 from .omp import RUNTIME, parallel_for
 
-_STD = (
-    "sqrt",
-    "exp",
-    "log",
-    "sin",
-    "cos",
-    "tan",
-    "sinh",
-    "cosh",
-    "tanh",
-    "floor",
-    "ceil",
-    "trunc",
-    "cbrt",
-    "isfinite",
-    "isnan",
-    "isinf",
-    "fmod",
-)
 #: The most IR nodes a loop body has for its loop to be marked ``omp simd``.
 SIMD_MAX_NODES = 2000
-CPP_TARGET = CTarget()
-CPP_TARGET.calls.update({f: f"std::{CTarget().calls[f]}" for f in _STD})
-CPP_TARGET.calls.update(
-    {
-        "arcsin": "std::asin({0})",
-        "arccos": "std::acos({0})",
-        "arctan": "std::atan({0})",
-        "gamma": "std::tgamma({0})",
-        "arcsinh": "std::asinh({0})",
-        "arccosh": "std::acosh({0})",
-        "arctanh": "std::atanh({0})",
-    }
-)
+CPP_TARGET: CTarget = C_TARGET.in_namespace("std")
 
 
 def _kernel(k: ir.Kernel, ki: int, layout: ArgLayout) -> list[str]:

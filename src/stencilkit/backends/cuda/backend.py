@@ -31,10 +31,8 @@ from .codegen import (
     chunk_variants,
     codegen_digest,
     generate_cuda,
-    grid_dims,
     kernel_name,
     ordered_dim,
-    x_align,
 )
 from .order import ORDER_MIN_POINTS, LocalityOrder, is_scattered, order_for
 from .runtime import Launcher, Module, cupy, device_arch, device_name, mapped_host_words
@@ -443,20 +441,11 @@ def wait_for_tuning(timeout: float | None = None) -> bool:
 
 
 def _extents(planned: Planned, ki: int) -> list[int]:
-    """The points kernel ``ki`` walks along its grid dimensions, fastest first; the x start is
-    rounded down to a cache line in the kernel, so x counts the threads before the domain."""
-    k, layout = planned.sprog.kernels[ki], planned.layout
-    assert layout is not None
-    sizes = dict(zip(k.dims, (len(r) for r in planned.domains[ki])))
-    gdims = grid_dims(k, layout)
-    extents = [sizes[d] for d in gdims]
-    align = x_align(k, layout)
-    if align > 1 and extents:
-        out = layout.field(k.outs[0])
-        lo = planned.domains[ki][k.dims.index(gdims[0])].start
-        origin = planned.block[out.origins[out.unit_dim]]  # type: ignore[index]
-        extents[0] += (lo - origin) % align
-    return extents
+    """The points kernel ``ki`` walks along its grid dimensions, fastest first
+    (``grid.kernel_extents``, which the test emulator runs too, with the plan's constants)."""
+    assert planned.layout is not None
+    k = planned.sprog.kernels[ki]
+    return grid.kernel_extents(k, planned.layout, planned.domains[ki], planned.block)
 
 
 @dataclass(frozen=True, slots=True, eq=False)

@@ -26,11 +26,18 @@ from ...core.dims import Dimension
 from ...ir import nodes as ir
 from ...ir.visit import deep, walk
 from ...stages.abi import ArgLayout
-from ..cfamily import CTarget, ExprEmitter, emit_scan_loop, emit_stores, loop_order, unpack_args
+from ..cfamily import (
+    C_TARGET,
+    CTarget,
+    ExprEmitter,
+    emit_scan_loop,
+    emit_stores,
+    loop_order,
+    unpack_args,
+)
 from ..cprelude import PRELUDE, index_typedef
 
-CUDA_TARGET = CTarget()
-CUDA_TARGET.calls.update({"arcsin": "asin({0})", "arccos": "acos({0})", "arctan": "atan({0})"})
+CUDA_TARGET: CTarget = C_TARGET  # CUDA's device math library has C's names
 
 CUDA_PRELUDE = "#define SK_FN static __device__ __forceinline__\n" + PRELUDE
 

@@ -287,7 +287,7 @@ def _rows(table: Any, dim: str) -> tuple[Any, int]:
     """The table's array with the rows of ``dim`` first (one per point, the neighbour slots
     flattened behind), and the buffer row of point 0: ``-start`` for a table whose domain
     along ``dim`` starts at ``start`` (point p is buffer row p - start)."""
-    sig = table._sig
+    sig = table.signature
     axis = sig.axis(dim)
     data = table.ndarray
     if axis != 0:
@@ -327,7 +327,7 @@ def order_for(
     data, origin = _rows(table, dim)
     sample = data[:: max(1, data.shape[0] // 64)]
     digest = hashlib.sha256(np.ascontiguousarray(to_host(sample)).tobytes()).hexdigest()
-    key = (id(table), table._ptr, table._sig, dim, start, stop, digest)
+    key = (id(table), table.address, table.signature, dim, start, stop, digest)
     hit = _CACHE.get(key)
     if hit is not None:
         _CACHE.move_to_end(key)

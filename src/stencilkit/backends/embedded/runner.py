@@ -3,64 +3,64 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
-from ... import stages
 from ...core.errors import StencilTypeError
 from ...core.types import FieldType, ScalarType
 from ...ir import nodes as ir
-from ...ir.extents import bound_scalars
-from ...stages.binding import as_declared, check_scalar, used_tables, wrap_arrays, written_params
-from ...stages.plancache import PlanCache
+from ...stages import Stages, run_stages
+from ...stages.binding import as_declared, check_scalar, wrap_arrays
+from ...stages.interface import ProgramInterface
+from ...stages.runner import PlanCache, Until
 from ...toolchain.config import require
 from ..dynamic_reads import check_dynamic_reads, stale_dynamic_read, uses_as_offset
 from .evaluate import run_kernel
 
 
+@dataclass(frozen=True, slots=True)
+class EvaluationPlan:
+    """The checked plan of one argument signature: the array namespace of the fields, the
+    kernels with their concrete domains, the neighbour tables checked."""
+
+    xp: Any
+    kernels: list[tuple[ir.Kernel, Any]]
+    tables: dict[str, Any]
+
+
 class EmbeddedRunner:
     """Runs a program on the arrays its fields hold; no compilation.
 
-    The stages ``bind``, ``lower`` and ``plan`` (``stencilkit.stages``: the checks of dimensions,
-    dtypes, devices, domains, bounds; the lowering) run once per argument signature and are
-    kept, as on the compiled backends; later calls only evaluate the planned kernels."""
+    A :class:`~stencilkit.stages.runner.Runner`. The stages ``bind``, ``lower`` and ``plan``
+    (``stencilkit.stages``: the checks of dimensions, dtypes, devices, domains, bounds; the
+    lowering) run once per argument signature and are kept in a
+    :class:`~stencilkit.stages.runner.PlanCache`, as on the compiled backends; later calls only
+    evaluate the planned kernels."""
 
-    def __init__(self, program: ir.Program, flat: tuple[ir.Param, ...]) -> None:
-        self.program = program
-        self.flat = flat
-        self.table_names = used_tables(program)
-        self.written = written_params(program)
-        bound = bound_scalars(program)
-        self.field_idx = tuple(i for i, p in enumerate(flat) if isinstance(p.type, FieldType))
-        self.bound_idx = tuple(
-            i for i, p in enumerate(flat) if isinstance(p.type, ScalarType) and p.name in bound
-        )
-        # checked plans, least recently used dropped beyond the size (STENCILKIT_PLAN_CACHE_SIZE)
-        self.plans: PlanCache[tuple[Any, list[tuple[ir.Kernel, Any]], dict[str, Any]]] = PlanCache(
+    def __init__(self, interface: ProgramInterface) -> None:
+        self.interface = interface
+        self.program = interface.program
+        self.flat = interface.flat
+        self.table_names = interface.tables
+        self.written = interface.written
+        self.plans: PlanCache[EvaluationPlan] = PlanCache(
             require("STENCILKIT_PLAN_CACHE_SIZE").plan_cache_size
         )
-        self.dynamic = uses_as_offset(program)
-
-    def _key(self, args: list[Any], provider: Mapping[str, Any]) -> Any:
-        key: list[Any] = [args[i]._key for i in self.field_idx]
-        key.extend((type(args[i]), args[i]) for i in self.bound_idx)
-        key.extend(provider[t]._key for t in self.table_names)
-        return tuple(key)
+        self.dynamic = uses_as_offset(self.program)
 
     def __call__(self, args: list[Any], offset_provider: Mapping[str, Any] | None) -> None:
         provider = offset_provider or {}
         try:
-            key = self._key(args, provider)
-            cached = self.plans.get(key)
+            key = self.interface.key(args, provider)
+            cached = self.plans.find(key, provider)
         except (AttributeError, KeyError, TypeError):
             key, cached = None, None
-        if cached is not None and any(provider[t] is not c for t, c in cached[2].items()):
-            cached = None  # another table object: its entries must be checked (the plan holds the old one)
         if cached is None:
             args = wrap_arrays(self.flat, args, self.written)
-            cached = self._plan(args, provider)
+            cached = self._evaluation_plan(self.stages(args, provider))
             if key is not None:
                 self.plans.put(key, cached)
-        xp, kernels, _ = cached
+        xp, kernels = cached.xp, cached.kernels
         fields: dict[str, Any] = {}
         scalars: dict[str, Any] = {}
         for p, a in zip(self.flat, args):
@@ -75,36 +75,29 @@ class EmbeddedRunner:
         for k, dom in kernels:
             run_kernel(xp, k, dom, fields, scalars, tables)
 
-    def stages_for(
-        self, args: list[Any], offset_provider: Mapping[str, Any] | None
-    ) -> stages.Stages:
-        """The stages for these arguments (``Program.compile`` and ``.inspect``), kept for the
-        calls that follow."""
+    def stages_for(self, args: list[Any], offset_provider: Mapping[str, Any] | None) -> Stages:
+        """The stages for these arguments (``Program.compile``), kept for the calls that follow."""
         provider = offset_provider or {}
         args = wrap_arrays(self.flat, list(args), self.written)
-        done = self._stages(args, provider)
+        done = self.stages(args, provider)
         try:
-            key = self._key(args, provider)
+            key = self.interface.key(args, provider)
         except (AttributeError, KeyError, TypeError):
             return done
         self.plans.put(key, self._evaluation_plan(done))
         return done
 
-    def _plan(
-        self, args: list[Any], offset_provider: Mapping[str, Any]
-    ) -> tuple[Any, list[tuple[ir.Kernel, Any]], dict[str, Any]]:
-        """Check everything about these arguments; return the array namespace, the kernels
-        with their concrete domains, and the tables checked."""
-        return self._evaluation_plan(self._stages(args, offset_provider))
+    def stages(
+        self,
+        args: list[Any],
+        offset_provider: Mapping[str, Any] | None,
+        check_device: bool = True,
+        until: Until = "tune",
+    ) -> Stages:
+        """bind, lower and plan (the embedded backend generates nothing); nothing kept."""
+        return run_stages(self.program, args, offset_provider or {}, None)
 
-    def _stages(self, args: list[Any], offset_provider: Mapping[str, Any]) -> stages.Stages:
-        bound = stages.bind(self.program, args, offset_provider)
-        lowered = stages.lower(self.program, bound)
-        return stages.Stages(self.program, bound, lowered, stages.plan(lowered, bound, None))
-
-    def _evaluation_plan(
-        self, done: stages.Stages
-    ) -> tuple[Any, list[tuple[ir.Kernel, Any]], dict[str, Any]]:
+    def _evaluation_plan(self, done: Stages) -> EvaluationPlan:
         bound = done.bound
         xps = {f.xp for f in bound.fields.values()} | {t.xp for t in bound.tables.values()}
         if len(xps) > 1:
@@ -113,4 +106,4 @@ class EmbeddedRunner:
                 hint="move them to one device with field.to(...) first",
             )
         xp = xps.pop() if xps else __import__("numpy")
-        return xp, done.planned.kernels(), dict(bound.tables)
+        return EvaluationPlan(xp, done.planned.kernels(), dict(bound.tables))

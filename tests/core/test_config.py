@@ -1,0 +1,188 @@
+"""Configuration: every STENCILKIT_* variable parsed once; a bad value names its variable, stops
+only the code that needs it, and ``stencilkit info`` still reports everything else."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+import stencilkit as gtx
+from stencilkit.cli import main
+from stencilkit.core.errors import ConfigurationError
+from stencilkit.toolchain import cuda as cuda_toolchain
+from stencilkit.toolchain import cxx
+from stencilkit.toolchain.config import VARIABLES, config, require, reset_config
+
+ROOT = Path(__file__).parents[2]
+
+
+@pytest.fixture
+def env(monkeypatch: pytest.MonkeyPatch) -> Iterator[pytest.MonkeyPatch]:
+    """Change the environment; the cached configuration and discoveries are forgotten around."""
+    reset_config()
+    cuda_toolchain.find_cuda_compiler.cache_clear()
+    yield monkeypatch
+    monkeypatch.undo()
+    reset_config()
+    cxx.find_cxx.cache_clear()
+    cuda_toolchain.find_cuda_compiler.cache_clear()
+
+
+BAD = {
+    "STENCILKIT_CUDA_COMPILER": ("nvvc", "use one of nvrtc, nvcc"),
+    "STENCILKIT_SANITIZE": ("adress", "unknown sanitizer"),
+    "STENCILKIT_NUM_THREADS": ("0", "whole number >= 1"),
+    "STENCILKIT_PARALLEL_MIN_WORK": ("lots", "whole number >= 0"),
+    "STENCILKIT_LOG": ("verbose", "use one of off, error, warning, info, debug"),
+    "STENCILKIT_PARSE_AT_DECORATION": ("maybe", "use one of 1, true, yes, on or 0, false, no, off"),
+}
+
+
+@pytest.mark.parametrize("variable", sorted(BAD))
+def test_a_bad_value_is_kept_as_a_problem_naming_the_variable(env, variable) -> None:
+    value, why = BAD[variable]
+    env.setenv(variable, value)
+    cfg = config()  # never raises
+    assert list(cfg.problems) == [variable]
+    with pytest.raises(
+        ConfigurationError, match=re.escape(f"{variable}={value!r}") + ".*" + re.escape(why)
+    ) as info:
+        require(variable)
+    assert info.value.variable == variable and isinstance(info.value, ValueError)
+    assert isinstance(info.value, gtx.errors.DSLError)  # one family: every stencilkit user error
+    assert f"fix or unset {variable}" in str(info.value)
+    require(*(v for v in VARIABLES if v != variable))  # the others are fine
+
+
+def test_every_variable_is_documented() -> None:
+    doc = (ROOT / "docs" / "configuration.md").read_text()
+    for variable in [
+        *VARIABLES,
+        "STENCILKIT_PARSE_AT_DECORATION",
+        "OMP_NUM_THREADS",
+        "OMP_WAIT_POLICY",
+        "CXX",
+        "CUDA_HOME",
+    ]:
+        assert f"`{variable}" in doc, variable
+
+
+def test_valid_values_are_parsed(env, tmp_path) -> None:
+    env.setenv("STENCILKIT_CACHE_DIR", str(tmp_path / "c"))
+    env.setenv("STENCILKIT_CUDA_COMPILER", "NVCC")
+    env.setenv("STENCILKIT_NUM_THREADS", " 4 ")
+    env.setenv("STENCILKIT_PARALLEL_MIN_WORK", "0")
+    env.setenv("STENCILKIT_LOG", "Debug")
+    cfg = config()
+    assert (cfg.cache_dir, cfg.cuda_compiler, cfg.num_threads, cfg.parallel_min_work, cfg.log) == (
+        tmp_path / "c",
+        "nvcc",
+        4,
+        0,
+        "debug",
+    )
+    assert not cfg.problems
+
+
+def test_a_cache_dir_that_is_a_file_is_refused(env, tmp_path) -> None:
+    f = tmp_path / "file"
+    f.write_text("x")
+    env.setenv("STENCILKIT_CACHE_DIR", str(f))
+    with pytest.raises(ConfigurationError, match=r"STENCILKIT_CACHE_DIR.*not a directory"):
+        require("STENCILKIT_CACHE_DIR")
+
+
+def test_a_bad_cuda_compiler_stops_gpu_builds_not_the_cpu_backend(env, rng) -> None:
+    env.setenv("STENCILKIT_CUDA_COMPILER", "nvvc")
+    with pytest.raises(ConfigurationError, match="STENCILKIT_CUDA_COMPILER"):
+        cuda_toolchain.find_cuda_compiler()
+    assert cxx.find_cxx().path  # the cpu backend's compiler is still found
+    I = gtx.Dimension("I")
+    a = gtx.as_field([I], rng.standard_normal(6))
+    out = gtx.zeros({I: 6})
+    _copy_program()(a, out, offset_provider={})
+    assert (out.asnumpy() == a.asnumpy()).all()
+
+
+def _copy_program():
+    from tests_config_programs import copy_program  # type: ignore[import-not-found]
+
+    return copy_program
+
+
+@pytest.fixture(autouse=True)
+def _programs_module(tmp_path_factory, monkeypatch) -> None:
+    """A module with a cpu program (the DSL reads source, so it lives in a file)."""
+    d = tmp_path_factory.mktemp("progs")
+    (d / "tests_config_programs.py").write_text(
+        "import stencilkit as gtx\nfrom stencilkit import Dims, Field, float64\nI = gtx.Dimension('I')\n"
+        "@gtx.field_operator\ndef ident(a: Field[Dims[I], float64]) -> Field[Dims[I], float64]:\n    return a\n"
+        "@gtx.program(backend=gtx.cpu)\ndef copy_program(a: Field[Dims[I], float64], b: Field[Dims[I], float64]):\n"
+        "    ident(a, out=b)\n"
+    )
+    monkeypatch.syspath_prepend(str(d))
+
+
+def test_info_reports_the_bad_variable_and_everything_else(env, capsys) -> None:
+    env.setenv("STENCILKIT_CUDA_COMPILER", "nvvc")
+    env.setenv("STENCILKIT_NUM_THREADS", "two")
+    cxx.find_cxx.cache_clear()
+    assert main(["info"]) == 0
+    out = capsys.readouterr().out
+    rows = dict(
+        line.split(None, 1) if " " in line else (line, "")
+        for line in (
+            re.sub(
+                r"^(C\+\+ compiler|CUDA compiler|CPU threads|NVIDIA driver)",
+                lambda m: m.group(1).replace(" ", "_"),
+                x,
+            )
+            for x in out.splitlines()
+        )
+    )
+    assert "STENCILKIT_CUDA_COMPILER='nvvc'" in rows["configuration"]
+    assert "STENCILKIT_NUM_THREADS='two'" in rows["configuration"]
+    assert rows["C++_compiler"].startswith("/") and "OpenMP" in rows["C++_compiler"]  # still found
+    assert "entries" in rows["cache"]  # still reported
+    assert "STENCILKIT_CUDA_COMPILER" in rows["CUDA_compiler"]  # this row names its variable
+    assert "STENCILKIT_NUM_THREADS" in rows["CPU_threads"]
+
+
+def test_info_rows_when_all_is_well(env, capsys) -> None:
+    assert main(["info"]) == 0
+    out = capsys.readouterr().out
+    for row in (
+        "configuration",
+        "NVIDIA driver",
+        "CuPy",
+        "cuda-bindings",
+        "GPU",
+        "C++ compiler",
+        "CPU threads",
+        "CUDA compiler",
+        "cache",
+        "logging",
+    ):
+        assert re.search(rf"^{re.escape(row)} ", out, re.M), row
+    assert re.search(r"^configuration +ok", out, re.M)
+
+
+def test_a_bad_flag_read_at_import_warns_naming_it_and_keeps_the_default() -> None:
+    import os
+    import subprocess
+    import sys
+
+    env = dict(os.environ, STENCILKIT_PARSE_AT_DECORATION="maybe", PYTHONPATH=str(ROOT / "src"))
+    r = subprocess.run(
+        [sys.executable, "-c", "import stencilkit; print(stencilkit.config.PARSE_AT_DECORATION)"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+        check=True,
+    )
+    assert r.stdout.strip() == "False"
+    assert "STENCILKIT_PARSE_AT_DECORATION='maybe' is not valid" in r.stderr
