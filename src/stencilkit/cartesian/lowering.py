@@ -72,6 +72,7 @@ def lower_definition(d: cn.Definition) -> Lowered:
         axes[name] = ("I", "J", "K")
     scalars = {p.name: p.dtype for p in d.params if p.axes is None}
     fields = Fields(axes, dtypes, scalars, frozenset(dtypes))
+    dtypes.update(annotated)
     materialised: set[str] = set()
     for _ in range(8):
         state = _Pass(fields, set(materialised), dict(annotated))
@@ -160,6 +161,7 @@ def _stmt(s: cn.Stmt, env: dict[str, ir.Expr], lower: ExprLowerer, st: _Pass, wr
             dt = st.fields.dtypes[name]
         else:
             dt = st.temp_dtypes.setdefault(name, dtype_of(value))
+            st.fields.dtypes.setdefault(name, dt)
         extra = set(dims_of(value)) - set(st.fields.axes[name])
         if extra:
             raise GTScriptNotSupportedError(
