@@ -358,10 +358,18 @@ def _statements(b: _Block, fields: Fields, ext: dict, reads: dict[str, set]) -> 
         if b.order == "PARALLEL":
             out.append(ir.Apply(expr, refs, dom, b.label, where))
         else:
-            init = ir.MakeTuple((), TupleType(()))
+            # the engine's scan carries each output's previous level; GTScript reads them from
+            # memory instead (any level back), so the carries are unused (dead in the kernel)
+            zeros = [_zero(fields.dtypes[o]) for o in outs]
+            init: ir.Expr = zeros[0] if len(zeros) == 1 else ir.MakeTuple(tuple(zeros), TupleType(tuple(z.type for z in zeros)))
             out.append(ir.ScanApply(DIMS["K"], b.order == "FORWARD", f"__carry_{b.label}", init, expr, refs, dom, b.label, where))
         done |= set(outs)
     return out
+
+
+def _zero(dtype: str) -> ir.Literal:
+    v: bool | int | float = False if dtype == "bool" else (0.0 if dtype.startswith("float") else 0)
+    return ir.Literal(v, ScalarType(dtype))
 
 
 def _as_field(v: ir.Expr, fields: Fields, name: str) -> ir.Expr:
