@@ -154,6 +154,7 @@ def _reader(st: _Pass, order: str, block: cn.Block, env: dict[str, ir.Expr], off
 
 
 def _stmt(s: cn.Stmt, env: dict[str, ir.Expr], lower: ExprLowerer, st: _Pass, written: dict) -> None:
+    lower.memo.clear()  # a value depends on what earlier statements wrote
     if isinstance(s, cn.Assign):
         value = lower(s.value)
         name = s.target
