@@ -1,0 +1,1 @@
+"""GTScript (gt4py.cartesian) on stencilkit: backend names, storages and the language."""
