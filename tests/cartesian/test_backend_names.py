@@ -115,5 +115,5 @@ def test_layout_bytes_and_padding() -> None:
     assert gpu.alignment == 256
     cpu = lookup("gt:cpu_kfirst").layout(IJK, 4)
     assert cpu.stride_order == (0, 1, 2) and not cpu.padding and cpu.alignment == 64
-    with pytest.raises(ValueError, match=r"not a power of two of bytes"):
+    with pytest.raises(ValueError, match=r"is not a power of two of bytes"):
         lookup("gt:gpu").layout(IJK, 3)

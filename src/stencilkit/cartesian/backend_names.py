@@ -32,6 +32,7 @@ __all__ = [
     "UnknownBackendError",
     "canonical_dimensions",
     "lookup",
+    "storage_layout",
 ]
 
 #: the byte alignment stencilkit gives an aligned CPU element at least (one cache line); costs no
@@ -103,22 +104,7 @@ class BackendName:
 
     def layout(self, dimensions: Sequence[str], itemsize: int) -> Layout:
         """The stencilkit :class:`Layout` of a storage of these dimensions and item size."""
-        element_bytes = max(self.alignment * itemsize, 1)
-        if self.alignment > 1 and element_bytes & (element_bytes - 1):
-            raise StencilValueError(
-                f"backend {self.name!r} aligns to {self.alignment} elements, which for an item"
-                f" size of {itemsize} bytes is not a power of two of bytes",
-                hint="use a dtype whose item size is a power of two (1, 2, 4, 8 or 16 bytes)",
-            )
-        alignment = element_bytes if self.alignment > 1 else 1
-        if self.device == "cpu":
-            alignment = max(alignment, _CPU_MIN_ALIGNMENT_BYTES)
-        return Layout(
-            self.stride_order(dimensions),
-            alignment=alignment,
-            padding=self.alignment > 1,
-            pad_bytes=element_bytes if self.alignment > 1 else 0,
-        )
+        return storage_layout(self.layout_map(dimensions), self.alignment, itemsize, self.device)
 
     def is_optimal_layout(self, array: Any, dimensions: Sequence[str]) -> bool:
         """Whether ``array``'s strides fall in this backend's order (gt4py's check: no padding
@@ -133,6 +119,32 @@ class BackendName:
                 return False
             previous = strides[axis]
         return True
+
+
+def storage_layout(layout_map: Sequence[int], alignment: int, itemsize: int, device: str) -> Layout:
+    """The stencilkit :class:`Layout` for a gt4py layout map (highest rank: unit-stride) and an
+    alignment in elements: the aligned element on ``alignment * itemsize`` bytes (at least a
+    cache line on the CPU), the unit-stride axis padded to ``alignment`` elements where it is
+    above 1.
+
+    >>> storage_layout((2, 1, 0), 32, 8, "gpu")
+    Layout(stride_order=(2, 1, 0), alignment=256, padding=True, pad_bytes=256)
+    """
+    element_bytes = max(int(alignment), 1) * itemsize
+    padded = alignment > 1
+    if padded and element_bytes & (element_bytes - 1):
+        raise StencilValueError(
+            f"an alignment of {alignment} elements of {itemsize} bytes is not a power of two"
+            " of bytes",
+            hint="use a dtype whose item size is a power of two (1, 2, 4, 8 or 16 bytes)",
+        )
+    byte_alignment = element_bytes if padded else 1
+    if device == "cpu":
+        byte_alignment = max(byte_alignment, _CPU_MIN_ALIGNMENT_BYTES)
+    order = tuple(sorted(range(len(layout_map)), key=lambda axis: layout_map[axis]))
+    return Layout(
+        order, alignment=byte_alignment, padding=padded, pad_bytes=element_bytes if padded else 0
+    )
 
 
 def canonical_dimensions(dimensions: Sequence[Any] | None, ndim: int) -> tuple[str, ...]:
