@@ -1,0 +1,93 @@
+"""``gtscript``: GTScript, gt4py.cartesian's stencil language, on stencilkit's engine.
+
+    from stencilkit.cartesian import gtscript
+    from stencilkit.cartesian.gtscript import Field, computation, interval, PARALLEL
+
+    @gtscript.stencil(backend="numpy")
+    def lap(a: Field[float], out: Field[float]):
+        with computation(PARALLEL), interval(...):
+            out = a[1, 0, 0] + a[-1, 0, 0] + a[0, 1, 0] + a[0, -1, 0] - 4.0 * a
+"""
+
+from __future__ import annotations
+
+import types
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from .axes import IJ, IJK, IK, JK, AxisIndex, I, J, K
+from .build import build_stencil
+from .language import (
+    BACKWARD,
+    FORWARD,
+    INLINED,
+    PARALLEL,
+    Field,
+    GTScriptFunction,
+    _FieldDescriptor,
+    builtins,
+    compile_assert,
+    computation,
+    function,
+    horizontal,
+    interval,
+    region,
+)
+from .stencil_object import FrozenStencil, StencilObject
+
+__INLINED = INLINED
+int32 = np.int32
+int64 = np.int64
+float32 = np.float32
+float64 = np.float64
+Sequence = tuple
+externals = types.SimpleNamespace()  # ``from __externals__ import ...`` names this module
+
+abs = builtins["abs"]  # noqa: A001
+min = builtins["min"]  # noqa: A001
+max = builtins["max"]  # noqa: A001
+mod = builtins["mod"]
+sin, cos, tan = builtins["sin"], builtins["cos"], builtins["tan"]
+asin, acos, atan = builtins["asin"], builtins["acos"], builtins["atan"]
+sinh, cosh, tanh = builtins["sinh"], builtins["cosh"], builtins["tanh"]
+asinh, acosh, atanh = builtins["asinh"], builtins["acosh"], builtins["atanh"]
+sqrt, exp, log, log10 = builtins["sqrt"], builtins["exp"], builtins["log"], builtins["log10"]
+gamma, cbrt = builtins["gamma"], builtins["cbrt"]
+isfinite, isinf, isnan = builtins["isfinite"], builtins["isinf"], builtins["isnan"]
+floor, ceil, trunc = builtins["floor"], builtins["ceil"], builtins["trunc"]
+erf, erfc = builtins["erf"], builtins["erfc"]
+round = builtins["round"]  # noqa: A001
+round_away_from_zero = builtins["round_away_from_zero"]
+
+
+def stencil(
+    backend: str | None = None,
+    definition: Callable[..., Any] | None = None,
+    **kwargs: Any,
+) -> Any:
+    """Build a GTScript stencil for ``backend``: ``@stencil(backend="numpy")``,
+    ``@stencil("gt:cpu_ifirst", externals={...})`` or ``stencil(backend, definition=f)``."""
+    if callable(backend) and definition is None:
+        raise TypeError("gtscript.stencil needs a backend: @gtscript.stencil(backend='numpy')")
+    if backend is None:
+        raise TypeError("gtscript.stencil() missing the backend (e.g. 'numpy', 'gt:cpu_ifirst')")
+    if definition is not None:
+        return build_stencil(backend, definition, **kwargs)
+
+    def wrap(fn: Callable[..., Any]) -> StencilObject:
+        return build_stencil(backend, fn, **kwargs)
+
+    return wrap
+
+
+__all__ = [
+    "BACKWARD", "FORWARD", "PARALLEL", "I", "J", "K", "IJ", "IK", "JK", "IJK", "AxisIndex",
+    "Field", "FrozenStencil", "GTScriptFunction", "Sequence", "StencilObject", "_FieldDescriptor",
+    "compile_assert", "computation", "externals", "function", "horizontal", "interval", "region",
+    "stencil", "float32", "float64", "int32", "int64", "types", "__INLINED",
+    "abs", "min", "max", "mod", "sin", "cos", "tan", "asin", "acos", "atan", "sinh", "cosh", "tanh",
+    "asinh", "acosh", "atanh", "sqrt", "exp", "log", "log10", "gamma", "cbrt", "isfinite", "isinf",
+    "isnan", "floor", "ceil", "trunc", "erf", "erfc", "round", "round_away_from_zero",
+]  # fmt: skip
