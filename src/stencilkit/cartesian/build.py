@@ -100,11 +100,16 @@ def build_stencil(
 def _runner(kind: str, program: Any) -> tuple[Any, bool]:
     from ..backends import cpu, embedded_runner, gpu
 
-    flat = flat_params(program.params + program.temps)
+    try:  # the engine's program interface (stages/interface.py), where the engine has it
+        from ..stages.interface import interface_of  # type: ignore[import-not-found]
+
+        args: tuple[Any, ...] = (interface_of(program),)
+    except ImportError:
+        args = (program, flat_params(program.params + program.temps))
     if kind == "embedded":
-        return embedded_runner(program, flat), False
+        return embedded_runner(*args), False
     if kind == "cpu":
-        return cpu.runner(program, flat), False
+        return cpu.runner(*args), False
     if kind == "gpu":
-        return gpu.runner(program, flat), True
+        return gpu.runner(*args), True
     raise GTScriptCallError(f"unknown stencilkit backend {kind}")

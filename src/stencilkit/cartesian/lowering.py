@@ -72,6 +72,7 @@ def lower_definition(d: cn.Definition) -> Lowered:
         axes[name] = ("I", "J", "K")
     scalars = {p.name: p.dtype for p in d.params if p.axes is None}
     fields = Fields(axes, dtypes, scalars, frozenset(dtypes))
+    dtypes.update(annotated)
     materialised: set[str] = set()
     for _ in range(8):
         state = _Pass(fields, set(materialised), dict(annotated))
@@ -153,6 +154,7 @@ def _reader(st: _Pass, order: str, block: cn.Block, env: dict[str, ir.Expr], off
 
 
 def _stmt(s: cn.Stmt, env: dict[str, ir.Expr], lower: ExprLowerer, st: _Pass, written: dict) -> None:
+    lower.memo.clear()  # a value depends on what earlier statements wrote
     if isinstance(s, cn.Assign):
         value = lower(s.value)
         name = s.target
@@ -160,6 +162,7 @@ def _stmt(s: cn.Stmt, env: dict[str, ir.Expr], lower: ExprLowerer, st: _Pass, wr
             dt = st.fields.dtypes[name]
         else:
             dt = st.temp_dtypes.setdefault(name, dtype_of(value))
+            st.fields.dtypes.setdefault(name, dt)
         extra = set(dims_of(value)) - set(st.fields.axes[name])
         if extra:
             raise GTScriptNotSupportedError(
@@ -356,10 +359,18 @@ def _statements(b: _Block, fields: Fields, ext: dict, reads: dict[str, set]) -> 
         if b.order == "PARALLEL":
             out.append(ir.Apply(expr, refs, dom, b.label, where))
         else:
-            init = ir.MakeTuple((), TupleType(()))
+            # the engine's scan carries each output's previous level; GTScript reads them from
+            # memory instead (any level back), so the carries are unused (dead in the kernel)
+            zeros = [_zero(fields.dtypes[o]) for o in outs]
+            init: ir.Expr = zeros[0] if len(zeros) == 1 else ir.MakeTuple(tuple(zeros), TupleType(tuple(z.type for z in zeros)))
             out.append(ir.ScanApply(DIMS["K"], b.order == "FORWARD", f"__carry_{b.label}", init, expr, refs, dom, b.label, where))
         done |= set(outs)
     return out
+
+
+def _zero(dtype: str) -> ir.Literal:
+    v: bool | int | float = False if dtype == "bool" else (0.0 if dtype.startswith("float") else 0)
+    return ir.Literal(v, ScalarType(dtype))
 
 
 def _as_field(v: ir.Expr, fields: Fields, name: str) -> ir.Expr:

@@ -144,25 +144,28 @@ class StencilObject:
         if exec_info is not None:
             exec_info["run_start_time"] = time.perf_counter()
         dom = tuple(int(d) for d in _domain_)
+        self._runner(self.flat_args(dom, _origin_, kwargs), None)
+        if exec_info is not None:
+            exec_info["run_end_time"] = time.perf_counter()
+            exec_info["domain"] = dom
+            exec_info["origin"] = dict(_origin_)
+
+    def flat_args(self, dom: tuple[int, ...], origin: Mapping[str, Any], kwargs: Mapping[str, Any]) -> list[Any]:
+        """The engine's arguments: each array as a field whose index 0 is its origin, the
+        scalars, the domain's sizes, the temporaries."""
         flat: list[Any] = []
-        low = self._lowered
         for p in self._definition.params:
             v = kwargs[p.name]
             if p.axes is None:
                 flat.append(np.dtype(p.dtype).type(v))
                 continue
-            o = _origin_[p.name]
+            o = origin[p.name]
             flat.append(
                 as_field([DIMS[a] for a in p.axes], v, origin={DIMS[a]: int(o[j]) for j, a in enumerate(p.axes)}, copy=False)
             )
         flat.extend(dom)
         flat.extend(self._temporaries(dom, flat))
-        self._runner(flat, None)
-        if exec_info is not None:
-            exec_info["run_end_time"] = time.perf_counter()
-            exec_info["domain"] = dom
-            exec_info["origin"] = dict(_origin_)
-        del low
+        return flat
 
     def _temporaries(self, dom: tuple[int, ...], flat: list[Any]) -> list[Any]:
         temps = self._lowered.program.temps

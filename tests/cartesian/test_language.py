@@ -1,0 +1,149 @@
+"""Horizontal regions, externals, __INLINED, compile_assert and gtscript.function (nested,
+keyword arguments, tuple returns, offsets of field arguments) on every backend."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from stencilkit.cartesian import gtscript
+from stencilkit.cartesian.definitions import GTScriptDefinitionError
+from stencilkit.cartesian.gtscript import (
+    __INLINED,
+    PARALLEL,
+    Field,
+    I,
+    J,
+    compile_assert,
+    computation,
+    horizontal,
+    interval,
+    region,
+)
+
+F64 = Field[np.float64]
+
+
+@gtscript.function
+def avg_x(f):
+    return 0.5 * (f[1, 0, 0] + f[-1, 0, 0])
+
+
+@gtscript.function
+def pair(a, b, scale=2.0):
+    s = avg_x(a) + b
+    if a > 0.0:
+        d = a - b
+    else:
+        d = b - a
+    return s * scale, d
+
+
+def test_regions_relative_to_the_compute_domain(backend, arrays) -> None:
+    @gtscript.stencil(backend=backend, externals={"i_start": I[0], "j_end": J[-1]})
+    def edges(a: F64, out: F64):
+        from __externals__ import i_start, j_end
+
+        with computation(PARALLEL), interval(...):
+            out = a
+            with horizontal(region[i_start, :], region[:, j_end - 1 : j_end + 1]):
+                out = out + 10.0
+            with horizontal(region[I[-1] + 5 :, :]):  # wholly outside: nothing
+                out = -1.0
+
+    a, out = arrays.random(8, 7, 2), arrays.random(8, 7, 2)
+    before = arrays.host(out)
+    edges(a, out, origin=(1, 1, 0), domain=(5, 4, 2))
+    A = arrays.host(a)
+    ref = before.copy()
+    ref[1:6, 1:5] = A[1:6, 1:5]
+    ref[1, 1:5] += 10.0  # i_start: the first compute column
+    ref[1:6, 3:5] += 10.0  # j_end - 1 .. j_end (inclusive)
+    np.testing.assert_array_equal(arrays.host(out), ref)
+
+
+def test_region_on_a_temporary_in_the_halo(backend, arrays) -> None:
+    @gtscript.stencil(backend=backend)
+    def halo(a: F64, out: F64):
+        with computation(PARALLEL), interval(...):
+            t = a
+            with horizontal(region[: I[0], :]):  # the halo column before the domain
+                t = 100.0
+        with computation(PARALLEL), interval(...):
+            out = t[-1, 0, 0]
+
+    a, out = arrays.random(6, 3, 2), arrays.random(6, 3, 2)
+    before = arrays.host(out)
+    halo(a, out, origin=(1, 0, 0), domain=(4, 3, 2))
+    ref = before.copy()
+    ref[1:5] = arrays.host(a)[0:4]
+    ref[1] = 100.0
+    np.testing.assert_array_equal(arrays.host(out), ref)
+
+
+def test_functions_externals_inlined_and_asserts(backend, arrays) -> None:
+    @gtscript.stencil(backend=backend, externals={"MODE": 2, "C": {"k": 3.0}, "F": pair})
+    def funcs(a: F64, b: F64, s: F64, d: F64):
+        from __externals__ import MODE, C, F
+
+        compile_assert(MODE > 1)
+        with computation(PARALLEL), interval(...):
+            t, d = F(a, b=b, scale=C.k)
+            s = t
+            if __INLINED(MODE == 2):
+                d = d + avg_x(t)  # a temporary computed above, read at offsets
+            else:
+                d = undefined_name  # noqa: F821  (the branch not taken is dropped)
+
+    a, b, s, d = (arrays.random(7, 3, 2) for _ in range(4))
+    before_s, before_d = arrays.host(s), arrays.host(d)
+    funcs(a, b, s, d, origin=(2, 0, 0), domain=(3, 3, 2))
+    A, B = arrays.host(a), arrays.host(b)
+    S = 3.0 * (0.5 * (np.roll(A, -1, 0) + np.roll(A, 1, 0)) + B)
+    D = np.where(A > 0, A - B, B - A) + 0.5 * (np.roll(S, -1, 0) + np.roll(S, 1, 0))
+    rs, rd = before_s.copy(), before_d.copy()
+    rs[2:5], rd[2:5] = S[2:5], D[2:5]
+    np.testing.assert_allclose(arrays.host(s), rs, rtol=1e-14)
+    np.testing.assert_allclose(arrays.host(d), rd, rtol=1e-14)
+
+
+def test_offset_read_of_a_written_field_is_refused_with_its_location() -> None:
+    def definition(a: F64, b: F64):
+        with computation(PARALLEL), interval(...):
+            b = a
+            a = b[1, 0, 0]
+
+    with pytest.raises(GTScriptDefinitionError, match="'b' is written and also read") as err:
+        gtscript.stencil(backend="numpy", definition=definition)
+    loc = err.value.location
+    assert loc.filename == __file__ and loc.line == definition.__code__.co_firstlineno + 3
+    assert loc.column == 17 and "^" in str(err.value) and "hint:" in str(err.value)
+
+
+def test_compile_assert_fails_at_decoration_with_the_line() -> None:
+    def definition(a: F64):
+        from __externals__ import N
+
+        compile_assert(N < 3)
+        with computation(PARALLEL), interval(...):
+            a = 1.0
+
+    with pytest.raises(GTScriptDefinitionError, match="compile_assert failed: N < 3") as err:
+        gtscript.stencil(backend="numpy", definition=definition, externals={"N": 5})
+    assert err.value.location.line == definition.__code__.co_firstlineno + 3
+
+
+def test_externals_are_part_of_the_build() -> None:
+    def definition(a: F64):
+        from __externals__ import X
+
+        with computation(PARALLEL), interval(...):
+            a = X
+
+    s1 = gtscript.stencil(backend="numpy", definition=definition, externals={"X": 1.0})
+    s2 = gtscript.stencil(backend="numpy", definition=definition, externals={"X": 2.0})
+    s1b = gtscript.stencil(backend="numpy", definition=definition, externals={"X": 1.0})
+    assert s1 is s1b and s1 is not s2
+    a = np.zeros((2, 2, 2))
+    s2(a)
+    assert (a == 2.0).all()
