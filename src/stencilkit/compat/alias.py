@@ -1,4 +1,5 @@
-"""Serve ``import gt4py.next`` (and its submodules) from stencilkit, on request.
+"""Serve ``import gt4py.next`` and ``gt4py.cartesian`` (and their submodules) from stencilkit,
+on request.
 
 ``install_gt4py_alias()`` puts a finder first on ``sys.meta_path`` that answers every import of
 a ``gt4py`` module with the stencilkit module it stands for:
@@ -10,6 +11,9 @@ a ``gt4py`` module with the stencilkit module it stands for:
 ``gt4py.eve``                        ``stencilkit.eve`` (``StrEnum``, ``NOTHING``, ...)
 ``gt4py.eve.utils``                  ``stencilkit.utils``
 ``gt4py._core.definitions``          ``stencilkit.compat.core_definitions``
+``gt4py.cartesian``                  ``stencilkit.compat.gt4py_cartesian`` (lazy submodules)
+``gt4py.cartesian.<a>``              ``stencilkit.cartesian.<a>`` (``gtscript``, ``config``, ...)
+``gt4py.storage``                    ``stencilkit.cartesian.storage`` (also ``.cartesian``)
 ===================================  =======================================================
 
 The alias refuses to shadow a real gt4py (one importable from ``sys.path`` or already imported)
@@ -37,13 +41,28 @@ __all__ = [
 ]
 
 # gt4py packages that have no stencilkit counterpart: served as empty packages
-_EMPTY_PACKAGES = ("gt4py", "gt4py._core")
+_EMPTY_PACKAGES = (
+    "gt4py",
+    "gt4py._core",
+    "gt4py.cartesian.gtc",
+    "gt4py.cartesian.gtc.passes",
+    "gt4py.cartesian.utils",
+)
 # explicit targets; every other ``gt4py.next.<sub>`` maps to ``stencilkit.<sub>``
 _TARGETS = {
     "gt4py.next": "stencilkit",
     "gt4py.eve": "stencilkit.eve",
     "gt4py.eve.utils": "stencilkit.utils",
     "gt4py._core.definitions": "stencilkit.compat.core_definitions",
+    # gt4py.cartesian (GTScript) and gt4py.storage
+    "gt4py.cartesian": "stencilkit.compat.gt4py_cartesian",
+    "gt4py.cartesian.gtc.passes.oir_pipeline": "stencilkit.cartesian.oir_pipeline",
+    "gt4py.cartesian.utils.compiler": "stencilkit.cartesian.compiler",
+    "gt4py.storage": "stencilkit.cartesian.storage",
+    "gt4py.storage.cartesian": "stencilkit.cartesian.storage",
+    "gt4py.storage.cartesian.interface": "stencilkit.cartesian.storage",
+    "gt4py.storage.cartesian.layout": "stencilkit.cartesian.layout_registry",
+    "gt4py.storage.cartesian.layout_registry": "stencilkit.cartesian.layout_registry",
 }
 
 
@@ -63,9 +82,11 @@ def target_of(fullname: str) -> str | None:
         return "stencilkit." + fullname[len("gt4py.next.") :]
     if fullname in _EMPTY_PACKAGES:
         return None
+    if fullname.startswith("gt4py.cartesian."):
+        return "stencilkit.cartesian." + fullname[len("gt4py.cartesian.") :]
     raise ModuleNotFoundError(
-        f"No module named '{fullname}': stencilkit serves gt4py.next, gt4py.eve,"
-        " gt4py.eve.utils and gt4py._core.definitions only",
+        f"No module named '{fullname}': stencilkit serves gt4py.next, gt4py.cartesian,"
+        " gt4py.storage, gt4py.eve, gt4py.eve.utils and gt4py._core.definitions only",
         name=fullname,
     )
 
