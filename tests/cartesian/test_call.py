@@ -109,7 +109,7 @@ def test_unknown_backend_and_option() -> None:
         with computation(PARALLEL), interval(...):
             a = 1.0
 
-    with pytest.raises(ValueError, match="unknown backend 'nope'"):
+    with pytest.raises(ValueError, match="unknown gt4py.cartesian backend .nope."):
         gtscript.stencil(backend="nope", definition=d)
     with pytest.raises(ValueError, match="unknown option '_bad'"):
         gtscript.stencil(backend="numpy", definition=d, _bad=1)
