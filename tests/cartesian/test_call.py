@@ -116,3 +116,28 @@ def test_unknown_backend_and_option() -> None:
     info: dict = {}
     gtscript.stencil(backend="numpy", definition=d, format_source=False, build_info=info, rebuild=True)
     assert {"parse_time", "module_time", "codegen_time", "build_time", "load_time"} <= set(info)
+
+
+def test_repeated_calls_with_other_arrays_and_origins(backend, arrays) -> None:
+    s = _stencil(backend)
+    a1, a2 = arrays.random(6, 3, 2), arrays.random(6, 3, 2)
+    for a in (a1, a2, a1):
+        for o in ((1, 0, 0), (2, 0, 0), (1, 0, 0)):
+            out, unused = arrays.random(6, 3, 2), arrays.random(6, 3, 2)
+            before, A = arrays.host(out), arrays.host(a)
+            s(a, out, unused, 0.5, origin=o, domain=(3, 3, 2))
+            ref = before.copy()
+            ref[o[0] : o[0] + 3] = 0.5 * (A[o[0] - 1 : o[0] + 2] + A[o[0] + 1 : o[0] + 4])
+            np.testing.assert_array_equal(arrays.host(out), ref)
+
+
+def test_a_gpu_array_on_a_cpu_backend_is_refused() -> None:
+    class FakeGpuArray:
+        shape = (4, 3, 2)
+        dtype = np.dtype(np.float64)
+        __cuda_array_interface__ = {"shape": (4, 3, 2), "typestr": "<f8", "data": (0, False), "version": 3}
+
+    s = _stencil("gt:cpu_ifirst")
+    a = np.zeros((4, 3, 2))
+    with pytest.raises(GTScriptCallError, match="field 'out' is a GPU array, but the backend runs on the host"):
+        s(a, FakeGpuArray(), a, 0.5, origin=(1, 0, 0), domain=(2, 3, 2))
