@@ -234,3 +234,23 @@ def early(x):
     if x > 0.0:
         return x
     return -x
+
+
+def test_lazy_stencil_and_literal_precision() -> None:
+    def half(a: Field[np.float32], b: Field[np.float32], n: int):
+        with computation(PARALLEL), interval(...):
+            b = a * 0.1 + n / 3
+
+    lazy = gtscript.lazy_stencil(backend="numpy", definition=half)
+    a = np.random.default_rng(0).standard_normal((3, 2, 2)).astype(np.float32)
+    b64, b32 = np.zeros_like(a), np.zeros_like(a)
+    lazy(a, b64, 1)
+    assert lazy.field_info["b"].dtype == np.float32
+    # 64-bit literals: float32 a is computed in float64, cast to float32 at the assignment;
+    # n / 3 of integers divides in float32
+    ref64 = (a.astype(np.float64) * 0.1 + np.float64(np.float32(1) / np.float32(3))).astype(np.float32)
+    np.testing.assert_array_equal(b64, ref64)
+    s32 = gtscript.stencil(backend="numpy", definition=half, literal_float_precision=32, literal_int_precision=32)
+    s32(a, b32, 1)
+    np.testing.assert_array_equal(b32, a * np.float32(0.1) + np.float32(1) / np.float32(3))
+    assert s32.options["literal_float_precision"] == 32

@@ -34,6 +34,13 @@ def _precision(value: int | None, env: str) -> int:
     return value
 
 
+def literal_dtypes(options: dict[str, Any]) -> tuple[str, str]:
+    """The dtypes of untyped int and float literals for these stencil options."""
+    ip = _precision(options.get("literal_int_precision"), "GT4PY_LITERAL_INT_PRECISION")
+    fp = _precision(options.get("literal_float_precision"), "GT4PY_LITERAL_FLOAT_PRECISION")
+    return f"int{ip}", f"float{fp}"
+
+
 def _key_part(v: Any) -> Any:
     if isinstance(v, dict):
         return tuple(sorted((repr(k), _key_part(x)) for k, x in v.items()))
