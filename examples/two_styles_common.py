@@ -66,6 +66,35 @@ def to_numpy(array: Any) -> np.ndarray:
     return np.array(array.get() if hasattr(array, "get") else array)
 
 
+def reset(array: Any, host: np.ndarray) -> None:
+    """Write the host values ``host`` back into the storage ``array`` (NumPy or CuPy)."""
+    if isinstance(array, np.ndarray):
+        array[...] = host
+    else:
+        import cupy
+
+        array[...] = cupy.asarray(host)
+
+
+def stencil_times(
+    stencil: Any, backend: str, fields: dict[str, Any], scalars: dict[str, Any],
+    origin: dict[str, tuple[int, ...]], domain: tuple[int, int, int],
+) -> dict[str, float]:  # fmt: skip
+    """Per-call times of a GTScript stencil: ``__call__`` validated and not, and ``run()``."""
+    args = {**fields, **scalars}
+
+    def call(validate: bool) -> Callable[[], Any]:
+        return lambda: stencil(**args, origin=origin, domain=domain, validate_args=validate)
+
+    return {
+        "GTScript __call__": per_call_us(call(True), backend),
+        "GTScript __call__ (no checks)": per_call_us(call(False), backend),
+        "GTScript run()": per_call_us(
+            lambda: stencil.run(**args, _origin_=origin, _domain_=domain, exec_info=None), backend
+        ),
+    }
+
+
 def per_call_us(call: Callable[[], Any], backend: str, repeat: int = 20) -> float:
     """The median wall time of ``call()`` in microseconds (GPU work synchronised)."""
     sync = _synchronize if lookup(backend).device == "gpu" else None
