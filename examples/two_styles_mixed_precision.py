@@ -42,13 +42,12 @@ from two_styles_common import (
 )
 
 import stencilkit as gtx
-from stencilkit import astype, float32, float64
 from stencilkit.cartesian import gtscript
 from stencilkit.cartesian import storage as gt_storage
 from stencilkit.cartesian.gtscript import PARALLEL, Field, computation, interval
 
-F32 = gtx.Field[gtx.Dims[I, J, K], float32]
-F64 = gtx.Field[gtx.Dims[I, J, K], float64]
+F32 = gtx.Field[gtx.Dims[I, J, K], gtx.float32]
+F64 = gtx.Field[gtx.Dims[I, J, K], gtx.float64]
 
 
 # --- GTScript ------------------------------------------------------------------------------------
@@ -65,25 +64,25 @@ def update_gtscript(
 
 
 @gtx.field_operator
-def update_promoted(q: F32, flux: F64, dt: float64) -> F32:
+def update_promoted(q: F32, flux: F64, dt: gtx.float64) -> F32:
     # GTScript's rule written out: widen q, compute in float64, narrow at the assignment
-    return astype(0.9 * astype(q, float64) + dt * (flux(I - 1) - flux), float32)
+    return gtx.astype(0.9 * gtx.astype(q, gtx.float64) + dt * (flux(I - 1) - flux), gtx.float32)
 
 
 @gtx.field_operator
-def update_naive(q: F32, flux: F64, dt: float64) -> F32:
+def update_naive(q: F32, flux: F64, dt: gtx.float64) -> F32:
     # the literal as written: 0.9 * q is a float32 product in gt4py.next
-    return astype(astype(0.9 * q, float64) + dt * (flux(I - 1) - flux), float32)
+    return gtx.astype(gtx.astype(0.9 * q, gtx.float64) + dt * (flux(I - 1) - flux), gtx.float32)
 
 
 @gtx.program
-def update_next(q: F32, flux: F64, q_new: F32, dt: float64, ni: gtx.int32, nj: gtx.int32,
+def update_next(q: F32, flux: F64, q_new: F32, dt: gtx.float64, ni: gtx.int32, nj: gtx.int32,
                 nk: gtx.int32):  # fmt: skip
     update_promoted(q, flux, dt, out=q_new, domain={I: (1, ni), J: (0, nj), K: (0, nk)})
 
 
 @gtx.program
-def update_next_naive(q: F32, flux: F64, q_new: F32, dt: float64, ni: gtx.int32, nj: gtx.int32,
+def update_next_naive(q: F32, flux: F64, q_new: F32, dt: gtx.float64, ni: gtx.int32, nj: gtx.int32,
                       nk: gtx.int32):  # fmt: skip
     update_naive(q, flux, dt, out=q_new, domain={I: (1, ni), J: (0, nj), K: (0, nk)})
 
