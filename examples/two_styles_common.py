@@ -18,19 +18,29 @@ import numpy as np
 
 import stencilkit as gtx
 from stencilkit.cartesian import storage as gt_storage
-from stencilkit.cartesian.backend_names import lookup
 
 I = gtx.Dimension("I")
 J = gtx.Dimension("J")
 K = gtx.Dimension("K", kind=gtx.DimensionKind.VERTICAL)
 
-#: the backend names a command line may give: embedded, cpu (two layouts) and gpu
-BACKEND_NAMES = ("numpy", "gt:cpu_ifirst", "gt:cpu_kfirst", "gt:gpu")
+#: the gt4py.next backend beside each gt4py.cartesian backend name a command line may give
+NEXT_BACKENDS: dict[str, Any] = {
+    "numpy": None,  # embedded
+    "gt:cpu_ifirst": gtx.cpu,
+    "gt:cpu_kfirst": gtx.cpu,
+    "gt:gpu": gtx.gpu,
+}
 
 
 def backend_of(name: str) -> Any:
-    """The stencilkit backend that runs gt4py.cartesian's backend ``name`` (None: embedded)."""
-    return lookup(name).backend
+    """The gt4py.next backend for gt4py.cartesian's backend ``name`` (None: embedded)."""
+    if name not in NEXT_BACKENDS:
+        raise SystemExit(f"unknown backend {name!r}; use one of {', '.join(NEXT_BACKENDS)}")
+    return NEXT_BACKENDS[name]
+
+
+def _on_gpu(name: str) -> bool:
+    return bool(gt_storage.from_name(name)["device"] == "gpu")
 
 
 def random_storage(
@@ -66,9 +76,38 @@ def to_numpy(array: Any) -> np.ndarray:
     return np.array(array.get() if hasattr(array, "get") else array)
 
 
+def reset(array: Any, host: np.ndarray) -> None:
+    """Write the host values ``host`` back into the storage ``array`` (NumPy or CuPy)."""
+    if isinstance(array, np.ndarray):
+        array[...] = host
+    else:
+        import cupy
+
+        array[...] = cupy.asarray(host)
+
+
+def stencil_times(
+    stencil: Any, backend: str, fields: dict[str, Any], scalars: dict[str, Any],
+    origin: dict[str, tuple[int, ...]], domain: tuple[int, int, int],
+) -> dict[str, float]:  # fmt: skip
+    """Per-call times of a GTScript stencil: ``__call__`` validated and not, and ``run()``."""
+    args = {**fields, **scalars}
+
+    def call(validate: bool) -> Callable[[], Any]:
+        return lambda: stencil(**args, origin=origin, domain=domain, validate_args=validate)
+
+    return {
+        "GTScript __call__": per_call_us(call(True), backend),
+        "GTScript __call__ (no checks)": per_call_us(call(False), backend),
+        "GTScript run()": per_call_us(
+            lambda: stencil.run(**args, _origin_=origin, _domain_=domain, exec_info=None), backend
+        ),
+    }
+
+
 def per_call_us(call: Callable[[], Any], backend: str, repeat: int = 20) -> float:
     """The median wall time of ``call()`` in microseconds (GPU work synchronised)."""
-    sync = _synchronize if lookup(backend).device == "gpu" else None
+    sync = _synchronize if _on_gpu(backend) else None
     call()  # the first call builds
     times = []
     for _ in range(repeat):
@@ -88,7 +127,8 @@ def _synchronize() -> None:
 
 def report(title: str, backend: str, shape: Sequence[int], times: dict[str, float]) -> None:
     """One line per timed call."""
-    where = f"{backend} (stencilkit {lookup(backend).target})"
+    next_backend = backend_of(backend)
+    where = f"{backend} (gt4py.next: {'embedded' if next_backend is None else next_backend.name})"
     print(f"{title} {tuple(shape)} on {where}:")
     for label, us in times.items():
         print(f"  {label:<28} {us:10.1f} us per call")

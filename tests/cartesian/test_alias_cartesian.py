@@ -82,6 +82,16 @@ def test_cartesian_config_as_ndsl_reads_it(alias: None) -> None:
     assert isinstance(config.build_settings["extra_compile_args"]["cxx"], list)
 
 
+def test_bare_import_gt4py_reaches_storage_and_backend(alias: None) -> None:
+    # NDSL's gt4py_utils: `import gt4py`, then gt4py.storage.zeros / gt4py.cartesian.backend
+    import gt4py
+
+    assert gt4py.storage.zeros is storage.zeros
+    assert gt4py.cartesian.backend.from_name("gt:gpu").storage_info["device"] == "gpu"
+    with pytest.raises(AttributeError, match=r"module 'gt4py' has no attribute 'nothing'"):
+        gt4py.nothing  # noqa: B018
+
+
 def test_pass_names_for_skip_passes(alias: None) -> None:
     from gt4py.cartesian.gtc.passes.oir_pipeline import DefaultPipeline, OirPipeline
 
@@ -113,6 +123,7 @@ def test_gtscript_when_the_language_exists(alias: None) -> None:
 
     if HAS_GTSCRIPT:
         import gt4py.cartesian.gtscript as gtscript
+
         import stencilkit.cartesian.gtscript
 
         assert gtscript is stencilkit.cartesian.gtscript

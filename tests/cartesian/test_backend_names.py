@@ -69,6 +69,13 @@ def test_data_dimensions_are_slower_than_spatial_axes() -> None:
     assert lookup("dace:cpu").layout_map(("I", "J", "K", "0")) == (2, 3, 1, 0)
 
 
+def test_data_dimensions_ordered_by_position_not_name() -> None:
+    # NDSL's dimensions for a (nx, ny, nz, 5, 3) array are ["I", "J", "K", "5", "3"]
+    rec = lookup("gt:cpu_kfirst")
+    assert rec.layout_map(("I", "J", "K", "5", "3")) == (2, 3, 4, 0, 1)
+    assert rec.layout_map(("I", "J", "K", "3", "3")) == (2, 3, 4, 0, 1)
+
+
 def test_lower_dimensional_layouts() -> None:
     assert lookup("gt:cpu_ifirst").layout_map(("I", "J")) == (1, 0)
     assert lookup("gt:cpu_kfirst").layout_map(("I", "J")) == (0, 1)
@@ -95,8 +102,10 @@ def test_canonical_dimensions() -> None:
     assert canonical_dimensions(["I", Axis()], 2) == ("I", "K")
     with pytest.raises(ValueError, match=r"'X' is not a dimension name"):
         canonical_dimensions(["I", "X"], 2)
-    with pytest.raises(ValueError, match=r"a dimension is repeated"):
+    with pytest.raises(ValueError, match=r"an axis I, J or K is repeated"):
         canonical_dimensions(["I", "I"], 2)
+    # NDSL names data dimensions by their size: the names may repeat
+    assert canonical_dimensions(["I", "J", "K", 3, "3"], 5) == ("I", "J", "K", "3", "3")
 
 
 def test_is_optimal_layout_from_strides() -> None:

@@ -90,12 +90,13 @@ class BackendName:
         (1, 2, 3, 0)
         """
         dims = canonical_dimensions(dimensions, len(dimensions))
-        data = sorted((d for d in dims if d not in _SPATIAL), key=int)
-        n_data = len(data)
-        ranks = {d: n_data + r for d, r in zip(_SPATIAL, self.base_layout, strict=True)}
-        ranks.update({d: i for i, d in enumerate(data)})
-        order = sorted(dims, key=lambda d: ranks[d])  # slowest first
-        return tuple(order.index(d) for d in dims)
+        n_data = sum(d not in _SPATIAL for d in dims)
+        spatial = {d: n_data + r for d, r in zip(_SPATIAL, self.base_layout, strict=True)}
+        # data dimensions by position (NDSL names them by their size, so names may repeat)
+        data_rank = iter(range(n_data))
+        ranks = [spatial[d] if d in spatial else next(data_rank) for d in dims]
+        order = sorted(range(len(dims)), key=lambda axis: ranks[axis])  # slowest first
+        return tuple(order.index(axis) for axis in range(len(dims)))
 
     def stride_order(self, dimensions: Sequence[str]) -> tuple[int, ...]:
         """Axis indices from the slowest to the fastest varying one (stencilkit's order)."""
@@ -163,12 +164,13 @@ def canonical_dimensions(dimensions: Sequence[Any] | None, ndim: int) -> tuple[s
         for d in dimensions
     )
     bad = [n for n in names if not (n in _SPATIAL or n.isdigit())]
-    if bad or len(set(names)) != len(names):
+    spatial = [n for n in names if n in _SPATIAL]
+    if bad or len(set(spatial)) != len(spatial):
         raise StencilValueError(
             f"invalid dimensions {names!r}: "
-            + (f"{bad[0]!r} is not a dimension name" if bad else "a dimension is repeated"),
-            hint="use 'I', 'J', 'K' and digit strings ('0', '1', ...) for data dimensions,"
-            " each once",
+            + (f"{bad[0]!r} is not a dimension name" if bad else "an axis I, J or K is repeated"),
+            hint="use 'I', 'J', 'K' (each at most once) and digit strings ('0', '1', ...) for"
+            " data dimensions",
         )
     return names
 

@@ -92,8 +92,7 @@ def _spec(
     dt = np.dtype(dtype)
     if dt.subdtype is not None:  # e.g. (np.float64, (3,)): trailing data dimensions
         base, sub_shape = dt.subdtype
-        first = 1 + max((int(d) for d in dims if d.isdigit()), default=-1)
-        dims = (*dims, *(str(first + d) for d in range(len(sub_shape))))
+        dims = (*dims, *(str(d) for d in range(len(sub_shape))))
         dims_shape = (*dims_shape, *sub_shape)
         index = (*index, *(0,) * len(sub_shape))
         dt = base

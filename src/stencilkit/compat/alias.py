@@ -91,6 +91,17 @@ def target_of(fullname: str) -> str | None:
     )
 
 
+# what ``import gt4py`` makes reachable as attributes (NDSL: ``gt4py.storage.zeros(...)``,
+# ``gt4py.cartesian.backend.from_name(...)`` after a bare ``import gt4py``)
+_TOP_LEVEL = ("cartesian", "eve", "next", "storage")
+
+
+def _top_level_attribute(name: str) -> types.ModuleType:
+    if name not in _TOP_LEVEL:
+        raise AttributeError(f"module 'gt4py' has no attribute {name!r}")
+    return importlib.import_module(f"gt4py.{name}")
+
+
 class _AliasLoader(importlib.abc.Loader):
     """Hands out the stencilkit module itself, so that both names share one module object."""
 
@@ -104,6 +115,8 @@ class _AliasLoader(importlib.abc.Loader):
             module = types.ModuleType(self.fullname, f"stencilkit's stand-in for {self.fullname}")
             module.__path__ = []
             module.__stencilkit_alias__ = True  # type: ignore[attr-defined]
+            if self.fullname == "gt4py":
+                setattr(module, "__getattr__", _top_level_attribute)  # noqa: B010  (PEP 562)
             return module
         try:
             module = importlib.import_module(target)

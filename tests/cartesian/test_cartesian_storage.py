@@ -75,6 +75,14 @@ def test_kfirst_data_dims_as_gt4py_1_2_3() -> None:
     assert b.shape == (5, 6, 7, 3) and b.strides == (336, 56, 8, 1680)
 
 
+def test_ndsl_style_dimensions() -> None:
+    # NDSL's gt4py_utils names data dimensions by their size, as strings or ints
+    a = storage.zeros((4, 5, 6, 3), backend="gt:cpu_ifirst", dimensions=["I", "J", "K", 3])
+    assert a.strides == (8, 32, 160, 960)
+    b = storage.zeros((4, 6, 3, 3), backend="numpy", dimensions=["I", "K", "3", "3"])
+    assert b.strides == (48, 8, 576, 192)
+
+
 def test_ifirst_and_dace_cpu_orders() -> None:
     a = storage.empty((4, 5, 6), backend="gt:cpu_ifirst")
     assert a.strides == (8, 32, 160)
