@@ -141,3 +141,25 @@ def test_a_gpu_array_on_a_cpu_backend_is_refused() -> None:
     a = np.zeros((4, 3, 2))
     with pytest.raises(GTScriptCallError, match="field 'out' is a GPU array, but the backend runs on the host"):
         s(a, FakeGpuArray(), a, 0.5, origin=(1, 0, 0), domain=(2, 3, 2))
+
+
+def test_scalar_of_the_wrong_kind_is_refused(backend, arrays) -> None:
+    import enum
+
+    @gtscript.stencil(backend=backend)
+    def scaled(a: F64, n: int, flag: bool):
+        with computation(PARALLEL), interval(...):
+            a = n * 1.0 if flag else 0.0
+
+    class Mode(enum.IntEnum):
+        TWO = 2
+
+    a = arrays.random(2, 2, 2)
+    before = arrays.host(a)
+    with pytest.raises(GTScriptCallError, match="parameter 'n' is int64, got 2.5"):
+        scaled(a, 2.5, True)
+    with pytest.raises(GTScriptCallError, match="parameter 'flag' is bool"):
+        scaled(a, 2, 1.0)
+    np.testing.assert_array_equal(arrays.host(a), before)
+    scaled(a, Mode.TWO, True)  # an enum member is its integer
+    assert (arrays.host(a) == 2.0).all()

@@ -4,6 +4,7 @@ fields whose index 0 is the compute domain's origin (no copy)."""
 
 from __future__ import annotations
 
+import enum
 from collections.abc import Mapping
 from typing import Any
 
@@ -127,3 +128,16 @@ def validate(
         v = scalars[name]
         if hasattr(v, "shape") and getattr(v, "shape", ()) != ():
             raise GTScriptCallError(f"{stencil}: parameter '{name}' must be a scalar, got an array")
+        if isinstance(v, enum.Enum):
+            v = v.value
+        kind = np.dtype(dt).kind
+        given = np.asarray(v).dtype.kind if isinstance(v, int | float | bool | np.generic) else None
+        if given is None:
+            raise GTScriptCallError(
+                f"{stencil}: parameter '{name}' must be a {dt} scalar, got {type(v).__name__}"
+            )
+        if kind in "iu" and given not in "iub" or kind == "b" and given != "b":
+            raise GTScriptCallError(
+                f"{stencil}: parameter '{name}' is {dt}, got {v!r} ({type(v).__name__})",
+                hint="pass a value of the declared type (no conversion is made)",
+            )

@@ -4,6 +4,7 @@ arguments (gt4py's rules, before anything runs); ``run`` is the fast path NDSL u
 
 from __future__ import annotations
 
+import enum
 import time
 from collections.abc import Mapping
 from typing import Any
@@ -157,7 +158,7 @@ class StencilObject:
         for p in self._definition.params:
             v = kwargs[p.name]
             if p.axes is None:
-                flat.append(np.dtype(p.dtype).type(v))
+                flat.append(np.dtype(p.dtype).type(getattr(v, "value", v) if isinstance(v, enum.Enum) else v))
                 continue
             o = origin[p.name]
             hit = self._arg_cache.get(id(v))
