@@ -4,6 +4,7 @@ freeze(), exec_info, field_info/parameter_info/domain_info, the read-only object
 from __future__ import annotations
 
 import copy
+import typing
 
 import numpy as np
 import pytest
@@ -49,12 +50,28 @@ def test_run_freeze_and_exec_info(backend, arrays) -> None:
     info: dict = {"__aggregate_data": True}
     s(a, out, unused, 0.5, origin={"_all_": (1, 0, 0)}, exec_info=info)
     np.testing.assert_array_equal(arrays.host(out), ref)
-    for key in ("call_start_time", "call_end_time", "run_start_time", "run_end_time", "domain", "origin"):
+    for key in (
+        "call_start_time",
+        "call_end_time",
+        "run_start_time",
+        "run_end_time",
+        "domain",
+        "origin",
+    ):
         assert key in info
     assert info["domain"] == (4, 3, 2) and info["StencilObject"]["ncalls"] == 1
     out2 = arrays.put(before)
     origin = {"a": (1, 0, 0), "out": (1, 0, 0), "unused": (0, 0, 0)}
-    s.run(a=a, out=out2, unused=unused, w=0.5, k0=0, _domain_=(4, 3, 2), _origin_=origin, exec_info=None)
+    s.run(
+        a=a,
+        out=out2,
+        unused=unused,
+        w=0.5,
+        k0=0,
+        _domain_=(4, 3, 2),
+        _origin_=origin,
+        exec_info=None,
+    )
     np.testing.assert_array_equal(arrays.host(out2), ref)
     out3 = arrays.put(before)
     frozen = s.freeze(origin=(1, 0, 0), domain=(4, 3, 2))
@@ -66,7 +83,10 @@ def test_run_freeze_and_exec_info(backend, arrays) -> None:
     ("kwargs", "message"),
     [
         ({"origin": (0, 0, 0)}, "read 1 point\\(s\\) before its origin along I"),
-        ({"origin": (1, 0, 0), "domain": (5, 3, 2)}, "too small along I: origin 1 \\+ domain 5 \\+ halo 1"),
+        (
+            {"origin": (1, 0, 0), "domain": (5, 3, 2)},
+            "too small along I: origin 1 \\+ domain 5 \\+ halo 1",
+        ),
         ({"origin": (1, 0, 0), "domain": (0, 3, 2)}, "is empty"),
         ({"origin": (-1, 0, 0)}, "negative|before its origin"),
     ],
@@ -109,12 +129,14 @@ def test_unknown_backend_and_option() -> None:
         with computation(PARALLEL), interval(...):
             a = 1.0
 
-    with pytest.raises(ValueError, match="unknown gt4py.cartesian backend .nope."):
+    with pytest.raises(ValueError, match=r"unknown gt4py.cartesian backend .nope."):
         gtscript.stencil(backend="nope", definition=d)
     with pytest.raises(ValueError, match="unknown option '_bad'"):
         gtscript.stencil(backend="numpy", definition=d, _bad=1)
     info: dict = {}
-    gtscript.stencil(backend="numpy", definition=d, format_source=False, build_info=info, rebuild=True)
+    gtscript.stencil(
+        backend="numpy", definition=d, format_source=False, build_info=info, rebuild=True
+    )
     assert {"parse_time", "module_time", "codegen_time", "build_time", "load_time"} <= set(info)
 
 
@@ -135,11 +157,15 @@ def test_a_gpu_array_on_a_cpu_backend_is_refused() -> None:
     class FakeGpuArray:
         shape = (4, 3, 2)
         dtype = np.dtype(np.float64)
-        __cuda_array_interface__ = {"shape": (4, 3, 2), "typestr": "<f8", "data": (0, False), "version": 3}
+        __cuda_array_interface__: typing.ClassVar = {
+            "shape": (4, 3, 2), "typestr": "<f8", "data": (0, False), "version": 3,
+        }  # fmt: skip
 
     s = _stencil("gt:cpu_ifirst")
     a = np.zeros((4, 3, 2))
-    with pytest.raises(GTScriptCallError, match="field 'out' is a GPU array, but the backend runs on the host"):
+    with pytest.raises(
+        GTScriptCallError, match="field 'out' is a GPU array, but the backend runs on the host"
+    ):
         s(a, FakeGpuArray(), a, 0.5, origin=(1, 0, 0), domain=(2, 3, 2))
 
 
@@ -156,7 +182,7 @@ def test_scalar_of_the_wrong_kind_is_refused(backend, arrays) -> None:
 
     a = arrays.random(2, 2, 2)
     before = arrays.host(a)
-    with pytest.raises(GTScriptCallError, match="parameter 'n' is int64, got 2.5"):
+    with pytest.raises(GTScriptCallError, match=r"parameter 'n' is int64, got 2\.5"):
         scaled(a, 2.5, True)
     with pytest.raises(GTScriptCallError, match="parameter 'flag' is bool"):
         scaled(a, 2, 1.0)

@@ -93,7 +93,7 @@ def test_functions_externals_inlined_and_asserts(backend, arrays) -> None:
             if __INLINED(MODE == 2):
                 d = d + avg_x(t)  # a temporary computed above, read at offsets
             else:
-                d = undefined_name  # noqa: F821  (the branch not taken is dropped)
+                d = undefined_name
 
     a, b, s, d = (arrays.random(7, 3, 2) for _ in range(4))
     before_s, before_d = arrays.host(s), arrays.host(d)
@@ -195,7 +195,7 @@ def test_definition_errors_name_the_construct_and_line() -> None:
 
     def undefined(a: F64):
         with computation(PARALLEL), interval(...):
-            a = nothing_here  # noqa: F821
+            a = nothing_here
 
     def bad_interval(a: F64):
         with computation(PARALLEL), interval(3, 1):
@@ -206,7 +206,12 @@ def test_definition_errors_name_the_construct_and_line() -> None:
             a = b.at(K=1)
 
     cases = [
-        (self_offset, GTScriptDefinitionError, "'t' is assigned and read at a horizontal offset", 3),
+        (
+            self_offset,
+            GTScriptDefinitionError,
+            "'t' is assigned and read at a horizontal offset",
+            3,
+        ),
         (bool_arith, GTScriptSyntaxError, "arithmetic '\\+' on bool", 2),
         (missing_external, GTScriptSymbolError, "external 'NOPE' is imported but not given", 1),
         (ellipsis_read, GTScriptSyntaxError, "f\\[...\\] is not allowed", 2),
@@ -224,7 +229,10 @@ def test_definition_errors_name_the_construct_and_line() -> None:
         assert isinstance(err, cls), (fn.__name__, err)
         assert re.search(message, str(err)), (fn.__name__, str(err))
         if line is not None:
-            assert err.location.line == fn.__code__.co_firstlineno + line, (fn.__name__, err.location)
+            assert err.location.line == fn.__code__.co_firstlineno + line, (
+                fn.__name__,
+                err.location,
+            )
             assert err.location.filename == __file__
             assert "^" in str(err)
 
@@ -248,9 +256,13 @@ def test_lazy_stencil_and_literal_precision() -> None:
     assert lazy.field_info["b"].dtype == np.float32
     # 64-bit literals: float32 a is computed in float64, cast to float32 at the assignment;
     # n / 3 of integers divides in float32
-    ref64 = (a.astype(np.float64) * 0.1 + np.float64(np.float32(1) / np.float32(3))).astype(np.float32)
+    ref64 = (a.astype(np.float64) * 0.1 + np.float64(np.float32(1) / np.float32(3))).astype(
+        np.float32
+    )
     np.testing.assert_array_equal(b64, ref64)
-    s32 = gtscript.stencil(backend="numpy", definition=half, literal_float_precision=32, literal_int_precision=32)
+    s32 = gtscript.stencil(
+        backend="numpy", definition=half, literal_float_precision=32, literal_int_precision=32
+    )
     s32(a, b32, 1)
     np.testing.assert_array_equal(b32, a * np.float32(0.1) + np.float32(1) / np.float32(3))
     assert s32.options["literal_float_precision"] == 32

@@ -129,16 +129,29 @@ def test_math_builtins_and_promotion(backend, arrays) -> None:
     Ii = arrays.host(i)
     # 0.5 and 0.3 are float64 literals (not weak): the float32 field is upcast, the result cast back
     A64 = A.astype(np.float64)
-    ref = (np.sqrt(np.abs(A)) + np.minimum(A64, 0.5) * np.maximum(A64, -0.5) + np.remainder(A64, 0.3)).astype(np.float32)
+    ref = (
+        np.sqrt(np.abs(A)) + np.minimum(A64, 0.5) * np.maximum(A64, -0.5) + np.remainder(A64, 0.3)
+    ).astype(np.float32)
     np.testing.assert_allclose(arrays.host(out), ref, rtol=1e-6)
     # int64 / int64 literal divides in float32 (gt4py 1.2.3)
-    ref64 = np.exp(A64 * 0.1) + np.floor(A) + (Ii.astype(np.float32) / np.float32(2)) + np.remainder(A64, 2.0)
+    ref64 = (
+        np.exp(A64 * 0.1)
+        + np.floor(A)
+        + (Ii.astype(np.float32) / np.float32(2))
+        + np.remainder(A64, 2.0)
+    )
     np.testing.assert_allclose(arrays.host(out64), ref64, rtol=1e-6)
 
 
 def test_2d_and_1d_fields(backend, arrays) -> None:
     @gtscript.stencil(backend=backend)
-    def mixed(a: F64, s: Field[IJ, np.float64], k1: Field[K, np.float64], out: F64, s_out: Field[IJ, np.float64]):
+    def mixed(
+        a: F64,
+        s: Field[IJ, np.float64],
+        k1: Field[K, np.float64],
+        out: F64,
+        s_out: Field[IJ, np.float64],
+    ):
         with computation(PARALLEL), interval(...):
             out = a * s + k1[1]
         with computation(PARALLEL), interval(0, 1):
@@ -165,7 +178,9 @@ def test_round_half_even_and_away_from_zero(backend, arrays) -> None:
             even = round(a)
             away = round_away_from_zero(a)
 
-    vals = np.array([0.5, 1.5, 2.5, -0.5, -1.5, -2.5, 0.49999999999999994, -0.4, 3.7, -3.7, 1e17, 2.0])
+    vals = np.array(
+        [0.5, 1.5, 2.5, -0.5, -1.5, -2.5, 0.49999999999999994, -0.4, 3.7, -3.7, 1e17, 2.0]
+    )
     a = arrays.put(np.tile(vals, (2, 1, 1)).reshape(2, 1, -1))
     even, away = arrays.random(2, 1, vals.size), arrays.random(2, 1, vals.size)
     rounding(a, even, away)
@@ -176,7 +191,9 @@ def test_round_half_even_and_away_from_zero(backend, arrays) -> None:
     assert arrays.host(away)[0, 0, 0] == 1.0 and arrays.host(away)[0, 0, 3] == -1.0
 
 
-@pytest.mark.parametrize("name", ["numpy", "gt:cpu_ifirst", "gt:cpu_kfirst", "dace:cpu", "dace:cpu_KJI"])
+@pytest.mark.parametrize(
+    "name", ["numpy", "gt:cpu_ifirst", "gt:cpu_kfirst", "dace:cpu", "dace:cpu_KJI"]
+)
 def test_storages_of_every_cpu_layout(name: str) -> None:
     from stencilkit.cartesian import storage
 

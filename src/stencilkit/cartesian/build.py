@@ -68,9 +68,13 @@ def build_stencil(
     if kind is None:
         kind = lookup(backend).target  # UnknownBackendError (a ValueError) names the known ones
     for k in kwargs:
-        if k.startswith("_") and k not in _PRIVATE_OPTIONS or not k.startswith("_") and k not in _HINT_OPTIONS:
+        if (k.startswith("_") and k not in _PRIVATE_OPTIONS) or (
+            not k.startswith("_") and k not in _HINT_OPTIONS
+        ):
             known = ", ".join(sorted(_HINT_OPTIONS | _PRIVATE_OPTIONS))
-            raise ValueError(f"unknown option {k!r} of gtscript.stencil; the known options are: {known}")
+            raise ValueError(
+                f"unknown option {k!r} of gtscript.stencil; the known options are: {known}"
+            )
     ip = _precision(literal_int_precision, "GT4PY_LITERAL_INT_PRECISION")
     fp = _precision(literal_float_precision, "GT4PY_LITERAL_FLOAT_PRECISION")
     externals = dict(externals or {})
@@ -88,7 +92,12 @@ def build_stencil(
     t2 = time.perf_counter()
     runner, on_gpu = _runner(kind, lowered.program)
     t3 = time.perf_counter()
-    options = {"literal_int_precision": ip, "literal_float_precision": fp, "name": name or definition.__name__, **kwargs}
+    options = {
+        "literal_int_precision": ip,
+        "literal_float_precision": fp,
+        "name": name or definition.__name__,
+        **kwargs,
+    }
     obj = StencilObject(parsed, lowered, runner, backend, on_gpu, options, definition)
     if build_info is not None:
         build_info.update(

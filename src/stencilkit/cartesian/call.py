@@ -30,15 +30,20 @@ def field_origin(name: str, info: FieldInfo, origin: Any, array: Any) -> tuple[i
     if isinstance(full, int | np.integer):
         return tuple(int(full) if a == "K" else 0 for a in info.axes)
     full = tuple(int(x) for x in full)
+    assert isinstance(full, tuple)
     if len(full) == 3 and len(info.axes) < 3:
         return tuple(full[_AXES.index(a)] for a in info.axes)
     if len(full) < len(info.axes):
-        raise GTScriptCallError(f"origin {full} of field '{name}' has fewer entries than its axes {info.axes}")
-    return full[: len(info.axes)]
+        raise GTScriptCallError(
+            f"origin {full} of field '{name}' has fewer entries than its axes {info.axes}"
+        )
+    return tuple(full[: len(info.axes)])
 
 
 def default_domain(
-    field_info: Mapping[str, FieldInfo], arrays: Mapping[str, Any], origins: Mapping[str, tuple[int, ...]]
+    field_info: Mapping[str, FieldInfo],
+    arrays: Mapping[str, Any],
+    origins: Mapping[str, tuple[int, ...]],
 ) -> tuple[int, int, int]:
     """The largest domain that fits every accessed field: shape - origin - upper halo."""
     size: list[int | None] = [None, None, None]
@@ -73,7 +78,9 @@ def validate(
     if len(domain) != 3 or any(not isinstance(d, int | np.integer) for d in domain):
         raise GTScriptCallError(f"{stencil}: domain must be three integers, got {domain!r}")
     if any(d <= 0 for d in domain):
-        raise GTScriptCallError(f"{stencil}: domain {tuple(domain)} is empty", hint="every entry must be > 0")
+        raise GTScriptCallError(
+            f"{stencil}: domain {tuple(domain)} is empty", hint="every entry must be > 0"
+        )
     if domain[2] < min_k:
         raise GTScriptCallError(
             f"{stencil}: the K domain ({domain[2]}) is smaller than the {min_k} levels its intervals need"
@@ -84,7 +91,9 @@ def validate(
             raise GTScriptCallError(f"{stencil}: field '{name}' is missing")
         a = arrays[name]
         if not hasattr(a, "shape") or not hasattr(a, "dtype"):
-            raise GTScriptCallError(f"{stencil}: field '{name}' must be an array, got {type(a).__name__}")
+            raise GTScriptCallError(
+                f"{stencil}: field '{name}' must be an array, got {type(a).__name__}"
+            )
         gpu = hasattr(a, "__cuda_array_interface__")
         if gpu != on_gpu:
             where = "a GPU" if gpu else "a host"
@@ -136,7 +145,7 @@ def validate(
             raise GTScriptCallError(
                 f"{stencil}: parameter '{name}' must be a {dt} scalar, got {type(v).__name__}"
             )
-        if kind in "iu" and given not in "iub" or kind == "b" and given != "b":
+        if (kind in "iu" and given not in "iub") or (kind == "b" and given != "b"):
             raise GTScriptCallError(
                 f"{stencil}: parameter '{name}' is {dt}, got {v!r} ({type(v).__name__})",
                 hint="pass a value of the declared type (no conversion is made)",

@@ -1,17 +1,18 @@
 """``gtscript``: GTScript, gt4py.cartesian's stencil language, on stencilkit's engine.
 
-    from stencilkit.cartesian import gtscript
-    from stencilkit.cartesian.gtscript import Field, computation, interval, PARALLEL
+from stencilkit.cartesian import gtscript
+from stencilkit.cartesian.gtscript import Field, computation, interval, PARALLEL
 
-    @gtscript.stencil(backend="numpy")
-    def lap(a: Field[float], out: Field[float]):
-        with computation(PARALLEL), interval(...):
-            out = a[1, 0, 0] + a[-1, 0, 0] + a[0, 1, 0] + a[0, -1, 0] - 4.0 * a
+@gtscript.stencil(backend="numpy")
+def lap(a: Field[float], out: Field[float]):
+    with computation(PARALLEL), interval(...):
+        out = a[1, 0, 0] + a[-1, 0, 0] + a[0, 1, 0] + a[0, -1, 0] - 4.0 * a
 """
 
 from __future__ import annotations
 
 import types
+import typing
 from collections.abc import Callable
 from typing import Any
 
@@ -42,12 +43,12 @@ int32 = np.int32
 int64 = np.int64
 float32 = np.float32
 float64 = np.float64
-Sequence = tuple
+Sequence = typing.Sequence
 externals = types.SimpleNamespace()  # ``from __externals__ import ...`` names this module
 
-abs = builtins["abs"]  # noqa: A001
-min = builtins["min"]  # noqa: A001
-max = builtins["max"]  # noqa: A001
+abs = builtins["abs"]
+min = builtins["min"]
+max = builtins["max"]
 mod = builtins["mod"]
 sin, cos, tan = builtins["sin"], builtins["cos"], builtins["tan"]
 asin, acos, atan = builtins["asin"], builtins["acos"], builtins["atan"]
@@ -58,7 +59,7 @@ gamma, cbrt = builtins["gamma"], builtins["cbrt"]
 isfinite, isinf, isnan = builtins["isfinite"], builtins["isinf"], builtins["isnan"]
 floor, ceil, trunc = builtins["floor"], builtins["ceil"], builtins["trunc"]
 erf, erfc = builtins["erf"], builtins["erfc"]
-round = builtins["round"]  # noqa: A001
+round = builtins["round"]
 round_away_from_zero = builtins["round_away_from_zero"]
 
 
@@ -116,8 +117,8 @@ class LazyStencil:
         self._built: StencilObject | None = None
 
     def check_syntax(self) -> None:
-        from .parse import parse_definition
         from .build import literal_dtypes
+        from .parse import parse_definition
 
         ints, floats = literal_dtypes(self._kwargs)
         parse_definition(

@@ -60,7 +60,8 @@ def inline_call(caller: Scope, f: GTScriptFunction, node: ast.Call) -> Value | t
         ctx.functions.pop()
     if result is None:
         raise caller.src.syntax(node, f"gtscript.function {f.__name__}() returns nothing")
-    return result
+    out: Value | tuple[Value, ...] = result
+    return out
 
 
 def _body(scope: Scope, stmts: list[ast.stmt], top: bool) -> Any:
@@ -175,7 +176,9 @@ def _if(scope: Scope, s: ast.If) -> None:
     _merge(scope, cond, s.body, s.orelse, s)
 
 
-def _merge(scope: Scope, cond: cn.Expr, body: list[ast.stmt], orelse: list[ast.stmt], at: ast.AST) -> None:
+def _merge(
+    scope: Scope, cond: cn.Expr, body: list[ast.stmt], orelse: list[ast.stmt], at: ast.AST
+) -> None:
     """Run both branches on copies of the locals; a name either assigns becomes a selection."""
     before = dict(scope.local)
     outcomes = []

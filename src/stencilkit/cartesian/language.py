@@ -112,7 +112,9 @@ class _FieldDescriptor:
         self.data_dims = data_dims
 
     def __repr__(self) -> str:
-        return f"_FieldDescriptor(dtype={self.dtype!r}, axes={self.axes}, data_dims={self.data_dims})"
+        return (
+            f"_FieldDescriptor(dtype={self.dtype!r}, axes={self.axes}, data_dims={self.data_dims})"
+        )
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, _FieldDescriptor) and (

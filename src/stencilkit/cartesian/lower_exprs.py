@@ -150,7 +150,12 @@ def _rounded(x: ir.Expr, half_even: bool) -> ir.Expr:
     neg = ir.BinOp("<", x, ir.Literal(0.0, ScalarType(dt)), typed("bool", x))
     step = ir.BinOp("+", t, select(neg, ir.UnaryOp("-", one, one.type), one), x.type)
     if half_even:
-        odd = ir.BinOp("!=", ir.BinOp("%", t, ir.Literal(2.0, ScalarType(dt)), x.type), ir.Literal(0.0, ScalarType(dt)), typed("bool", x))
+        odd = ir.BinOp(
+            "!=",
+            ir.BinOp("%", t, ir.Literal(2.0, ScalarType(dt)), x.type),
+            ir.Literal(0.0, ScalarType(dt)),
+            typed("bool", x),
+        )
         tie = ir.BinOp("and", ir.BinOp("==", frac, half, typed("bool", x)), odd, typed("bool", x))
         up = ir.BinOp("or", ir.BinOp(">", frac, half, typed("bool", x)), tie, typed("bool", x))
     else:
@@ -159,7 +164,11 @@ def _rounded(x: ir.Expr, half_even: bool) -> ir.Expr:
 
 
 def select(c: ir.Expr, a: ir.Expr, b: ir.Expr) -> ir.Expr:
-    if isinstance(c.type, ScalarType) and not isinstance(a.type, FieldType) and not isinstance(b.type, FieldType):
+    if (
+        isinstance(c.type, ScalarType)
+        and not isinstance(a.type, FieldType)
+        and not isinstance(b.type, FieldType)
+    ):
         return ir.IfElse(c, a, b, a.type)
     return ir.Call("where", (c, a, b), typed(dtype_of(a), c, a, b))
 

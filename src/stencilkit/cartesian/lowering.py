@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 from ..core.errors import SourceLocation, StencilError
 from ..core.types import FieldType, ScalarType, TupleType
@@ -27,7 +28,7 @@ from ..ir import nodes as ir
 from . import nodes as cn
 from .axes import DIMS
 from .definitions import GTScriptDefinitionError, GTScriptNotSupportedError
-from .lower_exprs import INT, SIZES, ExprLowerer, Fields, select, shift
+from .lower_exprs import INT, SIZES, ExprLowerer, Fields, Reader, select, shift
 from .promotion import cast, dims_of, dtype_of
 
 Extent = tuple[int, int, int, int]  # I minus, I plus, J minus, J plus
@@ -102,7 +103,9 @@ def _lower_blocks(d: cn.Definition, st: _Pass) -> list[_Block]:
             outputs = {
                 n: v for n, v in env.items() if n in st.fields.params or n in st.materialised
             }
-            out.append(_Block(comp.order, block.interval, outputs, block.loc, f"{d.name}_c{ci}b{bi}"))
+            out.append(
+                _Block(comp.order, block.interval, outputs, block.loc, f"{d.name}_c{ci}b{bi}")
+            )
         for name, (loc, dk) in k_read.items():
             if name in written:
                 raise GTScriptDefinitionError(
@@ -117,16 +120,26 @@ def _lower_blocks(d: cn.Definition, st: _Pass) -> list[_Block]:
                     f"'{name}' is written and also read with a horizontal offset in one"
                     " computation; only temporaries may be",
                     loc or written[name],
-                    hint=f"write the new values into a temporary, or split the computation",
+                    hint="write the new values into a temporary, or split the computation",
                 )
     return out
 
 
 def _reader(
-    st: _Pass, order: str, block: cn.Block, env: dict[str, ir.Expr], offset_read: dict, k_read: dict
-) -> object:
-    single = block.interval.min_levels() and not block.interval.start.from_top and (
-        not block.interval.end.from_top and block.interval.end.offset == block.interval.start.offset + 1
+    st: _Pass,
+    order: str,
+    block: cn.Block,
+    env: dict[str, ir.Expr],
+    offset_read: dict[str, SourceLocation | None],
+    k_read: dict[str, tuple[SourceLocation | None, int]],
+) -> Reader:
+    single = (
+        block.interval.min_levels()
+        and not block.interval.start.from_top
+        and (
+            not block.interval.end.from_top
+            and block.interval.end.offset == block.interval.start.offset + 1
+        )
     )
 
     def read(r: cn.FieldRead) -> ir.Expr | None:
@@ -183,7 +196,13 @@ def _reader(
     return read
 
 
-def _stmt(s: cn.Stmt, env: dict[str, ir.Expr], lower: ExprLowerer, st: _Pass, written: dict) -> None:
+def _stmt(
+    s: cn.Stmt,
+    env: dict[str, ir.Expr],
+    lower: ExprLowerer,
+    st: _Pass,
+    written: dict[str, SourceLocation],
+) -> None:
     lower.memo.clear()  # a value depends on what earlier statements wrote
     if isinstance(s, cn.Assign):
         name = s.target
@@ -274,7 +293,9 @@ def _old(name: str, env: dict[str, ir.Expr], st: _Pass) -> ir.Expr:
     if name in st.materialised or name in st.mem_reads:
         st.mem_reads.add(name)
         return ir.Ref(name, FieldType(tuple(DIMS[a] for a in "IJK"), dt))
-    return ir.Literal(False if dt == "bool" else (0.0 if dt.startswith("float") else 0), ScalarType(dt))
+    return ir.Literal(
+        False if dt == "bool" else (0.0 if dt.startswith("float") else 0), ScalarType(dt)
+    )
 
 
 # ---------------------------------------------------------------- reads and extents
@@ -322,7 +343,7 @@ def _grow(a: tuple[int, ...], b: tuple[int, ...]) -> tuple[int, ...]:
 def _emit(d: cn.Definition, fields: Fields, blocks: list[_Block], mat: set[str]) -> Lowered:
     ext: dict[str, tuple[int, ...]] = {t: (0,) * 6 for t in mat}
     boundary: dict[str, tuple[int, ...]] = {p: (0,) * 6 for p in fields.params}
-    reads_of: dict[int, dict[str, set]] = {}
+    reads_of: dict[int, dict[str, set[str]]] = {}
     for bi in range(len(blocks) - 1, -1, -1):
         b = blocks[bi]
         if b.order != "PARALLEL":  # one domain for every output of a scan
@@ -345,7 +366,14 @@ def _emit(d: cn.Definition, fields: Fields, blocks: list[_Block], mat: set[str])
             for name, (di, dj, dk) in memory_reads(v):
                 reads_of[bi].setdefault(o, set()).add(name)
                 klo, khi = _k_extent(b.interval, dk)
-                need = (max(0, e[0] - di), max(0, e[1] + di), max(0, e[2] - dj), max(0, e[3] + dj), klo, khi)
+                need = (
+                    max(0, e[0] - di),
+                    max(0, e[1] + di),
+                    max(0, e[2] - dj),
+                    max(0, e[3] + dj),
+                    klo,
+                    khi,
+                )
                 if name in ext:
                     ext[name] = _grow(ext[name], need)
                 elif name in boundary:
@@ -355,12 +383,14 @@ def _emit(d: cn.Definition, fields: Fields, blocks: list[_Block], mat: set[str])
     read: set[str] = set()
     scalars: set[str] = set()
     for bi, b in enumerate(blocks):
-        for o, v in b.outputs.items():
+        for v in b.outputs.values():
             for name, _ in memory_reads(v):
                 read.add(name)
             from ..ir.visit import walk
 
-            scalars |= {x.name for x in walk(v) if isinstance(x, ir.Ref) and isinstance(x.type, ScalarType)}
+            scalars |= {
+                x.name for x in walk(v) if isinstance(x, ir.Ref) and isinstance(x.type, ScalarType)
+            }
         written |= set(b.outputs)
         body.extend(_statements(b, fields, ext, reads_of[bi]))
     temps = tuple(
@@ -383,7 +413,9 @@ def _emit(d: cn.Definition, fields: Fields, blocks: list[_Block], mat: set[str])
     )  # fmt: skip
 
 
-def _domain(dims: tuple[str, ...], e: tuple[int, ...], ivl: cn.Interval) -> tuple[ir.DomainRange, ...]:
+def _domain(
+    dims: tuple[str, ...], e: tuple[int, ...], ivl: cn.Interval
+) -> tuple[ir.DomainRange, ...]:
     out = []
     for i, a in enumerate(("I", "J")):
         if a in dims:
@@ -395,16 +427,24 @@ def _domain(dims: tuple[str, ...], e: tuple[int, ...], ivl: cn.Interval) -> tupl
     return tuple(out)
 
 
-def _statements(b: _Block, fields: Fields, ext: dict, reads: dict[str, set]) -> list:
-    groups: dict[tuple, list[str]] = {}
+def _statements(
+    b: _Block, fields: Fields, ext: dict[str, tuple[int, ...]], reads: dict[str, set[str]]
+) -> list[ir.Apply | ir.ScanApply]:
+    groups: dict[tuple[Any, ...], list[str]] = {}
     for o in b.outputs:
         key = (fields.axes[o], ext.get(o, (0,) * 6)[:4]) if b.order == "PARALLEL" else ("scan",)
         groups.setdefault(key, []).append(o)
-    ordered = sorted(groups.items(), key=lambda kv: (all(o in fields.params for o in kv[1]), -sum(kv[0][1]) if len(kv[0]) > 1 else 0))
-    out: list = []
+    ordered = sorted(
+        groups.items(),
+        key=lambda kv: (
+            all(o in fields.params for o in kv[1]),
+            -sum(kv[0][1]) if len(kv[0]) > 1 else 0,
+        ),
+    )
+    out: list[ir.Apply | ir.ScanApply] = []
     done: set[str] = set()
     where = str(b.loc)
-    for key, outs in ordered:
+    for _, outs in ordered:
         for o in outs:
             clash = reads.get(o, set()) & done
             if clash:
@@ -415,7 +455,11 @@ def _statements(b: _Block, fields: Fields, ext: dict, reads: dict[str, set]) -> 
                 )
         values = [_as_field(b.outputs[o], fields, o) for o in outs]
         refs = tuple(fields.ref(o) for o in outs)
-        expr = values[0] if len(values) == 1 else ir.MakeTuple(tuple(values), TupleType(tuple(v.type for v in values)))
+        expr = (
+            values[0]
+            if len(values) == 1
+            else ir.MakeTuple(tuple(values), TupleType(tuple(v.type for v in values)))
+        )
         axes = fields.axes[outs[0]]
         if any(fields.axes[o] != axes for o in outs):
             raise GTScriptNotSupportedError(
@@ -431,8 +475,24 @@ def _statements(b: _Block, fields: Fields, ext: dict, reads: dict[str, set]) -> 
             # the engine's scan carries each output's previous level; GTScript reads them from
             # memory instead (any level back), so the carries are unused (dead in the kernel)
             zeros = [_zero(fields.dtypes[o]) for o in outs]
-            init: ir.Expr = zeros[0] if len(zeros) == 1 else ir.MakeTuple(tuple(zeros), TupleType(tuple(z.type for z in zeros)))
-            out.append(ir.ScanApply(DIMS["K"], b.order == "FORWARD", f"__carry_{b.label}", init, expr, refs, dom, b.label, where))
+            init: ir.Expr = (
+                zeros[0]
+                if len(zeros) == 1
+                else ir.MakeTuple(tuple(zeros), TupleType(tuple(z.type for z in zeros)))
+            )
+            out.append(
+                ir.ScanApply(
+                    DIMS["K"],
+                    b.order == "FORWARD",
+                    f"__carry_{b.label}",
+                    init,
+                    expr,
+                    refs,
+                    dom,
+                    b.label,
+                    where,
+                )
+            )
         done |= set(outs)
     return out
 

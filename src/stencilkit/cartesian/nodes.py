@@ -171,7 +171,9 @@ class Definition:
     name: str
     params: tuple[Param, ...]
     computations: tuple[Computation, ...]
-    temporaries: tuple[tuple[str, str | None, SourceLocation], ...]  # (name, annotated dtype, first write)
+    temporaries: tuple[
+        tuple[str, str | None, SourceLocation], ...
+    ]  # (name, annotated dtype, first write)
     filename: str
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import ast
 import inspect
+import itertools
 from collections.abc import Callable
 from typing import Any
 
@@ -80,20 +81,28 @@ def _signature(src: Source, ctx: Context) -> tuple[cn.Param, ...]:
         ann = hints.get(p.name, inspect.Parameter.empty)
         if ann is inspect.Parameter.empty:
             raise src.syntax(
-                node, f"parameter '{p.name}' has no annotation", hint="annotate it: Field[float] or float"
+                node,
+                f"parameter '{p.name}' has no annotation",
+                hint="annotate it: Field[float] or float",
             )
         if isinstance(ann, str):
             ann = ctx.dtypes[ann] if ann in ctx.dtypes else _eval_annotation(src, node, ann)
         default = None if p.default is inspect.Parameter.empty else p.default
         if isinstance(ann, _FieldDescriptor):
             if ann.data_dims:
-                raise src.unsupported(node, f"field '{p.name}' with data dimensions {ann.data_dims}")
+                raise src.unsupported(
+                    node, f"field '{p.name}' with data dimensions {ann.data_dims}"
+                )
             dtype = ann.dtype
             if isinstance(dtype, str):
                 if dtype not in ctx.dtypes:
                     raise src.symbol(node, f"dtype '{dtype}' of field '{p.name}' is not in dtypes=")
                 dtype = ctx.dtypes[dtype]
-            name = ctx.cast_dtype(dtype) if any(dtype is t for t in (int, float, bool)) else np.dtype(dtype).name
+            name = (
+                ctx.cast_dtype(dtype)
+                if any(dtype is t for t in (int, float, bool))
+                else np.dtype(dtype).name
+            )
             ctx.fields[p.name] = ann.axes
             out.append(cn.Param(p.name, ann.axes, str(name), default))
         else:
@@ -225,6 +234,7 @@ class _BodyParser:
                     "the body of `with computation(...)` holds only `with interval(...)` blocks"
                     " when it names no interval itself",
                 )
+            assert isinstance(s, ast.With)
             blocks.append(cn.Block(self.interval(inner), self.stmts(s.body), self.src.loc(s)))
         self._check_order(blocks, order)
         return cn.Computation(order, tuple(blocks), loc)
@@ -233,7 +243,7 @@ class _BodyParser:
         def key(b: cn.LevelBound) -> tuple[int, int]:
             return (1, b.offset) if b.from_top else (0, b.offset)
 
-        for a, b in zip(blocks, blocks[1:]):
+        for a, b in itertools.pairwise(blocks):
             lo_first = key(a.interval.end) <= key(b.interval.start)
             hi_first = key(b.interval.end) <= key(a.interval.start)
             same_side = a.interval.end.from_top == b.interval.start.from_top or not (
@@ -241,11 +251,13 @@ class _BodyParser:
             )
             if order == "BACKWARD" and not hi_first and same_side:
                 raise self.src.definition(
-                    None, "the interval blocks of a BACKWARD computation must go top first, without overlap"
+                    None,
+                    "the interval blocks of a BACKWARD computation must go top first, without overlap",
                 )
             if order != "BACKWARD" and not lo_first and same_side:
                 raise self.src.definition(
-                    None, f"the interval blocks of a {order} computation must go bottom first, without overlap"
+                    None,
+                    f"the interval blocks of a {order} computation must go bottom first, without overlap",
                 )
 
     def interval(self, call: ast.Call) -> cn.Interval:
@@ -271,7 +283,9 @@ class _BodyParser:
         s = self._level(vals[0], call, start=True)
         e = cn.LevelBound(True, 0) if vals[1] is None else self._level(vals[1], call, start=False)
         if s.from_top and not e.from_top:
-            raise src.definition(call, "an interval cannot start from the top and end from the bottom")
+            raise src.definition(
+                call, "an interval cannot start from the top and end from the bottom"
+            )
         if s.from_top == e.from_top and e.offset <= s.offset:
             raise src.definition(call, f"interval({vals[0]!r}, {vals[1]!r}) is empty")
         return cn.Interval(s, e)
@@ -280,7 +294,11 @@ class _BodyParser:
         if isinstance(v, AxisIndex):
             if v.axis != "K":
                 raise self.src.syntax(call, f"interval bound {v!r} is not along K")
-            return cn.LevelBound(False, v.offset) if v.index == 0 else cn.LevelBound(True, v.offset + 1)
+            return (
+                cn.LevelBound(False, v.offset)
+                if v.index == 0
+                else cn.LevelBound(True, v.offset + 1)
+            )
         if isinstance(v, bool) or not isinstance(v, int | np.integer):
             if isinstance(v, str) or v is None or isinstance(v, float):
                 raise self.src.syntax(call, f"interval bound {v!r} is not an integer")
@@ -333,7 +351,9 @@ class _BodyParser:
             if _call_of(scope, s.items[0].context_expr, computation) is not None:
                 raise src.syntax(s, "computations cannot be nested")
             if _call_of(scope, s.items[0].context_expr, interval) is not None:
-                raise src.syntax(s, "an interval block inside a computation that names its interval")
+                raise src.syntax(
+                    s, "an interval block inside a computation that names its interval"
+                )
             regions = horizontal_regions(scope, s)
             body = self.stmts(s.body)
             return [cn.If(cn.RegionMask(r), body, (), src.loc(s)) for r in regions]
@@ -359,7 +379,9 @@ class _BodyParser:
             return t.value.id
         raise self.src.syntax(t, "an assignment target is a field or temporary name")
 
-    def assign(self, target: ast.expr, value: ast.expr, s: ast.stmt, dt: str | None = None) -> list[cn.Stmt]:
+    def assign(
+        self, target: ast.expr, value: ast.expr, s: ast.stmt, dt: str | None = None
+    ) -> list[cn.Stmt]:
         if isinstance(target, ast.Tuple):
             results = self._tuple_value(value)
             if len(results) != len(target.elts):
@@ -395,7 +417,9 @@ class _BodyParser:
                 )  # fmt: skip
             if off[2]:
                 if self.order == "PARALLEL":
-                    raise src.definition(t, "writes at a K offset are allowed only in FORWARD/BACKWARD")
+                    raise src.definition(
+                        t, "writes at a K offset are allowed only in FORWARD/BACKWARD"
+                    )
                 raise src.unsupported(t, f"the write at a K offset {name}[0, 0, {off[2]}] = ...")
             k = off[2]
         if name in ctx.scalars:

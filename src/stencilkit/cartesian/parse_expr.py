@@ -12,7 +12,7 @@ import numpy as np
 
 from . import nodes as cn
 from .axes import Axis, AxisIndex, AxisOffset
-from .language import MATH_BUILTINS, INLINED, GTScriptFunction, _Marker, builtins
+from .language import INLINED, MATH_BUILTINS, GTScriptFunction, _Marker, builtins
 from .source import Source
 
 _BIN = {
@@ -133,7 +133,9 @@ class Scope:
     def const(self, node: ast.expr, what: str) -> Any:
         v = self.expr(node)
         if not isinstance(v, Const):
-            raise self.src.syntax(node, f"{what} must be a compile-time value (a literal or external)")
+            raise self.src.syntax(
+                node, f"{what} must be a compile-time value (a literal or external)"
+            )
         return v.value
 
     def value(self, node: ast.expr) -> cn.Expr:
@@ -231,7 +233,9 @@ class Scope:
         out = parts[0]
         for p in parts[1:]:
             if isinstance(out, Const) and isinstance(p, Const):
-                out = Const(bool(out.value and p.value) if op == "and" else bool(out.value or p.value))
+                out = Const(
+                    bool(out.value and p.value) if op == "and" else bool(out.value or p.value)
+                )
             else:
                 out = cn.BinOp(op, self.as_expr(out, node), self.as_expr(p, node))
         return out
@@ -253,7 +257,9 @@ class Scope:
             try:
                 return Const(base.value[key])
             except (KeyError, IndexError, TypeError) as err:
-                raise self.src.symbol(node, f"cannot index {base.value!r} with {key!r}: {err}") from None
+                raise self.src.symbol(
+                    node, f"cannot index {base.value!r} with {key!r}: {err}"
+                ) from None
         if isinstance(node.slice, ast.Constant) and node.slice.value is Ellipsis:
             raise self.src.syntax(
                 node, "f[...] is not allowed", hint="read the field at the centre by its plain name"
@@ -290,7 +296,9 @@ class Scope:
         if vals and all(isinstance(v, AxisOffset | Axis) for v in vals):
             out = {"I": 0, "J": 0, "K": 0}
             for v in vals:
-                out[v.name if isinstance(v, Axis) else v.axis] += 0 if isinstance(v, Axis) else v.offset
+                out[v.name if isinstance(v, Axis) else v.axis] += (
+                    0 if isinstance(v, Axis) else v.offset
+                )
             return (out["I"], out["J"], out["K"])
         for v, item in zip(vals, items):
             if isinstance(v, bool) or not isinstance(v, int | np.integer):
@@ -351,7 +359,7 @@ def _builtin_name(f: Any, func: ast.expr) -> str | None:
     if isinstance(f, _Marker) and f.name in MATH_BUILTINS and builtins.get(f.name) is f:
         return f.name
     if f in (abs, min, max, round) and isinstance(func, ast.Name):
-        return f.__name__
+        return str(f.__name__)
     import math
 
     for name in MATH_BUILTINS:

@@ -36,7 +36,8 @@ class Source:
             return SourceLocation(self.filename, self.first_line, 1)
         line = self.first_line + node.lineno - 1
         text = self.lines[node.lineno - 1] if node.lineno - 1 < len(self.lines) else ""
-        return SourceLocation(self.filename, line, node.col_offset + 1 + self.col_shift, text)
+        col = int(getattr(node, "col_offset", 0))
+        return SourceLocation(self.filename, line, col + 1 + self.col_shift, text)
 
     def syntax(self, node: ast.AST | None, message: str, hint: str = "") -> GTScriptSyntaxError:
         return GTScriptSyntaxError(message, self.loc(node), hint)

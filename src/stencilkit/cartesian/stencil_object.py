@@ -31,10 +31,28 @@ class StencilObject:
     """A GTScript stencil built for one backend (read-only; ``copy.deepcopy`` returns it)."""
 
     __slots__ = (
-        "_lowered", "_definition", "_runner", "_on_gpu", "_param_names", "_defaults",
-        "_temps_cache", "_frozen", "backend", "field_info", "parameter_info", "domain_info",
-        "options", "constants", "source", "__name__", "__wrapped__", "_arg_cache",
+        "__name__", "__wrapped__", "_arg_cache", "_defaults", "_definition", "_frozen", "_lowered",
+        "_on_gpu", "_param_names", "_runner", "_temps_cache", "backend", "constants", "domain_info",
+        "field_info", "options", "parameter_info", "source",
     )  # fmt: skip
+    __name__: str
+    __wrapped__: Any
+    _arg_cache: dict[int, tuple[Any, tuple[int, ...], tuple[int, ...], Any]]
+    _defaults: dict[str, Any]
+    _definition: Definition
+    _frozen: bool
+    _lowered: Lowered
+    _on_gpu: bool
+    _param_names: tuple[str, ...]
+    _runner: Any
+    _temps_cache: dict[Any, list[Any]]
+    backend: str
+    constants: dict[str, Any]
+    domain_info: DomainInfo
+    field_info: dict[str, FieldInfo]
+    options: dict[str, Any]
+    parameter_info: dict[str, ParameterInfo]
+    source: str
 
     def __init__(
         self, definition: Definition, lowered: Lowered, runner: Any, backend: str, on_gpu: bool,
@@ -53,7 +71,11 @@ class StencilObject:
         s(self, "__name__", definition.name)
         s(self, "__wrapped__", fn)
         s(self, "_param_names", tuple(p.name for p in definition.params))
-        s(self, "_defaults", {p.name: p.default for p in definition.params if p.default is not None})
+        s(
+            self,
+            "_defaults",
+            {p.name: p.default for p in definition.params if p.default is not None},
+        )
         s(self, "_temps_cache", {})
         s(self, "_arg_cache", {})
         finfo = {}
@@ -66,7 +88,9 @@ class StencilObject:
             if p.name in lowered.written:
                 access |= AccessKind.WRITE
             bnd = lowered.boundary[p.name] if access else tuple((0, 0) for _ in p.axes)
-            finfo[p.name] = FieldInfo(AccessKind(access), Boundary(bnd), p.axes, (), np.dtype(p.dtype))
+            finfo[p.name] = FieldInfo(
+                AccessKind(access), Boundary(bnd), p.axes, (), np.dtype(p.dtype)
+            )
         s(self, "field_info", finfo)
         s(self, "parameter_info", {
             p.name: ParameterInfo(
@@ -107,8 +131,16 @@ class StencilObject:
         values = self._bind_names(args, kwargs)
         arrays = {n: values[n] for n in self.field_info if n in values}
         scalars = {n: values[n] for n in self.parameter_info if n in values}
-        origins = {n: field_origin(n, info, origin, arrays.get(n)) for n, info in self.field_info.items() if n in arrays}
-        dom = tuple(int(d) for d in domain) if domain is not None else default_domain(self.field_info, arrays, origins)
+        origins = {
+            n: field_origin(n, info, origin, arrays.get(n))
+            for n, info in self.field_info.items()
+            if n in arrays
+        }
+        dom = (
+            tuple(int(d) for d in domain)
+            if domain is not None
+            else default_domain(self.field_info, arrays, origins)
+        )
         if validate_args:
             validate(
                 self.__name__, self.field_info, {n: i.dtype for n, i in self.parameter_info.items()},
@@ -151,14 +183,20 @@ class StencilObject:
             exec_info["domain"] = dom
             exec_info["origin"] = dict(_origin_)
 
-    def flat_args(self, dom: tuple[int, ...], origin: Mapping[str, Any], kwargs: Mapping[str, Any]) -> list[Any]:
+    def flat_args(
+        self, dom: tuple[int, ...], origin: Mapping[str, Any], kwargs: Mapping[str, Any]
+    ) -> list[Any]:
         """The engine's arguments: each array as a field whose index 0 is its origin, the
         scalars, the domain's sizes, the temporaries."""
         flat: list[Any] = []
         for p in self._definition.params:
             v = kwargs[p.name]
             if p.axes is None:
-                flat.append(np.dtype(p.dtype).type(getattr(v, "value", v) if isinstance(v, enum.Enum) else v))
+                flat.append(
+                    np.dtype(p.dtype).type(
+                        getattr(v, "value", v) if isinstance(v, enum.Enum) else v
+                    )
+                )
                 continue
             o = origin[p.name]
             hit = self._arg_cache.get(id(v))
@@ -191,7 +229,14 @@ class StencilObject:
                 e = self._lowered.temp_extents[t.name]
                 shape = (dom[0] + e[0] + e[1], dom[1] + e[2] + e[3], dom[2] + e[4] + e[5])
                 arr = xp.zeros(shape, dtype=t.type.dtype)  # type: ignore[union-attr]
-                hit.append(as_field([DIMS[a] for a in "IJK"], arr, origin={DIMS["I"]: e[0], DIMS["J"]: e[2], DIMS["K"]: e[4]}, copy=False))
+                hit.append(
+                    as_field(
+                        [DIMS[a] for a in "IJK"],
+                        arr,
+                        origin={DIMS["I"]: e[0], DIMS["J"]: e[2], DIMS["K"]: e[4]},
+                        copy=False,
+                    )
+                )
             self._temps_cache.clear()
             self._temps_cache[(dom, xp.__name__)] = hit
         return list(hit)
@@ -201,7 +246,16 @@ class StencilObject:
 
 
 def _aggregate(info: dict[str, Any], key: str) -> None:
-    agg = info.setdefault(key, {"call_time": 0.0, "total_call_time": 0.0, "ncalls": 0, "run_time": 0.0, "total_run_time": 0.0})
+    agg = info.setdefault(
+        key,
+        {
+            "call_time": 0.0,
+            "total_call_time": 0.0,
+            "ncalls": 0,
+            "run_time": 0.0,
+            "total_run_time": 0.0,
+        },
+    )
     call = info["call_end_time"] - info["call_start_time"]
     run = info["run_end_time"] - info["run_start_time"]
     agg["call_time"] = call
@@ -214,7 +268,9 @@ def _aggregate(info: dict[str, Any], key: str) -> None:
 class FrozenStencil:
     """A stencil with origin and domain fixed: call it with keyword fields and scalars."""
 
-    def __init__(self, stencil_object: StencilObject, origin: Mapping[str, Any], domain: Any) -> None:
+    def __init__(
+        self, stencil_object: StencilObject, origin: Mapping[str, Any], domain: Any
+    ) -> None:
         self.stencil_object = stencil_object
         self.domain = tuple(domain)
         if not isinstance(origin, Mapping):
@@ -226,6 +282,8 @@ class FrozenStencil:
     def __call__(self, exec_info: dict[str, Any] | None = None, **kwargs: Any) -> None:
         if exec_info is not None:
             exec_info["call_run_start_time"] = time.perf_counter()
-        self.stencil_object.run(_domain_=self.domain, _origin_=self.origin, exec_info=exec_info, **kwargs)
+        self.stencil_object.run(
+            _domain_=self.domain, _origin_=self.origin, exec_info=exec_info, **kwargs
+        )
         if exec_info is not None:
             exec_info["call_run_end_time"] = time.perf_counter()
