@@ -202,3 +202,43 @@ def test_variable_k_offset_outside_the_array_is_an_error(backend, arrays) -> Non
     with pytest.raises(Exception, match=r"(?i)outside|out of|range"):
         far(a, out, 5)
     np.testing.assert_array_equal(arrays.host(out), before)
+
+
+def test_2d_fields_written_level_by_level(backend, arrays) -> None:
+    @gtscript.stencil(backend=backend)
+    def column(
+        a: F64,
+        total: Field[IJ, np.float64],
+        top: Field[IJ, np.float64],
+        first: Field[IJ, np.float64],
+    ):
+        with computation(FORWARD), interval(...):
+            total = total + a  # a column sum into a 2-D field
+        with computation(PARALLEL), interval(-1, None):
+            top = a * 2.0  # one level, from the top
+        with computation(PARALLEL), interval(0, 1):
+            first = a[1, 0, 0]
+
+    a = arrays.random(5, 4, 6)
+    total, top, first = arrays.random(5, 4), arrays.random(5, 4), arrays.random(5, 4)
+    T0, P0, F0 = arrays.host(total), arrays.host(top), arrays.host(first)
+    column(a, total, top, first, origin={"_all_": (0, 0, 0)}, domain=(4, 4, 6))
+    A = arrays.host(a)
+    rt, rp, rf = T0.copy(), P0.copy(), F0.copy()
+    rt[:4] = T0[:4] + A[:4].sum(axis=-1)
+    rp[:4] = 2.0 * A[:4, :, -1]
+    rf[:4] = A[1:5, :, 0]
+    np.testing.assert_allclose(arrays.host(total), rt, rtol=1e-14)
+    np.testing.assert_array_equal(arrays.host(top), rp)
+    np.testing.assert_array_equal(arrays.host(first), rf)
+
+
+def test_2d_field_from_3d_values_over_several_parallel_levels_is_refused() -> None:
+    from stencilkit.cartesian.definitions import GTScriptDefinitionError
+
+    def ambiguous(a: F64, s: Field[IJ, np.float64]):
+        with computation(PARALLEL), interval(...):
+            s = a
+
+    with pytest.raises(GTScriptDefinitionError, match="which level would it keep"):
+        gtscript.stencil(backend="numpy", definition=ambiguous)

@@ -46,6 +46,9 @@ class Lowered:
     boundary: dict[str, tuple[tuple[int, int], ...]]
     temp_extents: dict[str, tuple[int, int, int, int, int, int]]
     min_k: int
+    #: 2-D fields written level by level, with the levels read around the K domain (below,
+    #: above): bound to views whose K stride is 0
+    promoted: dict[str, tuple[int, int]]
 
 
 @dataclass
@@ -64,6 +67,7 @@ class _Pass:
     temp_dtypes: dict[str, str]
     mem_reads: set[str] = field(default_factory=set)
     assigned: set[str] = field(default_factory=set)
+    column: bool = False  # the current block visits one level at a time (sequential or one level)
 
 
 def lower_definition(d: cn.Definition) -> Lowered:
@@ -76,15 +80,31 @@ def lower_definition(d: cn.Definition) -> Lowered:
     fields = Fields(axes, dtypes, scalars, frozenset(dtypes))
     dtypes.update(annotated)
     materialised: set[str] = set()
-    for _ in range(8):
+    promoted: set[str] = set()
+    for _ in range(8 + len(axes)):
         state = _Pass(fields, set(materialised), dict(annotated))
-        blocks = _lower_blocks(d, state)
+        try:
+            blocks = _lower_blocks(d, state)
+        except _Promote as p:
+            # a 2-D field written level by level: a 3-D field to the engine, bound to a view of
+            # the array whose K stride is 0 (every level is the same memory)
+            promoted.add(p.name)
+            fields.axes[p.name] = ("I", "J", "K")
+            continue
         if state.mem_reads <= materialised:
             break
         materialised |= state.mem_reads
     for name, dt in state.temp_dtypes.items():
         dtypes[name] = dt
-    return _emit(d, fields, blocks, materialised)
+    return _emit(d, fields, blocks, materialised, frozenset(promoted))
+
+
+class _Promote(Exception):
+    """A 2-D field assigned 3-D values level by level: lower again with it as a 3-D field."""
+
+    def __init__(self, name: str) -> None:
+        super().__init__(name)
+        self.name = name
 
 
 # ---------------------------------------------------------------- statements -> values
@@ -96,6 +116,7 @@ def _lower_blocks(d: cn.Definition, st: _Pass) -> list[_Block]:
         k_read: dict[str, tuple[SourceLocation | None, int]] = {}
         for bi, block in enumerate(comp.blocks):
             env: dict[str, ir.Expr] = {}
+            st.column = comp.order != "PARALLEL" or _single_level(block.interval)
             reader = _reader(st, comp.order, block, env, offset_read, k_read)
             lower = ExprLowerer(st.fields, reader)
             for s in block.body:
@@ -133,14 +154,7 @@ def _reader(
     offset_read: dict[str, SourceLocation | None],
     k_read: dict[str, tuple[SourceLocation | None, int]],
 ) -> Reader:
-    single = (
-        block.interval.min_levels()
-        and not block.interval.start.from_top
-        and (
-            not block.interval.end.from_top
-            and block.interval.end.offset == block.interval.start.offset + 1
-        )
-    )
+    single = _single_level(block.interval)
 
     def read(r: cn.FieldRead) -> ir.Expr | None:
         name, off = r.name, r.offset
@@ -221,6 +235,15 @@ def _stmt(
             dt = st.temp_dtypes.setdefault(name, dtype_of(value))
             st.fields.dtypes.setdefault(name, dt)
         extra = set(dims_of(value)) - set(st.fields.axes[name])
+        if extra == {"K"} and name in st.fields.params and {"I", "J"} <= set(st.fields.axes[name]):
+            if st.column:
+                raise _Promote(name)
+            raise GTScriptDefinitionError(
+                f"'{name}' over {''.join(st.fields.axes[name])} is assigned a 3-D value in a"
+                " PARALLEL computation over several levels: which level would it keep?",
+                s.loc,
+                hint="assign it in an interval of one level, or in a FORWARD/BACKWARD computation",
+            )
         if extra:
             raise GTScriptNotSupportedError(
                 f"'{name}' over {''.join(st.fields.axes[name])} is assigned a value over"
@@ -250,6 +273,11 @@ def _stmt(
             continue
         old = _old(name, before, st)
         env[name] = select(cond, tv if tv is not None else old, fv if fv is not None else old)
+
+
+def _single_level(ivl: cn.Interval) -> bool:
+    s, e = ivl.start, ivl.end
+    return s.from_top == e.from_top and e.offset == s.offset + 1
 
 
 def _located(compute: Callable[[], ir.Expr], loc: SourceLocation) -> ir.Expr:
@@ -340,7 +368,9 @@ def _grow(a: tuple[int, ...], b: tuple[int, ...]) -> tuple[int, ...]:
     return tuple(max(x, y) for x, y in zip(a, b))
 
 
-def _emit(d: cn.Definition, fields: Fields, blocks: list[_Block], mat: set[str]) -> Lowered:
+def _emit(
+    d: cn.Definition, fields: Fields, blocks: list[_Block], mat: set[str], promoted: frozenset[str]
+) -> Lowered:
     ext: dict[str, tuple[int, ...]] = {t: (0,) * 6 for t in mat}
     boundary: dict[str, tuple[int, ...]] = {p: (0,) * 6 for p in fields.params}
     reads_of: dict[int, dict[str, set[str]]] = {}
@@ -402,14 +432,16 @@ def _emit(d: cn.Definition, fields: Fields, blocks: list[_Block], mat: set[str])
     ) + tuple(ir.Param(f"__n{a}", INT) for a in "IJK")
     program = ir.Program(d.name, params, tuple(body), temps)
     min_k = max(b.interval.min_levels() for b in blocks) if blocks else 0
+    declared = {p.name: p.axes or () for p in d.params}
     bnd = {
-        p: tuple((bd[2 * i], bd[2 * i + 1]) for i, a in enumerate("IJK") if a in fields.axes[p])
+        p: tuple((bd[2 * i], bd[2 * i + 1]) for i, a in enumerate("IJK") if a in declared[p])
         for p, bd in boundary.items()
     }
+    levels = {p: (boundary[p][4], boundary[p][5]) for p in promoted}
     scalars -= {"__nI", "__nJ", "__nK"}
     return Lowered(
         program, fields, frozenset(written & fields.params), frozenset(read & fields.params),
-        frozenset(scalars), bnd, {t: tuple(e) for t, e in ext.items()}, min_k,  # type: ignore[misc]
+        frozenset(scalars), bnd, {t: tuple(e) for t, e in ext.items()}, min_k, levels,  # type: ignore[misc]
     )  # fmt: skip
 
 

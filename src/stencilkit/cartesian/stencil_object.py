@@ -11,6 +11,8 @@ from typing import Any
 
 import numpy as np
 
+from ..core.domain import Domain, UnitRange
+from ..fields import Field
 from ..fields.constructors import as_field
 from ..storage.namespaces import array_namespace
 from .axes import DIMS
@@ -199,6 +201,9 @@ class StencilObject:
                 )
                 continue
             o = origin[p.name]
+            if p.name in self._lowered.promoted:
+                flat.append(self._column_view(p.name, v, o, dom[2]))
+                continue
             hit = self._arg_cache.get(id(v))
             # the cached field holds the array: the same object (not a new one at a reused id),
             # with the same shape (NumPy arrays can be reshaped in place) and origin
@@ -215,6 +220,21 @@ class StencilObject:
         flat.extend(dom)
         flat.extend(self._temporaries(dom, flat))
         return flat
+
+    def _column_view(self, name: str, v: Any, o: Any, nk: int) -> Any:
+        """A 2-D array written level by level, as the 3-D field the engine writes: a view with
+        K stride 0 over the K domain and the levels read around it (no copy)."""
+        lo, hi = self._lowered.promoted[name]
+        xp = array_namespace(v)
+        view = xp.lib.stride_tricks.as_strided(
+            v, shape=(*v.shape[:2], nk + lo + hi), strides=(*v.strides[:2], 0)
+        )
+        ranges = [
+            UnitRange(-int(o[0]), v.shape[0] - int(o[0])),
+            UnitRange(-int(o[1]), v.shape[1] - int(o[1])),
+            UnitRange(-lo, nk + hi),
+        ]
+        return Field._wrap(Domain(dims=[DIMS["I"], DIMS["J"], DIMS["K"]], ranges=ranges), view, xp)
 
     def _temporaries(self, dom: tuple[int, ...], flat: list[Any]) -> list[Any]:
         temps = self._lowered.program.temps
