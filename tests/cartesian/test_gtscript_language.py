@@ -203,7 +203,7 @@ def test_definition_errors_name_the_construct_and_line() -> None:
 
     def absolute_k(a: F64, b: F64):
         with computation(PARALLEL), interval(...):
-            a = b.at(K=1)
+            a = b.at(K=1, ddim=[0])
 
     cases = [
         (
@@ -220,7 +220,12 @@ def test_definition_errors_name_the_construct_and_line() -> None:
         (early_return_function, GTScriptSyntaxError, "a return inside a branch", None),
         (undefined, GTScriptSymbolError, "'nothing_here' is not defined", 2),
         (bad_interval, GTScriptDefinitionError, "is empty", 1),
-        (absolute_k, GTScriptNotSupportedError, "absolute K reads \\(not supported", 2),
+        (
+            absolute_k,
+            GTScriptNotSupportedError,
+            "ddim=\\[...\\]\\) \\(data dimensions\\) \\(not supported",
+            2,
+        ),
     ]
     import re
 
@@ -266,3 +271,25 @@ def test_lazy_stencil_and_literal_precision() -> None:
     s32(a, b32, 1)
     np.testing.assert_array_equal(b32, a * np.float32(0.1) + np.float32(1) / np.float32(3))
     assert s32.options["literal_float_precision"] == 32
+
+
+def test_k_as_a_value_and_absolute_levels(backend, arrays) -> None:
+    from stencilkit.cartesian.gtscript import K
+
+    @gtscript.stencil(backend=backend)
+    def levels(a: F64, out: F64, top: F64, n: int):
+        with computation(PARALLEL), interval(...):
+            out = a.at(K=n) + K * 10.0
+        with computation(PARALLEL), interval(1, None):
+            top = a[1, 0, 0].at(K=K - 1) if K > 1 else 0.0
+
+    a, out, top = arrays.random(4, 2, 5), arrays.random(4, 2, 5), arrays.random(4, 2, 5)
+    O0, T0, A = arrays.host(out), arrays.host(top), arrays.host(a)
+    levels(a, out, top, 2, domain=(3, 2, 5))
+    k = np.arange(5)
+    ro, rt = O0.copy(), T0.copy()
+    ro[:3] = A[:3, :, 2:3] + 10.0 * k
+    rt[:3, :, 1:] = A[1:4, :, 0:4]
+    rt[:3, :, 1] = 0.0
+    np.testing.assert_array_equal(arrays.host(out), ro)
+    np.testing.assert_array_equal(arrays.host(top), rt)

@@ -242,3 +242,53 @@ def test_2d_field_from_3d_values_over_several_parallel_levels_is_refused() -> No
 
     with pytest.raises(GTScriptDefinitionError, match="which level would it keep"):
         gtscript.stencil(backend="numpy", definition=ambiguous)
+
+
+def test_sequential_temporary_read_at_offsets_later(backend, arrays) -> None:
+    @gtscript.stencil(backend=backend)
+    def grown(a: F64, s: F64, out: F64):
+        with computation(FORWARD):
+            with interval(0, 1):
+                t = a
+                s = 2.0 * a
+            with interval(1, None):
+                t = t[0, 0, -1] + a  # a running sum, needed one point further in I
+                s = s[0, 0, -1] + t
+        with computation(PARALLEL), interval(...):
+            out = t[1, 0, 0] - t[-1, 0, 0]
+
+    a, s, out = arrays.random(8, 3, 5), arrays.random(8, 3, 5), arrays.random(8, 3, 5)
+    S0, O0 = arrays.host(s), arrays.host(out)
+    grown(a, s, out, origin=(1, 0, 0), domain=(6, 3, 5))
+    A = arrays.host(a)
+    t = np.cumsum(A, axis=-1)
+    ss = np.zeros_like(A)
+    ss[..., 0] = 2.0 * A[..., 0]
+    for k in range(1, 5):
+        ss[..., k] = ss[..., k - 1] + t[..., k]
+    rs, ro = S0.copy(), O0.copy()
+    rs[1:7] = ss[1:7]
+    ro[1:7] = t[2:8] - t[0:6]
+    np.testing.assert_allclose(arrays.host(s), rs, rtol=1e-13)
+    np.testing.assert_allclose(arrays.host(out), ro, rtol=1e-13, atol=1e-13)
+
+
+def test_runtime_interval_bounds(backend, arrays) -> None:
+    @gtscript.stencil(backend=backend)
+    def below(a: F64, out: F64, kbot: int):
+        with computation(FORWARD), interval(1, kbot):
+            out = out[0, 0, -1] + a
+        with computation(PARALLEL), interval(kbot, None):
+            out = -a
+
+    a, out = arrays.random(3, 2, 7), arrays.random(3, 2, 7)
+    O0, A = arrays.host(out), arrays.host(a)
+    below(a, out, 4)
+    ref = O0.copy()
+    for k in range(1, 4):
+        ref[..., k] = ref[..., k - 1] + A[..., k]
+    ref[..., 4:] = -A[..., 4:]
+    np.testing.assert_allclose(arrays.host(out), ref, rtol=1e-14)
+    assert below.parameter_info["kbot"].access.name == "READ"
+    with pytest.raises(Exception, match="outside"):
+        below(a, out, 9)  # past the K domain: refused before anything runs

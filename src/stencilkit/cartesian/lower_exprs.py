@@ -61,6 +61,8 @@ class ExprLowerer:
     def _lower(self, e: cn.Expr) -> ir.Expr:
         if isinstance(e, cn.Lit):
             return ir.Literal(e.value, ScalarType(e.dtype))
+        if isinstance(e, cn.LevelIndex):
+            return cast(ir.DimIndex(DIMS["K"], FieldType((DIMS["K"],), "int64")), e.dtype)
         if isinstance(e, cn.ScalarRead):
             return ir.Ref(e.name, ScalarType(self.fields.scalars[e.name]))
         if isinstance(e, cn.FieldRead):

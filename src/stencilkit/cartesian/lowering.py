@@ -275,6 +275,12 @@ def _stmt(
         env[name] = select(cond, tv if tv is not None else old, fv if fv is not None else old)
 
 
+def _scalar_reads(e: cn.Expr) -> list[cn.ScalarRead]:
+    from .parse import _reads_of
+
+    return [x for x in _reads_of(e) if isinstance(x, cn.ScalarRead)]
+
+
 def _single_level(ivl: cn.Interval) -> bool:
     s, e = ivl.start, ivl.end
     return s.from_top == e.from_top and e.offset == s.offset + 1
@@ -352,15 +358,20 @@ def memory_reads(e: ir.Expr) -> set[tuple[str, tuple[int, int, int]]]:
     return out
 
 
-def _level(b: cn.LevelBound) -> ir.Expr:
+def _level(b: cn.LevelBound, fields: Fields | None = None) -> ir.Expr:
+    if b.runtime is not None:
+        assert fields is not None
+        value = cast(ExprLowerer(fields, lambda r: None)(b.runtime), "int64")
+        return ir.BinOp("+", value, ir.Literal(b.offset, INT), INT) if b.offset else value
     if not b.from_top:
         return ir.Literal(b.offset, INT)
     return ir.BinOp("+", SIZES["K"], ir.Literal(b.offset, INT), INT) if b.offset else SIZES["K"]
 
 
 def _k_extent(ivl: cn.Interval, dk: int) -> tuple[int, int]:
-    lo = max(0, -(ivl.start.offset + dk)) if not ivl.start.from_top else 0
-    hi = max(0, ivl.end.offset + dk) if ivl.end.from_top else 0
+    s, e = ivl.start, ivl.end
+    lo = max(0, -(s.offset + dk)) if not s.from_top and s.runtime is None else 0
+    hi = max(0, e.offset + dk) if e.from_top and e.runtime is None else 0
     return lo, hi
 
 
@@ -374,19 +385,33 @@ def _emit(
     ext: dict[str, tuple[int, ...]] = {t: (0,) * 6 for t in mat}
     boundary: dict[str, tuple[int, ...]] = {p: (0,) * 6 for p in fields.params}
     reads_of: dict[int, dict[str, set[str]]] = {}
+    split: dict[int, tuple[int, ...]] = {}  # scan blocks whose temporaries run first, grown
     for bi in range(len(blocks) - 1, -1, -1):
         b = blocks[bi]
         if b.order != "PARALLEL":  # one domain for every output of a scan
             outs_ext = [ext.get(o, (0,) * 6)[:4] for o in b.outputs]
             widest = tuple(max(e[i] for e in outs_ext) for i in range(4)) if outs_ext else _ZERO
-            if widest != _ZERO and any(o in fields.params for o in b.outputs):
-                raise GTScriptNotSupportedError(
-                    f"a temporary written in this {b.order} computation is read at a horizontal"
-                    " offset later, and the computation also writes parameters (not supported by"
-                    " stencilkit's GTScript yet)",
-                    b.loc,
-                    hint="compute the temporary in a computation of its own",
-                )
+            api = {o for o in b.outputs if o in fields.params}
+            if widest != _ZERO and api:
+                # the temporaries are needed on a grown domain, the parameters only on the
+                # compute domain: a first loop computes the temporaries alone on the grown
+                # domain, if they do not read what the loop writes into parameters
+                deps = {
+                    name
+                    for o, v in b.outputs.items()
+                    if o not in api
+                    for name, _ in memory_reads(v)
+                }
+                if deps & api:
+                    raise GTScriptNotSupportedError(
+                        f"a temporary written in this {b.order} computation is read at a"
+                        " horizontal offset later, and it depends on parameters the computation"
+                        f" writes ({', '.join(sorted(deps & api))}) (not supported by stencilkit's"
+                        " GTScript yet)",
+                        b.loc,
+                        hint="compute the temporary in a computation of its own",
+                    )
+                split[bi] = widest
             for o in b.outputs:
                 if o in ext:
                     ext[o] = (*widest, *ext[o][4:])
@@ -422,7 +447,13 @@ def _emit(
                 x.name for x in walk(v) if isinstance(x, ir.Ref) and isinstance(x.type, ScalarType)
             }
         written |= set(b.outputs)
-        body.extend(_statements(b, fields, ext, reads_of[bi]))
+        if bi in split:
+            tmps = {o: v for o, v in b.outputs.items() if o not in fields.params}
+            pre = _Block(b.order, b.interval, tmps, b.loc, f"{b.label}_grown")
+            body.extend(_statements(pre, fields, ext, reads_of[bi]))
+            body.extend(_statements(b, fields, {}, reads_of[bi]))
+        else:
+            body.extend(_statements(b, fields, ext, reads_of[bi]))
     temps = tuple(
         ir.Param(t, FieldType(tuple(DIMS[a] for a in "IJK"), fields.dtypes[t])) for t in sorted(mat)
     )
@@ -438,6 +469,10 @@ def _emit(
         for p, bd in boundary.items()
     }
     levels = {p: (boundary[p][4], boundary[p][5]) for p in promoted}
+    for b in blocks:
+        for bound in (b.interval.start, b.interval.end):
+            if bound.runtime is not None:
+                scalars |= {x.name for x in _scalar_reads(bound.runtime)}
     scalars -= {"__nI", "__nJ", "__nK"}
     return Lowered(
         program, fields, frozenset(written & fields.params), frozenset(read & fields.params),
@@ -446,7 +481,7 @@ def _emit(
 
 
 def _domain(
-    dims: tuple[str, ...], e: tuple[int, ...], ivl: cn.Interval
+    dims: tuple[str, ...], e: tuple[int, ...], ivl: cn.Interval, fields: Fields
 ) -> tuple[ir.DomainRange, ...]:
     out = []
     for i, a in enumerate(("I", "J")):
@@ -455,7 +490,7 @@ def _domain(
             stop = ir.BinOp("+", SIZES[a], ir.Literal(hi, INT), INT) if hi else SIZES[a]
             out.append(ir.DomainRange(DIMS[a], ir.Literal(-lo, INT), stop))
     if "K" in dims:
-        out.append(ir.DomainRange(DIMS["K"], _level(ivl.start), _level(ivl.end)))
+        out.append(ir.DomainRange(DIMS["K"], _level(ivl.start, fields), _level(ivl.end, fields)))
     return tuple(out)
 
 
@@ -500,7 +535,7 @@ def _statements(
                 b.loc,
             )
         e = ext.get(outs[0], (0,) * 6)
-        dom = _domain(axes, e, b.interval)
+        dom = _domain(axes, e, b.interval, fields)
         if b.order == "PARALLEL":
             out.append(ir.Apply(expr, refs, dom, b.label, where))
         else:

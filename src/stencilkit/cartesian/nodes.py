@@ -34,6 +34,13 @@ class FieldRead(Expr):
 
 
 @dataclass(frozen=True, slots=True)
+class LevelIndex(Expr):
+    """``K`` used as a value: the current level's index (0 at the compute domain's bottom)."""
+
+    dtype: str
+
+
+@dataclass(frozen=True, slots=True)
 class ScalarRead(Expr):
     name: str
 
@@ -125,6 +132,7 @@ class LevelBound:
 
     from_top: bool
     offset: int
+    runtime: Expr | None = None  # a bound of scalar parameters (``interval(0, kbot)``), plus offset
 
 
 @dataclass(frozen=True, slots=True)
@@ -135,6 +143,8 @@ class Interval:
     def min_levels(self) -> int:
         """The smallest K size for which this interval is valid (not reversed)."""
         s, e = self.start, self.end
+        if s.runtime is not None or e.runtime is not None:
+            return 0  # known at the call only
         if not s.from_top and not e.from_top:
             return e.offset
         if not s.from_top and e.from_top:

@@ -172,6 +172,27 @@ def horizontal_regions(scope: Scope, node: ast.With) -> list[cn.Region]:
     return out
 
 
+def _reads_of(e: cn.Expr) -> list[cn.Expr]:
+    """The leaves of a parsed expression that read a value (fields and scalars)."""
+    out: list[cn.Expr] = []
+    stack = [e]
+    while stack:
+        x = stack.pop()
+        if isinstance(x, cn.FieldRead | cn.ScalarRead | cn.RegionMask):
+            out.append(x)
+        elif isinstance(x, cn.BinOp):
+            stack += [x.left, x.right]
+        elif isinstance(x, cn.UnaryOp):
+            stack.append(x.operand)
+        elif isinstance(x, cn.Builtin):
+            stack += list(x.args)
+        elif isinstance(x, cn.Cast):
+            stack.append(x.arg)
+        elif isinstance(x, cn.Ternary):
+            stack += [x.cond, x.true, x.false]
+    return out
+
+
 def _is(scope: Scope, node: ast.expr, marker: Any) -> bool:
     v = scope.expr(node)
     return isinstance(v, Const) and v.value is marker
@@ -244,6 +265,9 @@ class _BodyParser:
             return (1, b.offset) if b.from_top else (0, b.offset)
 
         for a, b in itertools.pairwise(blocks):
+            ends = (a.interval.start, a.interval.end, b.interval.start, b.interval.end)
+            if any(x.runtime is not None for x in ends):
+                continue  # known at the call only
             lo_first = key(a.interval.end) <= key(b.interval.start)
             hi_first = key(b.interval.end) <= key(a.interval.start)
             same_side = a.interval.end.from_top == b.interval.start.from_top or not (
@@ -270,6 +294,9 @@ class _BodyParser:
             args = [kw["start"], kw["end"]]
         if len(args) == 1 and isinstance(args[0], ast.Constant) and args[0].value is Ellipsis:
             return cn.Interval(cn.LevelBound(False, 0), cn.LevelBound(True, 0))
+        values = [self.scope.expr(a) for a in args]
+        if len(values) == 2 and not all(isinstance(v, Const) for v in values):
+            return self._runtime_interval(values, args, call)
         vals = [self.scope.const(a, "an interval bound") for a in args]
         if len(vals) == 1:
             b = self._level(vals[0], call, start=True)
@@ -289,6 +316,24 @@ class _BodyParser:
         if s.from_top == e.from_top and e.offset <= s.offset:
             raise src.definition(call, f"interval({vals[0]!r}, {vals[1]!r}) is empty")
         return cn.Interval(s, e)
+
+    def _runtime_interval(
+        self, values: list[Any], args: list[ast.expr], call: ast.Call
+    ) -> cn.Interval:
+        """``interval(0, kbot)``: a bound of scalar parameters, counted from the bottom."""
+        bounds = []
+        for v, a in zip(values, args):
+            if isinstance(v, Const):
+                if v.value is None and a is args[1]:
+                    bounds.append(cn.LevelBound(True, 0))
+                    continue
+                bounds.append(self._level(v.value, call, start=a is args[0]))
+                continue
+            reads = [x for x in _reads_of(v) if not isinstance(x, cn.ScalarRead)]
+            if reads:
+                raise self.src.unsupported(a, "an interval bound that reads fields")
+            bounds.append(cn.LevelBound(False, 0, v))
+        return cn.Interval(bounds[0], bounds[1])
 
     def _level(self, v: Any, call: ast.AST, start: bool) -> cn.LevelBound:
         if isinstance(v, AxisIndex):

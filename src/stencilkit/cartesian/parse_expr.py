@@ -149,6 +149,16 @@ class Scope:
         x = v.value
         if isinstance(x, bool | int | float | np.generic) and not isinstance(x, np.datetime64):
             return self.ctx.literal(x)
+        if isinstance(x, Axis | AxisOffset):
+            name = x.name if isinstance(x, Axis) else x.axis
+            if name != "K":
+                raise self.src.syntax(
+                    node, f"{name} cannot be used as a value; only K (the level index) can"
+                )
+            level = cn.LevelIndex(self.ctx.int_dtype)
+            if isinstance(x, Axis) or x.offset == 0:
+                return level
+            return cn.BinOp("+", level, self.ctx.literal(x.offset))
         if hasattr(x, "value") and isinstance(getattr(x, "value", None), int):  # an enum member
             return self.ctx.literal(int(x.value))
         raise self.src.syntax(node, f"{x!r} cannot be used as a value in a stencil")
@@ -171,8 +181,8 @@ class Scope:
     def _Attribute(self, node: ast.Attribute) -> Value:
         base = self.expr(node.value)
         if not isinstance(base, Const):
-            if node.attr == "at":
-                raise self.src.unsupported(node, "f.at(K=...) absolute K reads")
+            if node.attr == "at" and isinstance(base, cn.FieldRead) and base.k_expr is None:
+                return Const(_At(base))
             raise self.src.syntax(node, f"fields have no attribute '{node.attr}'")
         b = base.value
         if isinstance(b, dict):
@@ -205,7 +215,7 @@ class Scope:
         if op is None:
             raise self.src.syntax(node, f"operator {type(node.op).__name__} is not GTScript")
         a, b = self.expr(node.left), self.expr(node.right)
-        if isinstance(a, Const) and isinstance(b, Const):
+        if isinstance(a, Const) and isinstance(b, Const) and not _level_value(a, b, op):
             try:
                 return Const(_PYOP[op](a.value, b.value))
             except (TypeError, ZeroDivisionError) as err:
@@ -220,7 +230,11 @@ class Scope:
             if op is None:
                 raise self.src.syntax(node, f"comparison {type(op_node).__name__} is not GTScript")
             right = self.expr(right_node)
-            if isinstance(left, Const) and isinstance(right, Const):
+            if (
+                isinstance(left, Const)
+                and isinstance(right, Const)
+                and not _level_value(left, right, op)
+            ):
                 parts.append(Const(_PYOP[op](left.value, right.value)))
             else:
                 parts.append(
@@ -319,6 +333,8 @@ class Scope:
         if not isinstance(fn, Const):
             raise self.src.syntax(node, "only builtins, casts and gtscript.functions can be called")
         f = fn.value
+        if isinstance(f, _At):
+            return self.absolute_k(f.read, node)
         if isinstance(f, GTScriptFunction):
             from .inline import inline_call
 
@@ -343,6 +359,23 @@ class Scope:
             return cn.Cast(dtype, arg)
         raise self.src.syntax(node, f"{f!r} cannot be called in a stencil")
 
+    def absolute_k(self, read: cn.FieldRead, node: ast.Call) -> Value:
+        """``f.at(K=expr)``: ``f`` at level ``expr`` (from the compute domain's bottom), at the
+        point's I and J."""
+        kw = {k.arg: k.value for k in node.keywords}
+        if node.args or set(kw) != {"K"}:
+            if "ddim" in kw:
+                raise self.src.unsupported(node, "f.at(..., ddim=[...]) (data dimensions)")
+            raise self.src.syntax(node, "f.at() takes the level as K=...")
+        k = self.expr(kw["K"])
+        if isinstance(k, Const) and isinstance(k.value, Axis):
+            raise self.src.syntax(node, "f.at(K=K) is the centre: write f")
+        level = self.as_expr(k, node)
+        if "K" not in self.ctx.fields.get(read.name, ("K",)):
+            raise self.src.syntax(node, f"'{read.name}' has no K axis to index")
+        amount = cn.BinOp("-", level, cn.LevelIndex(self.ctx.int_dtype))
+        return cn.FieldRead(read.name, read.offset, self.src.loc(node), amount)
+
     def builtin(self, name: str, node: ast.Call) -> Value:
         if node.keywords:
             raise self.src.syntax(node, f"{name}() takes positional arguments only")
@@ -353,6 +386,24 @@ class Scope:
             raise self.src.syntax(node, f"{name}() takes {arity} argument(s), got {len(node.args)}")
         args = tuple(self.value(a) for a in node.args)
         return cn.Builtin(name, args, self.src.loc(node))
+
+
+def _level_value(a: Const, b: Const, op: str) -> bool:
+    """``K`` in arithmetic with a number, other than ``K + n`` / ``K - n`` (an offset): the
+    level index as a run-time value."""
+    axis = [x for x in (a.value, b.value) if isinstance(x, Axis | AxisOffset)]
+    if not axis:
+        return False
+    return not (
+        op in ("+", "-") and isinstance(a.value, Axis | AxisOffset) and isinstance(b.value, int)
+    )
+
+
+@dataclass(frozen=True)
+class _At:
+    """``f.at``, waiting for its call ``(K=...)``."""
+
+    read: cn.FieldRead
 
 
 def _builtin_name(f: Any, func: ast.expr) -> str | None:
@@ -378,6 +429,8 @@ def shifted(e: cn.Expr, off: tuple[int, int, int]) -> cn.Expr:
         return cn.FieldRead(e.name, (o[0] + off[0], o[1] + off[1], o[2] + off[2]), e.loc, k)
     if isinstance(e, cn.Lit | cn.ScalarRead):
         return e
+    if isinstance(e, cn.LevelIndex):
+        return cn.BinOp("+", e, cn.Lit(off[2], e.dtype)) if off[2] else e
     if isinstance(e, cn.BinOp):
         return cn.BinOp(e.op, shifted(e.left, off), shifted(e.right, off))
     if isinstance(e, cn.UnaryOp):
