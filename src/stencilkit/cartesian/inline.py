@@ -110,7 +110,7 @@ def _statement(scope: Scope, s: ast.stmt) -> None:
     elif isinstance(s, ast.If):
         _if(scope, s)
     elif isinstance(s, ast.With):
-        from .parse import horizontal_regions
+        from .constructs import horizontal_regions
 
         regions = horizontal_regions(scope, s)
         for r in regions:
@@ -122,7 +122,7 @@ def _statement(scope: Scope, s: ast.stmt) -> None:
 
 
 def _expression_statement(scope: Scope, s: ast.Expr) -> None:
-    from .parse import compile_assert_call
+    from .constructs import compile_assert_call
 
     if isinstance(s.value, ast.Constant) and isinstance(s.value.value, str):
         return  # a docstring

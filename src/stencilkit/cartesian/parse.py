@@ -5,7 +5,6 @@ then ``with computation(...), interval(...)`` blocks of statements. Externals, `
 from __future__ import annotations
 
 import ast
-import inspect
 import itertools
 from collections.abc import Callable
 from typing import Any
@@ -14,6 +13,9 @@ import numpy as np
 
 from . import nodes as cn
 from .axes import AxisIndex
+from .constructs import call_of, compile_assert_call, horizontal_regions
+from .context import Context
+from .exprs import parsed_reads
 from .language import (
     BACKWARD,
     FORWARD,
@@ -21,14 +23,12 @@ from .language import (
     GTScriptFunction,
     IterationOrder,
     _FieldDescriptor,
-    compile_assert,
     computation,
-    horizontal,
     interval,
-    region,
 )
-from .parse_expr import Const, Context, Scope, axis_index_bound
-from .source import Source, read_source
+from .parse_expr import Const, Scope
+from .signature import parse_signature
+from .source import read_source
 
 _ORDERS = {id(PARALLEL): "PARALLEL", id(FORWARD): "FORWARD", id(BACKWARD): "BACKWARD"}
 
@@ -42,7 +42,7 @@ def parse_definition(
 ) -> cn.Definition:
     src = read_source(fn)
     ctx = Context(dict(externals), int_dtype, float_dtype, {}, set(), dict(dtypes))
-    params = _signature(src, ctx)
+    params = parse_signature(src, ctx)
     scope = Scope(src, ctx)
     parser = _BodyParser(scope, {p.name for p in params})
     comps: list[cn.Computation] = []
@@ -68,152 +68,6 @@ def parse_definition(
     return cn.Definition(fn.__name__, params, tuple(comps), tuple(parser.temps), src.filename)
 
 
-# ---------------------------------------------------------------- signature
-def _signature(src: Source, ctx: Context) -> tuple[cn.Param, ...]:
-    sig = inspect.signature(src.fn)
-    hints = dict(getattr(src.fn, "__annotations__", {}))
-    out = []
-    node_of = {a.arg: a for a in src.tree.args.args + src.tree.args.kwonlyargs}
-    for p in sig.parameters.values():
-        node = node_of.get(p.name)
-        if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD):
-            raise src.syntax(node, "*args and **kwargs are not allowed in a stencil definition")
-        ann = hints.get(p.name, inspect.Parameter.empty)
-        if ann is inspect.Parameter.empty:
-            raise src.syntax(
-                node,
-                f"parameter '{p.name}' has no annotation",
-                hint="annotate it: Field[float] or float",
-            )
-        if isinstance(ann, str):
-            ann = ctx.dtypes[ann] if ann in ctx.dtypes else _eval_annotation(src, node, ann)
-        default = None if p.default is inspect.Parameter.empty else p.default
-        if isinstance(ann, _FieldDescriptor):
-            if ann.data_dims:
-                raise src.unsupported(
-                    node, f"field '{p.name}' with data dimensions {ann.data_dims}"
-                )
-            dtype = ann.dtype
-            if isinstance(dtype, str):
-                if dtype not in ctx.dtypes:
-                    raise src.symbol(node, f"dtype '{dtype}' of field '{p.name}' is not in dtypes=")
-                dtype = ctx.dtypes[dtype]
-            name = (
-                ctx.cast_dtype(dtype)
-                if any(dtype is t for t in (int, float, bool))
-                else np.dtype(dtype).name
-            )
-            ctx.fields[p.name] = ann.axes
-            out.append(cn.Param(p.name, ann.axes, str(name), default))
-        else:
-            dt = ctx.cast_dtype(ann)
-            if dt is None:
-                raise src.syntax(
-                    node,
-                    f"parameter '{p.name}' has annotation {ann!r}, which is neither a Field[...]"
-                    " nor a scalar type",
-                    hint="use Field[np.float64], Field[IJ, float], float, int, np.float32, ...",
-                )
-            ctx.scalars.add(p.name)
-            out.append(cn.Param(p.name, None, dt, default))
-    return tuple(out)
-
-
-def _eval_annotation(src: Source, node: ast.AST | None, text: str) -> Any:
-    try:
-        return eval(text, dict(src.names))  # a string annotation, in the definition's module
-    except Exception as err:
-        raise src.symbol(node, f"cannot resolve the annotation {text!r}: {err}") from None
-
-
-# ---------------------------------------------------------------- helpers shared with inline.py
-def compile_assert_call(scope: Scope, node: ast.expr) -> bool:
-    if not isinstance(node, ast.Call):
-        return False
-    f = scope.expr(node.func)
-    if not (isinstance(f, Const) and f.value is compile_assert):
-        return False
-    if len(node.args) != 1:
-        raise scope.src.syntax(node, "compile_assert takes one condition")
-    ok = scope.const(node.args[0], "the condition of compile_assert")
-    if not ok:
-        raise scope.src.definition(
-            node, f"compile_assert failed: {ast.unparse(node.args[0])}",
-            hint="the externals given to this stencil do not satisfy its assertion",
-        )  # fmt: skip
-    return True
-
-
-def _call_of(scope: Scope, item: ast.expr, marker: Any) -> ast.Call | None:
-    if isinstance(item, ast.Call):
-        f = scope.expr(item.func)
-        if isinstance(f, Const) and f.value is marker:
-            return item
-    return None
-
-
-def horizontal_regions(scope: Scope, node: ast.With) -> list[cn.Region]:
-    if len(node.items) != 1:
-        raise scope.src.syntax(node, "with horizontal(...) takes no other context")
-    call = _call_of(scope, node.items[0].context_expr, horizontal)
-    if call is None:
-        raise scope.src.syntax(node, "only `with horizontal(region[...]):` is allowed here")
-    out = []
-    for r in call.args:
-        if not (isinstance(r, ast.Subscript) and _is(scope, r.value, region)):
-            raise scope.src.syntax(r, "horizontal(...) takes region[i_spec, j_spec] arguments")
-        specs = r.slice.elts if isinstance(r.slice, ast.Tuple) else [r.slice]
-        if len(specs) != 2:
-            raise scope.src.syntax(r, "region[...] takes an I and a J spec")
-        out.append(cn.Region(_spec(scope, specs[0], "I"), _spec(scope, specs[1], "J")))
-    for s in node.body:
-        if isinstance(s, ast.With):
-            raise scope.src.syntax(s, "with blocks cannot be nested inside horizontal(...)")
-    return out
-
-
-def _reads_of(e: cn.Expr) -> list[cn.Expr]:
-    """The leaves of a parsed expression that read a value (fields and scalars)."""
-    out: list[cn.Expr] = []
-    stack = [e]
-    while stack:
-        x = stack.pop()
-        if isinstance(x, cn.FieldRead | cn.ScalarRead | cn.RegionMask):
-            out.append(x)
-        elif isinstance(x, cn.BinOp):
-            stack += [x.left, x.right]
-        elif isinstance(x, cn.UnaryOp):
-            stack.append(x.operand)
-        elif isinstance(x, cn.Builtin):
-            stack += list(x.args)
-        elif isinstance(x, cn.Cast):
-            stack.append(x.arg)
-        elif isinstance(x, cn.Ternary):
-            stack += [x.cond, x.true, x.false]
-    return out
-
-
-def _is(scope: Scope, node: ast.expr, marker: Any) -> bool:
-    v = scope.expr(node)
-    return isinstance(v, Const) and v.value is marker
-
-
-def _spec(scope: Scope, node: ast.expr, axis: str) -> tuple[cn.Bound | None, cn.Bound | None]:
-    try:
-        if isinstance(node, ast.Slice):
-            if node.step is not None:
-                raise ValueError("region slices take no step")
-            lo = None if node.lower is None else scope.const(node.lower, "a region bound")
-            hi = None if node.upper is None else scope.const(node.upper, "a region bound")
-            return axis_index_bound(lo, axis), axis_index_bound(hi, axis)
-        v = scope.const(node, "a region index")
-        if not isinstance(v, AxisIndex):
-            raise ValueError(f"{v!r} is not an {axis}[0] + n / {axis}[-1] - n index")
-        return axis_index_bound(v, axis), axis_index_bound(v + 1, axis)
-    except ValueError as err:
-        raise scope.src.syntax(node, str(err)) from None
-
-
 # ---------------------------------------------------------------- the body
 class _BodyParser:
     def __init__(self, scope: Scope, params: set[str]) -> None:
@@ -227,14 +81,14 @@ class _BodyParser:
         order, ivl = None, None
         for item in node.items:
             e = item.context_expr
-            if (c := _call_of(self.scope, e, computation)) is not None:
+            if (c := call_of(self.scope, e, computation)) is not None:
                 if len(c.args) != 1:
                     raise self.src.syntax(c, "computation() takes PARALLEL, FORWARD or BACKWARD")
                 o = self.scope.const(c.args[0], "the iteration order")
                 if not isinstance(o, IterationOrder):
                     raise self.src.syntax(c, f"{o!r} is not PARALLEL, FORWARD or BACKWARD")
                 order = o.name
-            elif (c := _call_of(self.scope, e, interval)) is not None:
+            elif (c := call_of(self.scope, e, interval)) is not None:
                 ivl = self.interval(c)
             else:
                 raise self.src.syntax(e, "expected computation(...) or interval(...)")
@@ -248,7 +102,7 @@ class _BodyParser:
         for s in node.body:
             inner = None
             if isinstance(s, ast.With) and len(s.items) == 1:
-                inner = _call_of(self.scope, s.items[0].context_expr, interval)
+                inner = call_of(self.scope, s.items[0].context_expr, interval)
             if inner is None:
                 raise self.src.syntax(
                     s,
@@ -329,7 +183,7 @@ class _BodyParser:
                     continue
                 bounds.append(self._level(v.value, call, start=a is args[0]))
                 continue
-            reads = [x for x in _reads_of(v) if not isinstance(x, cn.ScalarRead)]
+            reads = [x for x in parsed_reads(v) if not isinstance(x, cn.ScalarRead)]
             if reads:
                 raise self.src.unsupported(a, "an interval bound that reads fields")
             bounds.append(cn.LevelBound(False, 0, v))
@@ -393,9 +247,9 @@ class _BodyParser:
                 return list(self.stmts(s.body if cond.value else s.orelse))
             return [cn.If(cond, self.stmts(s.body), self.stmts(s.orelse), src.loc(s))]
         if isinstance(s, ast.With):
-            if _call_of(scope, s.items[0].context_expr, computation) is not None:
+            if call_of(scope, s.items[0].context_expr, computation) is not None:
                 raise src.syntax(s, "computations cannot be nested")
-            if _call_of(scope, s.items[0].context_expr, interval) is not None:
+            if call_of(scope, s.items[0].context_expr, interval) is not None:
                 raise src.syntax(
                     s, "an interval block inside a computation that names its interval"
                 )

@@ -5,13 +5,15 @@ from __future__ import annotations
 
 import ast
 import operator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from . import nodes as cn
-from .axes import Axis, AxisIndex, AxisOffset
+from .axes import Axis, AxisOffset
+from .context import Context
+from .exprs import shifted
 from .language import INLINED, MATH_BUILTINS, GTScriptFunction, _Marker, builtins
 from .source import Source
 
@@ -37,46 +39,6 @@ class Const:
 
 
 Value = Const | cn.Expr
-
-
-@dataclass
-class Context:
-    """What every part of one definition shares."""
-
-    externals: dict[str, Any]
-    int_dtype: str  # the literal precision: "int64" or "int32"
-    float_dtype: str
-    fields: dict[str, tuple[str, ...]]  # parameter fields (and temporaries) -> axes
-    scalars: set[str]
-    dtypes: dict[Any, Any] = field(default_factory=dict)
-    functions: list[str] = field(default_factory=list)  # the inlining stack (recursion check)
-
-    def literal(self, v: Any) -> cn.Lit:
-        if isinstance(v, bool | np.bool_):
-            return cn.Lit(bool(v), "bool")
-        if isinstance(v, np.generic):
-            return cn.Lit(v.item(), v.dtype.name)
-        if isinstance(v, int):
-            return cn.Lit(int(v), self.int_dtype)
-        return cn.Lit(float(v), self.float_dtype)
-
-    def cast_dtype(self, t: Any) -> str | None:
-        """The dtype a cast or annotation ``t`` names (``int``, ``np.float32``, a dtypes key)."""
-        if t in self.dtypes:
-            t = self.dtypes[t]
-            if t is int or t is float:
-                return self.int_dtype if t is int else self.float_dtype
-        if t is int:
-            return self.int_dtype
-        if t is float:
-            return self.float_dtype
-        if t is bool:
-            return "bool"
-        try:
-            dt = np.dtype(t) if isinstance(t, type) and issubclass(t, np.generic) else None
-        except TypeError:
-            dt = None
-        return None if dt is None else dt.name
 
 
 class Scope:
@@ -417,39 +379,3 @@ def _builtin_name(f: Any, func: ast.expr) -> str | None:
         if getattr(math, name, None) is f and f is not None:
             return name
     return None
-
-
-def shifted(e: cn.Expr, off: tuple[int, int, int]) -> cn.Expr:
-    """``e`` read at ``off`` from the current point: every field read in it moves by ``off``."""
-    if off == (0, 0, 0):
-        return e
-    if isinstance(e, cn.FieldRead):
-        o = e.offset
-        k = None if e.k_expr is None else shifted(e.k_expr, off)
-        return cn.FieldRead(e.name, (o[0] + off[0], o[1] + off[1], o[2] + off[2]), e.loc, k)
-    if isinstance(e, cn.Lit | cn.ScalarRead):
-        return e
-    if isinstance(e, cn.LevelIndex):
-        return cn.BinOp("+", e, cn.Lit(off[2], e.dtype)) if off[2] else e
-    if isinstance(e, cn.BinOp):
-        return cn.BinOp(e.op, shifted(e.left, off), shifted(e.right, off))
-    if isinstance(e, cn.UnaryOp):
-        return cn.UnaryOp(e.op, shifted(e.operand, off))
-    if isinstance(e, cn.Builtin):
-        return cn.Builtin(e.fn, tuple(shifted(a, off) for a in e.args), e.loc)
-    if isinstance(e, cn.Cast):
-        return cn.Cast(e.dtype, shifted(e.arg, off))
-    if isinstance(e, cn.Ternary):
-        return cn.Ternary(shifted(e.cond, off), shifted(e.true, off), shifted(e.false, off))
-    if isinstance(e, cn.RegionMask):
-        return cn.RegionMask(e.region, (e.shift[0] + off[0], e.shift[1] + off[1]))
-    raise AssertionError(type(e))
-
-
-def axis_index_bound(v: Any, axis: str) -> cn.Bound | None:
-    """A region bound from a compile-time value (an ``AxisIndex`` along ``axis``, or None)."""
-    if v is None:
-        return None
-    if isinstance(v, AxisIndex) and v.axis == axis:
-        return cn.Bound(v.index, v.offset)
-    raise ValueError(f"{v!r} is not a bound along {axis} (write {axis}[0] + n or {axis}[-1] - n)")

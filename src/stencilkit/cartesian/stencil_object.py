@@ -25,7 +25,7 @@ from .definitions import (
     GTScriptCallError,
     ParameterInfo,
 )
-from .lowering import Lowered
+from .emit import Lowered
 from .nodes import Definition
 
 
