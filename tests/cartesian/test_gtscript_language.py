@@ -293,3 +293,22 @@ def test_k_as_a_value_and_absolute_levels(backend, arrays) -> None:
     rt[:3, :, 1] = 0.0
     np.testing.assert_array_equal(arrays.host(out), ro)
     np.testing.assert_array_equal(arrays.host(top), rt)
+
+
+def test_a_temporary_written_under_a_mask_starts_at_zero_in_every_call(backend, arrays) -> None:
+    @gtscript.stencil(backend=backend)
+    def masked(a: F64, out: F64):
+        with computation(PARALLEL), interval(...):
+            if a > 0.0:
+                t = a
+        with computation(PARALLEL), interval(...):
+            out = t[1, 0, 0]  # t materialised: read in a later block
+
+    for _ in range(2):  # the second call must not see the first call's t
+        a, out = arrays.random(5, 3, 2), arrays.random(5, 3, 2)
+        O0, A = arrays.host(out), arrays.host(a)
+        masked(a if _ == 0 else arrays.put(-np.abs(A)), out, domain=(4, 3, 2))
+        src = A if _ == 0 else -np.abs(A)
+        ref = O0.copy()
+        ref[:4] = np.where(src[1:5] > 0, src[1:5], 0.0)
+        np.testing.assert_array_equal(arrays.host(out), ref)

@@ -230,6 +230,7 @@ def _stmt(
     assert isinstance(s, cn.If)
     cond = _located(lambda: lower.boolean(lower(s.cond)), s.loc)
     before = dict(env)
+    assigned_before = set(st.assigned)
     branches = []
     for body in (s.body, s.orelse):
         env.clear()
@@ -244,7 +245,7 @@ def _stmt(
         tv, fv = t.get(name), f.get(name)
         if tv is fv:
             continue
-        old = _old(name, before, st)
+        old = _old(name, before, st, name in assigned_before)
         env[name] = select(cond, tv if tv is not None else old, fv if fv is not None else old)
 
 
@@ -263,14 +264,15 @@ def _located(compute: Callable[[], ir.Expr], loc: SourceLocation) -> ir.Expr:
         raise type(err)(err.message, loc, err.hint) from None
 
 
-def _old(name: str, env: dict[str, ir.Expr], st: _Pass) -> ir.Expr:
-    """The value a masked write keeps where its mask is false."""
+def _old(name: str, env: dict[str, ir.Expr], st: _Pass, assigned: bool) -> ir.Expr:
+    """The value a masked write keeps where its mask is false: a temporary not assigned before
+    (in this call) is zero there, never what an earlier call left in its memory."""
     if name in env:
         return env[name]
     if name in st.fields.params:
         return st.fields.ref(name)
     dt = st.temp_dtypes[name]
-    if name in st.materialised or name in st.mem_reads:
+    if assigned:
         st.mem_reads.add(name)
         return ir.Ref(name, FieldType(tuple(DIMS[a] for a in "IJK"), dt))
     return ir.Literal(
@@ -278,4 +280,3 @@ def _old(name: str, env: dict[str, ir.Expr], st: _Pass) -> ir.Expr:
     )
 
 
-# ---------------------------------------------------------------- reads and extents
