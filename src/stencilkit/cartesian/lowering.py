@@ -278,5 +278,3 @@ def _old(name: str, env: dict[str, ir.Expr], st: _Pass, assigned: bool) -> ir.Ex
     return ir.Literal(
         False if dt == "bool" else (0.0 if dt.startswith("float") else 0), ScalarType(dt)
     )
-
-
