@@ -189,3 +189,13 @@ def test_scalar_of_the_wrong_kind_is_refused(backend, arrays) -> None:
     np.testing.assert_array_equal(arrays.host(a), before)
     scaled(a, Mode.TWO, True)  # an enum member is its integer
     assert (arrays.host(a) == 2.0).all()
+
+
+def test_an_output_that_cannot_be_written_in_place_is_refused() -> None:
+    s = _stencil("gt:cpu_ifirst")
+    a = np.random.default_rng(0).standard_normal((6, 3, 2))
+    base = np.zeros((6, 3, 2))
+    reversed_out = base[::-1]  # negative strides: usable only through a copy
+    with pytest.raises(Exception, match="strides"):
+        s(a, reversed_out, a, 0.5, origin=(1, 0, 0), domain=(4, 3, 2))
+    assert (base == 0).all()
