@@ -64,8 +64,10 @@ def test_missing_modules_are_not_found(alias: None) -> None:
 
     with pytest.raises(ModuleNotFoundError, match=r"gt4py\.next\.no_such_thing"):
         import gt4py.next.no_such_thing
-    with pytest.raises(ModuleNotFoundError, match=r"gt4py\.cartesian"):
-        import gt4py.cartesian  # noqa: F401
+    with pytest.raises(ModuleNotFoundError, match=r"gt4py\.cartesian\.no_such_thing"):
+        import gt4py.cartesian.no_such_thing
+    with pytest.raises(ModuleNotFoundError, match=r"gt4py\.no_such_package"):
+        import gt4py.no_such_package  # noqa: F401
     assert importlib.util.find_spec("gt4py.next.no_such_thing") is None
     assert importlib.util.find_spec("gt4py.next.experimental") is not None
 

@@ -423,12 +423,19 @@ def _check_no_shifted_self_read(k: n.Kernel) -> None:
     from .visit import walk
 
     outs = set(k.outs)
+    # A scan visits one column's levels in order, storing each level before the next: its
+    # outputs may be read at other levels of that column (GTScript's FORWARD/BACKWARD loops),
+    # never at other columns.
+    along = k.scan.axis if k.scan is not None else None
     for v in k.values:
         for x in walk(v):
             if (
                 isinstance(x, n.Access)
                 and x.field in outs
-                and any(not (isinstance(i, n.Pos) and i.offset == 0) for i in x.index)
+                and any(
+                    not (isinstance(i, n.Pos) and (i.offset == 0 or i.dim == along))
+                    for i in x.index
+                )
             ):
                 raise StencilValueError(
                     f"'{x.field}' is both written by {k.name} and read at another point ({x}):"

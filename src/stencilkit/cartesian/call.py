@@ -1,0 +1,152 @@
+"""The arguments of a stencil call: origins and domain normalised (gt4py's rules), every
+array checked against the stencil before anything runs, and the arrays bound as stencilkit
+fields whose index 0 is the compute domain's origin (no copy)."""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+
+from .definitions import AccessKind, FieldInfo, GTScriptCallError
+
+_AXES = ("I", "J", "K")
+
+
+def field_origin(name: str, info: FieldInfo, origin: Any, array: Any) -> tuple[int, ...]:
+    """The origin of field ``name`` inside its array: its dict entry, else ``_all_``, else the
+    array's ``__gt_origin__``, else zeros; a 3-tuple for all fields is cut to the field's axes."""
+    full: Any = None
+    if isinstance(origin, Mapping):
+        full = origin.get(name, origin.get("_all_"))
+    elif origin is not None:
+        full = origin
+    if full is None:
+        full = getattr(array, "__gt_origin__", None)
+    if full is None:
+        return (0,) * len(info.axes)
+    if isinstance(full, int | np.integer):
+        return tuple(int(full) if a == "K" else 0 for a in info.axes)
+    full = tuple(int(x) for x in full)
+    assert isinstance(full, tuple)
+    if len(full) == 3 and len(info.axes) < 3:
+        return tuple(full[_AXES.index(a)] for a in info.axes)
+    if len(full) < len(info.axes):
+        raise GTScriptCallError(
+            f"origin {full} of field '{name}' has fewer entries than its axes {info.axes}"
+        )
+    return tuple(full[: len(info.axes)])
+
+
+def default_domain(
+    field_info: Mapping[str, FieldInfo],
+    arrays: Mapping[str, Any],
+    origins: Mapping[str, tuple[int, ...]],
+) -> tuple[int, int, int]:
+    """The largest domain that fits every accessed field: shape - origin - upper halo."""
+    size: list[int | None] = [None, None, None]
+    for name, info in field_info.items():
+        if info.access == AccessKind.NONE or name not in arrays:
+            continue
+        shape = np.shape(arrays[name]) if not hasattr(arrays[name], "shape") else arrays[name].shape
+        for j, a in enumerate(info.axes):
+            d = _AXES.index(a)
+            n = shape[j] - origins[name][j] - info.boundary[j][1]
+            size[d] = n if size[d] is None else min(size[d], n)  # type: ignore[type-var]
+    dom = tuple(1 if s is None else s for s in size)
+    if any(s <= 0 for s in dom):
+        raise GTScriptCallError(
+            f"the domain computed from the arrays' shapes and origins is empty: {dom}",
+            hint="pass larger arrays, smaller origins, or domain=(ni, nj, nk)",
+        )
+    return dom  # type: ignore[return-value]
+
+
+def validate(
+    stencil: str,
+    field_info: Mapping[str, FieldInfo],
+    param_dtypes: Mapping[str, np.dtype[Any]],
+    arrays: Mapping[str, Any],
+    scalars: Mapping[str, Any],
+    origins: Mapping[str, tuple[int, ...]],
+    domain: tuple[int, ...],
+    min_k: int,
+    on_gpu: bool,
+) -> None:
+    if len(domain) != 3 or any(not isinstance(d, int | np.integer) for d in domain):
+        raise GTScriptCallError(f"{stencil}: domain must be three integers, got {domain!r}")
+    if any(d <= 0 for d in domain):
+        raise GTScriptCallError(
+            f"{stencil}: domain {tuple(domain)} is empty", hint="every entry must be > 0"
+        )
+    if domain[2] < min_k:
+        raise GTScriptCallError(
+            f"{stencil}: the K domain ({domain[2]}) is smaller than the {min_k} levels its intervals need"
+            " (domain_info.min_sequential_axis_size)",
+        )
+    for name, info in field_info.items():
+        if name not in arrays:
+            raise GTScriptCallError(f"{stencil}: field '{name}' is missing")
+        a = arrays[name]
+        if not hasattr(a, "shape") or not hasattr(a, "dtype"):
+            raise GTScriptCallError(
+                f"{stencil}: field '{name}' must be an array, got {type(a).__name__}"
+            )
+        gpu = hasattr(a, "__cuda_array_interface__")
+        if gpu != on_gpu:
+            where = "a GPU" if gpu else "a host"
+            raise GTScriptCallError(
+                f"{stencil}: field '{name}' is {where} array, but the backend runs on the"
+                f" {'GPU' if on_gpu else 'host'}",
+                hint="allocate it with gt4py.storage (backend=...) of this stencil's backend",
+            )
+        if a.dtype != info.dtype:
+            raise GTScriptCallError(
+                f"{stencil}: field '{name}' has dtype {a.dtype}, the stencil declares {info.dtype}",
+                hint="pass an array of the declared dtype (no conversion is made)",
+            )
+        if len(a.shape) != info.ndim:
+            raise GTScriptCallError(
+                f"{stencil}: field '{name}' has {len(a.shape)} dimensions, the stencil declares"
+                f" {info.ndim} ({''.join(info.axes)})",
+            )
+        o = origins[name]
+        for j, ax in enumerate(info.axes):
+            d = _AXES.index(ax)
+            lo, hi = info.boundary[j]
+            if o[j] < 0:
+                raise GTScriptCallError(f"{stencil}: origin {o} of field '{name}' is negative")
+            if o[j] - lo < 0:
+                raise GTScriptCallError(
+                    f"{stencil}: field '{name}' is read {lo} point(s) before its origin along {ax},"
+                    f" but its origin there is {o[j]}",
+                    hint=f"give '{name}' an origin of at least {lo} along {ax} (a halo)",
+                )
+            if o[j] + domain[d] + hi > a.shape[j]:
+                raise GTScriptCallError(
+                    f"{stencil}: field '{name}' of shape {tuple(a.shape)} is too small along {ax}:"
+                    f" origin {o[j]} + domain {domain[d]} + halo {hi} = {o[j] + domain[d] + hi}"
+                    f" > {a.shape[j]}",
+                    hint="pass a smaller domain or origin, or a larger array",
+                )
+    for name, dt in param_dtypes.items():
+        if name not in scalars:
+            raise GTScriptCallError(f"{stencil}: scalar parameter '{name}' is missing")
+        v = scalars[name]
+        if hasattr(v, "shape") and getattr(v, "shape", ()) != ():
+            raise GTScriptCallError(f"{stencil}: parameter '{name}' must be a scalar, got an array")
+        if isinstance(v, enum.Enum):
+            v = v.value
+        kind = np.dtype(dt).kind
+        given = np.asarray(v).dtype.kind if isinstance(v, int | float | bool | np.generic) else None
+        if given is None:
+            raise GTScriptCallError(
+                f"{stencil}: parameter '{name}' must be a {dt} scalar, got {type(v).__name__}"
+            )
+        if (kind in "iu" and given not in "iub") or (kind == "b" and given != "b"):
+            raise GTScriptCallError(
+                f"{stencil}: parameter '{name}' is {dt}, got {v!r} ({type(v).__name__})",
+                hint="pass a value of the declared type (no conversion is made)",
+            )

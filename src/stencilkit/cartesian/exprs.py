@@ -1,0 +1,87 @@
+"""Operations on parsed GTScript expressions (``nodes``): moving one to another point (a
+``gtscript.function`` argument read at an offset), and finding what it reads."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from . import nodes as cn
+from .axes import AxisIndex
+
+
+def shifted(e: cn.Expr, off: tuple[int, int, int]) -> cn.Expr:
+    """``e`` read at ``off`` from the current point: every field read in it moves by ``off``."""
+    if off == (0, 0, 0):
+        return e
+    if isinstance(e, cn.FieldRead):
+        o = e.offset
+        k = None if e.k_expr is None else shifted(e.k_expr, off)
+        return cn.FieldRead(e.name, (o[0] + off[0], o[1] + off[1], o[2] + off[2]), e.loc, k)
+    if isinstance(e, cn.Lit | cn.ScalarRead):
+        return e
+    if isinstance(e, cn.LevelIndex):
+        return cn.BinOp("+", e, cn.Lit(off[2], e.dtype)) if off[2] else e
+    if isinstance(e, cn.BinOp):
+        return cn.BinOp(e.op, shifted(e.left, off), shifted(e.right, off))
+    if isinstance(e, cn.UnaryOp):
+        return cn.UnaryOp(e.op, shifted(e.operand, off))
+    if isinstance(e, cn.Builtin):
+        return cn.Builtin(e.fn, tuple(shifted(a, off) for a in e.args), e.loc)
+    if isinstance(e, cn.Cast):
+        return cn.Cast(e.dtype, shifted(e.arg, off))
+    if isinstance(e, cn.Ternary):
+        return cn.Ternary(shifted(e.cond, off), shifted(e.true, off), shifted(e.false, off))
+    if isinstance(e, cn.RegionMask):
+        return cn.RegionMask(e.region, (e.shift[0] + off[0], e.shift[1] + off[1]))
+    raise AssertionError(type(e))
+
+
+def field_reads(e: cn.Expr) -> list[cn.FieldRead]:
+    """The field reads of a parsed expression."""
+    out: list[cn.FieldRead] = []
+    stack = [e]
+    while stack:
+        x = stack.pop()
+        if isinstance(x, cn.FieldRead):
+            out.append(x)
+        elif isinstance(x, cn.BinOp):
+            stack += [x.left, x.right]
+        elif isinstance(x, cn.UnaryOp):
+            stack.append(x.operand)
+        elif isinstance(x, cn.Builtin):
+            stack += list(x.args)
+        elif isinstance(x, cn.Cast):
+            stack.append(x.arg)
+        elif isinstance(x, cn.Ternary):
+            stack += [x.cond, x.true, x.false]
+    return out
+
+
+def parsed_reads(e: cn.Expr) -> list[cn.Expr]:
+    """The leaves of a parsed expression that read a value (fields and scalars)."""
+    out: list[cn.Expr] = []
+    stack = [e]
+    while stack:
+        x = stack.pop()
+        if isinstance(x, cn.FieldRead | cn.ScalarRead | cn.RegionMask):
+            out.append(x)
+        elif isinstance(x, cn.BinOp):
+            stack += [x.left, x.right]
+        elif isinstance(x, cn.UnaryOp):
+            stack.append(x.operand)
+        elif isinstance(x, cn.Builtin):
+            stack += list(x.args)
+        elif isinstance(x, cn.Cast):
+            stack.append(x.arg)
+        elif isinstance(x, cn.Ternary):
+            stack += [x.cond, x.true, x.false]
+    return out
+
+
+def axis_index_bound(v: Any, axis: str) -> cn.Bound | None:
+    """A region bound from a compile-time value (an ``AxisIndex`` along ``axis``, or None)."""
+    if v is None:
+        return None
+    if isinstance(v, AxisIndex) and v.axis == axis:
+        return cn.Bound(v.index, v.offset)
+    raise ValueError(f"{v!r} is not a bound along {axis} (write {axis}[0] + n or {axis}[-1] - n)")

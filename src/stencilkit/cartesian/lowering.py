@@ -1,0 +1,280 @@
+"""A parsed GTScript definition -> stencilkit's program IR (``ir.Program``), the engine's input.
+
+Each interval block becomes statements over the block's K range and the compute domain:
+
+* **PARALLEL**: the block's statements run in order as values (a later statement sees an
+  earlier one's result: the value itself is used, so nothing is read back); the block ends in
+  ``Apply`` statements writing the fields it assigned, all evaluated from the values before the
+  block. Temporaries read only inside their block are inlined; those read later are
+  *materialised* (written to a temporary field, on the compute domain grown by the offsets of
+  their later reads: extent inference).
+* **FORWARD / BACKWARD**: one ``ScanApply`` per block: one column's levels in order (one thread
+  per column on the GPU), every written field stored at each level, so a read at ``[0, 0, -1]``
+  sees the level just written and a read of a level not yet visited sees the old value.
+
+Masked writes (field ``if``, horizontal regions) keep the old value outside the mask:
+``where(mask, new, old)``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from ..core.errors import SourceLocation, StencilError
+from ..core.types import FieldType, ScalarType
+from ..ir import nodes as ir
+from . import nodes as cn
+from .axes import DIMS
+from .definitions import GTScriptDefinitionError, GTScriptNotSupportedError
+from .emit import Block, Lowered, emit
+from .exprs import field_reads
+from .lower_exprs import ExprLowerer, Fields, Reader, select, shift
+from .promotion import cast, dims_of, dtype_of
+
+
+@dataclass
+class _Pass:
+    fields: Fields
+    materialised: set[str]
+    temp_dtypes: dict[str, str]
+    mem_reads: set[str] = field(default_factory=set)
+    assigned: set[str] = field(default_factory=set)
+    column: bool = False  # the current block visits one level at a time (sequential or one level)
+
+
+def lower_definition(d: cn.Definition) -> Lowered:
+    axes = {p.name: p.axes for p in d.params if p.axes is not None}
+    dtypes = {p.name: p.dtype for p in d.params if p.axes is not None}
+    annotated = {name: dt for name, dt, _ in d.temporaries if dt is not None}
+    for name, _, _ in d.temporaries:
+        axes[name] = ("I", "J", "K")
+    scalars = {p.name: p.dtype for p in d.params if p.axes is None}
+    fields = Fields(axes, dtypes, scalars, frozenset(dtypes))
+    dtypes.update(annotated)
+    materialised: set[str] = set()
+    promoted: set[str] = set()
+    for _ in range(8 + len(axes)):
+        state = _Pass(fields, set(materialised), dict(annotated))
+        try:
+            blocks = _lower_blocks(d, state)
+        except _Promote as p:
+            # a 2-D field written level by level: a 3-D field to the engine, bound to a view of
+            # the array whose K stride is 0 (every level is the same memory)
+            promoted.add(p.name)
+            fields.axes[p.name] = ("I", "J", "K")
+            continue
+        if state.mem_reads <= materialised:
+            break
+        materialised |= state.mem_reads
+    for name, dt in state.temp_dtypes.items():
+        dtypes[name] = dt
+    return emit(d, fields, blocks, materialised, frozenset(promoted))
+
+
+class _Promote(Exception):
+    """A 2-D field assigned 3-D values level by level: lower again with it as a 3-D field."""
+
+    def __init__(self, name: str) -> None:
+        super().__init__(name)
+        self.name = name
+
+
+# ---------------------------------------------------------------- statements -> values
+def _lower_blocks(d: cn.Definition, st: _Pass) -> list[Block]:
+    out = []
+    for ci, comp in enumerate(d.computations):
+        written: dict[str, SourceLocation] = {}
+        offset_read: dict[str, SourceLocation | None] = {}
+        k_read: dict[str, tuple[SourceLocation | None, int]] = {}
+        for bi, block in enumerate(comp.blocks):
+            env: dict[str, ir.Expr] = {}
+            st.column = comp.order != "PARALLEL" or _single_level(block.interval)
+            reader = _reader(st, comp.order, block, env, offset_read, k_read)
+            lower = ExprLowerer(st.fields, reader)
+            for s in block.body:
+                _stmt(s, env, lower, st, written)
+            outputs = {
+                n: v for n, v in env.items() if n in st.fields.params or n in st.materialised
+            }
+            out.append(
+                Block(comp.order, block.interval, outputs, block.loc, f"{d.name}_c{ci}b{bi}")
+            )
+        for name, (loc, dk) in k_read.items():
+            if name in written:
+                raise GTScriptDefinitionError(
+                    f"'{name}' is written and read at a K offset ({dk}) in a PARALLEL"
+                    " computation, where the levels have no order",
+                    loc or written[name],
+                    hint="use FORWARD or BACKWARD to read levels written before",
+                )
+        for name, loc in offset_read.items():
+            if name in written:
+                raise GTScriptDefinitionError(
+                    f"'{name}' is written and also read with a horizontal offset in one"
+                    " computation; only temporaries may be",
+                    loc or written[name],
+                    hint="write the new values into a temporary, or split the computation",
+                )
+    return out
+
+
+def _reader(
+    st: _Pass,
+    order: str,
+    block: cn.Block,
+    env: dict[str, ir.Expr],
+    offset_read: dict[str, SourceLocation | None],
+    k_read: dict[str, tuple[SourceLocation | None, int]],
+) -> Reader:
+    single = _single_level(block.interval)
+
+    def read(r: cn.FieldRead) -> ir.Expr | None:
+        name, off = r.name, r.offset
+        is_tmp = name not in st.fields.params
+        if r.k_expr is not None:  # a variable K offset reads memory
+            if name in env and order == "PARALLEL":
+                raise GTScriptDefinitionError(
+                    f"'{name}' is written and read at a variable K offset in a PARALLEL computation",
+                    r.loc,
+                    hint="use FORWARD or BACKWARD, or read a field this computation does not write",
+                )
+            if name in env and (off[0] or off[1]):
+                raise GTScriptNotSupportedError(
+                    f"'{name}' is written in this {order} computation and read at a horizontal"
+                    " offset (not supported by stencilkit's GTScript yet)",
+                    r.loc,
+                )
+            if is_tmp:
+                st.mem_reads.add(name)
+            return None
+        if not is_tmp and (off[0] or off[1]):
+            offset_read.setdefault(name, r.loc)
+        if not is_tmp and off[2] and order == "PARALLEL" and not single:
+            k_read.setdefault(name, (r.loc, off[2]))
+        if name in env:
+            if order == "PARALLEL":
+                if is_tmp:
+                    return shift(env[name], off)
+                if off[2] and not single:
+                    raise GTScriptDefinitionError(
+                        f"'{name}' is written and read at a K offset ({off[2]}) in a PARALLEL"
+                        " computation, where the levels have no order",
+                        r.loc,
+                        hint="use FORWARD or BACKWARD to read levels written before",
+                    )
+                return None if off[2] else env[name]
+            if off == (0, 0, 0):
+                return env[name]
+            if off[0] or off[1]:
+                raise GTScriptNotSupportedError(
+                    f"'{name}' is written in this {order} computation and read at a horizontal"
+                    f" offset {off} (not supported by stencilkit's GTScript yet)",
+                    r.loc,
+                    hint="compute it in a PARALLEL computation before this one",
+                )
+            if is_tmp:
+                st.mem_reads.add(name)
+            return None
+        if is_tmp:
+            st.mem_reads.add(name)
+        return None
+
+    return read
+
+
+def _stmt(
+    s: cn.Stmt,
+    env: dict[str, ir.Expr],
+    lower: ExprLowerer,
+    st: _Pass,
+    written: dict[str, SourceLocation],
+) -> None:
+    lower.memo.clear()  # a value depends on what earlier statements wrote
+    if isinstance(s, cn.Assign):
+        name = s.target
+        for r in field_reads(s.value):
+            if r.name == name and (r.offset[0] or r.offset[1]):
+                raise GTScriptDefinitionError(
+                    f"'{name}' is assigned and read at a horizontal offset {r.offset} in the same"
+                    " assignment",
+                    r.loc or s.loc,
+                    hint="assign the new values to another name (a temporary)",
+                )
+        value = _located(lambda: lower(s.value), s.loc)
+        if name in st.fields.params:
+            dt = st.fields.dtypes[name]
+        else:
+            dt = st.temp_dtypes.setdefault(name, dtype_of(value))
+            st.fields.dtypes.setdefault(name, dt)
+        extra = set(dims_of(value)) - set(st.fields.axes[name])
+        if extra == {"K"} and name in st.fields.params and {"I", "J"} <= set(st.fields.axes[name]):
+            if st.column:
+                raise _Promote(name)
+            raise GTScriptDefinitionError(
+                f"'{name}' over {''.join(st.fields.axes[name])} is assigned a 3-D value in a"
+                " PARALLEL computation over several levels: which level would it keep?",
+                s.loc,
+                hint="assign it in an interval of one level, or in a FORWARD/BACKWARD computation",
+            )
+        if extra:
+            raise GTScriptNotSupportedError(
+                f"'{name}' over {''.join(st.fields.axes[name])} is assigned a value over"
+                f" {''.join(dims_of(value))} (not supported by stencilkit's GTScript yet)",
+                s.loc,
+            )
+        env[name] = cast(value, dt)
+        st.assigned.add(name)
+        written.setdefault(name, s.loc)
+        return
+    assert isinstance(s, cn.If)
+    cond = _located(lambda: lower.boolean(lower(s.cond)), s.loc)
+    before = dict(env)
+    assigned_before = set(st.assigned)
+    branches = []
+    for body in (s.body, s.orelse):
+        env.clear()
+        env.update(before)
+        for x in body:
+            _stmt(x, env, lower, st, written)
+        branches.append(dict(env))
+    env.clear()
+    env.update(before)
+    t, f = branches
+    for name in [*t, *(n for n in f if n not in t)]:
+        tv, fv = t.get(name), f.get(name)
+        if tv is fv:
+            continue
+        old = _old(name, before, st, name in assigned_before)
+        env[name] = select(cond, tv if tv is not None else old, fv if fv is not None else old)
+
+
+def _single_level(ivl: cn.Interval) -> bool:
+    s, e = ivl.start, ivl.end
+    return s.from_top == e.from_top and e.offset == s.offset + 1
+
+
+def _located(compute: Callable[[], ir.Expr], loc: SourceLocation) -> ir.Expr:
+    """``compute()``, its GTScript errors given the statement's location where they have none."""
+    try:
+        return compute()
+    except StencilError as err:
+        if err.location is not None:
+            raise
+        raise type(err)(err.message, loc, err.hint) from None
+
+
+def _old(name: str, env: dict[str, ir.Expr], st: _Pass, assigned: bool) -> ir.Expr:
+    """The value a masked write keeps where its mask is false: a temporary not assigned before
+    (in this call) is zero there, never what an earlier call left in its memory."""
+    if name in env:
+        return env[name]
+    if name in st.fields.params:
+        return st.fields.ref(name)
+    dt = st.temp_dtypes[name]
+    if assigned:
+        st.mem_reads.add(name)
+        return ir.Ref(name, FieldType(tuple(DIMS[a] for a in "IJK"), dt))
+    return ir.Literal(
+        False if dt == "bool" else (0.0 if dt.startswith("float") else 0), ScalarType(dt)
+    )

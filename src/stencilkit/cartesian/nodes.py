@@ -1,0 +1,196 @@
+"""A GTScript definition after parsing: computations of interval blocks of statements, with
+externals, ``__INLINED`` branches and ``gtscript.function`` calls already resolved.
+
+Expressions are small frozen trees; ``FieldRead`` carries a constant (I, J, K) offset.
+The lowering (``lowering.py``) turns this into stencilkit's program IR.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..core.errors import SourceLocation
+
+
+class Expr:
+    __slots__ = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Lit(Expr):
+    value: bool | int | float
+    dtype: str
+
+
+@dataclass(frozen=True, slots=True)
+class FieldRead(Expr):
+    """A field parameter or temporary read at ``offset`` (I, J, K) from the current point."""
+
+    name: str
+    offset: tuple[int, int, int]
+    loc: SourceLocation | None = None
+    #: a variable K offset ``f[0, 0, expr]``, added to ``offset[2]``, evaluated at the point
+    k_expr: Expr | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class LevelIndex(Expr):
+    """``K`` used as a value: the current level's index (0 at the compute domain's bottom)."""
+
+    dtype: str
+
+
+@dataclass(frozen=True, slots=True)
+class ScalarRead(Expr):
+    name: str
+
+
+@dataclass(frozen=True, slots=True)
+class BinOp(Expr):
+    op: str  # an ir.ops spelling: + - * / // % ** < <= == != > >= and or
+    left: Expr
+    right: Expr
+
+
+@dataclass(frozen=True, slots=True)
+class UnaryOp(Expr):
+    op: str  # - + not
+    operand: Expr
+
+
+@dataclass(frozen=True, slots=True)
+class Builtin(Expr):
+    """A math builtin under its GTScript name (``min``, ``asin``, ``mod``...)."""
+
+    fn: str
+    args: tuple[Expr, ...]
+    loc: SourceLocation | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Cast(Expr):
+    dtype: str
+    arg: Expr
+
+
+@dataclass(frozen=True, slots=True)
+class Ternary(Expr):
+    cond: Expr
+    true: Expr
+    false: Expr
+
+
+# ---------------------------------------------------------------- statements
+class Stmt:
+    __slots__ = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Assign(Stmt):
+    target: str
+    value: Expr
+    loc: SourceLocation
+    dtype: str | None = None  # an annotated temporary: ``tmp: float = ...``
+    k_offset: int = 0  # ``f[0, 0, 1] = ...`` (sequential computations only)
+
+
+@dataclass(frozen=True, slots=True)
+class If(Stmt):
+    cond: Expr
+    body: tuple[Stmt, ...]
+    orelse: tuple[Stmt, ...]
+    loc: SourceLocation
+
+
+@dataclass(frozen=True, slots=True)
+class Bound:
+    """A region bound: ``AxisIndex`` ``index`` (0 or -1) plus ``offset``."""
+
+    index: int
+    offset: int
+
+
+@dataclass(frozen=True, slots=True)
+class Region:
+    """``region[i_lo:i_hi, j_lo:j_hi]``; None bounds are unbounded, ``hi`` exclusive."""
+
+    i: tuple[Bound | None, Bound | None]
+    j: tuple[Bound | None, Bound | None]
+
+
+@dataclass(frozen=True, slots=True)
+class Horizontal(Stmt):
+    regions: tuple[Region, ...]
+    body: tuple[Stmt, ...]
+    loc: SourceLocation
+
+
+@dataclass(frozen=True, slots=True)
+class LevelBound:
+    """An interval bound: ``offset`` levels above the bottom, or (``from_top``) the K size
+    plus ``offset`` (``offset <= 0``)."""
+
+    from_top: bool
+    offset: int
+    runtime: Expr | None = None  # a bound of scalar parameters (``interval(0, kbot)``), plus offset
+
+
+@dataclass(frozen=True, slots=True)
+class Interval:
+    start: LevelBound
+    end: LevelBound
+
+    def min_levels(self) -> int:
+        """The smallest K size for which this interval is valid (not reversed)."""
+        s, e = self.start, self.end
+        if s.runtime is not None or e.runtime is not None:
+            return 0  # known at the call only
+        if not s.from_top and not e.from_top:
+            return e.offset
+        if not s.from_top and e.from_top:
+            return s.offset - e.offset  # start <= n + end
+        if s.from_top and e.from_top:
+            return -s.offset
+        return 0
+
+
+@dataclass(frozen=True, slots=True)
+class Block:
+    interval: Interval
+    body: tuple[Stmt, ...]
+    loc: SourceLocation
+
+
+@dataclass(frozen=True, slots=True)
+class Computation:
+    order: str  # PARALLEL | FORWARD | BACKWARD
+    blocks: tuple[Block, ...]
+    loc: SourceLocation
+
+
+@dataclass(frozen=True, slots=True)
+class Param:
+    name: str
+    axes: tuple[str, ...] | None  # None: a scalar
+    dtype: str
+    default: object = None
+
+
+@dataclass(frozen=True, slots=True)
+class Definition:
+    name: str
+    params: tuple[Param, ...]
+    computations: tuple[Computation, ...]
+    temporaries: tuple[
+        tuple[str, str | None, SourceLocation], ...
+    ]  # (name, annotated dtype, first write)
+    filename: str
+
+
+@dataclass(frozen=True, slots=True)
+class RegionMask(Expr):
+    """True inside ``region`` (``horizontal(region[...])``), the region moved by ``shift``
+    (I, J) when the mask is read at an offset."""
+
+    region: Region
+    shift: tuple[int, int] = (0, 0)

@@ -1,0 +1,342 @@
+"""A GTScript definition -> ``nodes.Definition``: the signature with its annotations resolved,
+then ``with computation(...), interval(...)`` blocks of statements. Externals, ``__INLINED``,
+``compile_assert`` and ``gtscript.function`` calls are resolved here, at decoration."""
+
+from __future__ import annotations
+
+import ast
+import itertools
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from . import nodes as cn
+from .axes import AxisIndex
+from .constructs import call_of, compile_assert_call, horizontal_regions
+from .context import Context
+from .exprs import parsed_reads
+from .language import (
+    BACKWARD,
+    FORWARD,
+    PARALLEL,
+    GTScriptFunction,
+    IterationOrder,
+    _FieldDescriptor,
+    computation,
+    interval,
+)
+from .parse_expr import Const, Scope
+from .signature import parse_signature
+from .source import read_source
+
+_ORDERS = {id(PARALLEL): "PARALLEL", id(FORWARD): "FORWARD", id(BACKWARD): "BACKWARD"}
+
+
+def parse_definition(
+    fn: Callable[..., Any],
+    externals: dict[str, Any],
+    dtypes: dict[Any, Any],
+    int_dtype: str,
+    float_dtype: str,
+) -> cn.Definition:
+    src = read_source(fn)
+    ctx = Context(dict(externals), int_dtype, float_dtype, {}, set(), dict(dtypes))
+    params = parse_signature(src, ctx)
+    scope = Scope(src, ctx)
+    parser = _BodyParser(scope, {p.name for p in params})
+    comps: list[cn.Computation] = []
+    for s in src.tree.body:
+        if isinstance(s, ast.ImportFrom) and s.module in ("__externals__", "__gtscript__"):
+            scope.import_externals(s)
+        elif isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant):
+            continue  # a docstring
+        elif isinstance(s, ast.Expr) and compile_assert_call(scope, s.value):
+            continue
+        elif isinstance(s, ast.With):
+            comps.append(parser.computation(s))
+        elif isinstance(s, ast.Pass):
+            continue
+        else:
+            raise src.syntax(
+                s,
+                "a stencil's body holds `with computation(...), interval(...):` blocks only",
+                hint="put the statement inside a computation block",
+            )
+    if not comps:
+        raise src.definition(src.tree, f"stencil {fn.__name__} has no computation")
+    return cn.Definition(fn.__name__, params, tuple(comps), tuple(parser.temps), src.filename)
+
+
+# ---------------------------------------------------------------- the body
+class _BodyParser:
+    def __init__(self, scope: Scope, params: set[str]) -> None:
+        self.scope = scope
+        self.src = scope.src
+        self.params = params
+        self.temps: list[tuple[str, str | None, Any]] = []
+        self.order = "PARALLEL"
+
+    def computation(self, node: ast.With) -> cn.Computation:
+        order, ivl = None, None
+        for item in node.items:
+            e = item.context_expr
+            if (c := call_of(self.scope, e, computation)) is not None:
+                if len(c.args) != 1:
+                    raise self.src.syntax(c, "computation() takes PARALLEL, FORWARD or BACKWARD")
+                o = self.scope.const(c.args[0], "the iteration order")
+                if not isinstance(o, IterationOrder):
+                    raise self.src.syntax(c, f"{o!r} is not PARALLEL, FORWARD or BACKWARD")
+                order = o.name
+            elif (c := call_of(self.scope, e, interval)) is not None:
+                ivl = self.interval(c)
+            else:
+                raise self.src.syntax(e, "expected computation(...) or interval(...)")
+        if order is None:
+            raise self.src.syntax(node, "a top-level with block must name computation(ORDER)")
+        self.order = order
+        loc = self.src.loc(node)
+        if ivl is not None:
+            return cn.Computation(order, (cn.Block(ivl, self.stmts(node.body), loc),), loc)
+        blocks = []
+        for s in node.body:
+            inner = None
+            if isinstance(s, ast.With) and len(s.items) == 1:
+                inner = call_of(self.scope, s.items[0].context_expr, interval)
+            if inner is None:
+                raise self.src.syntax(
+                    s,
+                    "the body of `with computation(...)` holds only `with interval(...)` blocks"
+                    " when it names no interval itself",
+                )
+            assert isinstance(s, ast.With)
+            blocks.append(cn.Block(self.interval(inner), self.stmts(s.body), self.src.loc(s)))
+        self._check_order(blocks, order)
+        return cn.Computation(order, tuple(blocks), loc)
+
+    def _check_order(self, blocks: list[cn.Block], order: str) -> None:
+        def key(b: cn.LevelBound) -> tuple[int, int]:
+            return (1, b.offset) if b.from_top else (0, b.offset)
+
+        for a, b in itertools.pairwise(blocks):
+            ends = (a.interval.start, a.interval.end, b.interval.start, b.interval.end)
+            if any(x.runtime is not None for x in ends):
+                continue  # known at the call only
+            lo_first = key(a.interval.end) <= key(b.interval.start)
+            hi_first = key(b.interval.end) <= key(a.interval.start)
+            same_side = a.interval.end.from_top == b.interval.start.from_top or not (
+                a.interval.end.from_top or b.interval.start.from_top
+            )
+            if order == "BACKWARD" and not hi_first and same_side:
+                raise self.src.definition(
+                    None,
+                    "the interval blocks of a BACKWARD computation must go top first, without overlap",
+                )
+            if order != "BACKWARD" and not lo_first and same_side:
+                raise self.src.definition(
+                    None,
+                    f"the interval blocks of a {order} computation must go bottom first, without overlap",
+                )
+
+    def interval(self, call: ast.Call) -> cn.Interval:
+        src = self.src
+        args = list(call.args)
+        kw = {k.arg: k.value for k in call.keywords}
+        if kw:
+            if set(kw) != {"start", "end"} or args:
+                raise src.syntax(call, "interval(start=..., end=...) needs both keywords")
+            args = [kw["start"], kw["end"]]
+        if len(args) == 1 and isinstance(args[0], ast.Constant) and args[0].value is Ellipsis:
+            return cn.Interval(cn.LevelBound(False, 0), cn.LevelBound(True, 0))
+        values = [self.scope.expr(a) for a in args]
+        if len(values) == 2 and not all(isinstance(v, Const) for v in values):
+            return self._runtime_interval(values, args, call)
+        vals = [self.scope.const(a, "an interval bound") for a in args]
+        if len(vals) == 1:
+            b = self._level(vals[0], call, start=True)
+            if b.from_top:
+                raise src.syntax(call, "interval(k) with one argument needs k >= 0")
+            return cn.Interval(b, cn.LevelBound(False, b.offset + 1))
+        if len(vals) != 2:
+            raise src.syntax(call, "interval takes (start, end), (k) or (...)")
+        if vals[0] is None:
+            raise src.syntax(call, "the start of an interval cannot be None", hint="write 0")
+        s = self._level(vals[0], call, start=True)
+        e = cn.LevelBound(True, 0) if vals[1] is None else self._level(vals[1], call, start=False)
+        if s.from_top and not e.from_top:
+            raise src.definition(
+                call, "an interval cannot start from the top and end from the bottom"
+            )
+        if s.from_top == e.from_top and e.offset <= s.offset:
+            raise src.definition(call, f"interval({vals[0]!r}, {vals[1]!r}) is empty")
+        return cn.Interval(s, e)
+
+    def _runtime_interval(
+        self, values: list[Any], args: list[ast.expr], call: ast.Call
+    ) -> cn.Interval:
+        """``interval(0, kbot)``: a bound of scalar parameters, counted from the bottom."""
+        bounds = []
+        for v, a in zip(values, args):
+            if isinstance(v, Const):
+                if v.value is None and a is args[1]:
+                    bounds.append(cn.LevelBound(True, 0))
+                    continue
+                bounds.append(self._level(v.value, call, start=a is args[0]))
+                continue
+            reads = [x for x in parsed_reads(v) if not isinstance(x, cn.ScalarRead)]
+            if reads:
+                raise self.src.unsupported(a, "an interval bound that reads fields")
+            bounds.append(cn.LevelBound(False, 0, v))
+        return cn.Interval(bounds[0], bounds[1])
+
+    def _level(self, v: Any, call: ast.AST, start: bool) -> cn.LevelBound:
+        if isinstance(v, AxisIndex):
+            if v.axis != "K":
+                raise self.src.syntax(call, f"interval bound {v!r} is not along K")
+            return (
+                cn.LevelBound(False, v.offset)
+                if v.index == 0
+                else cn.LevelBound(True, v.offset + 1)
+            )
+        if isinstance(v, bool) or not isinstance(v, int | np.integer):
+            if isinstance(v, str) or v is None or isinstance(v, float):
+                raise self.src.syntax(call, f"interval bound {v!r} is not an integer")
+            raise self.src.unsupported(call, f"run-time interval bound {v!r}")
+        v = int(v)
+        if v < 0:
+            return cn.LevelBound(True, v)
+        if v == 0 and not start:
+            raise self.src.definition(call, "an interval ending at level 0 is empty")
+        return cn.LevelBound(False, v)
+
+    # ------------------------------------------------------------ statements
+    def stmts(self, body: list[ast.stmt]) -> tuple[cn.Stmt, ...]:
+        out: list[cn.Stmt] = []
+        for s in body:
+            out.extend(self.stmt(s))
+        return tuple(out)
+
+    def stmt(self, s: ast.stmt) -> list[cn.Stmt]:
+        src, scope = self.src, self.scope
+        if isinstance(s, ast.Assign):
+            if len(s.targets) != 1:
+                raise src.syntax(s, "chained assignment a = b = ... is not GTScript")
+            return self.assign(s.targets[0], s.value, s)
+        if isinstance(s, ast.AnnAssign):
+            if s.value is None:
+                raise src.syntax(s, "a declaration without a value")
+            ann = scope.const(s.annotation, "a temporary's annotation")
+            if isinstance(ann, str) and ann in scope.ctx.dtypes:
+                ann = scope.ctx.dtypes[ann]
+            if isinstance(ann, _FieldDescriptor):
+                raise src.unsupported(s, "annotated (2-D or typed Field[...]) temporaries")
+            dt = scope.ctx.cast_dtype(ann)
+            if dt is None:
+                raise src.syntax(s.annotation, f"{ann!r} is not a scalar type")
+            return self.assign(s.target, s.value, s, dt)
+        if isinstance(s, ast.AugAssign):
+            value = ast.BinOp(ast.Name(self._target_name(s.target), ast.Load()), s.op, s.value)
+            if isinstance(s.target, ast.Subscript):
+                value.left = s.target  # type: ignore[assignment]
+            ast.copy_location(value, s)
+            ast.fix_missing_locations(value)
+            return self.assign(s.target, value, s)
+        if isinstance(s, ast.If):
+            cond = scope.expr(s.test)
+            if isinstance(cond, Const):
+                return list(self.stmts(s.body if cond.value else s.orelse))
+            return [cn.If(cond, self.stmts(s.body), self.stmts(s.orelse), src.loc(s))]
+        if isinstance(s, ast.With):
+            if call_of(scope, s.items[0].context_expr, computation) is not None:
+                raise src.syntax(s, "computations cannot be nested")
+            if call_of(scope, s.items[0].context_expr, interval) is not None:
+                raise src.syntax(
+                    s, "an interval block inside a computation that names its interval"
+                )
+            regions = horizontal_regions(scope, s)
+            body = self.stmts(s.body)
+            return [cn.If(cn.RegionMask(r), body, (), src.loc(s)) for r in regions]
+        if isinstance(s, ast.Expr):
+            if isinstance(s.value, ast.Constant) and isinstance(s.value.value, str):
+                return []
+            if compile_assert_call(scope, s.value):
+                return []
+            raise src.syntax(s, "an expression statement has no effect in a stencil")
+        if isinstance(s, ast.Pass):
+            return []
+        if isinstance(s, ast.ImportFrom) and s.module in ("__externals__", "__gtscript__"):
+            scope.import_externals(s)
+            return []
+        if isinstance(s, ast.Return):
+            raise src.syntax(s, "a stencil returns nothing; it writes its field arguments")
+        raise src.syntax(s, f"{type(s).__name__} statements are not GTScript")
+
+    def _target_name(self, t: ast.expr) -> str:
+        if isinstance(t, ast.Name):
+            return t.id
+        if isinstance(t, ast.Subscript) and isinstance(t.value, ast.Name):
+            return t.value.id
+        raise self.src.syntax(t, "an assignment target is a field or temporary name")
+
+    def assign(
+        self, target: ast.expr, value: ast.expr, s: ast.stmt, dt: str | None = None
+    ) -> list[cn.Stmt]:
+        if isinstance(target, ast.Tuple):
+            results = self._tuple_value(value)
+            if len(results) != len(target.elts):
+                raise self.src.syntax(s, f"{len(target.elts)} targets for {len(results)} values")
+            return [self._write(t, r, s, dt) for t, r in zip(target.elts, results)]
+        return [self._write(target, self.scope.value(value), s, dt)]
+
+    def _tuple_value(self, node: ast.expr) -> list[cn.Expr]:
+        from .inline import inline_call
+
+        if isinstance(node, ast.Tuple):
+            return [self.scope.value(e) for e in node.elts]
+        if isinstance(node, ast.Call):
+            f = self.scope.expr(node.func)
+            if isinstance(f, Const) and isinstance(f.value, GTScriptFunction):
+                r = inline_call(self.scope, f.value, node)
+                if isinstance(r, tuple):
+                    return [self.scope.as_expr(x, node) for x in r]
+        raise self.src.syntax(node, "a tuple assignment needs a tuple or a function returning one")
+
+    def _write(self, t: ast.expr, value: cn.Expr, s: ast.stmt, dt: str | None) -> cn.Stmt:
+        src, ctx = self.src, self.scope.ctx
+        name = self._target_name(t)
+        k = 0
+        if isinstance(t, ast.Subscript):
+            if name not in ctx.fields:
+                raise src.symbol(t, f"'{name}' is not a field")
+            off = self.scope.offset(t, cn.FieldRead(name, (0, 0, 0)))
+            if off[0] or off[1]:
+                raise src.definition(
+                    t, f"'{name}' is assigned at a horizontal offset {off[:2]}",
+                    hint="write at the centre: a[0, 0, 0] = ... (or a = ...)",
+                )  # fmt: skip
+            if off[2]:
+                if self.order == "PARALLEL":
+                    raise src.definition(
+                        t, "writes at a K offset are allowed only in FORWARD/BACKWARD"
+                    )
+                raise src.unsupported(t, f"the write at a K offset {name}[0, 0, {off[2]}] = ...")
+            k = off[2]
+        if name in ctx.scalars:
+            raise src.syntax(t, f"'{name}' is a scalar parameter and cannot be assigned")
+        if name in self.params:
+            axes = ctx.fields[name]
+            if "I" not in axes or "J" not in axes:
+                raise src.definition(
+                    t, f"'{name}' is a field over {''.join(axes)}: all parallel axes (I, J) must be"
+                    " present in an assigned field",
+                )  # fmt: skip
+            if dt is not None:
+                raise src.syntax(t, f"'{name}' is a parameter; it cannot be annotated here")
+        elif name not in ctx.fields:
+            if name in ctx.externals or name in self.scope.imported:
+                raise src.syntax(t, f"'{name}' is an external and cannot be assigned")
+            ctx.fields[name] = ("I", "J", "K")
+            self.temps.append((name, dt, src.loc(t)))
+        elif dt is not None:
+            raise src.syntax(t, f"temporary '{name}' is annotated again")
+        return cn.Assign(name, value, src.loc(s), dt, k)
