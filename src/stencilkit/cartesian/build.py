@@ -9,19 +9,14 @@ from collections.abc import Callable
 from typing import Any
 
 from ..ir.lower import flat_params
+from .backend_names import lookup
 from .definitions import GTScriptCallError
 from .lowering import lower_definition
 from .parse import parse_definition
 from .stencil_object import StencilObject
 
-#: gt4py.cartesian backend names -> stencilkit backend. A minimal private table until
-#: ``cartesian/backend_names.py`` (branch cartstorage, with the layouts) replaces it.
-_BACKENDS = {
-    "numpy": "embedded", "debug": "embedded", "embedded": "embedded",
-    "gt:cpu_ifirst": "cpu", "gt:cpu_kfirst": "cpu", "dace:cpu": "cpu", "dace:cpu_kfirst": "cpu",
-    "dace:cpu_KJI": "cpu", "cpu": "cpu",
-    "gt:gpu": "gpu", "dace:gpu": "gpu", "dace:gpu_IJK": "gpu", "cuda": "gpu", "gpu": "gpu",
-}  # fmt: skip
+#: stencilkit's own backend names, accepted beside gt4py.cartesian's (``backend_names.py``).
+_NATIVE = {"embedded": "embedded", "cpu": "cpu", "gpu": "gpu"}
 #: Backend options gt4py users pass that change nothing here (accepted as hints).
 _HINT_OPTIONS = frozenset(
     {"format_source", "device_sync", "oir_pipeline", "verbose", "clean", "skip_passes", "opt_level",
@@ -37,6 +32,13 @@ def _precision(value: int | None, env: str) -> int:
     if value not in (32, 64):
         raise ValueError(f"literal precision must be 32 or 64, got {value}")
     return value
+
+
+def literal_dtypes(options: dict[str, Any]) -> tuple[str, str]:
+    """The dtypes of untyped int and float literals for these stencil options."""
+    ip = _precision(options.get("literal_int_precision"), "GT4PY_LITERAL_INT_PRECISION")
+    fp = _precision(options.get("literal_float_precision"), "GT4PY_LITERAL_FLOAT_PRECISION")
+    return f"int{ip}", f"float{fp}"
 
 
 def _key_part(v: Any) -> Any:
@@ -62,9 +64,9 @@ def build_stencil(
     literal_float_precision: int | None = None,
     **kwargs: Any,
 ) -> StencilObject:
-    if not isinstance(backend, str) or backend not in _BACKENDS:
-        known = ", ".join(sorted(_BACKENDS))
-        raise ValueError(f"unknown backend {backend!r}; the known backends are: {known}")
+    kind = _NATIVE.get(backend) if isinstance(backend, str) else None
+    if kind is None:
+        kind = lookup(backend).target  # UnknownBackendError (a ValueError) names the known ones
     for k in kwargs:
         if k.startswith("_") and k not in _PRIVATE_OPTIONS or not k.startswith("_") and k not in _HINT_OPTIONS:
             known = ", ".join(sorted(_HINT_OPTIONS | _PRIVATE_OPTIONS))
@@ -84,7 +86,7 @@ def build_stencil(
     t1 = time.perf_counter()
     lowered = lower_definition(parsed)
     t2 = time.perf_counter()
-    runner, on_gpu = _runner(_BACKENDS[backend], lowered.program)
+    runner, on_gpu = _runner(kind, lowered.program)
     t3 = time.perf_counter()
     options = {"literal_int_precision": ip, "literal_float_precision": fp, "name": name or definition.__name__, **kwargs}
     obj = StencilObject(parsed, lowered, runner, backend, on_gpu, options, definition)

@@ -82,7 +82,86 @@ def stencil(
     return wrap
 
 
+def lazy_stencil(
+    backend: str | None = None,
+    definition: Callable[..., Any] | None = None,
+    *,
+    eager: bool = False,
+    check_syntax: bool = True,
+    **kwargs: Any,
+) -> Any:
+    """``stencil`` with the build deferred to the first call or to the first access of
+    ``.implementation``, ``.backend`` or ``.field_info``; ``check_syntax`` parses at decoration."""
+    if backend is None:
+        raise TypeError("gtscript.lazy_stencil() missing the backend (e.g. 'numpy')")
+
+    def wrap(fn: Callable[..., Any]) -> LazyStencil:
+        lazy = LazyStencil(backend, fn, kwargs)
+        if eager:
+            lazy.implementation  # noqa: B018
+        elif check_syntax:
+            lazy.check_syntax()
+        return lazy
+
+    return wrap(definition) if definition is not None else wrap
+
+
+class LazyStencil:
+    """A stencil built on first use (``gtscript.lazy_stencil``)."""
+
+    def __init__(self, backend: str, fn: Callable[..., Any], kwargs: dict[str, Any]) -> None:
+        self._backend = backend
+        self.definition = fn
+        self._kwargs = kwargs
+        self._built: StencilObject | None = None
+
+    def check_syntax(self) -> None:
+        from .parse import parse_definition
+        from .build import literal_dtypes
+
+        ints, floats = literal_dtypes(self._kwargs)
+        parse_definition(
+            self.definition, dict(self._kwargs.get("externals") or {}),
+            dict(self._kwargs.get("dtypes") or {}), ints, floats,
+        )  # fmt: skip
+
+    @property
+    def implementation(self) -> StencilObject:
+        if self._built is None:
+            self._built = build_stencil(self._backend, self.definition, **self._kwargs)
+        return self._built
+
+    @property
+    def backend(self) -> str:
+        return self.implementation.backend
+
+    @property
+    def field_info(self) -> Any:
+        return self.implementation.field_info
+
+    def __call__(self, *args: Any, **kwargs: Any) -> None:
+        self.implementation(*args, **kwargs)
+
+
+class _GlobalTableMaker:
+    """``GlobalTable[dtype, (n, m)]``: accepted as an annotation; using one in a stencil is
+    refused at decoration (not supported yet)."""
+
+    def __getitem__(self, spec: Any) -> Any:
+        return ("GlobalTable", spec)
+
+
+GlobalTable = _GlobalTableMaker()
+
+
+def enum(cls: type) -> type:
+    """``gtscript.enum``: an ``IntEnum`` whose members stencils use as integers (externals,
+    scalar arguments and constants)."""
+    return cls
+
+
 __all__ = [
+    "GlobalTable", "LazyStencil", "enum", "lazy_stencil",
     "BACKWARD", "FORWARD", "PARALLEL", "I", "J", "K", "IJ", "IK", "JK", "IJK", "AxisIndex",
     "Field", "FrozenStencil", "GTScriptFunction", "Sequence", "StencilObject", "_FieldDescriptor",
     "compile_assert", "computation", "externals", "function", "horizontal", "interval", "region",

@@ -46,8 +46,8 @@ MATH_BUILTINS: dict[str, str | None] = {
     "trunc": "trunc",
     "erf": None,
     "erfc": None,
-    "round": None,
-    "round_away_from_zero": None,
+    "round": "round",  # composed in lower_exprs.py from trunc (exact)
+    "round_away_from_zero": "round_away_from_zero",
 }
 
 

@@ -113,6 +113,8 @@ class ExprLowerer:
             raise GTScriptNotSupportedError(f"the builtin {e.fn}() is not supported yet", e.loc)
         if fn == "%":
             return self.binop("%", args[0], args[1])
+        if fn in ("round", "round_away_from_zero"):
+            return _rounded(args[0], fn == "round")
         spec = IR_BUILTINS[fn]
         if any(dtype_of(a) == "bool" for a in args):
             raise GTScriptDefinitionError(f"{e.fn}() of a bool value", e.loc)
@@ -122,6 +124,27 @@ class ExprLowerer:
         args = [cast(a, t) for a in args]
         out = "bool" if spec.result == "bool" else t
         return ir.Call(fn, tuple(args), typed(out, *args))
+
+
+def _rounded(x: ir.Expr, half_even: bool) -> ir.Expr:
+    """``round`` (half to even, NumPy's ``round``/C's ``nearbyint``) or ``round_away_from_zero``
+    (C's ``round``) from ``trunc``: ``x - trunc(x)`` is exact, so both are exact."""
+    dt = dtype_of(x)
+    if not is_float(dt):
+        return x
+    t = ir.Call("trunc", (x,), x.type)
+    frac = ir.Call("abs", (ir.BinOp("-", x, t, x.type),), x.type)
+    half = ir.Literal(0.5, ScalarType(dt))
+    one = ir.Literal(1.0, ScalarType(dt))
+    neg = ir.BinOp("<", x, ir.Literal(0.0, ScalarType(dt)), typed("bool", x))
+    step = ir.BinOp("+", t, select(neg, ir.UnaryOp("-", one, one.type), one), x.type)
+    if half_even:
+        odd = ir.BinOp("!=", ir.BinOp("%", t, ir.Literal(2.0, ScalarType(dt)), x.type), ir.Literal(0.0, ScalarType(dt)), typed("bool", x))
+        tie = ir.BinOp("and", ir.BinOp("==", frac, half, typed("bool", x)), odd, typed("bool", x))
+        up = ir.BinOp("or", ir.BinOp(">", frac, half, typed("bool", x)), tie, typed("bool", x))
+    else:
+        up = ir.BinOp(">=", frac, half, typed("bool", x))
+    return select(up, step, t)
 
 
 def select(c: ir.Expr, a: ir.Expr, b: ir.Expr) -> ir.Expr:

@@ -18,9 +18,10 @@ Masked writes (field ``if``, horizontal regions) keep the old value outside the 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from ..core.errors import SourceLocation
+from ..core.errors import SourceLocation, StencilError
 from ..core.types import FieldType, ScalarType, TupleType
 from ..ir import nodes as ir
 from . import nodes as cn
@@ -91,9 +92,10 @@ def _lower_blocks(d: cn.Definition, st: _Pass) -> list[_Block]:
     for ci, comp in enumerate(d.computations):
         written: dict[str, SourceLocation] = {}
         offset_read: dict[str, SourceLocation | None] = {}
+        k_read: dict[str, tuple[SourceLocation | None, int]] = {}
         for bi, block in enumerate(comp.blocks):
             env: dict[str, ir.Expr] = {}
-            reader = _reader(st, comp.order, block, env, offset_read)
+            reader = _reader(st, comp.order, block, env, offset_read, k_read)
             lower = ExprLowerer(st.fields, reader)
             for s in block.body:
                 _stmt(s, env, lower, st, written)
@@ -101,6 +103,14 @@ def _lower_blocks(d: cn.Definition, st: _Pass) -> list[_Block]:
                 n: v for n, v in env.items() if n in st.fields.params or n in st.materialised
             }
             out.append(_Block(comp.order, block.interval, outputs, block.loc, f"{d.name}_c{ci}b{bi}"))
+        for name, (loc, dk) in k_read.items():
+            if name in written:
+                raise GTScriptDefinitionError(
+                    f"'{name}' is written and read at a K offset ({dk}) in a PARALLEL"
+                    " computation, where the levels have no order",
+                    loc or written[name],
+                    hint="use FORWARD or BACKWARD to read levels written before",
+                )
         for name, loc in offset_read.items():
             if name in written:
                 raise GTScriptDefinitionError(
@@ -112,7 +122,9 @@ def _lower_blocks(d: cn.Definition, st: _Pass) -> list[_Block]:
     return out
 
 
-def _reader(st: _Pass, order: str, block: cn.Block, env: dict[str, ir.Expr], offset_read: dict) -> object:
+def _reader(
+    st: _Pass, order: str, block: cn.Block, env: dict[str, ir.Expr], offset_read: dict, k_read: dict
+) -> object:
     single = block.interval.min_levels() and not block.interval.start.from_top and (
         not block.interval.end.from_top and block.interval.end.offset == block.interval.start.offset + 1
     )
@@ -122,6 +134,8 @@ def _reader(st: _Pass, order: str, block: cn.Block, env: dict[str, ir.Expr], off
         is_tmp = name not in st.fields.params
         if not is_tmp and (off[0] or off[1]):
             offset_read.setdefault(name, r.loc)
+        if not is_tmp and off[2] and order == "PARALLEL" and not single:
+            k_read.setdefault(name, (r.loc, off[2]))
         if name in env:
             if order == "PARALLEL":
                 if is_tmp:
@@ -156,8 +170,16 @@ def _reader(st: _Pass, order: str, block: cn.Block, env: dict[str, ir.Expr], off
 def _stmt(s: cn.Stmt, env: dict[str, ir.Expr], lower: ExprLowerer, st: _Pass, written: dict) -> None:
     lower.memo.clear()  # a value depends on what earlier statements wrote
     if isinstance(s, cn.Assign):
-        value = lower(s.value)
         name = s.target
+        for r in field_reads(s.value):
+            if r.name == name and (r.offset[0] or r.offset[1]):
+                raise GTScriptDefinitionError(
+                    f"'{name}' is assigned and read at a horizontal offset {r.offset} in the same"
+                    " assignment",
+                    r.loc or s.loc,
+                    hint="assign the new values to another name (a temporary)",
+                )
+        value = _located(lambda: lower(s.value), s.loc)
         if name in st.fields.params:
             dt = st.fields.dtypes[name]
         else:
@@ -175,7 +197,7 @@ def _stmt(s: cn.Stmt, env: dict[str, ir.Expr], lower: ExprLowerer, st: _Pass, wr
         written.setdefault(name, s.loc)
         return
     assert isinstance(s, cn.If)
-    cond = lower.boolean(lower(s.cond))
+    cond = _located(lambda: lower.boolean(lower(s.cond)), s.loc)
     before = dict(env)
     branches = []
     for body in (s.body, s.orelse):
@@ -193,6 +215,37 @@ def _stmt(s: cn.Stmt, env: dict[str, ir.Expr], lower: ExprLowerer, st: _Pass, wr
             continue
         old = _old(name, before, st)
         env[name] = select(cond, tv if tv is not None else old, fv if fv is not None else old)
+
+
+def _located(compute: Callable[[], ir.Expr], loc: SourceLocation) -> ir.Expr:
+    """``compute()``, its GTScript errors given the statement's location where they have none."""
+    try:
+        return compute()
+    except StencilError as err:
+        if err.location is not None:
+            raise
+        raise type(err)(err.message, loc, err.hint) from None
+
+
+def field_reads(e: cn.Expr) -> list[cn.FieldRead]:
+    """The field reads of a parsed expression."""
+    out: list[cn.FieldRead] = []
+    stack = [e]
+    while stack:
+        x = stack.pop()
+        if isinstance(x, cn.FieldRead):
+            out.append(x)
+        elif isinstance(x, cn.BinOp):
+            stack += [x.left, x.right]
+        elif isinstance(x, cn.UnaryOp):
+            stack.append(x.operand)
+        elif isinstance(x, cn.Builtin):
+            stack += list(x.args)
+        elif isinstance(x, cn.Cast):
+            stack.append(x.arg)
+        elif isinstance(x, cn.Ternary):
+            stack += [x.cond, x.true, x.false]
+    return out
 
 
 def _old(name: str, env: dict[str, ir.Expr], st: _Pass) -> ir.Expr:

@@ -160,9 +160,19 @@ class StencilObject:
                 flat.append(np.dtype(p.dtype).type(v))
                 continue
             o = origin[p.name]
-            flat.append(
-                as_field([DIMS[a] for a in p.axes], v, origin={DIMS[a]: int(o[j]) for j, a in enumerate(p.axes)}, copy=False)
-            )
+            hit = self._arg_cache.get(id(v))
+            # the cached field holds the array: the same object (not a new one at a reused id),
+            # with the same shape (NumPy arrays can be reshaped in place) and origin
+            if hit is None or hit[0] is not v or hit[1] != o or hit[2] != v.shape:
+                field = as_field(
+                    [DIMS[a] for a in p.axes], v,
+                    origin={DIMS[a]: int(o[j]) for j, a in enumerate(p.axes)}, copy=False,
+                )  # fmt: skip
+                if len(self._arg_cache) > 256:
+                    self._arg_cache.clear()
+                hit = (v, tuple(o), v.shape, field)
+                self._arg_cache[id(v)] = hit
+            flat.append(hit[3])
         flat.extend(dom)
         flat.extend(self._temporaries(dom, flat))
         return flat

@@ -147,3 +147,110 @@ def test_externals_are_part_of_the_build() -> None:
     a = np.zeros((2, 2, 2))
     s2(a)
     assert (a == 2.0).all()
+
+
+def _error_of(definition, **kwargs):
+    with pytest.raises(Exception) as err:
+        gtscript.stencil(backend="numpy", definition=definition, **kwargs)
+    return err.value
+
+
+def test_definition_errors_name_the_construct_and_line() -> None:
+    from stencilkit.cartesian.definitions import (
+        GTScriptNotSupportedError,
+        GTScriptSymbolError,
+        GTScriptSyntaxError,
+    )
+
+    def self_offset(a: F64):
+        with computation(PARALLEL), interval(...):
+            t = a
+            t = t[1, 0, 0]
+
+    def bool_arith(a: F64, m: Field[bool]):
+        with computation(PARALLEL), interval(...):
+            a = m + 1.0
+
+    def missing_external(a: F64):
+        from __externals__ import NOPE
+
+        with computation(PARALLEL), interval(...):
+            a = NOPE
+
+    def ellipsis_read(a: F64, b: F64):
+        with computation(PARALLEL), interval(...):
+            a = b[...]
+
+    def float_offset(a: F64, b: F64):
+        with computation(PARALLEL), interval(...):
+            a = b[0.5, 0, 0]
+
+    def parallel_k(a: F64):
+        with computation(PARALLEL), interval(1, None):
+            a = a[0, 0, -1] + 1.0
+
+    def early_return_function(a: F64):
+        with computation(PARALLEL), interval(...):
+            a = early(a)
+
+    def undefined(a: F64):
+        with computation(PARALLEL), interval(...):
+            a = nothing_here  # noqa: F821
+
+    def bad_interval(a: F64):
+        with computation(PARALLEL), interval(3, 1):
+            a = 1.0
+
+    def absolute_k(a: F64, b: F64):
+        with computation(PARALLEL), interval(...):
+            a = b.at(K=1)
+
+    cases = [
+        (self_offset, GTScriptDefinitionError, "'t' is assigned and read at a horizontal offset", 3),
+        (bool_arith, GTScriptSyntaxError, "arithmetic '\\+' on bool", 2),
+        (missing_external, GTScriptSymbolError, "external 'NOPE' is imported but not given", 1),
+        (ellipsis_read, GTScriptSyntaxError, "f\\[...\\] is not allowed", 2),
+        (float_offset, GTScriptSyntaxError, "offset 0.5 is not an integer", 2),
+        (parallel_k, GTScriptDefinitionError, "read at a K offset \\(-1\\) in a PARALLEL", 2),
+        (early_return_function, GTScriptSyntaxError, "a return inside a branch", None),
+        (undefined, GTScriptSymbolError, "'nothing_here' is not defined", 2),
+        (bad_interval, GTScriptDefinitionError, "is empty", 1),
+        (absolute_k, GTScriptNotSupportedError, "absolute K reads \\(not supported", 2),
+    ]
+    import re
+
+    for fn, cls, message, line in cases:
+        err = _error_of(fn)
+        assert isinstance(err, cls), (fn.__name__, err)
+        assert re.search(message, str(err)), (fn.__name__, str(err))
+        if line is not None:
+            assert err.location.line == fn.__code__.co_firstlineno + line, (fn.__name__, err.location)
+            assert err.location.filename == __file__
+            assert "^" in str(err)
+
+
+@gtscript.function
+def early(x):
+    if x > 0.0:
+        return x
+    return -x
+
+
+def test_lazy_stencil_and_literal_precision() -> None:
+    def half(a: Field[np.float32], b: Field[np.float32], n: int):
+        with computation(PARALLEL), interval(...):
+            b = a * 0.1 + n / 3
+
+    lazy = gtscript.lazy_stencil(backend="numpy", definition=half)
+    a = np.random.default_rng(0).standard_normal((3, 2, 2)).astype(np.float32)
+    b64, b32 = np.zeros_like(a), np.zeros_like(a)
+    lazy(a, b64, 1)
+    assert lazy.field_info["b"].dtype == np.float32
+    # 64-bit literals: float32 a is computed in float64, cast to float32 at the assignment;
+    # n / 3 of integers divides in float32
+    ref64 = (a.astype(np.float64) * 0.1 + np.float64(np.float32(1) / np.float32(3))).astype(np.float32)
+    np.testing.assert_array_equal(b64, ref64)
+    s32 = gtscript.stencil(backend="numpy", definition=half, literal_float_precision=32, literal_int_precision=32)
+    s32(a, b32, 1)
+    np.testing.assert_array_equal(b32, a * np.float32(0.1) + np.float32(1) / np.float32(3))
+    assert s32.options["literal_float_precision"] == 32

@@ -4,6 +4,7 @@ their extents, conditionals, builtins, 2-D and 1-D fields; the untouched parts o
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 from stencilkit.cartesian import gtscript
 from stencilkit.cartesian.gtscript import IJ, PARALLEL, Field, K, computation, interval
@@ -153,3 +154,41 @@ def test_2d_and_1d_fields(backend, arrays) -> None:
     ref = before.copy()
     ref[:5] = 2.0 * S[1:6]
     np.testing.assert_array_equal(arrays.host(s_out), ref)
+
+
+def test_round_half_even_and_away_from_zero(backend, arrays) -> None:
+    from stencilkit.cartesian.gtscript import round, round_away_from_zero
+
+    @gtscript.stencil(backend=backend)
+    def rounding(a: F64, even: F64, away: F64):
+        with computation(PARALLEL), interval(...):
+            even = round(a)
+            away = round_away_from_zero(a)
+
+    vals = np.array([0.5, 1.5, 2.5, -0.5, -1.5, -2.5, 0.49999999999999994, -0.4, 3.7, -3.7, 1e17, 2.0])
+    a = arrays.put(np.tile(vals, (2, 1, 1)).reshape(2, 1, -1))
+    even, away = arrays.random(2, 1, vals.size), arrays.random(2, 1, vals.size)
+    rounding(a, even, away)
+    A = arrays.host(a)
+    np.testing.assert_array_equal(arrays.host(even), np.round(A))
+    ref_away = np.where(np.abs(A - np.trunc(A)) >= 0.5, np.trunc(A) + np.sign(A), np.trunc(A))
+    np.testing.assert_array_equal(arrays.host(away), ref_away)
+    assert arrays.host(away)[0, 0, 0] == 1.0 and arrays.host(away)[0, 0, 3] == -1.0
+
+
+@pytest.mark.parametrize("name", ["numpy", "gt:cpu_ifirst", "gt:cpu_kfirst", "dace:cpu", "dace:cpu_KJI"])
+def test_storages_of_every_cpu_layout(name: str) -> None:
+    from stencilkit.cartesian import storage
+
+    @gtscript.stencil(backend=name)
+    def shifted(a: F64, b: F64):
+        with computation(PARALLEL), interval(1, None):
+            b = a[1, 0, 0] + a[0, -1, -1]
+
+    data = np.random.default_rng(5).standard_normal((7, 6, 4))
+    a = storage.from_array(data, np.float64, backend=name, aligned_index=(1, 1, 0))
+    b = storage.zeros((7, 6, 4), np.float64, backend=name, aligned_index=(1, 1, 0))
+    shifted(a, b, origin=(1, 1, 0), domain=(5, 5, 4))
+    ref = np.zeros((7, 6, 4))
+    ref[1:6, 1:6, 1:] = data[2:7, 1:6, 1:] + data[1:6, 0:5, 0:3]
+    np.testing.assert_array_equal(np.asarray(b), ref)

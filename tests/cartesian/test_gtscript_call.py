@@ -1,0 +1,143 @@
+"""The call: origins, domains, validation before anything runs (nothing written), run(),
+freeze(), exec_info, field_info/parameter_info/domain_info, the read-only object."""
+
+from __future__ import annotations
+
+import copy
+
+import numpy as np
+import pytest
+
+from stencilkit.cartesian import gtscript
+from stencilkit.cartesian.definitions import AccessKind, GTScriptCallError
+from stencilkit.cartesian.gtscript import FORWARD, PARALLEL, Field, computation, interval
+
+F64 = Field[np.float64]
+
+
+def _stencil(backend: str):
+    @gtscript.stencil(backend=backend)
+    def smooth(a: F64, out: F64, unused: F64, w: float, *, k0: int = 0):
+        with computation(PARALLEL), interval(...):
+            out = w * (a[-1, 0, 0] + a[1, 0, 0])
+
+    return smooth
+
+
+def test_infos(backend) -> None:
+    s = _stencil(backend)
+    assert s.field_info["a"].access == AccessKind.READ
+    assert s.field_info["out"].access == AccessKind.WRITE
+    assert s.field_info["unused"].access == AccessKind.NONE
+    assert s.field_info["a"].boundary == ((1, 1), (0, 0), (0, 0))
+    assert s.field_info["unused"].boundary == ((0, 0), (0, 0), (0, 0))
+    assert s.field_info["a"].axes == ("I", "J", "K") and s.field_info["a"].dtype == np.float64
+    assert s.parameter_info["w"].access == AccessKind.READ
+    assert s.parameter_info["k0"].access == AccessKind.NONE
+    assert s.domain_info.parallel_axes == ("I", "J") and s.domain_info.sequential_axis == "K"
+    with pytest.raises(AttributeError):
+        s.backend = "other"  # type: ignore[misc]
+    assert copy.deepcopy(s) is s
+
+
+def test_run_freeze_and_exec_info(backend, arrays) -> None:
+    s = _stencil(backend)
+    a, out, unused = arrays.random(6, 3, 2), arrays.random(6, 3, 2), arrays.random(6, 3, 2)
+    A, before = arrays.host(a), arrays.host(out)
+    ref = before.copy()
+    ref[1:5] = 0.5 * (A[0:4] + A[2:6])
+    info: dict = {"__aggregate_data": True}
+    s(a, out, unused, 0.5, origin={"_all_": (1, 0, 0)}, exec_info=info)
+    np.testing.assert_array_equal(arrays.host(out), ref)
+    for key in ("call_start_time", "call_end_time", "run_start_time", "run_end_time", "domain", "origin"):
+        assert key in info
+    assert info["domain"] == (4, 3, 2) and info["StencilObject"]["ncalls"] == 1
+    out2 = arrays.put(before)
+    origin = {"a": (1, 0, 0), "out": (1, 0, 0), "unused": (0, 0, 0)}
+    s.run(a=a, out=out2, unused=unused, w=0.5, k0=0, _domain_=(4, 3, 2), _origin_=origin, exec_info=None)
+    np.testing.assert_array_equal(arrays.host(out2), ref)
+    out3 = arrays.put(before)
+    frozen = s.freeze(origin=(1, 0, 0), domain=(4, 3, 2))
+    frozen(a=a, out=out3, unused=unused, w=0.5, k0=0)
+    np.testing.assert_array_equal(arrays.host(out3), ref)
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"origin": (0, 0, 0)}, "read 1 point\\(s\\) before its origin along I"),
+        ({"origin": (1, 0, 0), "domain": (5, 3, 2)}, "too small along I: origin 1 \\+ domain 5 \\+ halo 1"),
+        ({"origin": (1, 0, 0), "domain": (0, 3, 2)}, "is empty"),
+        ({"origin": (-1, 0, 0)}, "negative|before its origin"),
+    ],
+)
+def test_bad_calls_are_refused_before_anything_runs(backend, arrays, kwargs, message) -> None:
+    s = _stencil(backend)
+    a, out, unused = arrays.random(6, 3, 2), arrays.random(6, 3, 2), arrays.random(6, 3, 2)
+    before = arrays.host(out)
+    with pytest.raises(GTScriptCallError, match=message):
+        s(a, out, unused, 0.5, **kwargs)
+    np.testing.assert_array_equal(arrays.host(out), before)
+
+
+def test_wrong_dtype_rank_and_missing_arguments(backend, arrays) -> None:
+    s = _stencil(backend)
+    a, out = arrays.random(6, 3, 2), arrays.random(6, 3, 2)
+    before = arrays.host(out)
+    with pytest.raises(GTScriptCallError, match="dtype float32, the stencil declares float64"):
+        s(a, out, arrays.random(6, 3, 2, dtype=np.float32), 0.5, origin=(1, 0, 0))
+    with pytest.raises(GTScriptCallError, match="has 2 dimensions, the stencil declares 3"):
+        s(a, out, arrays.random(6, 3), 0.5, origin=(1, 0, 0))
+    with pytest.raises(GTScriptCallError, match="missing argument"):
+        s(a, out, origin=(1, 0, 0))
+    np.testing.assert_array_equal(arrays.host(out), before)
+
+
+def test_k_smaller_than_the_intervals_need() -> None:
+    @gtscript.stencil(backend="numpy")
+    def needs3(a: F64):
+        with computation(FORWARD), interval(2, 3):
+            a = a[0, 0, -1]
+
+    assert needs3.domain_info.min_sequential_axis_size == 3
+    with pytest.raises(GTScriptCallError, match="smaller than the 3 levels"):
+        needs3(np.zeros((2, 2, 2)))
+
+
+def test_unknown_backend_and_option() -> None:
+    def d(a: F64):
+        with computation(PARALLEL), interval(...):
+            a = 1.0
+
+    with pytest.raises(ValueError, match="unknown gt4py.cartesian backend .nope."):
+        gtscript.stencil(backend="nope", definition=d)
+    with pytest.raises(ValueError, match="unknown option '_bad'"):
+        gtscript.stencil(backend="numpy", definition=d, _bad=1)
+    info: dict = {}
+    gtscript.stencil(backend="numpy", definition=d, format_source=False, build_info=info, rebuild=True)
+    assert {"parse_time", "module_time", "codegen_time", "build_time", "load_time"} <= set(info)
+
+
+def test_repeated_calls_with_other_arrays_and_origins(backend, arrays) -> None:
+    s = _stencil(backend)
+    a1, a2 = arrays.random(6, 3, 2), arrays.random(6, 3, 2)
+    for a in (a1, a2, a1):
+        for o in ((1, 0, 0), (2, 0, 0), (1, 0, 0)):
+            out, unused = arrays.random(6, 3, 2), arrays.random(6, 3, 2)
+            before, A = arrays.host(out), arrays.host(a)
+            s(a, out, unused, 0.5, origin=o, domain=(3, 3, 2))
+            ref = before.copy()
+            ref[o[0] : o[0] + 3] = 0.5 * (A[o[0] - 1 : o[0] + 2] + A[o[0] + 1 : o[0] + 4])
+            np.testing.assert_array_equal(arrays.host(out), ref)
+
+
+def test_a_gpu_array_on_a_cpu_backend_is_refused() -> None:
+    class FakeGpuArray:
+        shape = (4, 3, 2)
+        dtype = np.dtype(np.float64)
+        __cuda_array_interface__ = {"shape": (4, 3, 2), "typestr": "<f8", "data": (0, False), "version": 3}
+
+    s = _stencil("gt:cpu_ifirst")
+    a = np.zeros((4, 3, 2))
+    with pytest.raises(GTScriptCallError, match="field 'out' is a GPU array, but the backend runs on the host"):
+        s(a, FakeGpuArray(), a, 0.5, origin=(1, 0, 0), domain=(2, 3, 2))
