@@ -13,7 +13,7 @@ from . import nodes as cn
 from .axes import DIMS
 from .definitions import GTScriptDefinitionError, GTScriptNotSupportedError, GTScriptSyntaxError
 from .language import MATH_BUILTINS
-from .promotion import arithmetic, cast, common, dtype_of, is_float, typed
+from .promotion import arithmetic, cast, common, dtype_of, is_float, is_int, typed
 
 INT = ScalarType("int64")
 SIZES = {"I": ir.Ref("__nI", INT), "J": ir.Ref("__nJ", INT), "K": ir.Ref("__nK", INT)}
@@ -67,7 +67,18 @@ class ExprLowerer:
             v = self.read(e)
             if v is not None:
                 return v
-            return shift(self.fields.ref(e.name), e.offset, self.fields.axes[e.name])
+            base = shift(self.fields.ref(e.name), e.offset, self.fields.axes[e.name])
+            if e.k_expr is None:
+                return base
+            amount = self(e.k_expr)
+            if not is_int(dtype_of(amount)):
+                raise GTScriptDefinitionError(
+                    f"the variable K offset of '{e.name}' must be an integer, not {dtype_of(amount)}",
+                    e.loc,
+                    hint="convert it with int32(...) or int64(...)",
+                )
+            by = ir.DynamicShift(DIMS["K"], cast(amount, "int64"))
+            return ir.Shift(base, by, typed(dtype_of(base), base, amount))
         if isinstance(e, cn.BinOp):
             return self.binop(e.op, self(e.left), self(e.right))
         if isinstance(e, cn.UnaryOp):

@@ -132,6 +132,22 @@ def _reader(
     def read(r: cn.FieldRead) -> ir.Expr | None:
         name, off = r.name, r.offset
         is_tmp = name not in st.fields.params
+        if r.k_expr is not None:  # a variable K offset reads memory
+            if name in env and order == "PARALLEL":
+                raise GTScriptDefinitionError(
+                    f"'{name}' is written and read at a variable K offset in a PARALLEL computation",
+                    r.loc,
+                    hint="use FORWARD or BACKWARD, or read a field this computation does not write",
+                )
+            if name in env and (off[0] or off[1]):
+                raise GTScriptNotSupportedError(
+                    f"'{name}' is written in this {order} computation and read at a horizontal"
+                    " offset (not supported by stencilkit's GTScript yet)",
+                    r.loc,
+                )
+            if is_tmp:
+                st.mem_reads.add(name)
+            return None
         if not is_tmp and (off[0] or off[1]):
             offset_read.setdefault(name, r.loc)
         if not is_tmp and off[2] and order == "PARALLEL" and not single:

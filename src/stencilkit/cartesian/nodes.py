@@ -29,6 +29,8 @@ class FieldRead(Expr):
     name: str
     offset: tuple[int, int, int]
     loc: SourceLocation | None = None
+    #: a variable K offset ``f[0, 0, expr]``, added to ``offset[2]``, evaluated at the point
+    k_expr: Expr | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -258,14 +258,34 @@ class Scope:
             raise self.src.syntax(
                 node, "f[...] is not allowed", hint="read the field at the centre by its plain name"
             )
-        offset = self.offset(node, base)
-        return shifted(base, offset)
-
-    def offset(self, node: ast.Subscript, base: cn.Expr) -> tuple[int, int, int]:
         items = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
-        axes = ("I", "J", "K")
+        axes = self._axes(base)
+        k_expr = None
+        if len(items) == len(axes) and axes[-1] == "K" and isinstance(base, cn.FieldRead):
+            k = self.expr(items[-1])
+            if not isinstance(k, Const):  # f[0, 0, expr]: a variable K offset
+                k_expr = k
+                items = [*items[:-1], ast.copy_location(ast.Constant(0), items[-1])]
+        offset = self.offset(node, base, items)
+        out = shifted(base, offset)
+        if k_expr is not None:
+            assert isinstance(out, cn.FieldRead)
+            if out.k_expr is not None:
+                raise self.src.syntax(node, "a variable K offset of a variable K offset")
+            out = cn.FieldRead(out.name, out.offset, self.src.loc(node), k_expr)
+        return out
+
+    def _axes(self, base: cn.Expr) -> tuple[str, ...]:
         if isinstance(base, cn.FieldRead) and base.name in self.ctx.fields:
-            axes = self.ctx.fields[base.name]
+            return self.ctx.fields[base.name]
+        return ("I", "J", "K")
+
+    def offset(
+        self, node: ast.Subscript, base: cn.Expr, items: list[ast.expr] | None = None
+    ) -> tuple[int, int, int]:
+        if items is None:
+            items = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
+        axes = self._axes(base)
         vals = [self.const(i, "an offset") for i in items]
         if vals and all(isinstance(v, AxisOffset | Axis) for v in vals):
             out = {"I": 0, "J": 0, "K": 0}
@@ -277,7 +297,7 @@ class Scope:
                 raise self.src.syntax(
                     item,
                     f"offset {v!r} is not an integer",
-                    hint="offsets are integer constants (variable K offsets are not supported yet)",
+                    hint="horizontal offsets are integer constants (a K offset may be an integer expression)",
                 )
         if len(vals) != len(axes):
             raise self.src.syntax(
@@ -346,7 +366,8 @@ def shifted(e: cn.Expr, off: tuple[int, int, int]) -> cn.Expr:
         return e
     if isinstance(e, cn.FieldRead):
         o = e.offset
-        return cn.FieldRead(e.name, (o[0] + off[0], o[1] + off[1], o[2] + off[2]), e.loc)
+        k = None if e.k_expr is None else shifted(e.k_expr, off)
+        return cn.FieldRead(e.name, (o[0] + off[0], o[1] + off[1], o[2] + off[2]), e.loc, k)
     if isinstance(e, cn.Lit | cn.ScalarRead):
         return e
     if isinstance(e, cn.BinOp):

@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 
 from ..fields.constructors import as_field
-from ..ir.lower import flat_params
+from ..storage.namespaces import array_namespace
 from .axes import DIMS
 from .call import default_domain, field_origin, validate
 from .definitions import (
@@ -181,13 +181,10 @@ class StencilObject:
         temps = self._lowered.program.temps
         if not temps:
             return []
-        hit = self._temps_cache.get(dom)
+        first = next((f for f in flat if hasattr(f, "ndarray")), None)
+        xp = array_namespace(first.ndarray) if first is not None else np
+        hit = self._temps_cache.get((dom, xp.__name__))
         if hit is None:
-            xp = np
-            if self._on_gpu:
-                import cupy
-
-                xp = cupy
             hit = []
             for t in temps:
                 e = self._lowered.temp_extents[t.name]
@@ -195,7 +192,7 @@ class StencilObject:
                 arr = xp.zeros(shape, dtype=t.type.dtype)  # type: ignore[union-attr]
                 hit.append(as_field([DIMS[a] for a in "IJK"], arr, origin={DIMS["I"]: e[0], DIMS["J"]: e[2], DIMS["K"]: e[4]}, copy=False))
             self._temps_cache.clear()
-            self._temps_cache[dom] = hit
+            self._temps_cache[(dom, xp.__name__)] = hit
         return list(hit)
 
     def freeze(self, *, origin: Mapping[str, Any], domain: Any) -> FrozenStencil:
