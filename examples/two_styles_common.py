@@ -28,6 +28,7 @@ NEXT_BACKENDS: dict[str, Any] = {
     "numpy": None,  # embedded
     "gt:cpu_ifirst": gtx.cpu,
     "gt:cpu_kfirst": gtx.cpu,
+    "dace:cpu": gtx.cpu,  # J unit-stride, K outermost: any strides work
     "gt:gpu": gtx.gpu,
 }
 

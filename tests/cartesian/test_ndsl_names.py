@@ -60,11 +60,7 @@ CHAINS = [
 ]
 
 #: not served yet, with the reason
-MISSING = {
-    "lazy_stencil": "gtscript.lazy_stencil (milestone 2)",
-    "GlobalTable": "GlobalTable (milestone 2)",
-    **{n: "a newer gt4py's gtscript name" for n in _GTSCRIPT_NEWER.split()},
-}
+MISSING = {n: "a newer gt4py's gtscript name" for n in _GTSCRIPT_NEWER.split()}
 
 
 @pytest.fixture

@@ -19,6 +19,7 @@ BACKENDS = [
     "numpy",
     "gt:cpu_ifirst",
     "gt:cpu_kfirst",
+    "dace:cpu",
     pytest.param("gt:gpu", marks=pytest.mark.gpu),
 ]
 

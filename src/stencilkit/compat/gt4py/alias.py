@@ -1,5 +1,5 @@
-"""Serve ``import gt4py.next`` and ``gt4py.cartesian`` (and their submodules) from stencilkit,
-on request.
+"""Serve ``import gt4py.next`` (and its submodules) from stencilkit, on request; also
+``gt4py.cartesian`` and ``gt4py.storage`` (their table: ``cartesian_targets.py``).
 
 ``install_gt4py_alias()`` puts a finder first on ``sys.meta_path`` that answers every import of
 a ``gt4py`` module with the stencilkit module it stands for:
@@ -14,9 +14,6 @@ a ``gt4py`` module with the stencilkit module it stands for:
 ``gt4py.eve``                        ``stencilkit.compat.gt4py.eve`` (``StrEnum``, ``NOTHING``)
 ``gt4py.eve.utils``                  ``stencilkit.compat.gt4py.utils``
 ``gt4py._core.definitions``          ``stencilkit.compat.gt4py.core_definitions``
-``gt4py.cartesian``                  ``stencilkit.compat.gt4py_cartesian`` (lazy submodules)
-``gt4py.cartesian.<a>``              ``stencilkit.cartesian.<a>`` (``gtscript``, ``config``, ...)
-``gt4py.storage``                    ``stencilkit.cartesian.storage`` (also ``.cartesian``)
 ===================================  =======================================================
 
 The alias refuses to shadow a real gt4py (one importable from ``sys.path`` or already imported)
@@ -34,6 +31,7 @@ import sys
 import types
 from collections.abc import Sequence
 
+from .. import cartesian_targets
 from . import MIRRORS
 
 __all__ = [
@@ -46,28 +44,14 @@ __all__ = [
 ]
 
 # gt4py packages that have no stencilkit counterpart: served as empty packages
-_EMPTY_PACKAGES = (
-    "gt4py",
-    "gt4py._core",
-    "gt4py.cartesian.gtc",
-    "gt4py.cartesian.gtc.passes",
-    "gt4py.cartesian.utils",
-)
+_EMPTY_PACKAGES = ("gt4py", "gt4py._core", *cartesian_targets.EMPTY_PACKAGES)
 # explicit targets; every other ``gt4py.next.<sub>`` maps to ``stencilkit.<sub>``
 _TARGETS = {
     "gt4py.next": "stencilkit",
     "gt4py.eve": "stencilkit.compat.gt4py.eve",
     "gt4py.eve.utils": "stencilkit.compat.gt4py.utils",
     "gt4py._core.definitions": "stencilkit.compat.gt4py.core_definitions",
-    # gt4py.cartesian (GTScript) and gt4py.storage
-    "gt4py.cartesian": "stencilkit.compat.gt4py_cartesian",
-    "gt4py.cartesian.gtc.passes.oir_pipeline": "stencilkit.cartesian.oir_pipeline",
-    "gt4py.cartesian.utils.compiler": "stencilkit.cartesian.compiler",
-    "gt4py.storage": "stencilkit.cartesian.storage",
-    "gt4py.storage.cartesian": "stencilkit.cartesian.storage",
-    "gt4py.storage.cartesian.interface": "stencilkit.cartesian.storage",
-    "gt4py.storage.cartesian.layout": "stencilkit.cartesian.layout_registry",
-    "gt4py.storage.cartesian.layout_registry": "stencilkit.cartesian.layout_registry",
+    **cartesian_targets.TARGETS,
 }
 _MIRRORED = frozenset(m.split(".")[0] for m in MIRRORS)
 
@@ -93,24 +77,13 @@ def target_of(fullname: str) -> str | None:
         return "stencilkit." + sub
     if fullname in _EMPTY_PACKAGES:
         return None
-    if fullname.startswith("gt4py.cartesian."):
-        return "stencilkit.cartesian." + fullname[len("gt4py.cartesian.") :]
+    if (cartesian := cartesian_targets.prefix_target(fullname)) is not None:
+        return cartesian
     raise ModuleNotFoundError(
         f"No module named '{fullname}': stencilkit serves gt4py.next, gt4py.cartesian,"
         " gt4py.storage, gt4py.eve, gt4py.eve.utils and gt4py._core.definitions only",
         name=fullname,
     )
-
-
-# what ``import gt4py`` makes reachable as attributes (NDSL: ``gt4py.storage.zeros(...)``,
-# ``gt4py.cartesian.backend.from_name(...)`` after a bare ``import gt4py``)
-_TOP_LEVEL = ("cartesian", "eve", "next", "storage")
-
-
-def _top_level_attribute(name: str) -> types.ModuleType:
-    if name not in _TOP_LEVEL:
-        raise AttributeError(f"module 'gt4py' has no attribute {name!r}")
-    return importlib.import_module(f"gt4py.{name}")
 
 
 class _AliasLoader(importlib.abc.Loader):
@@ -126,8 +99,8 @@ class _AliasLoader(importlib.abc.Loader):
             module = types.ModuleType(self.fullname, f"stencilkit's stand-in for {self.fullname}")
             module.__path__ = []
             module.__stencilkit_alias__ = True  # type: ignore[attr-defined]
-            if self.fullname == "gt4py":
-                setattr(module, "__getattr__", _top_level_attribute)  # noqa: B010  (PEP 562)
+            if self.fullname == "gt4py":  # PEP 562: gt4py.storage etc. after a bare import
+                setattr(module, "__getattr__", cartesian_targets.top_level_attribute)  # noqa: B010
             return module
         try:
             module = importlib.import_module(target)
