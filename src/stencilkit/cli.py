@@ -223,8 +223,14 @@ def _demo_ranks(args: argparse.Namespace) -> int:
 
 
 def _demo(args: argparse.Namespace) -> int:
+    from .models.demo import BackendChoice, choose_backend, report_lines
     from .models.shallow_water import MASS_TOLERANCE, REFERENCE_TOLERANCE, run_demo
 
+    if args.backend is None:
+        choice = choose_backend()
+        args.backend = choice.name
+    else:
+        choice = BackendChoice(args.backend, "chosen with --backend")
     if args.ranks is not None:
         return _demo_ranks(args)
 
@@ -232,9 +238,10 @@ def _demo(args: argparse.Namespace) -> int:
     print(
         f"nonlinear shallow water, {r.size}x{r.size} periodic grid, {r.steps} steps, backend {r.backend}"
     )
+    print(f"  backend          {r.backend}: {choice.reason}")
     print(f"  height range     {r.height_range[0]:.6f} .. {r.height_range[1]:.6f}")
-    print(f"  first step       {r.first_step_s:.3f} s (includes any compilation)")
-    print(f"  other steps      {r.steps_s:.3f} s; numpy reference {r.reference_s:.3f} s")
+    for line in report_lines(r):
+        print(line)
     verdict = {True: "ok", False: "FAILED"}
     print(
         f"  mass conserved   relative change {r.mass_rel_error:.2e} "
@@ -262,7 +269,12 @@ def _add_demo(sub: Any) -> None:
         description="Nonlinear 2-D shallow water on a periodic grid, checked for "
         "mass conservation and against a NumPy implementation of the same scheme.",
     )
-    p.add_argument("--backend", choices=("embedded", "cpu", "gpu"), default="embedded")
+    p.add_argument(
+        "--backend",
+        choices=("embedded", "cpu", "gpu"),
+        default=None,
+        help="default: the fastest usable here (gpu, else cpu with a C++ compiler, else embedded)",
+    )
     p.add_argument("--steps", type=_positive, default=200, help="time steps (default 200)")
     p.add_argument("--size", type=_positive, default=128, help="grid cells per side (default 128)")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
