@@ -130,7 +130,16 @@ def _cache_line() -> str:
     from .toolchain.cache import cache_info
 
     info = cache_info()
-    return f"{info['path']} ({info['entries']} entries, {_size(info['bytes'])})"
+    return f"{info['path']} ({_entries(info['entries'])}, {_size(info['bytes'])} of {_limit(info)})"
+
+
+def _entries(n: object) -> str:
+    return f"{n} entr{'y' if n == 1 else 'ies'}"
+
+
+def _limit(info: dict[str, object]) -> str:
+    limit = info["max_bytes"]
+    return "no limit" if limit == 0 else f"{_size(limit)} at most"
 
 
 def _logging_line() -> str:
@@ -162,12 +171,25 @@ def _size(nbytes: object) -> str:
 
 
 def _cache_info(args: argparse.Namespace) -> int:
-    from .toolchain.cache import cache_info
+    import time
+
+    from .toolchain.cache import cache_info, entries
 
     info = cache_info()
     _row("path", info["path"])
-    _row("entries", info["entries"])
-    _row("size", _size(info["bytes"]))
+    _row("size", f"{_size(info['bytes'])} of {_limit(info)} (STENCILKIT_CACHE_MAX_SIZE)")
+    _row("entries", f"{info['entries']} (least recently used removed beyond the limit)")
+    listed = entries()
+    shown = listed if args.all else listed[:10]
+    if shown:
+        print(f"  {'last used':<17} {'size':>9}  program (target)")
+    for e in shown:
+        used = time.strftime("%Y-%m-%d %H:%M", time.localtime(e.last_used))
+        what = e.meta.get("program", e.key[:16])
+        target = f" ({e.meta['target']})" if "target" in e.meta else ""
+        print(f"  {used:<17} {_size(e.bytes):>9}  {what}{target}")
+    if len(listed) > len(shown):
+        print(f"  ... {len(listed) - len(shown)} more (stencilkit cache info --all)")
     return EXIT_OK
 
 
@@ -175,16 +197,23 @@ def _cache_clear(args: argparse.Namespace) -> int:
     from .toolchain.cache import cache_info, clear_cache
 
     n = clear_cache()
-    print(f"removed {n} cache entr{'y' if n == 1 else 'ies'} from {cache_info()['path']}")
+    print(f"removed {_entries(n)} from {cache_info()['path']}")
     return EXIT_OK
 
 
 def _add_cache(sub: Any) -> None:
-    p = sub.add_parser("cache", help="inspect or clear the build cache")
-    actions = p.add_subparsers(dest="action", metavar="{info,clear}", required=True)
-    actions.add_parser("info", help="location, number of entries, size").set_defaults(
-        func=_cache_info
+    p = sub.add_parser(
+        "cache",
+        help="the build cache: size, limit and entries; clear it",
+        description="The build cache of compiled programs. Without an action: its location, "
+        "size against its limit (STENCILKIT_CACHE_MAX_SIZE) and the most recently used entries.",
     )
+    p.add_argument("--all", action="store_true", help="list every entry, not the last 10")
+    p.set_defaults(func=_cache_info)
+    actions = p.add_subparsers(dest="action", metavar="{info,clear}")
+    info = actions.add_parser("info", help="location, size and limit, entries (the default)")
+    info.add_argument("--all", action="store_true", help="list every entry, not the last 10")
+    info.set_defaults(func=_cache_info)
     actions.add_parser("clear", help="remove every cache entry").set_defaults(func=_cache_clear)
 
 

@@ -50,6 +50,10 @@ DEBUG: bool = _flag("GT4PY_DEBUG", False)
 VERBOSE_EXCEPTIONS: bool = _flag("GT4PY_VERBOSE_EXCEPTIONS", DEBUG)
 BUILD_CACHE_LIFETIME: str = os.environ.get("GT4PY_BUILD_CACHE_LIFETIME", "persistent")
 BUILD_CACHE_DIR: str | None = os.environ.get("STENCILKIT_CACHE_DIR")
+#: The build cache's size limit: bytes (an int) or a size such as ``"500MiB"``; 0 for no limit;
+#: ``None`` (the default) takes ``STENCILKIT_CACHE_MAX_SIZE``, else 2 GiB. Least recently used
+#: entries are evicted after a build that takes the cache over it.
+BUILD_CACHE_MAX_SIZE: int | str | None = None
 CMAKE_BUILD_TYPE: str = os.environ.get("GT4PY_CMAKE_BUILD_TYPE", "release")
 #: gt4py.next's metrics level (``stencilkit.instrumentation.metrics``): 0 collects nothing.
 COLLECT_METRICS_LEVEL: int = (

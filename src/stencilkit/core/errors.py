@@ -191,7 +191,8 @@ class BackendUnavailableError(StencilError, RuntimeError):
 
 
 class ConfigurationError(StencilValueError):
-    """An environment variable holds a value stencilkit cannot use; ``.variable`` names it.
+    """An environment variable (or a ``stencilkit.config`` setting) holds a value stencilkit
+    cannot use; ``.variable`` names it.
 
     Raised by the code that needs the variable (a bad ``STENCILKIT_CUDA_COMPILER`` stops GPU
     builds, not the cpu backend); ``stencilkit info`` lists every such variable."""
@@ -200,8 +201,9 @@ class ConfigurationError(StencilValueError):
         self.variable = variable
         self.value = value
         self.problem = problem
+        what = "the setting" if "." in variable else "the environment variable"
         super().__init__(
-            f"the environment variable {variable}={value!r} is not valid: {problem}",
+            f"{what} {variable}={value!r} is not valid: {problem}",
             hint=f"fix or unset {variable} (docs/configuration.md lists every variable)",
         )
 
