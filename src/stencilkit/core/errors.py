@@ -213,6 +213,25 @@ class ConfigurationError(StencilValueError):
         return (type(self), (self.variable, self.value, self.problem))
 
 
+class ConfigurationWarning(UserWarning):
+    """A variable read when stencilkit is imported (``STENCILKIT_LOG``, the ``GT4PY_*`` flags of
+    ``stencilkit.config``) holds a value stencilkit cannot use: importing never fails, so this
+    warning names the variable and the default used instead (``stencilkit info`` lists it too)."""
+
+
+def warn_configuration(variable: str, value: str, problem: str, instead: str) -> None:
+    """Warn, naming ``variable``, that its ``value`` is not valid and ``instead`` is used."""
+    import warnings
+
+    warnings.warn(
+        ConfigurationWarning(
+            f"the environment variable {variable}={value!r} is not valid: {problem}; using "
+            f"{instead} (fix or unset {variable}; docs/configuration.md lists every variable)"
+        ),
+        stacklevel=3,
+    )
+
+
 class InternalError(RuntimeError):
     """A bug in stencilkit itself, never caused by user input; please report it."""
 
