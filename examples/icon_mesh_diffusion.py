@@ -37,9 +37,11 @@ from stencilkit.io import read_icon_grid, write_icon_grid
 from stencilkit.meshes import C2E, E2C, C2EDim, Cell, Edge, periodic_triangular_mesh
 from stencilkit.meshes.plot import plot_cell_field
 
-BACKEND = {"embedded": None, "cpu": gtx.cpu, "gpu": gtx.gpu}[
-    os.environ.get("STENCILKIT_EXAMPLE_BACKEND", "embedded")
-]
+_BACKENDS = {"embedded": None, "cpu": gtx.cpu, "gpu": gtx.gpu}
+_NAME = os.environ.get("STENCILKIT_EXAMPLE_BACKEND", "embedded")
+if _NAME not in _BACKENDS:
+    raise SystemExit(f"STENCILKIT_EXAMPLE_BACKEND={_NAME!r}: use one of {', '.join(_BACKENDS)}")
+BACKEND = _BACKENDS[_NAME]
 OUT = Path(os.environ.get("STENCILKIT_EXAMPLE_OUT", "."))
 OUT.mkdir(parents=True, exist_ok=True)
 

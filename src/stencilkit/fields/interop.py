@@ -210,7 +210,9 @@ class FieldInterop:
         return complex(self._scalar("complex"))
 
     # -- xarray ----------------------------------------------------------------------------------
-    def to_xarray(self, name: str | None = None, *, host: bool | None = None) -> Any:
+    def to_xarray(
+        self, name: str | None = None, *, host: bool | None = None, coords: Any = None
+    ) -> Any:
         """This field as an ``xarray.DataArray`` (needs the ``xarray`` extra); see
         :func:`stencilkit.io.to_xarray` for the dimensions, coordinates and GPU fields.
 
@@ -219,7 +221,7 @@ class FieldInterop:
         """
         from .xarray import to_xarray
 
-        return to_xarray(self, name, host=host)  # type: ignore[arg-type]
+        return to_xarray(self, name, host=host, coords=coords)  # type: ignore[arg-type]
 
     @staticmethod
     def from_xarray(da: Any, dims: Any = None, **kwargs: Any) -> Any:
