@@ -154,7 +154,15 @@ def _logging_line() -> str:
 
 
 def _add_info(sub: Any) -> None:
-    p = sub.add_parser("info", help="versions, compilers, GPU and cache location")
+    p = sub.add_parser(
+        "info",
+        help="versions, compilers, GPU and cache location",
+        description="What stencilkit finds on this machine, one row each: the versions of "
+        "stencilkit, Python and NumPy; the configuration (every STENCILKIT_* variable set, and "
+        "any bad value); the NVIDIA driver, CuPy, cuda-bindings and the GPUs; the C++ compiler "
+        "and OpenMP; CPU threads; the CUDA compiler (NVRTC or nvcc); the build cache; logging. "
+        "A row that cannot be computed says why; the command never fails.",
+    )
     p.set_defaults(func=_info)
 
 
