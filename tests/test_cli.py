@@ -89,7 +89,9 @@ def test_cache_info_and_clear(private_cache: Path, capsys: pytest.CaptureFixture
     word = "entry" if entries == 1 else "entries"
     assert f"removed {entries} {word} from" in capsys.readouterr().out
     assert main(["cache", "info"]) == 0
-    assert any(line.split()[:2] == ["entries", "0"] for line in capsys.readouterr().out.splitlines())
+    assert any(
+        line.split()[:2] == ["entries", "0"] for line in capsys.readouterr().out.splitlines()
+    )
 
 
 def test_cache_without_an_action_shows_the_cache(

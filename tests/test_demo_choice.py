@@ -67,7 +67,9 @@ def test_the_report_keeps_the_build_apart_and_compares_per_step() -> None:
 def test_the_demo_says_which_backend_and_why(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["demo", "--steps", "5", "--size", "8", "--quiet"]) == 0
     out = capsys.readouterr().out
-    assert re.search(r"backend          cpu: no usable GPU \(.*\); C\+\+ compiler .* found", out), out
+    assert re.search(r"backend          cpu: no usable GPU \(.*\); C\+\+ compiler .* found", out), (
+        out
+    )
     assert "ms/step" in out and "than NumPy per step" in out
     assert main(["demo", "--backend", "embedded", "--steps", "5", "--size", "8", "--quiet"]) == 0
     assert "embedded: chosen with --backend" in capsys.readouterr().out

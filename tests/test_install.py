@@ -239,5 +239,7 @@ def test_the_version_has_one_home() -> None:
 def test_the_wheel_metadata_has_urls_and_classifiers() -> None:
     project = PYPROJECT["project"]
     assert {"Homepage", "Documentation", "Changelog"} <= set(project["urls"])
-    assert any(c.startswith("Programming Language :: Python :: 3.11") for c in project["classifiers"])
+    assert any(
+        c.startswith("Programming Language :: Python :: 3.11") for c in project["classifiers"]
+    )
     assert "Typing :: Typed" in project["classifiers"]

@@ -27,8 +27,10 @@ def test_the_readme_starts_with_two_commands_set_up_with_demo_and_tests() -> Non
 
 def test_ci_runs_the_readme_commands() -> None:
     ci = (ROOT / ".ci" / "run").read_text()
-    setup, tests = (line.replace(".venv/", ".ci-venv/").replace("venv .venv", "venv .ci-venv")
-                    for line in _first_block())
+    setup, tests = (
+        line.replace(".venv/", ".ci-venv/").replace("venv .venv", "venv .ci-venv")
+        for line in _first_block()
+    )
     setup = setup.replace("pip install -e", "pip install -q -e")  # quiet in CI's log
     assert setup in ci, setup
     assert tests + " -p no:cacheprovider" in ci, tests
@@ -36,7 +38,9 @@ def test_ci_runs_the_readme_commands() -> None:
 
 
 def test_the_user_install_line_names_only_extras_that_exist() -> None:
-    extras = set(tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["optional-dependencies"])
+    extras = set(
+        tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["optional-dependencies"]
+    )
     lines = re.findall(r"^pip install '?stencilkit(?:\[([^\]]*)\])?'?", README, re.M)
     assert "" in lines, "no plain `pip install stencilkit` line"
     named = {e for group in lines for e in group.split(",") if e}

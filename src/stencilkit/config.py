@@ -11,8 +11,8 @@ from __future__ import annotations
 import os
 from typing import Any
 
+from .core.env import YES, yes_no
 from .core.errors import warn_configuration
-from .toolchain.config import YES, yes_no
 
 
 def _flag(name: str, default: bool) -> bool:

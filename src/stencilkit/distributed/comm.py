@@ -162,8 +162,8 @@ def cuda_aware() -> bool:
     through pinned host buffers, which works with every MPI."""
     env = os.environ.get("STENCILKIT_MPI_CUDA")
     if env is not None and env.strip():
+        from ..core.env import yes_no
         from ..core.errors import ConfigurationError
-        from ..toolchain.config import yes_no
 
         try:
             return yes_no(env)

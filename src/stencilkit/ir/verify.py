@@ -42,8 +42,8 @@ from .visit import children, deep
 
 #: Verify the IR after every pass (tests, debugging); off by default: it costs a walk per pass.
 def _verify_ir_flag() -> bool:
+    from ..core.env import yes_no
     from ..core.errors import warn_configuration
-    from ..toolchain.config import yes_no
 
     value = os.environ.get("STENCILKIT_VERIFY_IR", "")
     try:

@@ -18,6 +18,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
+from ..core.env import yes_no
 from ..core.errors import ConfigurationError
 
 SANITIZERS = ("address", "undefined", "leak", "thread")
@@ -134,17 +135,6 @@ def _sanitize(value: str) -> tuple[str, ...]:
             f" {', '.join(SANITIZERS)}"
         )
     return names
-
-
-YES = ("1", "true", "yes", "on")
-NO = ("0", "false", "no", "off", "")
-
-
-def yes_no(value: str) -> bool:
-    v = value.strip().lower()
-    if v in YES or v in NO:
-        return v in YES
-    raise ValueError(f"use one of {', '.join(YES)} or {', '.join(n for n in NO if n)}")
 
 
 def _count(least: int) -> Callable[[str], int]:
