@@ -130,6 +130,18 @@ def test_vertex_field_on_a_torus_takes_each_corner_its_vertex_value(
     np.testing.assert_array_equal(points[: 3 * mesh.n_cells], values[mesh.c2v].ravel())
 
 
+@pytest.mark.parametrize("bounded", [False, True], ids=["torus", "bounded"])
+def test_vertex_field_takes_each_vertex_value(bounded: bool, rng: np.random.Generator) -> None:
+    mesh = periodic_triangular_mesh(5, 4, bounded=bounded)
+    values = rng.random(mesh.n_vertices)
+    fig, ax = plt.subplots()
+    art = plot.plot_vertex_field(mesh, gtx.as_field([Vertex], values), ax=ax, colorbar=False)
+    assert art.axes is ax and len(fig.axes) == 1
+    points = np.asarray(art.get_array())
+    expect = values if bounded else values[mesh.c2v].ravel()
+    np.testing.assert_array_equal(points[: len(expect)], expect)
+
+
 def test_wrong_length_is_refused() -> None:
     mesh = periodic_triangular_mesh(4, 4)
     with pytest.raises(StencilValueError, match="a Cell field on this mesh has 32 values"):

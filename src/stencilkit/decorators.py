@@ -139,6 +139,8 @@ class Program:
         return IRText(str(self.definition))
 
     def with_backend(self, backend: Backend | None) -> Program:
+        """This program run by ``backend`` (``None``: embedded; ``gtx.cpu``, ``gtx.gpu``); the
+        original is unchanged."""
         return Program(self._definition, backend, self.__wrapped__, self.grid_type, self._deferred)
 
     def __deepcopy__(self, memo: dict[int, Any]) -> Program:
@@ -148,6 +150,7 @@ class Program:
         return self.with_backend(self.backend)
 
     def with_grid_type(self, grid_type: Any) -> Program:
+        """This program with gt4py.next's ``grid_type`` recorded (``.grid_type``)."""
         return Program(self._definition, self.backend, self.__wrapped__, grid_type, self._deferred)
 
     def with_bound_args(self, **kwargs: Any) -> ProgramWithBoundArgs:
@@ -521,11 +524,13 @@ class FieldOperator:
         return f"<stencilkit field_operator {self.__name__}>"
 
     def with_backend(self, backend: Backend | None) -> FieldOperator:
+        """This operator run by ``backend`` (``None``: embedded) instead; the original is unchanged."""
         return type(self)(
             self.__wrapped__, backend, self.__stencilkit_scan__, self._parsed, self.grid_type
         )
 
     def with_grid_type(self, grid_type: Any) -> FieldOperator:
+        """This operator with gt4py.next's ``grid_type`` recorded (``.grid_type``)."""
         return type(self)(
             self.__wrapped__, self.backend, self.__stencilkit_scan__, self._parsed, grid_type
         )

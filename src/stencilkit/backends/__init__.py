@@ -42,6 +42,9 @@ class Backend:
 
     @property
     def allocator(self) -> FieldAllocator:
+        """Where this backend wants its fields. Pass it (or the backend itself) as
+        ``allocator=`` to ``as_field``/``zeros``/...; ``gtx.gpu.allocator`` gives CuPy arrays in
+        the GPU layout, ``gtx.cpu.allocator`` NumPy arrays."""
         return FieldAllocator(self.device_type)
 
     @property
@@ -50,11 +53,12 @@ class Backend:
 
     @property
     def executor(self) -> Any:
-        """What runs a program's IR: ``executor(program, flat_params)`` -> a callable runner."""
+        """What runs a program's IR, as ``executor(program, flat_params)`` -> a callable runner."""
         return self.runner
 
     @property
     def transforms(self) -> tuple[()]:
+        """gt4py.next's transformation pipeline of a backend, empty here (stencilkit's is fixed)."""
         return ()
 
     def compile(self, program: Any, compile_time_args: Any = None) -> Any:
@@ -72,6 +76,9 @@ class Backend:
         return prog.compile(*spec)
 
     def runner(self, program: ir.Program, flat: tuple[ir.Param, ...]) -> Any:
+        """The callable that runs ``program`` (its IR, with the flattened parameters ``flat``)
+        on this backend: it builds (or loads from the build cache) the C++ or CUDA code on first
+        use. A subclass may override it, e.g. to refuse running."""
         from .compiled import CompiledRunner
 
         if self.device_type is DeviceType.CPU:
@@ -110,8 +117,20 @@ def wait_for_tuning(timeout: float | None = None) -> bool:
 
 
 def capture_cuda_graph(body: Any, stream: Any = None) -> Any:
-    """Capture the GPU program calls made by ``body()`` into a CUDA graph to replay (see
-    ``backends/cuda/graphs.py``); call each program once before capturing it."""
+    """Capture the GPU program calls made by ``body()`` into a CUDA graph, without running
+    them; ``graph.replay(n)`` then runs the captured sequence ``n`` times with one launch each,
+    which removes the per-call launch cost of time loops of small kernels.
+
+    Call each program once (or ``program.compile(...)`` it) with the same arguments before
+    capturing it: a first call compiles and tunes, which cannot happen during a capture.
+    ``stream`` is the CuPy stream to capture on (default: a new non-blocking one);
+    ``graph.synchronize()`` waits for the replays. Needs the gpu backend (CuPy, a GPU).
+
+    >>> step(u, v, offset_provider={})             # first call: compile and tune
+    >>> graph = gtx.capture_cuda_graph(lambda: [step(u, v, offset_provider={}) for _ in range(10)])
+    >>> graph.replay(100)                          # 1000 steps
+    >>> graph.synchronize()
+    """
     from .cuda.graphs import capture_cuda_graph as capture
 
     return capture(body, stream)

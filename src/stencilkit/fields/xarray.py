@@ -9,9 +9,9 @@ convention: the DataArray wraps the CuPy array on the device (``da.data`` is a
 ``cupy.ndarray``; ``da.as_numpy()`` copies to the host; xarray operations run on the GPU).
 Pass ``host=True`` for a host copy instead, e.g. before writing to netCDF or plotting.
 
-A field holds index ranges, not coordinate labels: :func:`from_xarray` refuses a DataArray
+A field holds index ranges, not coordinate labels: :func:`~stencilkit.fields.xarray.from_xarray` refuses a DataArray
 whose coordinates it would lose (latitudes, times, non-dimension coordinates) unless told
-``coords="drop"``, and :func:`to_xarray` puts them back with ``coords=da.coords``.
+``coords="drop"``, and :func:`~stencilkit.fields.xarray.to_xarray` puts them back with ``coords=da.coords``.
 
 >>> da = to_xarray(field, "theta")
 >>> back = from_xarray(da)          # same dims, kinds, domain and values
@@ -47,7 +47,7 @@ def to_xarray(
     ``host=True`` copies a GPU field to the host; by default a GPU field stays on the GPU
     (cupy-xarray convention) and a CPU field shares its memory with the DataArray.
     ``coords`` (a DataArray's ``.coords``, or a mapping) replaces the index coordinates with
-    those labels: the coordinates :func:`from_xarray` dropped come back; each must span
+    those labels: the coordinates :func:`~stencilkit.fields.xarray.from_xarray` dropped come back; each must span
     dimensions of the field with their sizes.
 
     >>> da = to_xarray(gtx.as_field(gtx.domain({I: (3, 6)}), np.ones(3)))
@@ -130,11 +130,11 @@ def from_xarray(
     copy: bool | None = True,
     coords: str = "keep",
 ) -> Field:
-    """A field from an ``xarray.DataArray`` (inverse of :func:`to_xarray`).
+    """A field from an ``xarray.DataArray`` (inverse of :func:`~stencilkit.fields.xarray.to_xarray`).
 
     ``dims`` gives the field's dimensions: a sequence in the order of ``da.dims``, or a mapping
-    from DataArray dimension names to :class:`Dimension` objects (names not in it become
-    dimensions of that name, with the kind recorded by :func:`to_xarray`, else horizontal).
+    from DataArray dimension names to :class:`stencilkit.Dimension` objects (names not in it become
+    dimensions of that name, with the kind recorded by :func:`~stencilkit.fields.xarray.to_xarray`, else horizontal).
     An integer coordinate counting up by one sets the index range (the domain origin); other
     coordinates (latitudes, times) leave the range at ``0..n``. ``allocator``/``device`` place
     the field (default: where the data is: a CuPy-backed DataArray gives a GPU field); ``copy``

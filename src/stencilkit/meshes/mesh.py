@@ -138,14 +138,17 @@ class Mesh:
 
     @property
     def n_cells(self) -> int:
+        """The number of cells."""
         return self._sizes["Cell"]
 
     @property
     def n_edges(self) -> int:
+        """The number of edges."""
         return self._sizes["Edge"]
 
     @property
     def n_vertices(self) -> int:
+        """The number of vertices."""
         return self._sizes["Vertex"]
 
     def size(self, dim: Dimension) -> int:

@@ -1,4 +1,4 @@
-"""Plotting fields on a :class:`Mesh` with matplotlib (the ``plot`` extra).
+"""Plotting fields on a :class:`~stencilkit.meshes.Mesh` with matplotlib (the ``plot`` extra).
 
 - :func:`triangulation`: a ``matplotlib.tri.Triangulation`` with one triangle per cell, in
   cell order (triangle ``c`` is cell ``c``);

@@ -163,6 +163,8 @@ def set_parallel_min_work(work: int) -> None:
 
 
 def get_parallel_min_work() -> int:
+    """The least work (points x operations) for which a cpu kernel runs on several threads (see
+    :func:`set_parallel_min_work`)."""
     return int(_block()[1])
 
 
