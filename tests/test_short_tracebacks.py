@@ -96,3 +96,45 @@ def test_a_hook_set_by_the_user_is_left_alone(tmp_path: Path) -> None:
     )
     err = _run(tmp_path, source)
     assert err.strip() == "my hook: UndefinedNameError"
+
+
+def test_under_ipython_the_custom_exception_handler_is_set(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """IPython ignores sys.excepthook: install() registers a custom handler for DSLError there
+    (a stand-in shell here; IPython itself is not installed in the test environment)."""
+    import types
+
+    from stencilkit.core import tracebacks
+    from stencilkit.core.errors import DSLError, StencilValueError
+
+    class Shell:
+        registered: tuple[object, ...] = ()
+
+        def set_custom_exc(self, exc_tuple: tuple[type, ...], handler: object) -> None:
+            self.registered = (exc_tuple, handler)
+
+        def showtraceback(self, exc_tuple: object, tb_offset: object = None) -> None:
+            print("full traceback", file=sys.stderr)
+
+    shell = Shell()
+    monkeypatch.setitem(sys.modules, "IPython", types.SimpleNamespace(get_ipython=lambda: shell))
+    monkeypatch.delenv("STENCILKIT_TRACEBACK", raising=False)
+    monkeypatch.delenv("STENCILKIT_LOG", raising=False)
+    tracebacks.install()
+    exc_tuple, handler = shell.registered
+    assert exc_tuple == (DSLError,)
+    monkeypatch.setattr(sys, "excepthook", sys.excepthook)  # uninstall() below: restored after
+    monkeypatch.setattr(tracebacks, "_previous", tracebacks._previous)
+    try:
+        raise StencilValueError("bad domain", hint="fix it")
+    except StencilValueError as caught:
+        err = caught
+    handler(shell, type(err), err, err.__traceback__)  # type: ignore[operator]
+    err_text = capsys.readouterr().err
+    assert "StencilValueError: bad domain" in err_text and "hint: fix it" in err_text
+    monkeypatch.setenv("STENCILKIT_TRACEBACK", "full")
+    handler(shell, type(err), err, err.__traceback__)  # type: ignore[operator]
+    assert capsys.readouterr().err.strip() == "full traceback"
+    tracebacks.uninstall()
+    assert shell.registered[0] == ()
