@@ -139,3 +139,16 @@ def test_two_processes_evicting_at_once_see_whole_entries(tmp_path: Path) -> Non
     left = [p for p in root.glob("??/*") if p.is_dir()]
     assert 3 <= len(left) <= 5, len(left)  # of 11: the old rounds' entries were evicted
     assert len(list(root.glob("??/*.lock"))) <= len(left) + 2  # and their lock files
+
+
+def test_a_read_only_cache_is_still_read(
+    small_cache: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    a = _put("a")
+
+    def refuse(*args: object, **kwargs: object) -> None:
+        raise PermissionError("read-only file system")
+
+    monkeypatch.setattr(os, "utime", refuse)
+    again = cache.get_or_build(a.key, lambda tmp: pytest.fail("must not rebuild"))
+    assert not again.built and again.path == a.path

@@ -86,11 +86,14 @@ def is_cached(key: str) -> bool:
 
 
 def _touch(entry: Path) -> bool:
-    """Mark ``entry`` as used now (its manifest's mtime); False if it is gone."""
+    """Mark ``entry`` as used now (its manifest's mtime); False if it is gone. A cache that may
+    not be written (a read-only shared cache) is still read: its entries just keep their age."""
     try:
         os.utime(entry / MANIFEST)
-    except OSError:
+    except FileNotFoundError:
         return False
+    except OSError:
+        return True
     return True
 
 
