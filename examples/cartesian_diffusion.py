@@ -32,9 +32,11 @@ import numpy as np
 
 import stencilkit as gtx
 
-BACKEND = {"embedded": None, "cpu": gtx.cpu, "gpu": gtx.gpu}[
-    os.environ.get("STENCILKIT_EXAMPLE_BACKEND", "embedded")
-]
+_BACKENDS = {"embedded": None, "cpu": gtx.cpu, "gpu": gtx.gpu}
+_NAME = os.environ.get("STENCILKIT_EXAMPLE_BACKEND", "embedded")
+if _NAME not in _BACKENDS:
+    raise SystemExit(f"STENCILKIT_EXAMPLE_BACKEND={_NAME!r}: use one of {', '.join(_BACKENDS)}")
+BACKEND = _BACKENDS[_NAME]
 OUT = Path(os.environ.get("STENCILKIT_EXAMPLE_OUT", "."))
 
 I = gtx.Dimension("I")

@@ -5,12 +5,14 @@ in I and J that are set to zero where they would sharpen a local extremum (``whe
 update ``out = in - coeff * div(flux)``. Each output point reads two cells around it, so the
 fields carry a halo of 2 and the program writes the interior ``[2, n - 2)`` in I and J only.
 
-Run it: ``python examples/hdiff.py`` (embedded backend) or ``python examples/hdiff.py cpu``.
+Run it: ``python examples/hdiff.py`` (embedded backend) or
+``STENCILKIT_EXAMPLE_BACKEND=cpu python examples/hdiff.py`` (or ``gpu``).
 """
 
 from __future__ import annotations
 
-import sys
+import os
+from typing import Any
 
 import numpy as np
 
@@ -92,5 +94,14 @@ def main(backend: object = None) -> None:
     assert err < 1e-12
 
 
+def example_backend() -> Any:
+    """The backend named by ``STENCILKIT_EXAMPLE_BACKEND``: embedded (default), cpu or gpu."""
+    name = os.environ.get("STENCILKIT_EXAMPLE_BACKEND", "embedded")
+    backends = {"embedded": None, "cpu": gtx.cpu, "gpu": gtx.gpu}
+    if name not in backends:
+        raise SystemExit(f"STENCILKIT_EXAMPLE_BACKEND={name!r}: use one of {', '.join(backends)}")
+    return backends[name]
+
+
 if __name__ == "__main__":
-    main({"cpu": gtx.cpu, "gpu": gtx.gpu}.get(sys.argv[1]) if len(sys.argv) > 1 else None)
+    main(example_backend())

@@ -37,9 +37,11 @@ from stencilkit.io import read_icon_grid, write_icon_grid
 from stencilkit.meshes import C2E, E2C, C2EDim, Cell, Edge, periodic_triangular_mesh
 from stencilkit.meshes.plot import plot_cell_field
 
-BACKEND = {"embedded": None, "cpu": gtx.cpu, "gpu": gtx.gpu}[
-    os.environ.get("STENCILKIT_EXAMPLE_BACKEND", "embedded")
-]
+_BACKENDS = {"embedded": None, "cpu": gtx.cpu, "gpu": gtx.gpu}
+_NAME = os.environ.get("STENCILKIT_EXAMPLE_BACKEND", "embedded")
+if _NAME not in _BACKENDS:
+    raise SystemExit(f"STENCILKIT_EXAMPLE_BACKEND={_NAME!r}: use one of {', '.join(_BACKENDS)}")
+BACKEND = _BACKENDS[_NAME]
 OUT = Path(os.environ.get("STENCILKIT_EXAMPLE_OUT", "."))
 OUT.mkdir(parents=True, exist_ok=True)
 
@@ -130,15 +132,14 @@ print("matches NumPy; range", float(q.min()), "..", float(q.max()))
 # %% [markdown]
 # ## Plot on the mesh
 #
-# `plot_cell_field` draws one triangle per cell (cells that wrap around the torus unwrapped).
+# `plot_cell_field` draws one triangle per cell (cells that wrap around the torus unwrapped,
+# and drawn again on the other side of the seam), labels the axes and the colour bar.
 
 # %%
 fig, axes = plt.subplots(1, 2, figsize=(10, 4.5), constrained_layout=True)
 for ax, values, title in ((axes[0], q0, "initial tracer"), (axes[1], q, f"after {STEPS} steps")):
-    plot_cell_field(mesh, values, ax=ax, cmap="magma", vmin=0.0, vmax=1.0)
+    plot_cell_field(mesh, values, ax=ax, cmap="magma", vmin=0.0, vmax=1.0, label="tracer")
     ax.set_title(title)
     ax.set_aspect("equal")
-    ax.set_xlim(0.0, 1.0)  # the unwrapped cells of the torus reach past the unit square
-    ax.set_ylim(0.0, 1.0)
 fig.savefig(OUT / "icon_mesh_diffusion.png", dpi=80)
 print("wrote", OUT / "icon_mesh_diffusion.png")

@@ -21,12 +21,13 @@ The stencils use nothing but ``import stencilkit as gtx`` (``import gt4py.next a
 them unchanged); only the mesh generator comes from ``stencilkit.meshes``, where a GT4Py user
 would read an ICON grid file.
 
-Run it: ``python examples/icon_operators.py`` (embedded backend) or ``... icon_operators.py cpu``.
+Run it: ``python examples/icon_operators.py`` (embedded backend) or
+``STENCILKIT_EXAMPLE_BACKEND=cpu python examples/icon_operators.py`` (or ``gpu``).
 """
 
 from __future__ import annotations
 
-import sys
+import os
 from typing import Any
 
 import numpy as np
@@ -196,5 +197,14 @@ def main(backend: Any = None) -> None:
             assert np.abs(curl_grad).max() < 1e-9 and np.abs(total_div).max() < 1e-9
 
 
+def example_backend() -> Any:
+    """The backend named by ``STENCILKIT_EXAMPLE_BACKEND``: embedded (default), cpu or gpu."""
+    name = os.environ.get("STENCILKIT_EXAMPLE_BACKEND", "embedded")
+    backends = {"embedded": None, "cpu": gtx.cpu, "gpu": gtx.gpu}
+    if name not in backends:
+        raise SystemExit(f"STENCILKIT_EXAMPLE_BACKEND={name!r}: use one of {', '.join(backends)}")
+    return backends[name]
+
+
 if __name__ == "__main__":
-    main({"cpu": gtx.cpu, "gpu": gtx.gpu}.get(sys.argv[1]) if len(sys.argv) > 1 else None)
+    main(example_backend())

@@ -10,12 +10,14 @@ of implicit vertical diffusion or of a vertically implicit sound-wave solver:
 The two scans are two statements of one program; both write the columns of the horizontal
 window ``[i0, i1) x [j0, j1)`` given as scalar arguments.
 
-Run it: ``python examples/tridiagonal.py`` (embedded backend) or ``... tridiagonal.py cpu``.
+Run it: ``python examples/tridiagonal.py`` (embedded backend) or
+``STENCILKIT_EXAMPLE_BACKEND=cpu python examples/tridiagonal.py`` (or ``gpu``).
 """
 
 from __future__ import annotations
 
-import sys
+import os
+from typing import Any
 
 import numpy as np
 
@@ -98,5 +100,14 @@ def main(backend: object = None) -> None:
     assert err < 1e-12 and drift < 1e-12
 
 
+def example_backend() -> Any:
+    """The backend named by ``STENCILKIT_EXAMPLE_BACKEND``: embedded (default), cpu or gpu."""
+    name = os.environ.get("STENCILKIT_EXAMPLE_BACKEND", "embedded")
+    backends = {"embedded": None, "cpu": gtx.cpu, "gpu": gtx.gpu}
+    if name not in backends:
+        raise SystemExit(f"STENCILKIT_EXAMPLE_BACKEND={name!r}: use one of {', '.join(backends)}")
+    return backends[name]
+
+
 if __name__ == "__main__":
-    main({"cpu": gtx.cpu, "gpu": gtx.gpu}.get(sys.argv[1]) if len(sys.argv) > 1 else None)
+    main(example_backend())

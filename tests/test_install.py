@@ -223,3 +223,23 @@ def test_a_raw_table_is_refused_with_the_wrapping_to_use(case, raw, rng) -> None
     )  # wrapped: accepted
     vn = v.asnumpy()
     np.testing.assert_allclose(out.asnumpy(), vn[TABLE[:, 0]] + vn[TABLE[:, 1]], rtol=1e-14)
+
+
+def test_the_version_has_one_home() -> None:
+    """pyproject reads the version from _version.py; no other file writes it by hand."""
+    project = PYPROJECT["project"]
+    assert "version" not in project and "version" in project["dynamic"]
+    dynamic = PYPROJECT["tool"]["setuptools"]["dynamic"]["version"]
+    assert dynamic == {"attr": "stencilkit._version.__version__"}
+    assert re.fullmatch(r"\d+\.\d+\.\d+(\.dev\d+|rc\d+)?", gtx.__version__)
+    changelog = (ROOT / "CHANGELOG.md").read_text()
+    assert f"## {gtx.__version__}" in changelog, "CHANGELOG.md has no section for this version"
+
+
+def test_the_wheel_metadata_has_urls_and_classifiers() -> None:
+    project = PYPROJECT["project"]
+    assert {"Homepage", "Documentation", "Changelog"} <= set(project["urls"])
+    assert any(
+        c.startswith("Programming Language :: Python :: 3.11") for c in project["classifiers"]
+    )
+    assert "Typing :: Typed" in project["classifiers"]

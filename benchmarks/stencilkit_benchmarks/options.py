@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -81,6 +82,13 @@ def _triple(text: str) -> tuple[int, int, int]:
     if len(parts) != 3 or min(parts) < 1:
         raise argparse.ArgumentTypeError(f"expected three positive integers a,b,c, not {text!r}")
     return parts
+
+
+def help_text(docstring: str | None) -> str:
+    """A module docstring as ``--help`` shows it: reStructuredText's inline literals
+    (````--gpu````) and roles (``:func:`x```) as plain text, the rest as written."""
+    text = re.sub(r":[a-z]+:`~?([^`]+)`", r"\1", docstring or "")
+    return re.sub(r"``([^`]+)``", r"\1", text)
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:

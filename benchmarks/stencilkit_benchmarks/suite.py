@@ -17,7 +17,7 @@ from .devices import Dev
 from .gathers import first_call_section, gathers_section
 from .laplacian import cpu_laplacian_section, gpu_laplacian_section
 from .neighbours import NB_OPS, mesh_section, nb_section
-from .options import Options, add_arguments, options_from_args, want
+from .options import Options, add_arguments, help_text, options_from_args, want
 from .overhead import cpu_overhead_section, gpu_overhead_section
 from .programs import import_programs
 from .report import Runner, base_env
@@ -203,7 +203,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     p = argparse.ArgumentParser(
         prog="stencilkit bench",
-        description=stencilkit_benchmarks.__doc__,
+        description=help_text(stencilkit_benchmarks.__doc__),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     add_arguments(p)

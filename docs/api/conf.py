@@ -24,3 +24,39 @@ default_role = "literal"
 html_theme = "alabaster"
 html_static_path: list[str] = []
 exclude_patterns = ["_build"]
+autodoc_preserve_defaults = True
+# NumPy's dtype-like union, shown by its name rather than expanded over a line
+autodoc_type_aliases = {"DTypeLike": "numpy.typing.DTypeLike", "npt.DTypeLike": "numpy.typing.DTypeLike"}
+# Every cross reference must resolve (nitpicky, with -W: a broken link fails the build), except
+# those to other projects' objects (no intersphinx: CI has no network) and to stencilkit's
+# internal classes that the reference does not document.
+nitpicky = True
+nitpick_ignore_regex = [
+    ("py:.*", r"(numpy|np|npt|os|types|collections|typing|cupy|xarray|matplotlib|mpi4py)\..*"),
+    ("py:.*", r"stencilkit\.(core|ir|decorators|stages|backends|distributed\.(base|comm|plans))\..*"),
+    ("py:.*", r"_.*|.*\._.*"),
+    ("py:class", r"scalar|Message|Plan|SourceLocation|Infinity|TypeAliasForwardRef|PathLike|Any"),
+    # internal types in signatures, and the builtins' parameter descriptions (frontend/builtin_docs.py)
+    ("py:class", r"Param|SourceFunction|ProgramWithBoundArgs|Stages|Domain condition"),
+]
+# a type named in a signature that two documented classes define as a member (``dtype``) is
+# ambiguous to Sphinx; the signature still shows it, unlinked
+suppress_warnings = ["ref.python"]
+
+
+def _plain_signature(app, what, name, obj, options, signature, return_annotation):  # type: ignore[no-untyped-def]
+    """Signatures Sphinx cannot parse back (a dataclass field's ``<factory>`` default) are shown
+    as text, with its ``~module.`` markers; show ``...`` and the short names instead."""
+    import re
+
+    def plain(text: str | None) -> str | None:
+        if text is None:
+            return None
+        text = text.replace("<factory>", "...")
+        return re.sub(r"~(?:\w+\.)*(\w+)", r"\1", text)
+
+    return plain(signature), plain(return_annotation)
+
+
+def setup(app):  # type: ignore[no-untyped-def]
+    app.connect("autodoc-process-signature", _plain_signature)

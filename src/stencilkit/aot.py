@@ -14,6 +14,8 @@ from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass
 from typing import Any
 
+__all__ = ["CompileJob", "CompileReport", "compile_programs"]
+
 
 @dataclass(frozen=True, slots=True)
 class CompileJob:
@@ -26,6 +28,9 @@ class CompileJob:
 
 @dataclass(frozen=True, slots=True)
 class CompileReport:
+    """How one job went: the program's ``name``, the ``seconds`` its build took, and the
+    ``error`` that stopped it (None when it compiled)."""
+
     name: str
     seconds: float
     error: BaseException | None

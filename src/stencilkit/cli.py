@@ -130,7 +130,16 @@ def _cache_line() -> str:
     from .toolchain.cache import cache_info
 
     info = cache_info()
-    return f"{info['path']} ({info['entries']} entries, {_size(info['bytes'])})"
+    return f"{info['path']} ({_entries(info['entries'])}, {_size(info['bytes'])} of {_limit(info)})"
+
+
+def _entries(n: object) -> str:
+    return f"{n} entr{'y' if n == 1 else 'ies'}"
+
+
+def _limit(info: dict[str, object]) -> str:
+    limit = info["max_bytes"]
+    return "no limit" if limit == 0 else f"{_size(limit)} at most"
 
 
 def _logging_line() -> str:
@@ -145,7 +154,15 @@ def _logging_line() -> str:
 
 
 def _add_info(sub: Any) -> None:
-    p = sub.add_parser("info", help="versions, compilers, GPU and cache location")
+    p = sub.add_parser(
+        "info",
+        help="versions, compilers, GPU and cache location",
+        description="What stencilkit finds on this machine, one row each: the versions of "
+        "stencilkit, Python and NumPy; the configuration (every STENCILKIT_* variable set, and "
+        "any bad value); the NVIDIA driver, CuPy, cuda-bindings and the GPUs; the C++ compiler "
+        "and OpenMP; CPU threads; the CUDA compiler (NVRTC or nvcc); the build cache; logging. "
+        "A row that cannot be computed says why; the command never fails.",
+    )
     p.set_defaults(func=_info)
 
 
@@ -162,12 +179,25 @@ def _size(nbytes: object) -> str:
 
 
 def _cache_info(args: argparse.Namespace) -> int:
-    from .toolchain.cache import cache_info
+    import time
+
+    from .toolchain.cache import cache_info, entries
 
     info = cache_info()
     _row("path", info["path"])
-    _row("entries", info["entries"])
-    _row("size", _size(info["bytes"]))
+    _row("size", f"{_size(info['bytes'])} of {_limit(info)} (STENCILKIT_CACHE_MAX_SIZE)")
+    _row("entries", f"{info['entries']} (least recently used removed beyond the limit)")
+    listed = entries()
+    shown = listed if args.all else listed[:10]
+    if shown:
+        print(f"  {'last used':<17} {'size':>9}  program (target)")
+    for e in shown:
+        used = time.strftime("%Y-%m-%d %H:%M", time.localtime(e.last_used))
+        what = e.meta.get("program", e.key[:16])
+        target = f" ({e.meta['target']})" if "target" in e.meta else ""
+        print(f"  {used:<17} {_size(e.bytes):>9}  {what}{target}")
+    if len(listed) > len(shown):
+        print(f"  ... {len(listed) - len(shown)} more (stencilkit cache info --all)")
     return EXIT_OK
 
 
@@ -175,16 +205,23 @@ def _cache_clear(args: argparse.Namespace) -> int:
     from .toolchain.cache import cache_info, clear_cache
 
     n = clear_cache()
-    print(f"removed {n} cache entr{'y' if n == 1 else 'ies'} from {cache_info()['path']}")
+    print(f"removed {_entries(n)} from {cache_info()['path']}")
     return EXIT_OK
 
 
 def _add_cache(sub: Any) -> None:
-    p = sub.add_parser("cache", help="inspect or clear the build cache")
-    actions = p.add_subparsers(dest="action", metavar="{info,clear}", required=True)
-    actions.add_parser("info", help="location, number of entries, size").set_defaults(
-        func=_cache_info
+    p = sub.add_parser(
+        "cache",
+        help="the build cache: size, limit and entries; clear it",
+        description="The build cache of compiled programs. Without an action: its location, "
+        "size against its limit (STENCILKIT_CACHE_MAX_SIZE) and the most recently used entries.",
     )
+    p.add_argument("--all", action="store_true", help="list every entry, not the last 10")
+    p.set_defaults(func=_cache_info)
+    actions = p.add_subparsers(dest="action", metavar="{info,clear}")
+    info = actions.add_parser("info", help="location, size and limit, entries (the default)")
+    info.add_argument("--all", action="store_true", help="list every entry, not the last 10")
+    info.set_defaults(func=_cache_info)
     actions.add_parser("clear", help="remove every cache entry").set_defaults(func=_cache_clear)
 
 
@@ -223,8 +260,14 @@ def _demo_ranks(args: argparse.Namespace) -> int:
 
 
 def _demo(args: argparse.Namespace) -> int:
+    from .models.demo import BackendChoice, choose_backend, report_lines
     from .models.shallow_water import MASS_TOLERANCE, REFERENCE_TOLERANCE, run_demo
 
+    if args.backend is None:
+        choice = choose_backend()
+        args.backend = choice.name
+    else:
+        choice = BackendChoice(args.backend, "chosen with --backend")
     if args.ranks is not None:
         return _demo_ranks(args)
 
@@ -232,9 +275,10 @@ def _demo(args: argparse.Namespace) -> int:
     print(
         f"nonlinear shallow water, {r.size}x{r.size} periodic grid, {r.steps} steps, backend {r.backend}"
     )
+    print(f"  backend          {r.backend}: {choice.reason}")
     print(f"  height range     {r.height_range[0]:.6f} .. {r.height_range[1]:.6f}")
-    print(f"  first step       {r.first_step_s:.3f} s (includes any compilation)")
-    print(f"  other steps      {r.steps_s:.3f} s; numpy reference {r.reference_s:.3f} s")
+    for line in report_lines(r):
+        print(line)
     verdict = {True: "ok", False: "FAILED"}
     print(
         f"  mass conserved   relative change {r.mass_rel_error:.2e} "
@@ -262,7 +306,12 @@ def _add_demo(sub: Any) -> None:
         description="Nonlinear 2-D shallow water on a periodic grid, checked for "
         "mass conservation and against a NumPy implementation of the same scheme.",
     )
-    p.add_argument("--backend", choices=("embedded", "cpu", "gpu"), default="embedded")
+    p.add_argument(
+        "--backend",
+        choices=("embedded", "cpu", "gpu"),
+        default=None,
+        help="default: the fastest usable here (gpu, else cpu with a C++ compiler, else embedded)",
+    )
     p.add_argument("--steps", type=_positive, default=200, help="time steps (default 200)")
     p.add_argument("--size", type=_positive, default=128, help="grid cells per side (default 128)")
     p.add_argument("--quiet", action="store_true", help="no progress bar")

@@ -9,10 +9,10 @@ build system are accepted and have no effect.
 from __future__ import annotations
 
 import os
-import warnings
 from typing import Any
 
-from .toolchain.config import YES, yes_no
+from .core.env import YES, yes_no
+from .core.errors import warn_configuration
 
 
 def _flag(name: str, default: bool) -> bool:
@@ -27,12 +27,27 @@ def _flag(name: str, default: bool) -> bool:
     try:
         return yes_no(value)
     except ValueError as err:
-        warnings.warn(
-            f"the environment variable {name}={value!r} is not valid: {err}; using "
-            f"{'yes' if default else 'no'}",
-            stacklevel=2,
-        )
+        warn_configuration(name, value, str(err), "yes" if default else "no")
         return default
+
+
+def _one_of(name: str, options: tuple[str, ...], default: str) -> str:
+    """A variable of gt4py's with a fixed set of values (accepted, no effect here)."""
+    value = os.environ.get(name)
+    if value is None:
+        return default
+    if value.strip().lower() not in options:
+        warn_configuration(name, value, f"use one of {', '.join(options)}", repr(default))
+        return default
+    return value.strip().lower()
+
+
+def _level(name: str) -> int:
+    value = os.environ.get(name, "0")
+    if not value.strip().isdigit():
+        warn_configuration(name, value, "expected a whole number >= 0", "0")
+        return 0
+    return int(value)
 
 
 #: Parse operators and programs when they are decorated (errors at import, as gt4py.next 1.2.3
@@ -48,13 +63,19 @@ DEFAULT_BACKEND: Any = None
 #: gt4py.next names, accepted for compatibility.
 DEBUG: bool = _flag("GT4PY_DEBUG", False)
 VERBOSE_EXCEPTIONS: bool = _flag("GT4PY_VERBOSE_EXCEPTIONS", DEBUG)
-BUILD_CACHE_LIFETIME: str = os.environ.get("GT4PY_BUILD_CACHE_LIFETIME", "persistent")
-BUILD_CACHE_DIR: str | None = os.environ.get("STENCILKIT_CACHE_DIR")
-CMAKE_BUILD_TYPE: str = os.environ.get("GT4PY_CMAKE_BUILD_TYPE", "release")
-#: gt4py.next's metrics level (``stencilkit.instrumentation.metrics``): 0 collects nothing.
-COLLECT_METRICS_LEVEL: int = (
-    int(_level) if (_level := os.environ.get("GT4PY_COLLECT_METRICS_LEVEL", "0")).isdigit() else 0
+BUILD_CACHE_LIFETIME: str = _one_of(
+    "GT4PY_BUILD_CACHE_LIFETIME", ("persistent", "session"), "persistent"
 )
+BUILD_CACHE_DIR: str | None = os.environ.get("STENCILKIT_CACHE_DIR")
+#: The build cache's size limit: bytes (an int) or a size such as ``"500MiB"``; 0 for no limit;
+#: ``None`` (the default) takes ``STENCILKIT_CACHE_MAX_SIZE``, else 2 GiB. Least recently used
+#: entries are evicted after a build that takes the cache over it.
+BUILD_CACHE_MAX_SIZE: int | str | None = None
+CMAKE_BUILD_TYPE: str = _one_of(
+    "GT4PY_CMAKE_BUILD_TYPE", ("debug", "release", "min_size_rel", "rel_with_deb_info"), "release"
+)
+#: gt4py.next's metrics level (``stencilkit.instrumentation.metrics``): 0 collects nothing.
+COLLECT_METRICS_LEVEL: int = _level("GT4PY_COLLECT_METRICS_LEVEL")
 UNSTRUCTURED_HORIZONTAL_HAS_UNIT_STRIDE: bool = _flag(
     "GT4PY_UNSTRUCTURED_HORIZONTAL_HAS_UNIT_STRIDE", False
 )

@@ -186,3 +186,109 @@ def test_a_bad_flag_read_at_import_warns_naming_it_and_keeps_the_default() -> No
     )
     assert r.stdout.strip() == "False"
     assert "STENCILKIT_PARSE_AT_DECORATION='maybe' is not valid" in r.stderr
+
+
+# -- the variables read outside toolchain.config: each bad value names its variable ------------
+
+IMPORT_TIME_BAD = {
+    "STENCILKIT_LOG": "verbose",
+    "STENCILKIT_PARSE_AT_DECORATION": "maybe",
+    "STENCILKIT_VERIFY_IR": "perhaps",
+    "GT4PY_COLLECT_METRICS_LEVEL": "high",
+    "GT4PY_BUILD_CACHE_LIFETIME": "forever",
+    "GT4PY_CMAKE_BUILD_TYPE": "fast",
+}
+
+
+@pytest.mark.parametrize("variable", sorted(IMPORT_TIME_BAD))
+def test_a_bad_import_time_value_warns_naming_the_variable(variable: str) -> None:
+    import os
+    import subprocess
+    import sys
+
+    value = IMPORT_TIME_BAD[variable]
+    env = {**os.environ, variable: value}
+    r = subprocess.run(
+        [sys.executable, "-c", "import stencilkit"],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert r.returncode == 0, r.stderr  # importing never fails
+    assert (
+        f"ConfigurationWarning: the environment variable {variable}={value!r} is not valid"
+        in r.stderr
+    )
+    strict = subprocess.run(
+        [sys.executable, "-W", "error::UserWarning", "-c", "import stencilkit"],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert strict.returncode != 0 and variable in strict.stderr
+
+
+def test_stencilkit_log_verbose_is_not_ignored_silently() -> None:
+    import os
+    import subprocess
+    import sys
+
+    code = "import logging, stencilkit; print(logging.getLogger('stencilkit').level)"
+    r = subprocess.run(
+        [sys.executable, "-c", code],
+        env={**os.environ, "STENCILKIT_LOG": "verbose"},
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert r.stdout.strip() == "0"  # logging stays off ...
+    assert "STENCILKIT_LOG='verbose'" in r.stderr and "info, debug" in r.stderr  # ... and says so
+
+
+@pytest.mark.parametrize(
+    ("variable", "value", "why"),
+    [
+        ("OMP_NUM_THREADS", "many", "whole number >= 1"),
+        ("OMP_NUM_THREADS", "0", "whole number >= 1"),
+        ("OMP_WAIT_POLICY", "sleepy", "active or passive"),
+    ],
+)
+def test_a_bad_openmp_value_stops_the_cpu_backend_naming_it(variable, value, why, env) -> None:
+    from stencilkit.toolchain import threads
+
+    env.setenv(variable, value)
+    with pytest.raises(ConfigurationError, match=re.escape(f"{variable}={value!r}") + ".*" + why):
+        threads.omp_num_threads() if variable == "OMP_NUM_THREADS" else threads.check_wait_policy()
+    env.setenv("OMP_NUM_THREADS", "4,2")
+    assert threads.omp_num_threads() == 4
+
+
+def test_a_bad_mpi_cuda_value_names_the_variable(env) -> None:
+    from stencilkit.distributed.comm import cuda_aware
+
+    env.setenv("STENCILKIT_MPI_CUDA", "sometimes")
+    with pytest.raises(ConfigurationError, match="STENCILKIT_MPI_CUDA='sometimes'"):
+        cuda_aware()
+    env.setenv("STENCILKIT_MPI_CUDA", "yes")
+    assert cuda_aware() is True
+
+
+def test_every_environment_variable_the_library_reads_is_documented() -> None:
+    doc = (ROOT / "docs" / "configuration.md").read_text()
+    read = set()
+    for path in (ROOT / "src" / "stencilkit").rglob("*.py"):
+        read |= set(
+            re.findall(
+                r"environ(?:\.get\(|\[)\s*\"((?:STENCILKIT|GT4PY|OMP)_[A-Z_]+)\"", path.read_text()
+            )
+        )
+        read |= set(
+            re.findall(
+                r"_(?:flag|one_of|level)\(\s*\"((?:STENCILKIT|GT4PY)_[A-Z_]+)\"", path.read_text()
+            )
+        )
+    assert len(read) >= 10, read
+    missing = sorted(v for v in read if f"`{v}" not in doc)
+    assert not missing, missing

@@ -61,15 +61,15 @@ def test_round_trip_keeps_domain_kinds_and_values(case: Any, rng: np.random.Gene
 def test_from_xarray_with_dims_and_foreign_coordinates(rng: np.random.Generator) -> None:
     data = rng.random((4, 3))
     da = xr.DataArray(data, dims=("lat", "lev"), coords={"lat": [-30.0, -10.0, 10.0, 30.0]})
-    f = gtx.from_xarray(da, dims=[I, K])
+    f = gtx.from_xarray(da, dims=[I, K], coords="drop")
     assert f.domain == gtx.domain({I: (0, 4), K: (0, 3)})  # latitudes are labels, not indices
-    g = gtx.from_xarray(da, dims={"lev": K})
+    g = gtx.from_xarray(da, dims={"lev": K}, coords="drop")
     assert g.dims == (gtx.Dimension("lat"), K)
     np.testing.assert_array_equal(g.asnumpy(), data)
-    shared = gtx.from_xarray(da, dims=[I, K], copy=None)
+    shared = gtx.from_xarray(da, dims=[I, K], copy=None, coords="drop")
     assert np.shares_memory(shared.ndarray, data)
     with pytest.raises(StencilValueError, match="one Dimension per DataArray dimension"):
-        gtx.from_xarray(da, dims=[I])
+        gtx.from_xarray(da, dims=[I], coords="drop")
     with pytest.raises(StencilTypeError, match=r"takes an xarray\.DataArray"):
         gtx.from_xarray(xr.Dataset({"t": da}))
 
@@ -119,3 +119,31 @@ def test_gpu_field_stays_on_the_gpu_cupy_xarray_convention() -> None:
     assert isinstance(f.to_xarray(host=True).data, np.ndarray)
     back = gtx.from_xarray(da)
     assert back.device == f.device
+
+
+def test_from_xarray_refuses_to_drop_coordinates_silently(rng: np.random.Generator) -> None:
+    data = rng.random((4, 3))
+    lat = [-30.0, -10.0, 10.0, 30.0]
+    da = xr.DataArray(
+        data, dims=("lat", "lev"), coords={"lat": lat, "time": np.datetime64("2026-01-01")}
+    )
+    with pytest.raises(
+        StencilValueError, match=r"would drop the coordinate\(s\) 'lat', 'time'"
+    ) as info:
+        gtx.from_xarray(da)
+    assert "coords='drop'" in str(info.value) and "to_xarray(field, coords=da.coords)" in str(
+        info.value
+    )
+    # dropped knowingly, then put back: the labels survive the round trip
+    f = gtx.from_xarray(da, coords="drop")
+    back = f.to_xarray("t", coords=da.coords)
+    np.testing.assert_array_equal(back["lat"].values, lat)
+    assert back["time"].values == np.datetime64("2026-01-01")
+    np.testing.assert_array_equal(back.values, data)
+    assert back.dims == ("lat", "lev") and list(back["lev"].values) == [0, 1, 2]
+    # index coordinates (what to_xarray writes) are kept, never refused
+    assert gtx.from_xarray(back.drop_vars(["lat", "time"])).domain == f.domain
+    with pytest.raises(StencilValueError, match="coordinate 'lat' has sizes"):
+        gtx.as_field([gtx.Dimension("lat")], rng.random(3)).to_xarray(coords=da.coords)
+    with pytest.raises(StencilValueError, match="use 'keep' or 'drop'"):
+        gtx.from_xarray(da, coords="ignore")

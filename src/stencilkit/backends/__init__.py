@@ -43,6 +43,9 @@ class Backend:
 
     @property
     def allocator(self) -> FieldAllocator:
+        """Where this backend wants its fields. Pass it (or the backend itself) as
+        ``allocator=`` to ``as_field``/``zeros``/...; ``gtx.gpu.allocator`` gives CuPy arrays in
+        the GPU layout, ``gtx.cpu.allocator`` NumPy arrays."""
         return FieldAllocator(self.device_type)
 
     @property
@@ -51,13 +54,14 @@ class Backend:
 
     @property
     def executor(self) -> Any:
-        """What runs a program: ``executor(interface)`` -> a
-        :class:`~stencilkit.stages.runner.Runner` (``interface``: the program's
-        :class:`~stencilkit.stages.interface.ProgramInterface`)."""
+        """What runs a program, as ``executor(interface)`` -> a runner (``interface``: the
+        program's ``stencilkit.stages.interface.ProgramInterface``; the runner follows the
+        ``stencilkit.stages.runner.Runner`` protocol)."""
         return self.runner
 
     @property
     def transforms(self) -> tuple[()]:
+        """gt4py.next's transformation pipeline of a backend, empty here (stencilkit's is fixed)."""
         return ()
 
     def compile(self, program: Any, compile_time_args: Any = None) -> Any:
@@ -75,7 +79,9 @@ class Backend:
         return prog.compile(*spec)
 
     def runner(self, interface: ProgramInterface) -> Runner:
-        """The runner of one program on this backend (a subclass may return its own)."""
+        """The runner of one program on this backend (``interface``: what the engine needs of
+        the program, from any frontend): it builds (or loads from the build cache) the C++ or
+        CUDA code on first use. A subclass may override it, e.g. to refuse running."""
         from .compiled import CompiledRunner
 
         if self.device_type is DeviceType.CPU:
@@ -131,8 +137,20 @@ def wait_for_tuning(timeout: float | None = None) -> bool:
 
 
 def capture_cuda_graph(body: Any, stream: Any = None) -> Any:
-    """Capture the GPU program calls made by ``body()`` into a CUDA graph to replay (see
-    ``backends/cuda/graphs.py``); call each program once before capturing it."""
+    """Capture the GPU program calls made by ``body()`` into a CUDA graph, without running
+    them; ``graph.replay(n)`` then runs the captured sequence ``n`` times with one launch each,
+    which removes the per-call launch cost of time loops of small kernels.
+
+    Call each program once (or ``program.compile(...)`` it) with the same arguments before
+    capturing it: a first call compiles and tunes, which cannot happen during a capture.
+    ``stream`` is the CuPy stream to capture on (default: a new non-blocking one);
+    ``graph.synchronize()`` waits for the replays. Needs the gpu backend (CuPy, a GPU).
+
+    >>> step(u, v, offset_provider={})             # first call: compile and tune
+    >>> graph = gtx.capture_cuda_graph(lambda: [step(u, v, offset_provider={}) for _ in range(10)])
+    >>> graph.replay(100)                          # 1000 steps
+    >>> graph.synchronize()
+    """
     from .cuda.graphs import capture_cuda_graph as capture
 
     return capture(body, stream)

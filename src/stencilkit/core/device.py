@@ -34,6 +34,7 @@ class Device:
 
     @property
     def is_gpu(self) -> bool:
+        """Whether this is a GPU (CUDA or ROCm) device."""
         return self.device_type in (DeviceType.CUDA, DeviceType.CUDA_MANAGED, DeviceType.ROCM)
 
 

@@ -141,6 +141,8 @@ class FieldOffset:
 
     @property
     def is_cartesian(self) -> bool:
+        """Whether the offset shifts along one dimension by a constant (``I + 1``), not through a
+        neighbour table."""
         return len(self.target) == 1 and self.target[0] == self.source
 
 

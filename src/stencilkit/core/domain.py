@@ -94,6 +94,7 @@ class UnitRange:
 
     @classmethod
     def infinite(cls) -> UnitRange:
+        """The range of every index, ``-inf .. +inf`` (gt4py.next's ``UnitRange.infinite()``)."""
         return cls.bounded(Infinity.NEGATIVE, Infinity.POSITIVE)
 
     @classmethod
@@ -102,9 +103,11 @@ class UnitRange:
         return cls(start, stop)  # type: ignore[arg-type]  # the one constructor that may store Infinity (see __post_init__)
 
     def is_finite(self) -> bool:
+        """Whether both ends are integers (not ``Infinity``)."""
         return isinstance(self.start, int) and isinstance(self.stop, int)
 
     def is_empty(self) -> bool:
+        """Whether the range holds no index (``start == stop``)."""
         return self.start == self.stop
 
     def __len__(self) -> int:
@@ -155,6 +158,7 @@ class UnitRange:
         return self.shifted(-n)
 
     def shifted(self, by: int) -> UnitRange:
+        """The range moved by ``by`` indices: ``UnitRange(2, 5).shifted(-1) == UnitRange(1, 4)``."""
         return UnitRange(self.start + by, self.stop + by)
 
     def __str__(self) -> str:
@@ -208,10 +212,12 @@ class NamedRange(NamedTuple):
     # Conveniences for code that treated ``domain[dim]`` as a range.
     @property
     def start(self) -> int:
+        """The first index of the range."""
         return self.unit_range.start
 
     @property
     def stop(self) -> int:
+        """The index past the last one of the range."""
         return self.unit_range.stop
 
     def __contains__(self, other: object) -> bool:
@@ -280,10 +286,12 @@ class Domain:
 
     @property
     def shape(self) -> tuple[int, ...]:
+        """The number of indices along each dimension."""
         return tuple(len(r) for r in self.ranges)
 
     @property
     def ndim(self) -> int:
+        """The number of dimensions."""
         return len(self.dims)
 
     @property
@@ -298,12 +306,15 @@ class Domain:
 
     @property
     def origin(self) -> tuple[int, ...]:
+        """The first index of each dimension's range (the domain origin)."""
         return tuple(r.start for r in self.ranges)
 
     def is_finite(self) -> bool:
+        """Whether every range has integer ends (no ``Infinity``)."""
         return all(r.is_finite() for r in self.ranges)
 
     def is_empty(self) -> bool:
+        """Whether any dimension's range is empty (the domain holds no point)."""
         return any(r.is_empty() for r in self.ranges)
 
     def __len__(self) -> int:
@@ -313,6 +324,8 @@ class Domain:
         return (NamedRange(d, r) for d, r in zip(self.dims, self.ranges))
 
     def dim_index(self, dim: Dimension, allow_missing: bool = False) -> int | None:
+        """The position of ``dim`` among the domain's dimensions; None if absent and
+        ``allow_missing``, else an error."""
         if dim in self.dims:
             return self.dims.index(dim)
         if allow_missing:
@@ -347,6 +360,7 @@ class Domain:
         return False
 
     def items(self) -> Iterator[tuple[Dimension, UnitRange]]:
+        """The ``(dimension, range)`` pairs, in order."""
         return iter(zip(self.dims, self.ranges))
 
     def __str__(self) -> str:

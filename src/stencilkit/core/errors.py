@@ -191,7 +191,8 @@ class BackendUnavailableError(StencilError, RuntimeError):
 
 
 class ConfigurationError(StencilValueError):
-    """An environment variable holds a value stencilkit cannot use; ``.variable`` names it.
+    """An environment variable (or a ``stencilkit.config`` setting) holds a value stencilkit
+    cannot use; ``.variable`` names it.
 
     Raised by the code that needs the variable (a bad ``STENCILKIT_CUDA_COMPILER`` stops GPU
     builds, not the cpu backend); ``stencilkit info`` lists every such variable."""
@@ -200,8 +201,9 @@ class ConfigurationError(StencilValueError):
         self.variable = variable
         self.value = value
         self.problem = problem
+        what = "the setting" if "." in variable else "the environment variable"
         super().__init__(
-            f"the environment variable {variable}={value!r} is not valid: {problem}",
+            f"{what} {variable}={value!r} is not valid: {problem}",
             hint=f"fix or unset {variable} (docs/configuration.md lists every variable)",
         )
 
@@ -209,6 +211,25 @@ class ConfigurationError(StencilValueError):
         self,
     ) -> tuple[Any, ...]:  # picklable (multiprocessing, MPI): rebuilt from its parts
         return (type(self), (self.variable, self.value, self.problem))
+
+
+class ConfigurationWarning(UserWarning):
+    """A variable read when stencilkit is imported (``STENCILKIT_LOG``, the ``GT4PY_*`` flags of
+    ``stencilkit.config``) holds a value stencilkit cannot use: importing never fails, so this
+    warning names the variable and the default used instead (``stencilkit info`` lists it too)."""
+
+
+def warn_configuration(variable: str, value: str, problem: str, instead: str) -> None:
+    """Warn, naming ``variable``, that its ``value`` is not valid and ``instead`` is used."""
+    import warnings
+
+    warnings.warn(
+        ConfigurationWarning(
+            f"the environment variable {variable}={value!r} is not valid: {problem}; using "
+            f"{instead} (fix or unset {variable}; docs/configuration.md lists every variable)"
+        ),
+        stacklevel=3,
+    )
 
 
 class InternalError(RuntimeError):
@@ -239,3 +260,9 @@ class MissingOutError(StencilTypeError, MissingArgumentError):
 class ArgumentTypeError(StencilTypeError):
     """Arguments of a program call with the wrong types; raised from a ``ValueError`` listing them
     (gt4py.next: ``Invalid argument types in call to '<prog>'.``)."""
+
+
+# Uncaught user errors print the user's frames only (core/tracebacks.py; STENCILKIT_TRACEBACK=full).
+from .tracebacks import install as _install_short_tracebacks  # noqa: E402
+
+_install_short_tracebacks()

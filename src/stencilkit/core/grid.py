@@ -36,8 +36,11 @@ class CartesianConnectivity:
 
     @classmethod
     def for_translation(cls, dimension: Dimension, offset: int) -> CartesianConnectivity:
+        """The connectivity that shifts ``dimension`` by ``offset`` (``I + 1``), gt4py.next's name."""
         return cls(dimension, offset)
 
     @classmethod
     def for_relocation(cls, old: Dimension, new: Dimension) -> CartesianConnectivity:
+        """The connectivity that renames dimension ``old`` to ``new`` (staggered grids),
+        gt4py.next's name."""
         return cls(new, 0, old)

@@ -87,13 +87,21 @@ def set_log_level(level: str | int | None) -> None:
 
 
 def configure_from_environment() -> None:
-    """Apply ``STENCILKIT_LOG`` (called once, when stencilkit is imported). A bad value is
-    reported by ``stencilkit info`` and by the code that reads it, not here: importing never fails."""
+    """Apply ``STENCILKIT_LOG`` (called once, when stencilkit is imported). Importing never
+    fails: a bad value (``verbose``) warns, naming the variable, and logging stays off;
+    ``stencilkit info`` lists it too."""
     import os
 
-    value = os.environ.get("STENCILKIT_LOG", "").strip().lower()
+    raw = os.environ.get("STENCILKIT_LOG")
+    value = (raw or "").strip().lower()
     if value in LEVELS:
         set_log_level(value)
+    elif value:
+        from .errors import warn_configuration
+
+        warn_configuration(
+            "STENCILKIT_LOG", str(raw), f"use one of {', '.join(LEVELS)}", "off (no logging)"
+        )
 
 
 def _interactive() -> bool:

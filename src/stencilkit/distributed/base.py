@@ -45,6 +45,7 @@ class Decomposition:
 
     # -- to be provided by a decomposition ---------------------------------------------------
     def messages(self, fields: Sequence[DecomposedField]) -> list[Message]:
+        """The point-to-point messages that refresh the halos of ``fields``."""
         raise NotImplementedError
 
     def phases(self, fields: Sequence[DecomposedField]) -> list[list[Message]]:
@@ -57,6 +58,7 @@ class Decomposition:
 
     @property
     def dims(self) -> tuple[Dimension, ...]:
+        """The decomposed dimensions."""
         raise NotImplementedError
 
     # -- shared -------------------------------------------------------------------------------
@@ -136,6 +138,7 @@ class Decomposition:
         return None
 
     def describe(self) -> str:
+        """One line saying how the points are split (for logs and errors)."""
         return self.kind
 
     def default_method(self, fields: Sequence[DecomposedField]) -> str:
@@ -143,6 +146,7 @@ class Decomposition:
         return "direct"
 
     def owned_domain(self, f: DecomposedField) -> Any:
+        """The points of ``f`` this rank owns (its domain without the halo)."""
         raise NotImplementedError
 
     def _method(self, fields: Sequence[DecomposedField], method: str | None) -> str:

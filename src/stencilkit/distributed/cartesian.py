@@ -92,9 +92,11 @@ class CartesianDecomposition(Decomposition):
     # -- geometry -------------------------------------------------------------------------------
     @property
     def dims(self) -> tuple[Dimension, ...]:
+        """The decomposed dimensions, in order."""
         return self._dims
 
     def signature(self) -> tuple[Any, ...]:
+        """Equal on two decompositions that split the same points the same way."""
         return (
             "cartesian",
             tuple((d.value, r.start, r.stop) for d, r in self.ranges.items()),
@@ -103,6 +105,7 @@ class CartesianDecomposition(Decomposition):
         )
 
     def describe(self) -> str:
+        """One line: each dimension's global range, periodicity and the process grid."""
         ext = " x ".join(
             f"{d.value}[{r.start}:{r.stop}]{' periodic' if p else ''}"
             for (d, r), p in zip(self.ranges.items(), self.periodic)
@@ -120,6 +123,7 @@ class CartesianDecomposition(Decomposition):
         return Domain(*((d, self.owned_range(d, rank)) for d in self._dims))
 
     def min_block(self, dim: Dimension) -> int:
+        """The smallest block any rank owns along ``dim`` (a halo must not be wider)."""
         i = self._dims.index(dim)
         return min(b - a for a, b in self._blocks[i])
 
@@ -169,6 +173,8 @@ class CartesianDecomposition(Decomposition):
         halo: Mapping[Dimension, int],
         extra: Mapping[Dimension, Any] | None = None,
     ) -> Domain:
+        """This rank's domain over ``dims``: its owned range widened by ``halo`` in each decomposed
+        dimension, ``extra`` ranges for the others."""
         ranges = []
         for d in dims:
             if d in self.ranges:
@@ -293,6 +299,7 @@ class CartesianDecomposition(Decomposition):
         return tuple(index)
 
     def global_shape(self, f: DecomposedField) -> tuple[int, ...]:
+        """The shape of ``f`` gathered over all ranks (owned points only)."""
         return tuple(
             len(self.ranges[d]) if d in self.ranges else len(r) for d, r in f.field.domain.items()
         )
@@ -304,6 +311,7 @@ class CartesianDecomposition(Decomposition):
         return arr[self._owned_index(f, rank)]
 
     def place(self, arr: np.ndarray[Any, Any], f: DecomposedField, rank: int, block: Any) -> None:
+        """Write ``rank``'s owned ``block`` of ``f`` into the global array ``arr``."""
         arr[self._owned_index(f, rank)] = block
 
 

@@ -161,8 +161,14 @@ def cuda_aware() -> bool:
     known but not reported). Without the query function, the answer is no: halos then go
     through pinned host buffers, which works with every MPI."""
     env = os.environ.get("STENCILKIT_MPI_CUDA")
-    if env in ("0", "1"):
-        return env == "1"
+    if env is not None and env.strip():
+        from ..core.env import yes_no
+        from ..core.errors import ConfigurationError
+
+        try:
+            return yes_no(env)
+        except ValueError as err:
+            raise ConfigurationError("STENCILKIT_MPI_CUDA", env, str(err)) from None
     lib = _mpi_library()
     if lib is None:
         return False

@@ -38,7 +38,7 @@ class DecomposedField:
     # -- views ----------------------------------------------------------------------------
     @property
     def owned_domain(self) -> Domain:
-        """The owned points: the local domain without its halo."""
+        """The owned points, the local domain without its halo."""
         dom: Domain = self.decomposition.owned_domain(self)
         return dom
 
@@ -49,18 +49,22 @@ class DecomposedField:
 
     @property
     def domain(self) -> Domain:
+        """The local field's domain, the owned points and the halo."""
         return self.field.domain
 
     @property
     def dims(self) -> tuple[Dimension, ...]:
+        """The local field's dimensions."""
         return self.field.dims
 
     @property
     def ndarray(self) -> Any:
+        """The local buffer, owned points and halo (NumPy or CuPy)."""
         return self.field.ndarray
 
     @property
     def dtype(self) -> Any:
+        """The element type."""
         return self.field.dtype
 
     def asnumpy(self) -> Any:
@@ -80,6 +84,7 @@ class DecomposedField:
         self._fresh = False
 
     def mark_exchanged(self) -> None:
+        """Say that the halo holds the neighbours' current values (an exchange does this)."""
         self._fresh = True
 
     def __repr__(self) -> str:

@@ -95,9 +95,11 @@ class Exchange:
 
     @property
     def done(self) -> bool:
+        """Whether ``wait()`` has completed the exchange."""
         return self._requests is None
 
     def wait(self) -> None:
+        """Complete the exchange (idempotent) and mark the fields' halos fresh."""
         if self._requests is None:
             return
         requests, self._requests = self._requests, None

@@ -41,10 +41,12 @@ class HaloNeed:
         return f"HaloNeed(offsets={{{offs}}}, layers={self.layers})"
 
     def width(self, dim: Dimension) -> int:
+        """The halo width ``dim`` needs: the largest offset either way."""
         lo, hi = self.offsets.get(dim, (0, 0))
         return max(-lo, hi, 0)
 
     def union(self, other: HaloNeed) -> HaloNeed:
+        """The halo that serves both needs: the wider offsets per dimension, the more layers."""
         offs = dict(self.offsets)
         for d, (lo, hi) in other.offsets.items():
             a, b = offs.get(d, (0, 0))
@@ -132,6 +134,7 @@ class DistributedProgram:
         return self._needs[key]
 
     def with_backend(self, backend: Any) -> DistributedProgram:
+        """This distributed program run by ``backend`` instead."""
         return DistributedProgram(self.program.with_backend(backend))
 
     def check(self, bound: Mapping[str, Any], offset_provider: Mapping[str, Any] | None) -> None:

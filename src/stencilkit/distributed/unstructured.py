@@ -109,12 +109,15 @@ class MeshDecomposition(Decomposition):
     # -- geometry -------------------------------------------------------------------------------
     @property
     def dims(self) -> tuple[Dimension, ...]:
+        """The decomposed (horizontal) dimensions."""
         return _KINDS
 
     def signature(self) -> tuple[Any, ...]:
+        """Equal on two decompositions that split the same mesh the same way."""
         return ("mesh", id(self.mesh), self.mesh.n_cells, self.layers, self.size)
 
     def describe(self) -> str:
+        """One line: the mesh, the number of ranks and the halo layers."""
         return (
             f"a {self.mesh.n_cells}-cell mesh over {self.size} ranks with {self.layers} halo layers"
         )
@@ -162,6 +165,7 @@ class MeshDecomposition(Decomposition):
 
     # -- fields ---------------------------------------------------------------------------------
     def owned_domain(self, f: DecomposedField) -> Domain:
+        """The points of ``f`` this rank owns (its domain without the halo)."""
         _, h = self._horizontal(f)
         return Domain(
             *((d, UnitRange(0, self.count(h)) if d == h else r) for d, r in f.field.domain.items())
@@ -219,6 +223,7 @@ class MeshDecomposition(Decomposition):
 
     # -- global arrays --------------------------------------------------------------------------
     def global_shape(self, f: DecomposedField) -> tuple[int, ...]:
+        """The shape of ``f`` gathered over all ranks (owned points only)."""
         axis, h = self._horizontal(f)
         shape = list(f.field.ndarray.shape)
         shape[axis] = self.mesh.size(h)
@@ -232,10 +237,12 @@ class MeshDecomposition(Decomposition):
     def take(
         self, arr: np.ndarray[Any, Any], f: DecomposedField, rank: int
     ) -> np.ndarray[Any, Any]:
+        """``rank``'s owned block of the global array ``arr``."""
         block: np.ndarray[Any, Any] = arr[self._index(f, rank)]
         return block
 
     def place(self, arr: np.ndarray[Any, Any], f: DecomposedField, rank: int, block: Any) -> None:
+        """Write ``rank``'s owned ``block`` of ``f`` into the global array ``arr``."""
         arr[self._index(f, rank)] = block
 
 

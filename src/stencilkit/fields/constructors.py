@@ -380,15 +380,19 @@ class FieldConstructor:
         }
 
     def empty(self, domain: Any, dtype: npt.DTypeLike = np.float64) -> Field:
+        """``stencilkit.empty`` with this constructor's allocator and device."""
         return empty(domain, dtype, **self._kw())
 
     def zeros(self, domain: Any, dtype: npt.DTypeLike = np.float64) -> Field:
+        """``stencilkit.zeros`` with this constructor's allocator and device."""
         return zeros(domain, dtype, **self._kw())
 
     def ones(self, domain: Any, dtype: npt.DTypeLike = np.float64) -> Field:
+        """``stencilkit.ones`` with this constructor's allocator and device."""
         return ones(domain, dtype, **self._kw())
 
     def full(self, domain: Any, fill_value: Any, dtype: npt.DTypeLike | None = None) -> Field:
+        """``stencilkit.full`` with this constructor's allocator and device."""
         return full(domain, fill_value, dtype, **self._kw())
 
     def as_field(
@@ -398,4 +402,5 @@ class FieldConstructor:
         dtype: npt.DTypeLike | None = None,
         origin: Mapping[Dimension, int] | None = None,
     ) -> Field:
+        """``stencilkit.as_field`` with this constructor's allocator and device."""
         return as_field(domain, data, dtype, origin=origin, **self._kw())

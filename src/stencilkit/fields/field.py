@@ -142,10 +142,12 @@ class Field(FieldInterop):
     # -- basic properties ------------------------------------------------------------------
     @property
     def domain(self) -> Domain:
+        """The field's domain, its dimensions and their index ranges."""
         return self._domain
 
     @property
     def dims(self) -> tuple[Dimension, ...]:
+        """The field's dimensions, in order."""
         dims: tuple[Dimension, ...] = self._domain.dims
         return dims
 
@@ -164,11 +166,12 @@ class Field(FieldInterop):
 
     @property
     def ndarray(self) -> Any:
-        """The buffer: a ``numpy.ndarray`` or ``cupy.ndarray`` whose axes follow ``domain.dims``."""
+        """The buffer, a ``numpy.ndarray`` or ``cupy.ndarray`` whose axes follow ``domain.dims``."""
         return self._ndarray
 
     @property
     def dtype(self) -> np.dtype[Any]:
+        """The element type (a NumPy dtype)."""
         dtype: np.dtype[Any] = self._ndarray.dtype
         return dtype
 
@@ -197,14 +200,17 @@ class Field(FieldInterop):
 
     @property
     def device(self) -> Device:
+        """Where the buffer lives, ``Device(CPU, 0)`` or ``Device(CUDA, n)``."""
         return self._device
 
     @property
     def shape(self) -> tuple[int, ...]:
+        """The buffer's shape."""
         return tuple(self._ndarray.shape)
 
     @property
     def ndim(self) -> int:
+        """The number of dimensions."""
         return len(self._domain.dims)
 
     def __repr__(self) -> str:

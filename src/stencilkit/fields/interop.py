@@ -1,6 +1,6 @@
 """What a field offers the Python and NumPy ecosystems: pickling, copying, reductions, scalars.
 
-``FieldInterop`` is a slot-less base class of :class:`~stencilkit.fields.Field`:
+``FieldInterop`` is a slot-less base class of :class:`stencilkit.Field`:
 
 - **Pickling and ``copy``**: a field pickles as its domain, its values (a host copy) and the
   device it lived on; a GPU field restores on the same GPU (with CuPy), a connectivity keeps
@@ -11,7 +11,7 @@
   ``np.any``, ``np.all`` call these methods). Over every dimension the
   result is a NumPy scalar for a CPU field and a 0-d CuPy array for a GPU field (as CuPy
   itself reduces: no device-to-host synchronisation until ``float()``); over some dimensions
-  (``axis=`` an ``int``, a :class:`Dimension` or a tuple of them) it is a field on the
+  (``axis=`` an ``int``, a :class:`stencilkit.Dimension` or a tuple of them) it is a field on the
   remaining dimensions, their index ranges kept. Fields deliberately do not implement
   ``__array_function__``: other NumPy functions (``np.nansum``, ``np.allclose``, ...) read a
   CPU field through ``__array__`` as before, and xarray or dask do not mistake a field for a
@@ -210,16 +210,18 @@ class FieldInterop:
         return complex(self._scalar("complex"))
 
     # -- xarray ----------------------------------------------------------------------------------
-    def to_xarray(self, name: str | None = None, *, host: bool | None = None) -> Any:
+    def to_xarray(
+        self, name: str | None = None, *, host: bool | None = None, coords: Any = None
+    ) -> Any:
         """This field as an ``xarray.DataArray`` (needs the ``xarray`` extra); see
-        :func:`stencilkit.io.to_xarray` for the dimensions, coordinates and GPU fields.
+        :func:`stencilkit.fields.xarray.to_xarray` for the dimensions, coordinates and GPU fields.
 
         >>> da = f.to_xarray("temperature")
         >>> da.dims, da.coords["I"].values[0]        # dimension names; index 0 of I's range
         """
         from .xarray import to_xarray
 
-        return to_xarray(self, name, host=host)  # type: ignore[arg-type]
+        return to_xarray(self, name, host=host, coords=coords)  # type: ignore[arg-type]
 
     @staticmethod
     def from_xarray(da: Any, dims: Any = None, **kwargs: Any) -> Any:

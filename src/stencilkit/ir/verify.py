@@ -39,13 +39,21 @@ from .tuples import flat_params
 from .verify_exprs import Scope, TableLike, Verifier, check_literal, strip_dims
 from .visit import children, deep
 
+
 #: Verify the IR after every pass (tests, debugging); off by default: it costs a walk per pass.
-VERIFY_IR: bool = os.environ.get("STENCILKIT_VERIFY_IR", "").strip().lower() in (
-    "1",
-    "true",
-    "yes",
-    "on",
-)
+def _verify_ir_flag() -> bool:
+    from ..core.env import yes_no
+    from ..core.errors import warn_configuration
+
+    value = os.environ.get("STENCILKIT_VERIFY_IR", "")
+    try:
+        return yes_no(value)
+    except ValueError as err:
+        warn_configuration("STENCILKIT_VERIFY_IR", value, str(err), "no")
+        return False
+
+
+VERIFY_IR: bool = _verify_ir_flag()
 
 
 # ---------------------------------------------------------------- programs

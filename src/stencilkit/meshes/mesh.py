@@ -122,16 +122,33 @@ class Mesh:
             {"Cell": len(self.c2e), "Edge": len(self.e2c), "Vertex": len(self.v2e)},
         )
 
+    def __repr__(self) -> str:
+        """One line: the shape, the counts and what the record holds (never the arrays, which
+        ``repr`` of a dataclass would print: 47,000 characters for a 16 x 16 mesh)."""
+        kind = "periodic" if self.periodic else f"bounded ({self.n_boundary_edges} boundary edges)"
+        tables = " ".join(o.value.lower() for o in OFFSETS)
+        return (
+            f"Mesh({self.nx}x{self.ny} {kind}, {self.n_cells} cells, {self.n_edges} edges, "
+            f"{self.n_vertices} vertices; tables {tables}; geometry: lengths, areas, "
+            "normals, orientations, coordinates)"
+        )
+
+    def _repr_pretty_(self, printer: Any, cycle: bool) -> None:  # IPython: the same one line
+        printer.text(repr(self))
+
     @property
     def n_cells(self) -> int:
+        """The number of cells."""
         return self._sizes["Cell"]
 
     @property
     def n_edges(self) -> int:
+        """The number of edges."""
         return self._sizes["Edge"]
 
     @property
     def n_vertices(self) -> int:
+        """The number of vertices."""
         return self._sizes["Vertex"]
 
     def size(self, dim: Dimension) -> int:

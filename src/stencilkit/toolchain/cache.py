@@ -4,6 +4,17 @@ One directory per entry, named by a SHA-256 over a named list of parts; entries 
 a temporary directory and renamed into place (atomic), under an inter-process file lock so that
 many processes or MPI ranks compiling the same program build it once. Each entry carries a
 manifest with the SHA-256 of its files; a corrupted entry is detected and rebuilt.
+
+The cache has a size limit (``STENCILKIT_CACHE_MAX_SIZE``, or
+``stencilkit.config.BUILD_CACHE_MAX_SIZE``; 2 GiB by default): after each build, where the
+entries' total size is over it, the least recently used entries are removed until it is under.
+"Used" is the modification time of the entry's manifest, which every cache hit touches. Removal
+is safe with concurrent processes: one process evicts at a time (a lock, not waited for: a
+process that finds it taken leaves the eviction to its holder); an entry is removed under its
+own build lock (taken without waiting, so an entry being built is never touched), only if it
+was not used in the last :data:`EVICT_GRACE_S` seconds, and by renaming it away first, so a
+reader sees the whole entry or none; a hit touches the manifest *before* checking the files, so
+an entry removed meanwhile is found missing and is rebuilt.
 """
 
 from __future__ import annotations
@@ -13,19 +24,25 @@ import json
 import os
 import shutil
 import tempfile
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from filelock import FileLock
+from filelock import FileLock, Timeout
 
 from .._version import __version__
+from ..core.errors import ConfigurationError
 from ..core.log import get_logger
 from .config import require
 
 _log = get_logger("cache")
 
 MANIFEST = "manifest.json"
+EVICT_LOCK = ".evict.lock"
+#: An entry used (built or found) this recently is never evicted: the process that used it may
+#: be loading its files right now.
+EVICT_GRACE_S = 60.0
 
 
 def cache_key(parts: Sequence[tuple[str, str]]) -> str:
@@ -68,17 +85,46 @@ def is_cached(key: str) -> bool:
     return _valid(entry_dir(key))
 
 
+def _touch(entry: Path) -> bool:
+    """Mark ``entry`` as used now (its manifest's mtime); False if it is gone. A cache that may
+    not be written (a read-only shared cache) is still read: its entries just keep their age."""
+    try:
+        os.utime(entry / MANIFEST)
+    except FileNotFoundError:
+        return False
+    except OSError:
+        return True
+    return True
+
+
+def _replace(tmp: Path, final: Path) -> None:
+    """Move the built ``tmp`` into place. Where another process built the same entry meanwhile
+    (possible only when an evicted entry's lock file was removed while it waited), its whole
+    entry is kept and ``tmp`` dropped."""
+    if final.exists() and not _valid(final):  # corrupted: move it away, then replace
+        broken = final.with_name(f".broken-{final.name[:12]}-{os.getpid()}")
+        os.replace(final, broken)
+        shutil.rmtree(broken, ignore_errors=True)
+    try:
+        os.replace(tmp, final)
+    except OSError:
+        if not _valid(final):
+            raise
+
+
 def get_or_build(
     key: str, build: Callable[[Path], None], meta: dict[str, str] | None = None
 ) -> CacheEntry:
-    """The cache entry ``key``; if absent or corrupted, ``build(tmpdir)`` writes its files first."""
+    """The cache entry ``key``; if absent or corrupted, ``build(tmpdir)`` writes its files first.
+    A build is followed by an eviction of the least recently used entries, where the cache is
+    over its size limit."""
     final = entry_dir(key)
-    if _valid(final):
+    if _touch(final) and _valid(final):
         _log.debug("cache hit %s (%s)", key[:16], meta or "")
         return CacheEntry(key, final, False)
     final.parent.mkdir(parents=True, exist_ok=True)
     with FileLock(str(final) + ".lock"):
-        if _valid(final):  # somebody else built it while we waited
+        if _touch(final) and _valid(final):  # somebody else built it while we waited
             _log.debug("cache hit %s after waiting for another process's build", key[:16])
             return CacheEntry(key, final, False)
         _log.debug("cache miss %s (%s): building into %s", key[:16], meta or "", final)
@@ -87,28 +133,146 @@ def get_or_build(
             build(tmp)
             files = {p.name: _digest(p) for p in sorted(tmp.iterdir()) if p.is_file()}
             (tmp / MANIFEST).write_text(json.dumps({"files": files, "meta": meta or {}}, indent=1))
-            if final.exists():
-                shutil.rmtree(final)  # corrupted: replace
-            os.replace(tmp, final)
+            _replace(tmp, final)
         finally:
             if tmp.exists():
                 shutil.rmtree(tmp, ignore_errors=True)
+    evict(keep=final)
     return CacheEntry(key, final, True)
+
+
+@dataclass(frozen=True, slots=True)
+class EntryInfo:
+    """One cache entry as ``stencilkit cache`` lists it."""
+
+    key: str
+    path: Path
+    bytes: int
+    last_used: float  # seconds since the epoch
+    meta: dict[str, str]
+
+
+def _entry_info(path: Path, with_meta: bool) -> EntryInfo | None:
+    try:
+        size = sum(f.stat().st_size for f in path.iterdir() if f.is_file())
+        manifest = path / MANIFEST
+        used = manifest.stat().st_mtime
+        meta = json.loads(manifest.read_text()).get("meta", {}) if with_meta else {}
+    except (OSError, ValueError, AttributeError):
+        return None  # being built, removed meanwhile, or corrupted: not an entry to count
+    return EntryInfo(path.name, path, size, used, meta if isinstance(meta, dict) else {})
+
+
+def _entry_dirs(root: Path) -> list[Path]:
+    if not root.exists():
+        return []
+    return [p for p in root.glob("??/*") if p.is_dir() and not p.name.startswith(".")]
+
+
+def entries(with_meta: bool = True) -> list[EntryInfo]:
+    """Every whole entry of the cache, most recently used first (``with_meta``: with what its
+    manifest says it holds: program, target)."""
+    root = require("STENCILKIT_CACHE_DIR").cache_dir
+    found = [i for p in _entry_dirs(root) if (i := _entry_info(p, with_meta)) is not None]
+    return sorted(found, key=lambda e: e.last_used, reverse=True)
+
+
+def max_size() -> int:
+    """The cache's size limit in bytes (0: none): ``stencilkit.config.BUILD_CACHE_MAX_SIZE`` where
+    set, else ``STENCILKIT_CACHE_MAX_SIZE``, else 2 GiB."""
+    from .. import config as user_config
+
+    chosen = getattr(user_config, "BUILD_CACHE_MAX_SIZE", None)
+    if chosen is not None:
+        if isinstance(chosen, str):
+            from .config import parse_size
+
+            try:
+                return parse_size(chosen)
+            except ValueError as err:
+                raise ConfigurationError(
+                    "stencilkit.config.BUILD_CACHE_MAX_SIZE", chosen, str(err)
+                ) from None
+        if not isinstance(chosen, int) or isinstance(chosen, bool) or chosen < 0:
+            raise ConfigurationError(
+                "stencilkit.config.BUILD_CACHE_MAX_SIZE",
+                repr(chosen),
+                "expected bytes (an int >= 0) or a size such as '2GiB'",
+            )
+        return chosen
+    return require("STENCILKIT_CACHE_DIR", "STENCILKIT_CACHE_MAX_SIZE").cache_max_size
+
+
+def _remove(entry: Path) -> bool:
+    """Remove ``entry`` if nobody builds it and nobody used it in the last EVICT_GRACE_S."""
+    lock = FileLock(str(entry) + ".lock")
+    try:
+        lock.acquire(timeout=0)
+    except Timeout:
+        return False  # being built (or rebuilt) right now
+    try:
+        try:
+            if time.time() - (entry / MANIFEST).stat().st_mtime < EVICT_GRACE_S:
+                return False
+            gone = entry.with_name(f".evicted-{entry.name[:12]}-{os.getpid()}")
+            os.replace(entry, gone)  # readers see the whole entry or none
+        except OSError:
+            return False
+        shutil.rmtree(gone, ignore_errors=True)
+        Path(lock.lock_file).unlink(missing_ok=True)  # no inode left per evicted entry
+        return True
+    finally:
+        lock.release()
+
+
+def evict(limit: int | None = None, keep: Path | None = None) -> int:
+    """Remove least recently used entries until the cache is within ``limit`` bytes (default:
+    :func:`max_size`); ``keep`` is never removed. Returns the number removed; 0 where another
+    process is evicting already."""
+    limit = max_size() if limit is None else limit
+    if limit <= 0:
+        return 0
+    root = require("STENCILKIT_CACHE_DIR").cache_dir
+    found = entries(with_meta=False)
+    total = sum(e.bytes for e in found)
+    if total <= limit:
+        return 0
+    lock = FileLock(str(root / EVICT_LOCK))
+    try:
+        lock.acquire(timeout=0)
+    except Timeout:
+        return 0
+    removed = 0
+    try:
+        for e in reversed(found):  # least recently used first
+            if total <= limit:
+                break
+            if e.path != keep and _remove(e.path):
+                total -= e.bytes
+                removed += 1
+    finally:
+        lock.release()
+    if removed:
+        _log.info("cache: evicted %d least recently used entries (limit %d bytes)", removed, limit)
+    return removed
 
 
 def cache_info() -> dict[str, object]:
     root = require("STENCILKIT_CACHE_DIR").cache_dir
-    entries = [p for p in root.glob("??/*") if p.is_dir()] if root.exists() else []
-    size = sum(f.stat().st_size for e in entries for f in e.iterdir() if f.is_file())
-    return {"path": str(root), "entries": len(entries), "bytes": size}
+    found = entries(with_meta=False)
+    return {
+        "path": str(root),
+        "entries": len(found),
+        "bytes": sum(e.bytes for e in found),
+        "max_bytes": max_size(),
+    }
 
 
 def clear_cache() -> int:
     root = require("STENCILKIT_CACHE_DIR").cache_dir
     n = 0
-    if root.exists():
-        for p in root.glob("??/*"):
-            if p.is_dir():
-                shutil.rmtree(p, ignore_errors=True)
-                n += 1
+    for p in _entry_dirs(root):
+        shutil.rmtree(p, ignore_errors=True)
+        Path(str(p) + ".lock").unlink(missing_ok=True)
+        n += 1
     return n

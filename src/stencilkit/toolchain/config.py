@@ -18,6 +18,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
+from ..core.env import yes_no
 from ..core.errors import ConfigurationError
 
 SANITIZERS = ("address", "undefined", "leak", "thread")
@@ -44,6 +45,45 @@ PARALLEL_MIN_WORK = 1_000_000
 #: two signatures; a loop counter used in a domain bound makes one per value.
 PLAN_CACHE_SIZE = 64
 
+#: The build cache's size limit by default (bytes). A cpu entry is about 0.1 MB (69 entries of
+#: a development cache took 7 MB), so 2 GiB holds well over ten thousand programs while staying
+#: inside the home or scratch quotas of HPC systems. ``STENCILKIT_CACHE_MAX_SIZE`` or
+#: ``stencilkit.config.BUILD_CACHE_MAX_SIZE`` change it; ``0`` or ``unlimited`` turns eviction off.
+CACHE_MAX_SIZE = 2 * 1024**3
+
+_SIZE_UNITS = {
+    "": 1,
+    "b": 1,
+    "k": 1024,
+    "kb": 1000,
+    "kib": 1024,
+    "m": 1024**2,
+    "mb": 1000**2,
+    "mib": 1024**2,
+    "g": 1024**3,
+    "gb": 1000**3,
+    "gib": 1024**3,
+    "t": 1024**4,
+    "tb": 1000**4,
+    "tib": 1024**4,
+}
+
+
+def parse_size(value: str) -> int:
+    """A size in bytes from ``"2GiB"``, ``"500M"``, ``"1.5 GB"``, ``"1000000"``; ``0``, ``"unlimited"``
+    and ``"none"`` are 0 (no limit)."""
+    import re
+
+    v = value.strip().lower()
+    if v in ("unlimited", "none", "off"):
+        return 0
+    match = re.fullmatch(r"(\d+(?:\.\d+)?)\s*([a-z]*)", v)
+    if match is None or match.group(2) not in _SIZE_UNITS:
+        raise ValueError(
+            "expected a size such as 2GiB, 500MB, 1000000 (bytes), or 0/unlimited for no limit"
+        )
+    return int(float(match.group(1)) * _SIZE_UNITS[match.group(2)])
+
 
 @dataclass(frozen=True, slots=True)
 class Config:
@@ -64,6 +104,7 @@ class Config:
     plan_cache_size: int = PLAN_CACHE_SIZE  # argument signatures kept per program (LRU)
     offset_checks: str = "first"  # as_offset reads checked before the first call, or every call
     tune: str = "background"  # gpu variants built in the background, or before the first call
+    cache_max_size: int = CACHE_MAX_SIZE  # bytes; 0: no limit (least recently used evicted)
     #: Variables whose value was refused: name -> the error (the field kept its default).
     problems: Mapping[str, ConfigurationError] = field(default_factory=dict)
 
@@ -96,17 +137,6 @@ def _sanitize(value: str) -> tuple[str, ...]:
     return names
 
 
-YES = ("1", "true", "yes", "on")
-NO = ("0", "false", "no", "off", "")
-
-
-def yes_no(value: str) -> bool:
-    v = value.strip().lower()
-    if v in YES or v in NO:
-        return v in YES
-    raise ValueError(f"use one of {', '.join(YES)} or {', '.join(n for n in NO if n)}")
-
-
 def _count(least: int) -> Callable[[str], int]:
     def parse(value: str) -> int:
         try:
@@ -133,6 +163,7 @@ VARIABLES: dict[str, tuple[str, Callable[[str], Any]]] = {
     "STENCILKIT_PLAN_CACHE_SIZE": ("plan_cache_size", _count(1)),
     "STENCILKIT_OFFSET_CHECKS": ("offset_checks", _choice(OFFSET_CHECKS)),
     "STENCILKIT_TUNE": ("tune", _choice(TUNE_MODES)),
+    "STENCILKIT_CACHE_MAX_SIZE": ("cache_max_size", parse_size),
     # read by stencilkit.config at import (stencilkit.config.PARSE_AT_DECORATION); listed here so
     # that `stencilkit info` reports a bad value
     "STENCILKIT_PARSE_AT_DECORATION": ("parse_at_decoration", yes_no),
@@ -152,7 +183,7 @@ def config() -> Config:
     ``STENCILKIT_CACHE_DIR``, ``CXX``, ``STENCILKIT_CXXFLAGS``, ``STENCILKIT_CUDA_COMPILER``
     (nvrtc|nvcc), ``STENCILKIT_CUDAFLAGS``, ``CUDA_HOME``/``CUDA_PATH``, ``STENCILKIT_SANITIZE`` (comma-separated: address,
     undefined, leak, thread), ``STENCILKIT_NUM_THREADS``, ``STENCILKIT_PARALLEL_MIN_WORK``,
-    ``STENCILKIT_LOG`` (off|error|warning|info|debug), ``STENCILKIT_PLAN_CACHE_SIZE``, ``STENCILKIT_OFFSET_CHECKS`` (first|every), ``STENCILKIT_TUNE`` (background|first-call). Never raises: see :func:`require`."""
+    ``STENCILKIT_LOG`` (off|error|warning|info|debug), ``STENCILKIT_PLAN_CACHE_SIZE``, ``STENCILKIT_OFFSET_CHECKS`` (first|every), ``STENCILKIT_TUNE`` (background|first-call), ``STENCILKIT_CACHE_MAX_SIZE`` (e.g. 2GiB, 0: no limit). Never raises: see :func:`require`."""
     env = os.environ
     values: dict[str, Any] = {
         "cxx": env.get("CXX") or None,

@@ -27,7 +27,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from ..core.errors import StencilValueError
+from ..core.errors import ConfigurationError, StencilValueError
 from ..core.log import get_logger
 from .config import require
 
@@ -74,7 +74,7 @@ def default_threads() -> int:
     """The thread count when neither STENCILKIT_NUM_THREADS nor set_num_threads chose one: 0
     (OpenMP's default: OMP_NUM_THREADS, else one per CPU) where at least
     ``MIN_CPUS_FOR_THREADS`` CPUs are usable or OMP_NUM_THREADS is set, else 1."""
-    if os.environ.get("OMP_NUM_THREADS", "").strip():
+    if omp_num_threads():
         return 0
     return 0 if usable_cpus() >= MIN_CPUS_FOR_THREADS else 1
 
@@ -106,6 +106,8 @@ os.register_at_fork(after_in_child=_after_fork_in_child)
 def load_library(path: Path) -> ctypes.CDLL:
     """``ctypes.CDLL(path)`` of a generated C++ library, bound to the thread settings."""
     global _first_load, _chose_passive
+    if _first_load:
+        check_wait_policy()
     block = _block()
     with _lock:
         # libgomp reads its environment once, when the first library that needs it loads.
@@ -161,6 +163,8 @@ def set_parallel_min_work(work: int) -> None:
 
 
 def get_parallel_min_work() -> int:
+    """The least work (points x operations) for which a cpu kernel runs on several threads (see
+    :func:`set_parallel_min_work`)."""
     return int(_block()[1])
 
 
@@ -185,7 +189,26 @@ def threads(n: int | None, min_work: int | None = None) -> Iterator[None]:
 
 
 def _openmp_default() -> int:
-    value = os.environ.get("OMP_NUM_THREADS", "").split(",")[0].strip()
-    if value.isdigit() and int(value) > 0:
-        return int(value)
-    return usable_cpus()
+    value = omp_num_threads()
+    return value if value else usable_cpus()
+
+
+def omp_num_threads() -> int:
+    """OMP_NUM_THREADS's first level (``"4"``, ``"4,2"``), 0 where unset; a value OpenMP would
+    not take is a :class:`ConfigurationError` naming it."""
+    raw = os.environ.get("OMP_NUM_THREADS", "")
+    first = raw.split(",")[0].strip()
+    if not raw.strip():
+        return 0
+    if not first.isdigit() or int(first) < 1:
+        raise ConfigurationError(
+            "OMP_NUM_THREADS", raw, "expected a whole number >= 1 (or a list: 4,2)"
+        )
+    return int(first)
+
+
+def check_wait_policy() -> None:
+    """A user's OMP_WAIT_POLICY must be one OpenMP knows (libgomp ignores others silently)."""
+    value = os.environ.get("OMP_WAIT_POLICY")
+    if value is not None and value.strip().lower() not in ("active", "passive"):
+        raise ConfigurationError("OMP_WAIT_POLICY", value, "use active or passive")
