@@ -51,6 +51,7 @@ IJK = gtx.Field[gtx.Dims[I, J, K], gtx.float64]
 # along `I`. The program writes the interior `0..n` of the fields, whose domain starts at -1
 # (the halo), so indices mean the same in every field and in the plot.
 
+
 # %%
 @gtx.field_operator
 def laplacian(u: IJK) -> IJK:

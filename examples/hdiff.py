@@ -52,10 +52,20 @@ def hdiff(in_field: IJKField, coeff: IJKField) -> IJKField:
 
 
 @gtx.program
-def hdiff_program(in_field: IJKField, coeff: IJKField, out_field: IJKField,
-                  ni: gtx.int32, nj: gtx.int32, nk: gtx.int32):
-    hdiff(in_field, coeff, out=out_field,
-          domain={I: (HALO, ni - HALO), J: (HALO, nj - HALO), K: (0, nk)})
+def hdiff_program(
+    in_field: IJKField,
+    coeff: IJKField,
+    out_field: IJKField,
+    ni: gtx.int32,
+    nj: gtx.int32,
+    nk: gtx.int32,
+):
+    hdiff(
+        in_field,
+        coeff,
+        out=out_field,
+        domain={I: (HALO, ni - HALO), J: (HALO, nj - HALO), K: (0, nk)},
+    )
 
 
 def hdiff_numpy(in_field: np.ndarray, coeff: np.ndarray) -> np.ndarray:
@@ -72,8 +82,13 @@ def hdiff_numpy(in_field: np.ndarray, coeff: np.ndarray) -> np.ndarray:
     )
 
 
-def run(backend: object, in_data: np.ndarray, coeff_data: np.ndarray, out_data: np.ndarray,
-        allocator: object = None) -> np.ndarray:
+def run(
+    backend: object,
+    in_data: np.ndarray,
+    coeff_data: np.ndarray,
+    out_data: np.ndarray,
+    allocator: object = None,
+) -> np.ndarray:
     """Runs the program on ``backend`` with fields on ``allocator``'s device; returns ``out``."""
     ni, nj, nk = in_data.shape
     in_field = gtx.as_field([I, J, K], in_data, allocator=allocator)

@@ -68,21 +68,33 @@ CellField = gtx.Field[gtx.Dims[Cell], gtx.float64]
 
 
 @gtx.field_operator
-def laplacian(q: CellField, inv_dual_edge_length: gtx.Field[gtx.Dims[Edge], gtx.float64],
-              geofac_div: gtx.Field[gtx.Dims[Cell, C2EDim], gtx.float64]) -> CellField:
+def laplacian(
+    q: CellField,
+    inv_dual_edge_length: gtx.Field[gtx.Dims[Edge], gtx.float64],
+    geofac_div: gtx.Field[gtx.Dims[Cell, C2EDim], gtx.float64],
+) -> CellField:
     grad = (q(E2C[1]) - q(E2C[0])) * inv_dual_edge_length
     return gtx.neighbor_sum(grad(C2E) * geofac_div, axis=C2EDim)
 
 
 @gtx.field_operator
-def diffusion_step(q: CellField, inv_dual_edge_length: gtx.Field[gtx.Dims[Edge], gtx.float64],
-                   geofac_div: gtx.Field[gtx.Dims[Cell, C2EDim], gtx.float64], nu: gtx.float64) -> CellField:
+def diffusion_step(
+    q: CellField,
+    inv_dual_edge_length: gtx.Field[gtx.Dims[Edge], gtx.float64],
+    geofac_div: gtx.Field[gtx.Dims[Cell, C2EDim], gtx.float64],
+    nu: gtx.float64,
+) -> CellField:
     return q + nu * laplacian(q, inv_dual_edge_length, geofac_div)
 
 
 @gtx.program(backend=BACKEND)
-def diffuse(q: CellField, inv_dual_edge_length: gtx.Field[gtx.Dims[Edge], gtx.float64],
-            geofac_div: gtx.Field[gtx.Dims[Cell, C2EDim], gtx.float64], nu: gtx.float64, out: CellField):
+def diffuse(
+    q: CellField,
+    inv_dual_edge_length: gtx.Field[gtx.Dims[Edge], gtx.float64],
+    geofac_div: gtx.Field[gtx.Dims[Cell, C2EDim], gtx.float64],
+    nu: gtx.float64,
+    out: CellField,
+):
     diffusion_step(q, inv_dual_edge_length, geofac_div, nu, out=out)
 
 

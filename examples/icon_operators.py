@@ -54,40 +54,51 @@ N_LEVELS = 8
 
 
 @gtx.field_operator
-def divergence(vn: EdgeField, geofac_div: gtx.Field[gtx.Dims[Cell, C2EDim], gtx.float64]
-               ) -> CellField:
+def divergence(
+    vn: EdgeField, geofac_div: gtx.Field[gtx.Dims[Cell, C2EDim], gtx.float64]
+) -> CellField:
     return gtx.neighbor_sum(vn(C2E) * geofac_div, axis=C2EDim)
 
 
 @gtx.field_operator
-def gradient(psi: CellField, inv_dual_edge_length: gtx.Field[gtx.Dims[Edge], gtx.float64]
-             ) -> EdgeField:
+def gradient(
+    psi: CellField, inv_dual_edge_length: gtx.Field[gtx.Dims[Edge], gtx.float64]
+) -> EdgeField:
     return (psi(E2C[1]) - psi(E2C[0])) * inv_dual_edge_length
 
 
 @gtx.field_operator
-def vorticity(vn: EdgeField, geofac_rot: gtx.Field[gtx.Dims[Vertex, V2EDim], gtx.float64]
-              ) -> VertexField:
+def vorticity(
+    vn: EdgeField, geofac_rot: gtx.Field[gtx.Dims[Vertex, V2EDim], gtx.float64]
+) -> VertexField:
     return gtx.neighbor_sum(vn(V2E) * geofac_rot, axis=V2EDim)
 
 
 @gtx.program
-def compute_divergence(vn: EdgeField, geofac_div: gtx.Field[gtx.Dims[Cell, C2EDim], gtx.float64],
-                       div: CellField):
+def compute_divergence(
+    vn: EdgeField, geofac_div: gtx.Field[gtx.Dims[Cell, C2EDim], gtx.float64], div: CellField
+):
     divergence(vn, geofac_div, out=div)
 
 
 @gtx.program
-def compute_gradient(psi: CellField, inv_dual_edge_length: gtx.Field[gtx.Dims[Edge], gtx.float64],
-                     grad: EdgeField, edge_start: gtx.int32, edge_end: gtx.int32,
-                     nlev: gtx.int32):
-    gradient(psi, inv_dual_edge_length, out=grad,
-             domain={Edge: (edge_start, edge_end), K: (0, nlev)})
+def compute_gradient(
+    psi: CellField,
+    inv_dual_edge_length: gtx.Field[gtx.Dims[Edge], gtx.float64],
+    grad: EdgeField,
+    edge_start: gtx.int32,
+    edge_end: gtx.int32,
+    nlev: gtx.int32,
+):
+    gradient(
+        psi, inv_dual_edge_length, out=grad, domain={Edge: (edge_start, edge_end), K: (0, nlev)}
+    )
 
 
 @gtx.program
-def compute_vorticity(vn: EdgeField, geofac_rot: gtx.Field[gtx.Dims[Vertex, V2EDim], gtx.float64],
-                      rot: VertexField):
+def compute_vorticity(
+    vn: EdgeField, geofac_rot: gtx.Field[gtx.Dims[Vertex, V2EDim], gtx.float64], rot: VertexField
+):
     vorticity(vn, geofac_rot, out=rot)
 
 
@@ -111,9 +122,9 @@ def divergence_numpy(mesh: Mesh, vn: np.ndarray) -> np.ndarray:
 
 def gradient_numpy(mesh: Mesh, psi: np.ndarray) -> np.ndarray:
     """On interior edges ``n_boundary_edges:`` (all edges of the periodic mesh)."""
-    inner = mesh.e2c[mesh.n_boundary_edges:]
+    inner = mesh.e2c[mesh.n_boundary_edges :]
     return (psi[inner[:, 1]] - psi[inner[:, 0]]) / mesh.dual_edge_length[
-        mesh.n_boundary_edges:, None
+        mesh.n_boundary_edges :, None
     ]
 
 
@@ -126,8 +137,9 @@ def vorticity_numpy(mesh: Mesh, vn: np.ndarray) -> np.ndarray:
 # --- running them ------------------------------------------------------------------------------
 
 
-def run_divergence(backend: Any, mesh: Mesh, vn: np.ndarray, div: np.ndarray,
-                   allocator: Any = None) -> np.ndarray:
+def run_divergence(
+    backend: Any, mesh: Mesh, vn: np.ndarray, div: np.ndarray, allocator: Any = None
+) -> np.ndarray:
     """Runs on ``backend``, fields and tables on ``allocator``'s device; returns ``div``."""
     out = gtx.as_field([Cell, K], div, allocator=allocator)
     compute_divergence.with_backend(backend)(
@@ -139,11 +151,12 @@ def run_divergence(backend: Any, mesh: Mesh, vn: np.ndarray, div: np.ndarray,
     return np.asarray(out.asnumpy())
 
 
-def run_gradient(backend: Any, mesh: Mesh, psi: np.ndarray, grad: np.ndarray,
-                 allocator: Any = None) -> np.ndarray:
+def run_gradient(
+    backend: Any, mesh: Mesh, psi: np.ndarray, grad: np.ndarray, allocator: Any = None
+) -> np.ndarray:
     out = gtx.as_field([Edge, K], grad, allocator=allocator)
     inv_dual = np.zeros(mesh.n_edges)
-    inv_dual[mesh.n_boundary_edges:] = 1.0 / mesh.dual_edge_length[mesh.n_boundary_edges:]
+    inv_dual[mesh.n_boundary_edges :] = 1.0 / mesh.dual_edge_length[mesh.n_boundary_edges :]
     compute_gradient.with_backend(backend)(
         gtx.as_field([Cell, K], psi, allocator=allocator),
         gtx.as_field([Edge], inv_dual, allocator=allocator),
@@ -156,8 +169,9 @@ def run_gradient(backend: Any, mesh: Mesh, psi: np.ndarray, grad: np.ndarray,
     return np.asarray(out.asnumpy())
 
 
-def run_vorticity(backend: Any, mesh: Mesh, vn: np.ndarray, rot: np.ndarray,
-                  allocator: Any = None) -> np.ndarray:
+def run_vorticity(
+    backend: Any, mesh: Mesh, vn: np.ndarray, rot: np.ndarray, allocator: Any = None
+) -> np.ndarray:
     out = gtx.as_field([Vertex, K], rot, allocator=allocator)
     compute_vorticity.with_backend(backend)(
         gtx.as_field([Edge, K], vn, allocator=allocator),
@@ -180,20 +194,25 @@ def main(backend: Any = None) -> None:
         rot = run_vorticity(backend, mesh, vn, np.zeros((mesh.n_vertices, N_LEVELS)), backend)
         errors = {
             "div": np.abs(div - divergence_numpy(mesh, vn)).max(),
-            "grad": np.abs(grad[mesh.n_boundary_edges:] - gradient_numpy(mesh, psi)).max(),
+            "grad": np.abs(grad[mesh.n_boundary_edges :] - gradient_numpy(mesh, psi)).max(),
             "rot": np.abs(rot - vorticity_numpy(mesh, vn)).max(),
         }
         kind = "bounded" if bounded else "periodic"
-        print(f"{kind} mesh, {mesh.n_cells} cells x {N_LEVELS} levels on {name}: max error "
-              + ", ".join(f"{k} {v:.1e}" for k, v in errors.items()))
+        print(
+            f"{kind} mesh, {mesh.n_cells} cells x {N_LEVELS} levels on {name}: max error "
+            + ", ".join(f"{k} {v:.1e}" for k, v in errors.items())
+        )
         assert max(errors.values()) < 1e-9
         if not bounded:
             # mimetic identities of the discrete operators on the torus
-            curl_grad = run_vorticity(backend, mesh, grad, np.zeros((mesh.n_vertices, N_LEVELS)),
-                                      backend)
+            curl_grad = run_vorticity(
+                backend, mesh, grad, np.zeros((mesh.n_vertices, N_LEVELS)), backend
+            )
             total_div = (mesh.cell_area[:, None] * div).sum(axis=0)
-            print(f"  max |rot(grad psi)| = {np.abs(curl_grad).max():.1e},"
-                  f" max |sum(area * div vn)| = {np.abs(total_div).max():.1e}")
+            print(
+                f"  max |rot(grad psi)| = {np.abs(curl_grad).max():.1e},"
+                f" max |sum(area * div vn)| = {np.abs(total_div).max():.1e}"
+            )
             assert np.abs(curl_grad).max() < 1e-9 and np.abs(total_div).max() < 1e-9
 
 

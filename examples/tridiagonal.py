@@ -44,9 +44,20 @@ def tridiag_backward(x_below: float, cp: float, dp: float) -> float:
 
 
 @gtx.program
-def solve_tridiagonal(a: IJKField, b: IJKField, c: IJKField, d: IJKField,
-                      cp: IJKField, dp: IJKField, x: IJKField,
-                      i0: gtx.int32, i1: gtx.int32, j0: gtx.int32, j1: gtx.int32, nk: gtx.int32):
+def solve_tridiagonal(
+    a: IJKField,
+    b: IJKField,
+    c: IJKField,
+    d: IJKField,
+    cp: IJKField,
+    dp: IJKField,
+    x: IJKField,
+    i0: gtx.int32,
+    i1: gtx.int32,
+    j0: gtx.int32,
+    j1: gtx.int32,
+    nk: gtx.int32,
+):
     tridiag_forward(a, b, c, d, out=(cp, dp), domain={I: (i0, i1), J: (j0, j1), K: (0, nk)})
     tridiag_backward(cp, dp, out=x, domain={I: (i0, i1), J: (j0, j1), K: (0, nk)})
 
@@ -72,9 +83,16 @@ def diffusion_system(alpha: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndar
     return a, 1.0 - a - c, c
 
 
-def run(backend: object, a: np.ndarray, b: np.ndarray, c: np.ndarray, d: np.ndarray,
-        scratch: tuple[np.ndarray, np.ndarray, np.ndarray],
-        window: tuple[int, int, int, int] | None = None, allocator: object = None) -> np.ndarray:
+def run(
+    backend: object,
+    a: np.ndarray,
+    b: np.ndarray,
+    c: np.ndarray,
+    d: np.ndarray,
+    scratch: tuple[np.ndarray, np.ndarray, np.ndarray],
+    window: tuple[int, int, int, int] | None = None,
+    allocator: object = None,
+) -> np.ndarray:
     """Solves on ``backend`` over ``window = (i0, i1, j0, j1)`` (all columns by default).
 
     ``scratch`` holds the initial contents of ``cp``, ``dp`` and ``x``; returns ``x``.
@@ -91,12 +109,15 @@ def main(backend: object = None) -> None:
     shape = (12, 10, 40)
     a, b, c = diffusion_system(0.5 + rng.random(shape))
     d = rng.random(shape)
-    x = run(backend, a, b, c, d, (np.zeros(shape), np.zeros(shape), np.zeros(shape)),
-            allocator=backend)
+    x = run(
+        backend, a, b, c, d, (np.zeros(shape), np.zeros(shape), np.zeros(shape)), allocator=backend
+    )
     err = np.abs(x - solve_numpy(a, b, c, d)).max()
     drift = np.abs(x.sum(-1) - d.sum(-1)).max()
-    print(f"tridiagonal solve {shape} on {backend or 'embedded'}: max |stencilkit - numpy| ="
-          f" {err:.2e}, max column-sum drift {drift:.2e}")
+    print(
+        f"tridiagonal solve {shape} on {backend or 'embedded'}: max |stencilkit - numpy| ="
+        f" {err:.2e}, max column-sum drift {drift:.2e}"
+    )
     assert err < 1e-12 and drift < 1e-12
 
 

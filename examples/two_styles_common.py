@@ -33,6 +33,16 @@ NEXT_BACKENDS: dict[str, Any] = {
 }
 
 
+#: stencilkit's backend names (``STENCILKIT_EXAMPLE_BACKEND``, as every example takes them) and
+#: the gt4py.cartesian name each stands for here; a gt4py.cartesian name is taken as it is
+CARTESIAN_NAMES = {"embedded": "numpy", "cpu": "gt:cpu_ifirst", "gpu": "gt:gpu"}
+
+
+def cartesian_name(name: str) -> str:
+    """The gt4py.cartesian backend name for ``name`` (stencilkit's or gt4py.cartesian's)."""
+    return CARTESIAN_NAMES.get(name, name)
+
+
 def backend_of(name: str) -> Any:
     """The gt4py.next backend for gt4py.cartesian's backend ``name`` (None: embedded)."""
     if name not in NEXT_BACKENDS:

@@ -32,6 +32,7 @@ from two_styles_common import (
     J,
     K,
     backend_of,
+    cartesian_name,
     per_call_us,
     random_storage,
     report,
@@ -154,4 +155,5 @@ def main(backend: str = "numpy", shape: tuple[int, int, int] = (40, 32, 12)) -> 
 
 
 if __name__ == "__main__":
-    main(sys.argv[1] if len(sys.argv) > 1 else "numpy")
+    # a stencilkit name (embedded, cpu, gpu) or a gt4py.cartesian one (numpy, gt:cpu_kfirst, ...)
+    main(cartesian_name(os.environ.get("STENCILKIT_EXAMPLE_BACKEND", "embedded")))

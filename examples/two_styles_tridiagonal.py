@@ -33,6 +33,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from tridiagonal import diffusion_system, solve_numpy, solve_tridiagonal
 from two_styles_common import (
     backend_of,
+    cartesian_name,
     per_call_us,
     random_storage,
     report,
@@ -112,4 +113,5 @@ def main(backend: str = "numpy", shape: tuple[int, int, int] = (24, 20, 60)) -> 
 
 
 if __name__ == "__main__":
-    main(sys.argv[1] if len(sys.argv) > 1 else "numpy")
+    # a stencilkit name (embedded, cpu, gpu) or a gt4py.cartesian one (numpy, gt:cpu_kfirst, ...)
+    main(cartesian_name(os.environ.get("STENCILKIT_EXAMPLE_BACKEND", "embedded")))

@@ -10,7 +10,12 @@ from pathlib import Path
 
 import pytest
 
-EXAMPLES = sorted((Path(__file__).parents[1] / "examples").glob("*.py"))
+# the scripts (a module they share, ``*_common.py``, takes no backend of its own)
+EXAMPLES = sorted(
+    p
+    for p in (Path(__file__).parents[1] / "examples").glob("*.py")
+    if not p.stem.endswith("_common")
+)
 SRC = str(Path(__file__).parents[1] / "src")
 
 

@@ -33,11 +33,13 @@ autodoc_type_aliases = {"DTypeLike": "numpy.typing.DTypeLike", "npt.DTypeLike": 
 nitpicky = True
 nitpick_ignore_regex = [
     ("py:.*", r"(numpy|np|npt|os|types|collections|typing|cupy|xarray|matplotlib|mpi4py)\..*"),
-    ("py:.*", r"stencilkit\.(core|ir|decorators|stages|backends|distributed\.(base|comm|plans))\..*"),
+    ("py:.*", r"stencilkit\.(core|ir|next|stages|backends|fields\.signature|distributed\.(base|comm|plans))\..*"),
     ("py:.*", r"_.*|.*\._.*"),
     ("py:class", r"scalar|Message|Plan|SourceLocation|Infinity|TypeAliasForwardRef|PathLike|Any"),
     # internal types in signatures, and the builtins' parameter descriptions (frontend/builtin_docs.py)
     ("py:class", r"Param|SourceFunction|ProgramWithBoundArgs|Stages|Domain condition"),
+    # the engine's interface and runner protocol (stages/interface.py, stages/runner.py)
+    ("py:class", r"ProgramInterface|Runner"),
 ]
 # a type named in a signature that two documented classes define as a member (``dtype``) is
 # ambiguous to Sphinx; the signature still shows it, unlinked

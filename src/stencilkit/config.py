@@ -13,6 +13,7 @@ from typing import Any
 
 from .core.env import YES, yes_no
 from .core.errors import warn_configuration
+from .toolchain.cache import register_limit_source
 
 
 def _flag(name: str, default: bool) -> bool:
@@ -79,3 +80,7 @@ COLLECT_METRICS_LEVEL: int = _level("GT4PY_COLLECT_METRICS_LEVEL")
 UNSTRUCTURED_HORIZONTAL_HAS_UNIT_STRIDE: bool = _flag(
     "GT4PY_UNSTRUCTURED_HORIZONTAL_HAS_UNIT_STRIDE", False
 )
+
+# the build cache reads BUILD_CACHE_MAX_SIZE here when it evicts (an assignment after import
+# counts); the toolchain floor does not import this module
+register_limit_source(lambda: BUILD_CACHE_MAX_SIZE)

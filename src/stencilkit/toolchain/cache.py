@@ -177,12 +177,22 @@ def entries(with_meta: bool = True) -> list[EntryInfo]:
     return sorted(found, key=lambda e: e.last_used, reverse=True)
 
 
+#: Where a size limit set in Python comes from: ``stencilkit.config`` registers a reader of its
+#: ``BUILD_CACHE_MAX_SIZE`` (``register_limit_source``), so this floor never imports the one
+#: above it and still sees an assignment made after import.
+_LIMIT_SOURCE: list[Callable[[], object]] = []
+
+
+def register_limit_source(read: Callable[[], object]) -> None:
+    """Make ``read()`` (None: not set) the Python-side size limit that overrides
+    ``STENCILKIT_CACHE_MAX_SIZE``; called by ``stencilkit.config`` at import."""
+    _LIMIT_SOURCE[:] = [read]
+
+
 def max_size() -> int:
     """The cache's size limit in bytes (0: none): ``stencilkit.config.BUILD_CACHE_MAX_SIZE`` where
     set, else ``STENCILKIT_CACHE_MAX_SIZE``, else 2 GiB."""
-    from .. import config as user_config
-
-    chosen = getattr(user_config, "BUILD_CACHE_MAX_SIZE", None)
+    chosen = _LIMIT_SOURCE[0]() if _LIMIT_SOURCE else None
     if chosen is not None:
         if isinstance(chosen, str):
             from .config import parse_size

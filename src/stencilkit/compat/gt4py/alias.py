@@ -31,8 +31,7 @@ import sys
 import types
 from collections.abc import Sequence
 
-from .. import cartesian_targets
-from . import MIRRORS
+from . import MIRRORS, cartesian_targets
 
 __all__ = [
     "GT4PyAliasError",

@@ -4,7 +4,7 @@ Kept apart from the alias's finder so that the gt4py.next table and this one cha
 independently:
 
 =========================================  ====================================================
-``gt4py.cartesian``                        ``stencilkit.compat.gt4py_cartesian`` (submodules
+``gt4py.cartesian``                        ``stencilkit.compat.gt4py.cartesian_package`` (submodules
                                            load on first access)
 ``gt4py.cartesian.<a>``                    ``stencilkit.cartesian.<a>`` (``gtscript``,
                                            ``config``, ``backend``, ``definitions``, ...)
@@ -27,7 +27,7 @@ EMPTY_PACKAGES = ("gt4py.cartesian.gtc", "gt4py.cartesian.gtc.passes", "gt4py.ca
 
 #: explicit targets
 TARGETS = {
-    "gt4py.cartesian": "stencilkit.compat.gt4py_cartesian",
+    "gt4py.cartesian": "stencilkit.compat.gt4py.cartesian_package",
     "gt4py.cartesian.gtc.passes.oir_pipeline": "stencilkit.cartesian.oir_pipeline",
     "gt4py.cartesian.utils.compiler": "stencilkit.cartesian.compiler",
     "gt4py.storage": "stencilkit.cartesian.storage",
