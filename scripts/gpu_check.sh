@@ -125,7 +125,7 @@ step gpu_bench
 if [ "${SKIP_GPU_BENCH:-0}" = 1 ]; then
   echo "skipped (SKIP_GPU_BENCH=1)" > "$OUT/gpu_bench.log"; RC_GPU_BENCH=0
 else
-  timeout 200 $PY benchmarks/gpu_bench.py --json "$OUT/gpu_bench.json" 2>&1 | tee "$OUT/gpu_bench.log"
+  timeout "${GPU_BENCH_LIMIT:-200}" $PY benchmarks/gpu_bench.py --json "$OUT/gpu_bench.json" ${GPU_BENCH_ARGS:-} 2>&1 | tee "$OUT/gpu_bench.log"
   RC_GPU_BENCH=${PIPESTATUS[0]}
 fi
 
