@@ -6,14 +6,13 @@ suite. It needs ``scripts/icon4py_env.sh --suite`` (icon4py-testing and its depe
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
-from icon4py_support import icon4py_skip_reason
+from icon4py_support import icon4py_skip_reason, module_exists
 
 CASES = Path(__file__).parent / "plugin_cases"
 
@@ -21,7 +20,7 @@ CASES = Path(__file__).parent / "plugin_cases"
 def _skip_reason() -> str | None:
     reason = icon4py_skip_reason()
     if reason is None and os.environ.get("STENCILKIT_REQUIRE_ICON4PY") != "1":
-        if importlib.util.find_spec("icon4py.model.testing") is None:
+        if not module_exists("icon4py.model.testing"):
             reason = "icon4py-testing is not installed here: run scripts/icon4py_env.sh --suite"
     return reason
 
