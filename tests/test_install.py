@@ -236,9 +236,12 @@ def test_the_version_has_one_home() -> None:
     assert f"## {gtx.__version__}" in changelog, "CHANGELOG.md has no section for this version"
 
 
-def test_the_wheel_metadata_has_urls_and_classifiers() -> None:
+def test_the_wheel_metadata_has_classifiers_and_no_invented_urls() -> None:
+    """Project URLs come with the public repository's address (none exists yet): none is made up."""
     project = PYPROJECT["project"]
-    assert {"Homepage", "Documentation", "Changelog"} <= set(project["urls"])
+    assert "github.com/stencilkit" not in (ROOT / "pyproject.toml").read_text()
+    for url in project.get("urls", {}).values():
+        assert url.startswith("https://"), url
     assert any(
         c.startswith("Programming Language :: Python :: 3.11") for c in project["classifiers"]
     )
