@@ -42,6 +42,8 @@ class Lowered:
     #: 2-D fields written level by level, with the levels read around the K domain (below,
     #: above): bound to views whose K stride is 0
     promoted: dict[str, tuple[int, int]]
+    #: 2-D temporaries: allocated per column and bound with K stride 0
+    flat_temps: frozenset[str] = frozenset()
 
 
 @dataclass
@@ -197,6 +199,7 @@ def emit(
     return Lowered(
         program, fields, frozenset(written & fields.params), frozenset(read & fields.params),
         frozenset(scalars), bnd, {t: tuple(e) for t, e in ext.items()}, min_k, levels,  # type: ignore[misc]
+        d.flat_temporaries & frozenset(mat),
     )  # fmt: skip
 
 

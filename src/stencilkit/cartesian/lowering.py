@@ -41,6 +41,7 @@ class _Pass:
     mem_reads: set[str] = field(default_factory=set)
     assigned: set[str] = field(default_factory=set)
     column: bool = False  # the current block visits one level at a time (sequential or one level)
+    flat: frozenset[str] = frozenset()  # 2-D temporaries (one value per column)
 
 
 def lower_definition(d: cn.Definition) -> Lowered:
@@ -52,10 +53,11 @@ def lower_definition(d: cn.Definition) -> Lowered:
     scalars = {p.name: p.dtype for p in d.params if p.axes is None}
     fields = Fields(axes, dtypes, scalars, frozenset(dtypes))
     dtypes.update(annotated)
-    materialised: set[str] = set()
+    # a 2-D temporary is memory (a column's one value, read at every level): never inlined
+    materialised: set[str] = set(d.flat_temporaries)
     promoted: set[str] = set()
     for _ in range(8 + len(axes)):
-        state = _Pass(fields, set(materialised), dict(annotated))
+        state = _Pass(fields, set(materialised), dict(annotated), flat=d.flat_temporaries)
         try:
             blocks = _lower_blocks(d, state)
         except _Promote as p:
@@ -208,6 +210,13 @@ def _stmt(
             dt = st.temp_dtypes.setdefault(name, dtype_of(value))
             st.fields.dtypes.setdefault(name, dt)
         extra = set(dims_of(value)) - set(st.fields.axes[name])
+        if name in st.flat and "K" in dims_of(value) and not st.column:
+            raise GTScriptDefinitionError(
+                f"the 2-D temporary '{name}' is assigned a 3-D value in a PARALLEL computation"
+                " over several levels: which level would it keep?",
+                s.loc,
+                hint="assign it in an interval of one level, or in a FORWARD/BACKWARD computation",
+            )
         if extra == {"K"} and name in st.fields.params and {"I", "J"} <= set(st.fields.axes[name]):
             if st.column:
                 raise _Promote(name)

@@ -185,6 +185,8 @@ class Definition:
         tuple[str, str | None, SourceLocation], ...
     ]  # (name, annotated dtype, first write)
     filename: str
+    #: temporaries annotated ``Field[IJ, dtype]`` (NDSL's ``FloatFieldIJ``): one value per column
+    flat_temporaries: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True, slots=True)

@@ -65,7 +65,10 @@ def parse_definition(
             )
     if not comps:
         raise src.definition(src.tree, f"stencil {fn.__name__} has no computation")
-    return cn.Definition(fn.__name__, params, tuple(comps), tuple(parser.temps), src.filename)
+    return cn.Definition(
+        fn.__name__, params, tuple(comps), tuple(parser.temps), src.filename,
+        frozenset(parser.flat_temps),
+    )  # fmt: skip
 
 
 # ---------------------------------------------------------------- the body
@@ -75,6 +78,7 @@ class _BodyParser:
         self.src = scope.src
         self.params = params
         self.temps: list[tuple[str, str | None, Any]] = []
+        self.flat_temps: set[str] = set()
         self.order = "PARALLEL"
 
     def computation(self, node: ast.With) -> cn.Computation:
@@ -228,12 +232,23 @@ class _BodyParser:
             ann = scope.const(s.annotation, "a temporary's annotation")
             if isinstance(ann, str) and ann in scope.ctx.dtypes:
                 ann = scope.ctx.dtypes[ann]
+            flat = False
             if isinstance(ann, _FieldDescriptor):
-                raise src.unsupported(s, "annotated (2-D or typed Field[...]) temporaries")
+                if ann.data_dims or tuple(ann.axes) not in (("I", "J"), ("I", "J", "K")):
+                    raise src.unsupported(
+                        s, f"a temporary over {''.join(ann.axes)} with data dimensions"
+                        f" {tuple(ann.data_dims)}" if ann.data_dims else
+                        f"a temporary over {''.join(ann.axes)} (only IJ and IJK temporaries)",
+                    )  # fmt: skip
+                flat = tuple(ann.axes) == ("I", "J")
+                ann = ann.dtype.type
             dt = scope.ctx.cast_dtype(ann)
             if dt is None:
                 raise src.syntax(s.annotation, f"{ann!r} is not a scalar type")
-            return self.assign(s.target, s.value, s, dt)
+            out = self.assign(s.target, s.value, s, dt)
+            if flat:
+                self.flat_temps.add(self._target_name(s.target))
+            return out
         if isinstance(s, ast.AugAssign):
             value = ast.BinOp(ast.Name(self._target_name(s.target), ast.Load()), s.op, s.value)
             if isinstance(s.target, ast.Subscript):

@@ -248,6 +248,9 @@ class StencilObject:
             for t in temps:
                 e = self._lowered.temp_extents[t.name]
                 shape = (dom[0] + e[0] + e[1], dom[1] + e[2] + e[3], dom[2] + e[4] + e[5])
+                if t.name in self._lowered.flat_temps:
+                    hit.append(_flat_temporary(xp, shape, t.type.dtype, e))  # type: ignore[union-attr]
+                    continue
                 arr = xp.zeros(shape, dtype=t.type.dtype)  # type: ignore[union-attr]
                 hit.append(
                     as_field(
@@ -263,6 +266,17 @@ class StencilObject:
 
     def freeze(self, *, origin: Mapping[str, Any], domain: Any) -> FrozenStencil:
         return FrozenStencil(self, origin, domain)
+
+
+def _flat_temporary(xp: Any, shape: tuple[int, int, int], dtype: str, e: tuple[int, ...]) -> Any:
+    """A 2-D temporary (``tmp: Field[IJ, float] = ...``) as the 3-D field the engine reads and
+    writes: one value per column, every level the same memory (K stride 0), so a level's write
+    is what any later read in the column sees."""
+    arr = xp.zeros(shape[:2], dtype=dtype)
+    view = xp.lib.stride_tricks.as_strided(arr, shape=shape, strides=(*arr.strides, 0))
+    ranges = [UnitRange(-e[0], shape[0] - e[0]), UnitRange(-e[2], shape[1] - e[2])]
+    ranges.append(UnitRange(-e[4], shape[2] - e[4]))
+    return Field._wrap(Domain(dims=[DIMS[a] for a in "IJK"], ranges=ranges), view, xp)
 
 
 def _aggregate(info: dict[str, Any], key: str) -> None:
