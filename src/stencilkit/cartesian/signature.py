@@ -4,6 +4,7 @@ annotations and string dtypes through ``dtypes=``), defaults kept."""
 from __future__ import annotations
 
 import ast
+import enum
 import inspect
 from typing import Any
 
@@ -53,6 +54,8 @@ def parse_signature(src: Source, ctx: Context) -> tuple[cn.Param, ...]:
             out.append(cn.Param(p.name, ann.axes, str(name), default))
         else:
             dt = ctx.cast_dtype(ann)
+            if dt is None and isinstance(ann, type) and issubclass(ann, enum.IntEnum):
+                dt = ctx.int_dtype  # a gtscript.enum: its members are passed as integers
             if dt is None:
                 raise src.syntax(
                     node,
