@@ -171,7 +171,6 @@ def test_a_gpu_array_on_a_cpu_backend_is_refused() -> None:
 
 
 def test_scalar_of_the_wrong_kind_is_refused(backend, arrays) -> None:
-
     @gtscript.stencil(backend=backend)
     def scaled(a: F64, n: int, flag: bool):
         with computation(PARALLEL), interval(...):

@@ -68,6 +68,7 @@ def parse_definition(
     return cn.Definition(
         fn.__name__, params, tuple(comps), tuple(parser.temps), src.filename,
         frozenset(parser.flat_temps),
+        tuple((comp, base, idx) for comp, (base, idx) in ctx.components.items()),
     )  # fmt: skip
 
 
@@ -319,6 +320,8 @@ class _BodyParser:
     def _write(self, t: ast.expr, value: cn.Expr, s: ast.stmt, dt: str | None) -> cn.Stmt:
         src, ctx = self.src, self.scope.ctx
         name = self._target_name(t)
+        if name in ctx.data_dims:
+            raise src.unsupported(t, f"writing '{name}', a field with data dimensions")
         k = 0
         if isinstance(t, ast.Subscript):
             if name not in ctx.fields:
