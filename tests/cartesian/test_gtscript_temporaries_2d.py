@@ -12,7 +12,7 @@ from stencilkit.cartesian.definitions import GTScriptDefinitionError, GTScriptNo
 from stencilkit.cartesian.gtscript import FORWARD, IJ, IJK, PARALLEL, Field, computation, interval
 
 F64 = Field[np.float64]
-DTYPES = {"FIJ32": Field[IJ, np.float32], "BIJ": Field[IJ, np.bool_]}
+DTYPES = {"FIJ32": Field[IJ, np.float32], "BIJ": Field[IJ, np.bool_], "F32": np.float32}
 
 
 def test_column_sum_read_at_every_level(backend, arrays) -> None:
@@ -20,13 +20,14 @@ def test_column_sum_read_at_every_level(backend, arrays) -> None:
     def colsum(a: F64, out: F64):
         with computation(FORWARD), interval(0, 1):
             total: Field[IJ, np.float64] = a
-            scale: "FIJ32" = 0.1  # cast to float32 on assignment
-            positive: "BIJ" = a > 0.0
+            scale: "FIJ32" = 0.1  # noqa: UP037 (a dtypes key); cast to float32 on assignment
+            positive: "BIJ" = a > 0.0  # noqa: UP037 (a dtypes key)
+            half: Field[IJ, "F32"] = 0.5  # noqa: UP037 (a dtypes key as the dtype)
         with computation(FORWARD), interval(1, None):
             total = total + a
         with computation(PARALLEL), interval(...):
             if positive:
-                out = total * scale
+                out = total * scale * half
             else:
                 out = -total
 
@@ -37,7 +38,7 @@ def test_column_sum_read_at_every_level(backend, arrays) -> None:
     total = a_h.sum(axis=2, keepdims=True)
     scale = np.float64(np.float32(0.1))
     ref = out_h.copy()
-    ref[1:7, 1:6, :] = np.where(a_h[:, :, :1] > 0.0, total * scale, -total)
+    ref[1:7, 1:6, :] = np.where(a_h[:, :, :1] > 0.0, total * scale * 0.5, -total)
     np.testing.assert_allclose(arrays.host(out), ref, rtol=1e-13, atol=0)
 
 
@@ -77,7 +78,7 @@ def test_3d_value_over_several_parallel_levels_is_refused() -> None:
             t: Field[IJ, np.float64] = a
             out = t
 
-    with pytest.raises(GTScriptDefinitionError, match="2-D temporary 't'.*which level"):
+    with pytest.raises(GTScriptDefinitionError, match=r"2-D temporary 't'.*which level"):
         gtscript.stencil(backend="numpy", definition=ambiguous)
 
 

@@ -119,8 +119,8 @@ def _stencil_class(definition: Any, backend: Any, key: tuple[Any, ...]) -> type[
     tag = "".join(c if c.isalnum() else "_" for c in str(backend))
     code = getattr(definition, "__code__", None)
     where = (code.co_filename, code.co_firstlineno) if code is not None else ()
-    digest = hashlib.sha1(repr((getattr(definition, "__qualname__", ""), where, key[2:])).encode())
-    digest = digest.hexdigest()[:10]
+    what = repr((getattr(definition, "__qualname__", ""), where, key[2:])).encode()
+    digest = hashlib.sha1(what).hexdigest()[:10]
     name = f"{getattr(definition, '__name__', 'stencil')}__{tag}_{digest}"
     return type(name, (StencilObject,), {"__slots__": (), "__module__": StencilObject.__module__})
 

@@ -242,7 +242,9 @@ class _BodyParser:
                         f"a temporary over {''.join(ann.axes)} (only IJ and IJK temporaries)",
                     )  # fmt: skip
                 flat = tuple(ann.axes) == ("I", "J")
-                ann = ann.dtype.type
+                dtype = ann.dtype  # a dtypes key, or a NumPy dtype
+                dtype = scope.ctx.dtypes.get(dtype, dtype) if isinstance(dtype, str) else dtype
+                ann = dtype.type if isinstance(dtype, np.dtype) else dtype
             dt = scope.ctx.cast_dtype(ann)
             if dt is None:
                 raise src.syntax(s.annotation, f"{ann!r} is not a scalar type")

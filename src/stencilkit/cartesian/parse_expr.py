@@ -271,8 +271,10 @@ class Scope:
         index = []
         for item in items:
             v = self.expr(item)
-            if not isinstance(v, Const) or isinstance(v.value, bool) or not isinstance(
-                v.value, int | np.integer
+            if (
+                not isinstance(v, Const)
+                or isinstance(v.value, bool)
+                or not isinstance(v.value, int | np.integer)
             ):
                 raise self.src.unsupported(item, "a data index that is not a compile-time integer")
             index.append(int(v.value))

@@ -99,8 +99,7 @@ class StencilObject:
                     access |= AccessKind.WRITE
                 if n in lowered.read or n in lowered.written:
                     bnd = tuple(
-                        (max(a[0], b[0]), max(a[1], b[1]))
-                        for a, b in zip(bnd, lowered.boundary[n])
+                        (max(a[0], b[0]), max(a[1], b[1])) for a, b in zip(bnd, lowered.boundary[n])
                     )
             finfo[p.name] = FieldInfo(
                 AccessKind(access), Boundary(bnd), p.axes, p.data_dims, np.dtype(p.dtype)
