@@ -105,6 +105,20 @@ def test_pass_names_for_skip_passes(alias: None) -> None:
     assert "PruneKCacheFills" in repr(pipe)
 
 
+def test_pass_classes_from_gt4pys_pass_modules(alias: None) -> None:
+    """NDSL's tests import a pass from its gt4py module and look for it in the pipeline."""
+    from gt4py.cartesian.gtc.passes.oir_optimizations.caches import PruneKCacheFills
+    from gt4py.cartesian.gtc.passes.oir_optimizations.horizontal_execution_merging import (
+        HorizontalExecutionMerging,
+    )
+    from gt4py.cartesian.gtc.passes.oir_pipeline import DefaultPipeline
+
+    assert HorizontalExecutionMerging in DefaultPipeline().steps
+    pipe = DefaultPipeline(skip=[HorizontalExecutionMerging, PruneKCacheFills])
+    assert HorizontalExecutionMerging in pipe.skip and HorizontalExecutionMerging not in pipe.steps
+    assert PruneKCacheFills not in pipe.steps
+
+
 def test_compiler_settings(alias: None) -> None:
     from gt4py.cartesian.utils.compiler import cxx_compiler_defaults, gpu_configuration
 

@@ -4,6 +4,7 @@ freeze(), exec_info, field_info/parameter_info/domain_info, the read-only object
 from __future__ import annotations
 
 import copy
+import enum
 import typing
 
 import numpy as np
@@ -59,7 +60,7 @@ def test_run_freeze_and_exec_info(backend, arrays) -> None:
         "origin",
     ):
         assert key in info
-    assert info["domain"] == (4, 3, 2) and info["StencilObject"]["ncalls"] == 1
+    assert info["domain"] == (4, 3, 2) and info[type(s).__name__]["ncalls"] == 1
     out2 = arrays.put(before)
     origin = {"a": (1, 0, 0), "out": (1, 0, 0), "unused": (0, 0, 0)}
     s.run(
@@ -170,8 +171,6 @@ def test_a_gpu_array_on_a_cpu_backend_is_refused() -> None:
 
 
 def test_scalar_of_the_wrong_kind_is_refused(backend, arrays) -> None:
-    import enum
-
     @gtscript.stencil(backend=backend)
     def scaled(a: F64, n: int, flag: bool):
         with computation(PARALLEL), interval(...):
@@ -189,6 +188,31 @@ def test_scalar_of_the_wrong_kind_is_refused(backend, arrays) -> None:
     np.testing.assert_array_equal(arrays.host(a), before)
     scaled(a, Mode.TWO, True)  # an enum member is its integer
     assert (arrays.host(a) == 2.0).all()
+
+
+def test_enum_annotated_parameter(backend, arrays) -> None:
+    """A parameter annotated with a gtscript.enum class is an integer (NDSL's test_enum)."""
+
+    @gtscript.enum
+    class Order(enum.IntEnum):
+        LOW = 10
+        HIGH = 20
+
+    def pick(out: Field[np.int64], order: Order):
+        with computation(PARALLEL), interval(...):
+            out = Order.HIGH
+            if order < Order.HIGH:
+                out = Order.LOW + order
+
+    s = gtscript.stencil(backend=backend, definition=pick)
+    assert s.parameter_info["order"].dtype == np.dtype("int64")
+    out = arrays.put(np.random.default_rng(0).integers(0, 9, (3, 2, 4)))
+    s(out, Order.LOW)
+    assert (arrays.host(out) == 20).all()
+    s(out, Order.HIGH)
+    assert (arrays.host(out) == 20).all()
+    s(out, 3)
+    assert (arrays.host(out) == 13).all()
 
 
 def test_an_output_that_cannot_be_written_in_place_is_refused() -> None:

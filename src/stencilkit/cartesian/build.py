@@ -3,6 +3,7 @@ decoration; one ``StencilObject`` per (definition, externals, dtypes, backend, o
 
 from __future__ import annotations
 
+import hashlib
 import os
 import time
 from collections.abc import Callable
@@ -98,7 +99,9 @@ def build_stencil(
         "name": name or definition.__name__,
         **kwargs,
     }
-    obj = StencilObject(parsed, lowered, runner, backend, on_gpu, options, definition)
+    obj = _stencil_class(definition, backend, key)(
+        parsed, lowered, runner, backend, on_gpu, options, definition
+    )
     if build_info is not None:
         build_info.update(
             parse_time=t1 - t0, module_time=t2 - t1, codegen_time=0.0,
@@ -106,6 +109,20 @@ def build_stencil(
         )  # fmt: skip
     _CACHE[key] = obj
     return obj
+
+
+def _stencil_class(definition: Any, backend: Any, key: tuple[Any, ...]) -> type[StencilObject]:
+    """A subclass of ``StencilObject`` per build, named like gt4py's generated classes
+    (``<definition>__<backend>_<hash>``): NDSL names stencils in its build and run reports by
+    ``type(stencil_object).__name__`` and aggregates ``exec_info`` under it, so the name must
+    tell builds apart (a shared class name would merge every stencil's timings into one)."""
+    tag = "".join(c if c.isalnum() else "_" for c in str(backend))
+    code = getattr(definition, "__code__", None)
+    where = (code.co_filename, code.co_firstlineno) if code is not None else ()
+    what = repr((getattr(definition, "__qualname__", ""), where, key[2:])).encode()
+    digest = hashlib.sha1(what).hexdigest()[:10]
+    name = f"{getattr(definition, '__name__', 'stencil')}__{tag}_{digest}"
+    return type(name, (StencilObject,), {"__slots__": (), "__module__": StencilObject.__module__})
 
 
 def _runner(kind: str, program: Any) -> tuple[Any, bool]:

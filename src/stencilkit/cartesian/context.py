@@ -22,6 +22,17 @@ class Context:
     scalars: set[str]
     dtypes: dict[Any, Any] = field(default_factory=dict)
     functions: list[str] = field(default_factory=list)  # the inlining stack (recursion check)
+    data_dims: dict[str, tuple[int, ...]] = field(default_factory=dict)  # fields with data dims
+    #: element field -> (parameter, data index), in order of first use
+    components: dict[str, tuple[str, tuple[int, ...]]] = field(default_factory=dict)
+
+    def component(self, name: str, index: tuple[int, ...]) -> str:
+        """The element field of data-dimension field ``name`` at the constant ``index``."""
+        comp = f"{name}__ddim_{'_'.join(str(i) for i in index)}"
+        if comp not in self.components:
+            self.components[comp] = (name, index)
+            self.fields[comp] = self.fields[name]
+        return comp
 
     def literal(self, v: Any) -> cn.Lit:
         if isinstance(v, bool | np.bool_):

@@ -42,6 +42,8 @@ class Lowered:
     #: 2-D fields written level by level, with the levels read around the K domain (below,
     #: above): bound to views whose K stride is 0
     promoted: dict[str, tuple[int, int]]
+    #: 2-D temporaries: allocated per column and bound with K stride 0
+    flat_temps: frozenset[str] = frozenset()
 
 
 @dataclass
@@ -177,13 +179,18 @@ def emit(
     temps = tuple(
         ir.Param(t, FieldType(tuple(DIMS[a] for a in "IJK"), fields.dtypes[t])) for t in sorted(mat)
     )
-    params = tuple(
-        ir.Param(p.name, fields.ref(p.name).type if p.axes is not None else ScalarType(p.dtype))
-        for p in d.params
-    ) + tuple(ir.Param(f"__n{a}", INT) for a in "IJK")
-    program = ir.Program(d.name, params, tuple(body), temps)
+    params: list[ir.Param] = []
+    for p in d.params:  # a data-dimension field: its elements read, in order of first use
+        names = [c for c, base, _ in d.components if base == p.name] if p.data_dims else [p.name]
+        params.extend(
+            ir.Param(n, fields.ref(n).type if p.axes is not None else ScalarType(p.dtype))
+            for n in names
+        )
+    params.extend(ir.Param(f"__n{a}", INT) for a in "IJK")
+    program = ir.Program(d.name, tuple(params), tuple(body), temps)
     min_k = max(b.interval.min_levels() for b in blocks) if blocks else 0
     declared = {p.name: p.axes or () for p in d.params}
+    declared.update({c: declared[base] for c, base, _ in d.components})
     bnd = {
         p: tuple((bd[2 * i], bd[2 * i + 1]) for i, a in enumerate("IJK") if a in declared[p])
         for p, bd in boundary.items()
@@ -197,6 +204,7 @@ def emit(
     return Lowered(
         program, fields, frozenset(written & fields.params), frozenset(read & fields.params),
         frozenset(scalars), bnd, {t: tuple(e) for t, e in ext.items()}, min_k, levels,  # type: ignore[misc]
+        d.flat_temporaries & frozenset(mat),
     )  # fmt: skip
 
 

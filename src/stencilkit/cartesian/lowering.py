@@ -26,7 +26,7 @@ from ..core.types import FieldType, ScalarType
 from ..ir import nodes as ir
 from . import nodes as cn
 from .axes import DIMS
-from .definitions import GTScriptDefinitionError, GTScriptNotSupportedError
+from .definitions import GTScriptDefinitionError, GTScriptNotSupportedError, GTScriptSyntaxError
 from .emit import Block, Lowered, emit
 from .exprs import field_reads
 from .lower_exprs import ExprLowerer, Fields, Reader, select, shift
@@ -41,21 +41,31 @@ class _Pass:
     mem_reads: set[str] = field(default_factory=set)
     assigned: set[str] = field(default_factory=set)
     column: bool = False  # the current block visits one level at a time (sequential or one level)
+    flat: frozenset[str] = frozenset()  # 2-D temporaries (one value per column)
+    ddim: frozenset[str] = frozenset()  # fields with data dimensions (read by element only)
 
 
 def lower_definition(d: cn.Definition) -> Lowered:
-    axes = {p.name: p.axes for p in d.params if p.axes is not None}
-    dtypes = {p.name: p.dtype for p in d.params if p.axes is not None}
+    axes = {p.name: p.axes for p in d.params if p.axes is not None and not p.data_dims}
+    dtypes = {p.name: p.dtype for p in d.params if p.axes is not None and not p.data_dims}
+    by_name = {p.name: p for p in d.params}
+    for comp, base, _ in d.components:  # an element of a data-dimension field: a field
+        axes[comp] = by_name[base].axes  # type: ignore[assignment]
+        dtypes[comp] = by_name[base].dtype
+    ddim = frozenset(p.name for p in d.params if p.data_dims)
     annotated = {name: dt for name, dt, _ in d.temporaries if dt is not None}
     for name, _, _ in d.temporaries:
         axes[name] = ("I", "J", "K")
     scalars = {p.name: p.dtype for p in d.params if p.axes is None}
     fields = Fields(axes, dtypes, scalars, frozenset(dtypes))
     dtypes.update(annotated)
-    materialised: set[str] = set()
+    # a 2-D temporary is memory (a column's one value, read at every level): never inlined
+    materialised: set[str] = set(d.flat_temporaries)
     promoted: set[str] = set()
     for _ in range(8 + len(axes)):
-        state = _Pass(fields, set(materialised), dict(annotated))
+        state = _Pass(
+            fields, set(materialised), dict(annotated), flat=d.flat_temporaries, ddim=ddim
+        )
         try:
             blocks = _lower_blocks(d, state)
         except _Promote as p:
@@ -131,6 +141,12 @@ def _reader(
 
     def read(r: cn.FieldRead) -> ir.Expr | None:
         name, off = r.name, r.offset
+        if name in st.ddim:
+            raise GTScriptSyntaxError(
+                f"'{name}' has data dimensions: read one element of it",
+                r.loc,
+                hint=f"write {name}[0, 0, 0][n] with a compile-time index n",
+            )
         is_tmp = name not in st.fields.params
         if r.k_expr is not None:  # a variable K offset reads memory
             if name in env and order == "PARALLEL":
@@ -208,6 +224,13 @@ def _stmt(
             dt = st.temp_dtypes.setdefault(name, dtype_of(value))
             st.fields.dtypes.setdefault(name, dt)
         extra = set(dims_of(value)) - set(st.fields.axes[name])
+        if name in st.flat and "K" in dims_of(value) and not st.column:
+            raise GTScriptDefinitionError(
+                f"the 2-D temporary '{name}' is assigned a 3-D value in a PARALLEL computation"
+                " over several levels: which level would it keep?",
+                s.loc,
+                hint="assign it in an interval of one level, or in a FORWARD/BACKWARD computation",
+            )
         if extra == {"K"} and name in st.fields.params and {"I", "J"} <= set(st.fields.axes[name]):
             if st.column:
                 raise _Promote(name)

@@ -174,6 +174,7 @@ class Param:
     axes: tuple[str, ...] | None  # None: a scalar
     dtype: str
     default: object = None
+    data_dims: tuple[int, ...] = ()  # Field[IJK, (dtype, (n, ...))]
 
 
 @dataclass(frozen=True, slots=True)
@@ -185,6 +186,11 @@ class Definition:
         tuple[str, str | None, SourceLocation], ...
     ]  # (name, annotated dtype, first write)
     filename: str
+    #: temporaries annotated ``Field[IJ, dtype]`` (NDSL's ``FloatFieldIJ``): one value per column
+    flat_temporaries: frozenset[str] = frozenset()
+    #: the elements of data-dimension fields the body reads, each a field of its own to the
+    #: engine (a view of the array): (element field, parameter, data index)
+    components: tuple[tuple[str, str, tuple[int, ...]], ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

@@ -65,7 +65,11 @@ def parse_definition(
             )
     if not comps:
         raise src.definition(src.tree, f"stencil {fn.__name__} has no computation")
-    return cn.Definition(fn.__name__, params, tuple(comps), tuple(parser.temps), src.filename)
+    return cn.Definition(
+        fn.__name__, params, tuple(comps), tuple(parser.temps), src.filename,
+        frozenset(parser.flat_temps),
+        tuple((comp, base, idx) for comp, (base, idx) in ctx.components.items()),
+    )  # fmt: skip
 
 
 # ---------------------------------------------------------------- the body
@@ -75,6 +79,7 @@ class _BodyParser:
         self.src = scope.src
         self.params = params
         self.temps: list[tuple[str, str | None, Any]] = []
+        self.flat_temps: set[str] = set()
         self.order = "PARALLEL"
 
     def computation(self, node: ast.With) -> cn.Computation:
@@ -228,12 +233,25 @@ class _BodyParser:
             ann = scope.const(s.annotation, "a temporary's annotation")
             if isinstance(ann, str) and ann in scope.ctx.dtypes:
                 ann = scope.ctx.dtypes[ann]
+            flat = False
             if isinstance(ann, _FieldDescriptor):
-                raise src.unsupported(s, "annotated (2-D or typed Field[...]) temporaries")
+                if ann.data_dims or tuple(ann.axes) not in (("I", "J"), ("I", "J", "K")):
+                    raise src.unsupported(
+                        s, f"a temporary over {''.join(ann.axes)} with data dimensions"
+                        f" {tuple(ann.data_dims)}" if ann.data_dims else
+                        f"a temporary over {''.join(ann.axes)} (only IJ and IJK temporaries)",
+                    )  # fmt: skip
+                flat = tuple(ann.axes) == ("I", "J")
+                dtype = ann.dtype  # a dtypes key, or a NumPy dtype
+                dtype = scope.ctx.dtypes.get(dtype, dtype) if isinstance(dtype, str) else dtype
+                ann = dtype.type if isinstance(dtype, np.dtype) else dtype
             dt = scope.ctx.cast_dtype(ann)
             if dt is None:
                 raise src.syntax(s.annotation, f"{ann!r} is not a scalar type")
-            return self.assign(s.target, s.value, s, dt)
+            out = self.assign(s.target, s.value, s, dt)
+            if flat:
+                self.flat_temps.add(self._target_name(s.target))
+            return out
         if isinstance(s, ast.AugAssign):
             value = ast.BinOp(ast.Name(self._target_name(s.target), ast.Load()), s.op, s.value)
             if isinstance(s.target, ast.Subscript):
@@ -304,6 +322,8 @@ class _BodyParser:
     def _write(self, t: ast.expr, value: cn.Expr, s: ast.stmt, dt: str | None) -> cn.Stmt:
         src, ctx = self.src, self.scope.ctx
         name = self._target_name(t)
+        if name in ctx.data_dims:
+            raise src.unsupported(t, f"writing '{name}', a field with data dimensions")
         k = 0
         if isinstance(t, ast.Subscript):
             if name not in ctx.fields:

@@ -236,6 +236,12 @@ class Scope:
                 raise self.src.symbol(
                     node, f"cannot index {base.value!r} with {key!r}: {err}"
                 ) from None
+        if (
+            isinstance(base, cn.FieldRead)
+            and base.name in self.ctx.data_dims
+            and isinstance(node.value, ast.Subscript)
+        ):
+            return self.data_element(node, base)
         if isinstance(node.slice, ast.Constant) and node.slice.value is Ellipsis:
             raise self.src.syntax(
                 node, "f[...] is not allowed", hint="read the field at the centre by its plain name"
@@ -256,6 +262,30 @@ class Scope:
                 raise self.src.syntax(node, "a variable K offset of a variable K offset")
             out = cn.FieldRead(out.name, out.offset, self.src.loc(node), k_expr)
         return out
+
+    def data_element(self, node: ast.Subscript, base: cn.FieldRead) -> cn.FieldRead:
+        """``f[0, 0, 0][n]``: element ``n`` (compile-time constants) of a data-dimension field,
+        read as a field of its own (the engine binds a view of the array)."""
+        shape = self.ctx.data_dims[base.name]
+        items = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
+        index = []
+        for item in items:
+            v = self.expr(item)
+            if (
+                not isinstance(v, Const)
+                or isinstance(v.value, bool)
+                or not isinstance(v.value, int | np.integer)
+            ):
+                raise self.src.unsupported(item, "a data index that is not a compile-time integer")
+            index.append(int(v.value))
+        if len(index) != len(shape) or any(not 0 <= i < n for i, n in zip(index, shape)):
+            raise self.src.syntax(
+                node, f"data index {tuple(index)} of '{base.name}', whose data dimensions are"
+                f" {shape}",
+                hint=f"give {len(shape)} index(es), each in [0, n)",
+            )  # fmt: skip
+        comp = self.ctx.component(base.name, tuple(index))
+        return cn.FieldRead(comp, base.offset, self.src.loc(node), base.k_expr)
 
     def _axes(self, base: cn.Expr) -> tuple[str, ...]:
         if isinstance(base, cn.FieldRead) and base.name in self.ctx.fields:

@@ -4,6 +4,7 @@ annotations and string dtypes through ``dtypes=``), defaults kept."""
 from __future__ import annotations
 
 import ast
+import enum
 import inspect
 from typing import Any
 
@@ -36,9 +37,7 @@ def parse_signature(src: Source, ctx: Context) -> tuple[cn.Param, ...]:
         default = None if p.default is inspect.Parameter.empty else p.default
         if isinstance(ann, _FieldDescriptor):
             if ann.data_dims:
-                raise src.unsupported(
-                    node, f"field '{p.name}' with data dimensions {ann.data_dims}"
-                )
+                ctx.data_dims[p.name] = tuple(int(n) for n in ann.data_dims)
             dtype = ann.dtype
             if isinstance(dtype, str):
                 if dtype not in ctx.dtypes:
@@ -50,9 +49,11 @@ def parse_signature(src: Source, ctx: Context) -> tuple[cn.Param, ...]:
                 else np.dtype(dtype).name
             )
             ctx.fields[p.name] = ann.axes
-            out.append(cn.Param(p.name, ann.axes, str(name), default))
+            out.append(cn.Param(p.name, ann.axes, str(name), default, tuple(ann.data_dims)))
         else:
             dt = ctx.cast_dtype(ann)
+            if dt is None and isinstance(ann, type) and issubclass(ann, enum.IntEnum):
+                dt = ctx.int_dtype  # a gtscript.enum: its members are passed as integers
             if dt is None:
                 raise src.syntax(
                     node,

@@ -84,14 +84,25 @@ class StencilObject:
         for p in definition.params:
             if p.axes is None:
                 continue
+            # a data-dimension field: what its elements' fields are (read, halo)
+            names = (
+                [c for c, base, _ in definition.components if base == p.name]
+                if p.data_dims
+                else [p.name]
+            )
             access = AccessKind.NONE
-            if p.name in lowered.read:
-                access |= AccessKind.READ
-            if p.name in lowered.written:
-                access |= AccessKind.WRITE
-            bnd = lowered.boundary[p.name] if access else tuple((0, 0) for _ in p.axes)
+            bnd = tuple((0, 0) for _ in p.axes)
+            for n in names:
+                if n in lowered.read:
+                    access |= AccessKind.READ
+                if n in lowered.written:
+                    access |= AccessKind.WRITE
+                if n in lowered.read or n in lowered.written:
+                    bnd = tuple(
+                        (max(a[0], b[0]), max(a[1], b[1])) for a, b in zip(bnd, lowered.boundary[n])
+                    )
             finfo[p.name] = FieldInfo(
-                AccessKind(access), Boundary(bnd), p.axes, (), np.dtype(p.dtype)
+                AccessKind(access), Boundary(bnd), p.axes, p.data_dims, np.dtype(p.dtype)
             )
         s(self, "field_info", finfo)
         s(self, "parameter_info", {
@@ -201,6 +212,9 @@ class StencilObject:
                 )
                 continue
             o = origin[p.name]
+            if p.data_dims:
+                flat.extend(self._elements(p, v, o))
+                continue
             if p.name in self._lowered.promoted:
                 flat.append(self._column_view(p.name, v, o, dom[2]))
                 continue
@@ -220,6 +234,27 @@ class StencilObject:
         flat.extend(dom)
         flat.extend(self._temporaries(dom, flat))
         return flat
+
+    def _elements(self, p: Any, v: Any, o: Any) -> list[Any]:
+        """The fields of the elements a data-dimension field's readers use: views of the
+        array at each constant data index (no copy)."""
+        out = []
+        for comp, base, index in self._definition.components:
+            if base != p.name:
+                continue
+            key = (id(v), comp)
+            hit = self._arg_cache.get(key)  # type: ignore[call-overload]
+            if hit is None or hit[0] is not v or hit[1] != tuple(o) or hit[2] != v.shape:
+                field = as_field(
+                    [DIMS[a] for a in p.axes], v[(Ellipsis, *index)],
+                    origin={DIMS[a]: int(o[j]) for j, a in enumerate(p.axes)}, copy=False,
+                )  # fmt: skip
+                if len(self._arg_cache) > 256:
+                    self._arg_cache.clear()
+                hit = (v, tuple(o), v.shape, field)
+                self._arg_cache[key] = hit  # type: ignore[index]
+            out.append(hit[3])
+        return out
 
     def _column_view(self, name: str, v: Any, o: Any, nk: int) -> Any:
         """A 2-D array written level by level, as the 3-D field the engine writes: a view with
@@ -248,6 +283,9 @@ class StencilObject:
             for t in temps:
                 e = self._lowered.temp_extents[t.name]
                 shape = (dom[0] + e[0] + e[1], dom[1] + e[2] + e[3], dom[2] + e[4] + e[5])
+                if t.name in self._lowered.flat_temps:
+                    hit.append(_flat_temporary(xp, shape, t.type.dtype, e))  # type: ignore[union-attr]
+                    continue
                 arr = xp.zeros(shape, dtype=t.type.dtype)  # type: ignore[union-attr]
                 hit.append(
                     as_field(
@@ -263,6 +301,17 @@ class StencilObject:
 
     def freeze(self, *, origin: Mapping[str, Any], domain: Any) -> FrozenStencil:
         return FrozenStencil(self, origin, domain)
+
+
+def _flat_temporary(xp: Any, shape: tuple[int, int, int], dtype: str, e: tuple[int, ...]) -> Any:
+    """A 2-D temporary (``tmp: Field[IJ, float] = ...``) as the 3-D field the engine reads and
+    writes: one value per column, every level the same memory (K stride 0), so a level's write
+    is what any later read in the column sees."""
+    arr = xp.zeros(shape[:2], dtype=dtype)
+    view = xp.lib.stride_tricks.as_strided(arr, shape=shape, strides=(*arr.strides, 0))
+    ranges = [UnitRange(-e[0], shape[0] - e[0]), UnitRange(-e[2], shape[1] - e[2])]
+    ranges.append(UnitRange(-e[4], shape[2] - e[4]))
+    return Field._wrap(Domain(dims=[DIMS[a] for a in "IJK"], ranges=ranges), view, xp)
 
 
 def _aggregate(info: dict[str, Any], key: str) -> None:

@@ -9,6 +9,7 @@ independently:
 ``gt4py.cartesian.<a>``                    ``stencilkit.cartesian.<a>`` (``gtscript``,
                                            ``config``, ``backend``, ``definitions``, ...)
 ``gt4py.cartesian.gtc.passes.oir_pipeline``  ``stencilkit.cartesian.oir_pipeline``
+``...passes.oir_optimizations.<module>``    ``stencilkit.cartesian.oir_pipeline`` (the pass names)
 ``gt4py.cartesian.utils.compiler``         ``stencilkit.cartesian.compiler``
 ``gt4py.storage`` (and ``.cartesian``)     ``stencilkit.cartesian.storage``
 ``gt4py.storage.cartesian.layout``         ``stencilkit.cartesian.layout_registry``
@@ -23,7 +24,19 @@ import types
 __all__ = ["EMPTY_PACKAGES", "TARGETS", "prefix_target", "top_level_attribute"]
 
 #: gt4py.cartesian packages with no stencilkit module of their own: empty packages
-EMPTY_PACKAGES = ("gt4py.cartesian.gtc", "gt4py.cartesian.gtc.passes", "gt4py.cartesian.utils")
+EMPTY_PACKAGES = (
+    "gt4py.cartesian.gtc",
+    "gt4py.cartesian.gtc.passes",
+    "gt4py.cartesian.gtc.passes.oir_optimizations",
+    "gt4py.cartesian.utils",
+)
+
+#: gt4py's modules of the OIR passes (``from ...oir_optimizations.horizontal_execution_merging
+#: import HorizontalExecutionMerging``, as NDSL's tests do): each serves every pass stand-in
+_PASS_MODULES = (
+    "caches", "horizontal_execution_merging", "inlining", "mask_stmt_merging", "pruning",
+    "temporaries", "vertical_loop_merging",
+)  # fmt: skip
 
 #: explicit targets
 TARGETS = {
@@ -35,6 +48,10 @@ TARGETS = {
     "gt4py.storage.cartesian.interface": "stencilkit.cartesian.storage",
     "gt4py.storage.cartesian.layout": "stencilkit.cartesian.layout_registry",
     "gt4py.storage.cartesian.layout_registry": "stencilkit.cartesian.layout_registry",
+    **{
+        f"gt4py.cartesian.gtc.passes.oir_optimizations.{m}": "stencilkit.cartesian.oir_pipeline"
+        for m in _PASS_MODULES
+    },
 }
 
 _PREFIX = "gt4py.cartesian."

@@ -1,0 +1,99 @@
+"""Fields with data dimensions (``Field[IJK, (dtype, (n,))]``, NDSL's 4-D tracer fields) read
+element by element with compile-time indices, ``f[i, j, k][n]``, on every backend, compared
+with NumPy on random data; the element views are bound without a copy."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from stencilkit.cartesian import gtscript
+from stencilkit.cartesian.definitions import (
+    AccessKind,
+    GTScriptCallError,
+    GTScriptNotSupportedError,
+    GTScriptSyntaxError,
+)
+from stencilkit.cartesian.gtscript import IJ, IJK, PARALLEL, Field, computation, interval
+
+F64 = Field[np.float64]
+TRACERS = Field[IJK, (np.float64, (4,))]
+MATRIX = Field[IJ, (np.float64, (2, 3))]
+
+
+def test_elements_at_offsets_and_externals(backend, arrays) -> None:
+    def pick(q: TRACERS, out: F64):
+        from __externals__ import N
+
+        with computation(PARALLEL), interval(...):
+            out = max(q[1, 0, 0][N], 0.25) - q[0, 0, -1][0]
+
+    s = gtscript.stencil(backend=backend, definition=pick, externals={"N": 3})
+    info = s.field_info["q"]
+    assert info.data_dims == (4,) and info.access == AccessKind.READ
+    assert tuple(info.boundary) == ((0, 1), (0, 0), (1, 0))
+    rng = np.random.default_rng(7)
+    q_h, out_h = rng.random((7, 4, 6, 4)), rng.random((7, 4, 6))
+    q, out = arrays.put(q_h), arrays.put(out_h)
+    s(q, out, origin={"q": (0, 0, 1, 0), "out": (0, 0, 1)}, domain=(6, 4, 5))
+    ref = out_h.copy()
+    ref[:6, :, 1:] = np.maximum(q_h[1:, :, 1:, 3], 0.25) - q_h[:6, :, :5, 0]
+    np.testing.assert_array_equal(arrays.host(out), ref)
+    # the fast path NDSL takes after its first call: origins with the data-dim entries
+    q_h2 = rng.random((7, 4, 6, 4))
+    q2 = arrays.put(q_h2)
+    s.run(q=q2, out=out, _origin_={"q": (0, 0, 1, 0), "out": (0, 0, 1)}, _domain_=(6, 4, 5))
+    ref[:6, :, 1:] = np.maximum(q_h2[1:, :, 1:, 3], 0.25) - q_h2[:6, :, :5, 0]
+    np.testing.assert_array_equal(arrays.host(out), ref)
+
+
+def test_two_data_dimensions_on_a_2d_field(backend, arrays) -> None:
+    def contract(m: MATRIX, out: F64):
+        with computation(PARALLEL), interval(...):
+            out = m[0, 0][0, 2] * m[0, 0][1, 0]
+
+    s = gtscript.stencil(backend=backend, definition=contract)
+    rng = np.random.default_rng(8)
+    m_h, out_h = rng.random((3, 5, 2, 3)), rng.random((3, 5, 2))
+    m, out = arrays.put(m_h), arrays.put(out_h)
+    s(m, out)
+    ref = np.broadcast_to((m_h[:, :, 0, 2] * m_h[:, :, 1, 0])[:, :, None], (3, 5, 2))
+    np.testing.assert_array_equal(arrays.host(out), ref)
+
+
+def test_a_wrong_rank_is_refused_before_anything_runs() -> None:
+    def pick(q: TRACERS, out: F64):
+        with computation(PARALLEL), interval(...):
+            out = q[0, 0, 0][1]
+
+    s = gtscript.stencil(backend="numpy", definition=pick)
+    out = np.random.default_rng(0).random((3, 3, 3))
+    before = out.copy()
+    with pytest.raises(GTScriptCallError, match="'q' has 3 dimensions"):
+        s(np.zeros((3, 3, 3)), out)
+    np.testing.assert_array_equal(out, before)
+
+
+@pytest.mark.parametrize(
+    "body, error, match",
+    [
+        ("out = q[0, 0, 0][4]", GTScriptSyntaxError, r"data index \(4,\)"),
+        ("out = q[0, 0, 0][0, 1]", GTScriptSyntaxError, r"data index \(0, 1\)"),
+        ("out = q", GTScriptSyntaxError, "has data dimensions: read one element"),
+        ("out = q[0, 0, 0][out]", GTScriptNotSupportedError, "compile-time integer"),
+        ("q[0, 0, 0] = out", GTScriptNotSupportedError, "writing 'q'"),
+    ],
+)
+def test_refused_forms(tmp_path, body: str, error: type, match: str) -> None:
+    path = tmp_path / "defs.py"
+    path.write_text(
+        "from stencilkit.cartesian.gtscript import PARALLEL, computation, interval\n"
+        "def d(q, out):\n"
+        "    with computation(PARALLEL), interval(...):\n"
+        f"        {body}\n"
+    )
+    scope: dict = {}
+    exec(compile(path.read_text(), str(path), "exec"), scope)
+    scope["d"].__annotations__ = {"q": TRACERS, "out": F64}
+    with pytest.raises(error, match=match):
+        gtscript.stencil(backend="numpy", definition=scope["d"])
