@@ -23,7 +23,9 @@ def _run_bench(
 ) -> tuple[subprocess.CompletedProcess[str], dict]:
     out = tmp_path / "bench.json"
     env = dict(os.environ)
-    env["PYTHONPATH"] = str(SRC) + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+    # this checkout's suite first: an installed stencilkit_benchmarks (another checkout's) loses
+    ours = os.pathsep.join([str(SRC), str(SRC.parent / "benchmarks")])
+    env["PYTHONPATH"] = ours + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
     env["STENCILKIT_CACHE_DIR"] = str(tmp_path / "cache")
     env.setdefault(
         "OMP_NUM_THREADS", "1"

@@ -18,9 +18,21 @@ SECTIONS_GPU = (
     "gathers",
     "first_call",
     "overhead",
+    "cartesian",
     "compile",
 )
-SECTIONS_CPU = ("laplacian", "scan", "mesh", "e2c", "c2e", "v2e", "overhead", "threads", "compile")
+SECTIONS_CPU = (
+    "laplacian",
+    "scan",
+    "mesh",
+    "e2c",
+    "c2e",
+    "v2e",
+    "overhead",
+    "cartesian",
+    "threads",
+    "compile",
+)
 
 
 @dataclass

@@ -11,6 +11,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from .bandwidth import copy_section
+from .cartesian import cpu_cartesian_section, gpu_cartesian_section
 from .compile_time import compile_section
 from .cuda_sources import cuda_sources_section
 from .devices import Dev
@@ -80,6 +81,7 @@ def run_gpu(opts: Options, R: Runner, env: dict[str, Any]) -> None:
         ("gathers", lambda: gathers_section(R, dev, P, opts, state)),
         ("first_call", lambda: first_call_section(R, dev, P, opts, state)),
         ("overhead", lambda: gpu_overhead_section(R, dev, P, opts)),
+        ("cartesian", lambda: gpu_cartesian_section(R, dev, P, opts, state)),
         ("compile", lambda: compile_section(R, "gpu")),
     ]
     env["title"] = (
@@ -108,6 +110,7 @@ def run_cpu(opts: Options, R: Runner, env: dict[str, Any]) -> None:
         ("mesh", lambda: mesh_section(R, dev, P, opts, state)),
         *((op, lambda op=op: nb_section(op, R, dev, P, opts, state)) for op in NB_OPS),
         ("overhead", lambda: cpu_overhead_section(R, dev, P, opts)),
+        ("cartesian", lambda: cpu_cartesian_section(R, P, opts, builds=not opts.skip_compile)),
         ("threads", lambda: threads_section(R, opts)),
         ("compile", lambda: compile_section(R, "cpu")),
     ]
