@@ -16,7 +16,7 @@ from ..fields import Field
 from ..fields.constructors import as_field
 from ..storage.namespaces import array_namespace
 from .axes import DIMS
-from .call import default_domain, field_origin, validate
+from .call import default_domain, field_origin, field_origins, validate
 from .definitions import (
     AccessKind,
     Boundary,
@@ -144,11 +144,7 @@ class StencilObject:
         values = self._bind_names(args, kwargs)
         arrays = {n: values[n] for n in self.field_info if n in values}
         scalars = {n: values[n] for n in self.parameter_info if n in values}
-        origins = {
-            n: field_origin(n, info, origin, arrays.get(n))
-            for n, info in self.field_info.items()
-            if n in arrays
-        }
+        origins = field_origins(self.field_info, arrays, origin)
         dom = (
             tuple(int(d) for d in domain)
             if domain is not None
