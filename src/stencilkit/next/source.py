@@ -3,14 +3,11 @@
 from __future__ import annotations
 
 import ast
-import builtins
-import inspect
-import textwrap
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
-from ..core.errors import SourceLocation, StencilError, StencilTypeError, UnsupportedSyntaxError
+from ..core.errors import StencilError, StencilTypeError, UnsupportedSyntaxError
+from ..core.pysource import FunctionSource, read_function
 
 #: gt4py's names of Python syntax outside the DSL (``Unsupported Python syntax: 'while' loop.``)
 _FEATURES = {
@@ -49,25 +46,8 @@ _FEATURES = {
 }
 
 
-@dataclass(frozen=True)
-class SourceFunction:
-    """A parsed Python function: its AST, where it lives, and its visible names."""
-
-    fn: Callable[..., Any]
-    tree: ast.FunctionDef
-    filename: str
-    first_line: int
-    col_shift: int
-    lines: tuple[str, ...]
-    names: dict[str, Any]
-
-    def loc(self, node: ast.AST | None) -> SourceLocation:
-        if node is None or not hasattr(node, "lineno"):
-            return SourceLocation(self.filename, self.first_line, 1)
-        line = self.first_line + node.lineno - 1
-        text = self.lines[node.lineno - 1] if node.lineno - 1 < len(self.lines) else ""
-        col = getattr(node, "col_offset", 0)
-        return SourceLocation(self.filename, line, col + 1 + self.col_shift, text)
+class SourceFunction(FunctionSource):
+    """A parsed Python function (``core/pysource.py``) with the gt4py.next language's errors."""
 
     def type_error(self, node: ast.AST | None, message: str, hint: str = "") -> StencilError:
         return StencilTypeError(message, self.loc(node), hint)
@@ -81,33 +61,4 @@ class SourceFunction:
 
 
 def parse_function(fn: Callable[..., Any]) -> SourceFunction:
-    try:
-        raw_lines, first_line = inspect.getsourcelines(fn)
-    except (OSError, TypeError) as err:
-        raise StencilTypeError(
-            f"cannot read the source of {getattr(fn, '__name__', fn)!r}: {err}",
-            hint="stencil functions must be defined in a file (or a notebook cell), not in exec()",
-        ) from err
-    raw = "".join(raw_lines)
-    dedented = textwrap.dedent(raw)
-    col_shift = len(raw_lines[0]) - len(raw_lines[0].lstrip()) if raw_lines else 0
-    module = ast.parse(dedented)
-    tree = next(n for n in module.body if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef))
-    if not isinstance(tree, ast.FunctionDef):
-        raise StencilTypeError(f"{fn.__name__} must be a plain function, not async")
-    filename = inspect.getsourcefile(fn) or "<unknown>"
-    # Line numbers in the AST are relative to the dedented snippet, which starts at first_line.
-    lines = tuple(line.rstrip("\n") for line in raw_lines)
-    return SourceFunction(fn, tree, filename, first_line, col_shift, lines, _visible_names(fn))
-
-
-def _visible_names(fn: Callable[..., Any]) -> dict[str, Any]:
-    names: dict[str, Any] = dict(vars(builtins))
-    names.update(getattr(fn, "__globals__", {}))
-    closure = getattr(fn, "__closure__", None) or ()
-    for name, cell in zip(fn.__code__.co_freevars, closure):
-        try:
-            names[name] = cell.cell_contents
-        except ValueError:  # an empty cell: the name is defined after the function
-            pass
-    return names
+    return read_function(fn, SourceFunction, StencilTypeError, "stencil functions")
