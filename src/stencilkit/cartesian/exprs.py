@@ -38,32 +38,22 @@ def shifted(e: cn.Expr, off: tuple[int, int, int]) -> cn.Expr:
 
 def field_reads(e: cn.Expr) -> list[cn.FieldRead]:
     """The field reads of a parsed expression."""
-    out: list[cn.FieldRead] = []
-    stack = [e]
-    while stack:
-        x = stack.pop()
-        if isinstance(x, cn.FieldRead):
-            out.append(x)
-        elif isinstance(x, cn.BinOp):
-            stack += [x.left, x.right]
-        elif isinstance(x, cn.UnaryOp):
-            stack.append(x.operand)
-        elif isinstance(x, cn.Builtin):
-            stack += list(x.args)
-        elif isinstance(x, cn.Cast):
-            stack.append(x.arg)
-        elif isinstance(x, cn.Ternary):
-            stack += [x.cond, x.true, x.false]
-    return out
+    return [x for x in _leaves(e, cn.FieldRead) if isinstance(x, cn.FieldRead)]
 
 
 def parsed_reads(e: cn.Expr) -> list[cn.Expr]:
     """The leaves of a parsed expression that read a value (fields and scalars)."""
+    return _leaves(e, cn.FieldRead | cn.ScalarRead | cn.RegionMask)
+
+
+def _leaves(e: cn.Expr, kinds: Any) -> list[cn.Expr]:
+    """The subexpressions of ``e`` of ``kinds``, not looked into, found depth first (the last
+    operand first)."""
     out: list[cn.Expr] = []
     stack = [e]
     while stack:
         x = stack.pop()
-        if isinstance(x, cn.FieldRead | cn.ScalarRead | cn.RegionMask):
+        if isinstance(x, kinds):
             out.append(x)
         elif isinstance(x, cn.BinOp):
             stack += [x.left, x.right]
