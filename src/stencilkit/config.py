@@ -56,6 +56,12 @@ def _level(name: str) -> int:
 #: so that a module with one unsupported operator still imports.
 PARSE_AT_DECORATION: bool = _flag("STENCILKIT_PARSE_AT_DECORATION", False)
 
+#: Compute a value that a program statement reads at several neighbours of each point (ICON's
+#: vorticity at vertices, read from edges through E2V) once per point of its own location, into
+#: a temporary, instead of at every reading point (``ir/neighbour_values.py``). Read when a
+#: program is parsed.
+NEIGHBOUR_TEMPORARIES: bool = _flag("STENCILKIT_NEIGHBOUR_TEMPORARIES", True)
+
 #: The backend of ``@field_operator``, ``@scan_operator`` and ``@program`` without ``backend=``,
 #: read at decoration; ``None`` is embedded. gt4py's spelling,
 #: ``gt4py.next.ffront.decorator.DEFAULT_BACKEND = gtx.cpu``, reads and sets this one.

@@ -18,7 +18,7 @@ from ..core.types import FieldType, ScalarType, TupleType, TypeSpec, scalar_type
 from ..ir import nodes as ir
 from ..ir.lower import flat_params
 from ..stages.binding import flatten_args
-from .parse import build_apply
+from .parse import build_apply, with_neighbour_temporaries
 from .scans import scan_call
 from .typing_rules import TypingError
 
@@ -182,7 +182,9 @@ def direct_program(
         _TypedArgs(),
         may_alias=True,
     )
-    return ir.Program(op.__name__, (*user_params, out_p, *dom_params), tuple(stmts), tuple(temps))
+    return with_neighbour_temporaries(
+        ir.Program(op.__name__, (*user_params, out_p, *dom_params), tuple(stmts), tuple(temps))
+    )
 
 
 class _TypedArgs:

@@ -8,10 +8,12 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import Any, Protocol
 
+from .. import config
 from ..core.errors import BadAnnotationError, MissingAnnotationError
 from ..core.named_collections import NamedCollectionType
 from ..core.types import FieldType, ScalarType, TupleType, TypeSpec
 from ..ir import nodes as ir
+from ..ir.neighbour_values import hoist_neighbour_values
 from ..ir.statements import RewriteError, in_place, per_output_statements, statements
 from ..ir.tuples import flatten_value
 from ..ir.visit import deep, substitute
@@ -415,6 +417,13 @@ def _compatible(actual: TypeSpec, declared: TypeSpec) -> bool:
 
 
 # ---------------------------------------------------------------------- programs
+def with_neighbour_temporaries(prog: ir.Program) -> ir.Program:
+    """``prog`` with the values its statements read at several neighbours of each point
+    computed once into temporaries (``ir/neighbour_values.py``), unless
+    ``config.NEIGHBOUR_TEMPORARIES`` (``STENCILKIT_NEIGHBOUR_TEMPORARIES``) is off."""
+    return hoist_neighbour_values(prog) if config.NEIGHBOUR_TEMPORARIES else prog
+
+
 class ProgramParser:
     """Parses a ``@program`` body: calls of operators with ``out=`` and ``domain=``."""
 
@@ -446,7 +455,9 @@ class ProgramParser:
                 continue
             stmts.extend(new)
             temps.extend(new_temps)
-        return ir.Program(self.src.tree.name, self.params, tuple(stmts), tuple(temps))
+        return with_neighbour_temporaries(
+            ir.Program(self.src.tree.name, self.params, tuple(stmts), tuple(temps))
+        )
 
     def statement(
         self, call: ast.Call, prefix: str

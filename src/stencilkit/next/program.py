@@ -142,7 +142,7 @@ class Program:
         if self._simple and not kwargs and len(args) == self._nparams:
             run(list(args), offset_provider)  # the common case, kept short
             return
-        flat = self._flat(args, kwargs)
+        flat = self._flat(args, kwargs, offset_provider=offset_provider)
         if self._groups and any(len({_extent(flat[i]) for i in g}) > 1 for g in self._groups):
             if self._own is None:  # tuple outputs of different extents: each over its own domain
                 self._own = Program(
@@ -158,6 +158,7 @@ class Program:
         kwargs: dict[str, Any],
         placeholders: bool = False,
         on_host: bool = False,
+        offset_provider: Mapping[str, Any] | None = None,
     ) -> list[Any]:
         """The runner's arguments: flattened, with the temporaries appended. ``placeholders``:
         a domain given for a field parameter stands for a field over it (``compile``,
@@ -168,7 +169,7 @@ class Program:
         if placeholders:
             flat = self._placeholder_fields(flat, on_host)
         if self._temps is not None:
-            flat.extend(self._temps.fields(flat))
+            flat.extend(self._temps.fields(flat, offset_provider))
         return flat
 
     def compile(
@@ -197,7 +198,10 @@ class Program:
         if not isinstance(runner, Runner):  # the runner of a user's backend: nothing ahead of time
             return self
         _device_here(self.backend, f"{self.__name__}.compile()", inspect_hint=True)
-        runner.stages_for(self._flat(args, kwargs, placeholders=True), offset_provider)
+        runner.stages_for(
+            self._flat(args, kwargs, placeholders=True, offset_provider=offset_provider),
+            offset_provider,
+        )
         return self
 
     def _compile_static_variants(
@@ -287,7 +291,9 @@ class Program:
                 f"{self.__name__}.inspect(): the runner of backend {self.backend!r} has no stages"
             )
         here = _device_here(self.backend, f"{self.__name__}.inspect()", raise_=False)
-        flat = self._flat(args, kwargs, placeholders=True, on_host=not here)
+        flat = self._flat(
+            args, kwargs, placeholders=True, on_host=not here, offset_provider=offset_provider
+        )
         if until is None and here:
             return runner.stages_for(flat, offset_provider)  # kept, as compile() does
         return runner.stages(flat, offset_provider, check_device=here, until=until or "generate")

@@ -5,12 +5,21 @@ of the output of the statement that consumes it, on that output's device, and re
 output's signature repeats; the runners receive them after the caller's arguments
 (``ProgramInterface.flat``: temporaries last). Where their kernels run is checked by
 ``stages/inferred.py`` with every other domain.
+
+A temporary over a location the output does not have (a value at vertices that an edge
+statement reads through E2V, ``ir/neighbour_values.py``) spans, along that dimension, the
+range shared by the fields its statement reads there and the neighbour tables it reduces over
+(the vertices of V2E).
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
+from ..core.dims import Dimension
+from ..core.domain import UnitRange
+from ..core.errors import StencilValueError
 from ..core.types import FieldType
 from ..ir import nodes as ir
 from ..ir.tuples import flat_params
@@ -57,9 +66,67 @@ class Temporaries:
 
         for t in definition.temps:
             like(t.name)
-        self.cache: dict[tuple[str, Any], Any] = {}
+        # along a dimension the output lacks: the fields (flat index) read over it and the
+        # neighbour tables (by offset name) whose rows are over it, in the temporary's statement
+        self.over: dict[str, dict[Dimension, tuple[list[int], list[str]]]] = {}
+        for t in definition.temps:
+            assert isinstance(t.type, FieldType)
+            out_dims = set(ir.field_dims(self.flat[self.like[t.name]].type))
+            extra = [d for d in t.type.dims if d not in out_dims]
+            writer = next((s for s in body if t.name in {o.name for o in s.outs}), None)
+            if not extra or writer is None:
+                continue
+            nodes = list(walk(writer))
+            self.over[t.name] = {
+                d: (
+                    sorted(
+                        {
+                            names.index(x.name)
+                            for x in nodes
+                            if isinstance(x, ir.Ref)
+                            and x.name in names
+                            and d in ir.field_dims(x.type)
+                        }
+                    ),
+                    sorted(
+                        {
+                            x.offset
+                            for x in nodes
+                            if isinstance(x, ir.NeighborShift) and x.target[:1] == (d,)
+                        }
+                    ),
+                )
+                for d in extra
+            }
+        self.cache: dict[tuple[str, Any, tuple[tuple[int, int], ...]], Any] = {}
 
-    def fields(self, flat: list[Any]) -> list[Any]:
+    def _range_over(
+        self, t: str, d: Dimension, flat: list[Any], provider: Mapping[str, Any]
+    ) -> tuple[int, int]:
+        """The range along ``d`` (which the output lacks) of temporary ``t``: shared by the
+        fields its statement reads over ``d`` and the tables whose rows are over ``d``."""
+        fields, tables = self.over[t][d]
+        ranges: list[UnitRange] = []
+        for i in fields:
+            dom = getattr(flat[i], "domain", None)
+            if dom is not None and d in dom.dims:
+                ranges.append(dom.range_of(d))
+        for name in tables:
+            dom = getattr(provider.get(name), "domain", None)
+            if dom is not None and dom.dims and dom.dims[0] == d:
+                ranges.append(dom.range_of(d))
+        if not ranges:
+            raise StencilValueError(
+                f"a value over {d} is computed for every point of {d}, but neither a field nor a"
+                f" neighbour table of this call tells the range of {d}",
+                hint=f"pass the neighbour tables over {d} in offset_provider",
+            )
+        lo, hi = max(r.start for r in ranges), min(r.stop for r in ranges)
+        return lo, max(lo, hi)
+
+    def fields(
+        self, flat: list[Any], offset_provider: Mapping[str, Any] | None = None
+    ) -> list[Any]:
         from ..fields import zeros
 
         result: list[Any] = []
@@ -71,13 +138,22 @@ class Temporaries:
                     out = wrap_arrays((self.flat[i],), [out], frozenset({self.flat[i].name}))[0]
                 except Exception:
                     pass
-            key = (t.name, getattr(out, "signature", None))
+            over: tuple[tuple[int, int], ...] = ()
+            if t.name in self.over:
+                over = tuple(
+                    self._range_over(t.name, d, flat, offset_provider or {})
+                    for d in self.over[t.name]
+                )
+            key = (t.name, getattr(out, "signature", None), over)
             f = self.cache.get(key)
             if f is None:
                 assert isinstance(t.type, FieldType)
                 try:
+                    extra = dict(zip(self.over.get(t.name, {}), over))
                     dom = {
-                        d: (out.domain.range_of(d).start, out.domain.range_of(d).stop)
+                        d: extra[d]
+                        if d in extra
+                        else (out.domain.range_of(d).start, out.domain.range_of(d).stop)
                         for d in t.type.dims
                     }
                     f = zeros(dom, t.type.dtype, device=out.device)  # no garbage in unread parts

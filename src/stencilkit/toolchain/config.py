@@ -100,6 +100,7 @@ class Config:
     parallel_min_work: int = PARALLEL_MIN_WORK
     log: str = "off"
     parse_at_decoration: bool = False
+    neighbour_temporaries: bool = True
     cudaflags: tuple[str, ...] = ()  # added to every NVRTC/nvcc build, e.g. ("--fmad=false",)
     plan_cache_size: int = PLAN_CACHE_SIZE  # argument signatures kept per program (LRU)
     offset_checks: str = "first"  # as_offset reads checked before the first call, or every call
@@ -167,6 +168,7 @@ VARIABLES: dict[str, tuple[str, Callable[[str], Any]]] = {
     # read by stencilkit.config at import (stencilkit.config.PARSE_AT_DECORATION); listed here so
     # that `stencilkit info` reports a bad value
     "STENCILKIT_PARSE_AT_DECORATION": ("parse_at_decoration", yes_no),
+    "STENCILKIT_NEIGHBOUR_TEMPORARIES": ("neighbour_temporaries", yes_no),
 }
 
 
