@@ -200,3 +200,65 @@ def test_results_against_numpy(case, rng, hoist, monkeypatch) -> None:
     np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)
     np.testing.assert_array_equal(got[:e0], before[:e0])  # the untouched part stays untouched
     np.testing.assert_array_equal(got[:, 0], before[:, 0])
+
+
+def test_threads_calling_one_program_do_not_share_its_temporaries(case, rng) -> None:
+    """Two threads calling the hoisted program at once with inputs of their own: each thread's
+    temporaries are its own (a shared one would mix the vorticities of both calls)."""
+    import threading
+
+    mesh = periodic_triangular_mesh(24, 20)
+    ne, nv, nc = mesh.n_edges, mesh.n_vertices, mesh.n_cells
+    tables = {"V2E": mesh.v2e, "E2V": mesh.e2v, "C2E": mesh.c2e, "E2C": mesh.e2c}
+    provider = {
+        "V2E": case.connectivity([Vertex, V2EDim], Edge, mesh.v2e),
+        "E2V": case.connectivity([Edge, E2VDim], Vertex, mesh.e2v),
+        "C2E": case.connectivity([Cell, C2EDim], Edge, mesh.c2e),
+        "E2C": case.connectivity([Edge, E2CDim], Cell, mesh.e2c),
+        "Koff": K,
+    }
+    prog = tendency.with_backend(case.backend)
+    assert any(t.name.startswith(PREFIX) for t in prog.definition.temps)
+    geofac_rot = rng.standard_normal((nv, mesh.v2e.shape[1]))
+    w = rng.standard_normal((nc, mesh.c2e.shape[1]))
+    coeff = rng.standard_normal((ne, 2))
+    f = rng.standard_normal(ne)
+    shared = [
+        case.field([Vertex, V2EDim], geofac_rot),
+        case.field([Cell, C2EDim], w),
+        case.field([Edge, E2CDim], coeff),
+        case.field([Edge], f),
+    ]
+    start = threading.Barrier(2)
+    failures: list[str] = []
+
+    def worker(t: int) -> None:
+        r = np.random.default_rng(500 + t)
+        vn, ekin = r.standard_normal((ne, NLEV)) * (t + 1), r.standard_normal((ne, NLEV))
+        want = _reference(tables, vn, ekin, geofac_rot, w, coeff, f)[:, 1 : NLEV - 1]
+        fields = [case.field([Edge, K], vn), case.field([Edge, K], ekin)]
+        out = case.field([Edge, K], np.zeros((ne, NLEV)))
+        start.wait()
+        for i in range(40):
+            prog(
+                *fields[:2],
+                shared[0],
+                shared[1],
+                shared[2],
+                shared[3],
+                out,
+                0,
+                ne,
+                offset_provider=provider,
+            )
+            got = out.asnumpy()[:, 1 : NLEV - 1]
+            if not np.allclose(got, want, rtol=1e-12, atol=1e-12):
+                failures.append(f"thread {t} call {i}")
+                return
+
+    threads = [threading.Thread(target=worker, args=(t,)) for t in range(2)]
+    for th in threads:
+        th.start()
+    for th in threads:
+        th.join()
+    assert failures == []

@@ -2,7 +2,8 @@
 statements read, which the caller never sees (a scan's columns passed to another scan inside one
 field operator; the intermediate results of a direct call). Each is allocated over the domain
 of the output of the statement that consumes it, on that output's device, and reused while that
-output's signature repeats; the runners receive them after the caller's arguments
+output's signature repeats (per thread: calls from two threads at once have temporaries of their
+own); the runners receive them after the caller's arguments
 (``ProgramInterface.flat``: temporaries last). Where their kernels run is checked by
 ``stages/inferred.py`` with every other domain.
 
@@ -14,6 +15,7 @@ range shared by the fields its statement reads there and the neighbour tables it
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Mapping
 from typing import Any
 
@@ -98,7 +100,16 @@ class Temporaries:
                 )
                 for d in extra
             }
-        self.cache: dict[tuple[str, Any, tuple[tuple[int, int], ...]], Any] = {}
+        # per thread: two threads calling the program at once must not share its temporaries
+        # (one call's kernels would read what the other's wrote)
+        self._local = threading.local()
+
+    def _cache(self) -> dict[tuple[str, Any, tuple[tuple[int, int], ...]], Any]:
+        """This thread's temporaries, by name, output signature and extra ranges."""
+        cache = getattr(self._local, "cache", None)
+        if cache is None:
+            cache = self._local.cache = {}
+        return cache  # type: ignore[no-any-return]
 
     def _range_over(
         self, t: str, d: Dimension, flat: list[Any], provider: Mapping[str, Any]
@@ -145,7 +156,8 @@ class Temporaries:
                     for d in self.over[t.name]
                 )
             key = (t.name, getattr(out, "signature", None), over)
-            f = self.cache.get(key)
+            cache = self._cache()
+            f = cache.get(key)
             if f is None:
                 assert isinstance(t.type, FieldType)
                 try:
@@ -161,7 +173,8 @@ class Temporaries:
                     result.append(None)  # the output is not a field: the runner reports that first
                     continue
                 if key[1] is not None:
-                    self.cache = {k: v for k, v in self.cache.items() if k[0] != t.name}
-                    self.cache[key] = f
+                    for k in [k for k in cache if k[0] == t.name]:
+                        del cache[k]
+                    cache[key] = f
             result.append(f)
         return result
