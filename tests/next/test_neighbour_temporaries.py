@@ -130,6 +130,26 @@ def test_a_value_read_once_per_point_is_not_hoisted() -> None:
     assert not run.definition.temps
 
 
+def test_a_value_on_the_outputs_own_location_is_not_hoisted() -> None:
+    @gtx.field_operator
+    def cell_smooth(
+        ekin: Field[Dims[Edge, K], float64], w: Field[Dims[Cell, C2EDim], float64]
+    ) -> Field[Dims[Cell, K], float64]:
+        x = _ekin_cells(ekin, w)  # on cells, like the output: read at its neighbours, not hoisted
+        z = gtx.neighbor_sum(x(E2C), axis=E2CDim)  # on edges: hoisted
+        return gtx.neighbor_sum(w * z(C2E), axis=C2EDim)
+
+    @gtx.program
+    def run(
+        ekin: Field[Dims[Edge, K], float64],
+        w: Field[Dims[Cell, C2EDim], float64],
+        out: Field[Dims[Cell, K], float64],
+    ):
+        cell_smooth(ekin, w, out=out)
+
+    assert [t.type.dims for t in run.definition.temps] == [(Edge, K)]
+
+
 def test_a_value_read_at_one_neighbour_of_two_branches_is_not_hoisted() -> None:
     @gtx.field_operator
     def upwind(
