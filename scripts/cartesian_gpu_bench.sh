@@ -78,8 +78,12 @@ esac
 
 # ------------------------------------------------------------------ environment, CUDA for gt4py
 step "environment"
+# gt4py runs $CUDA_HOME/bin/nvcc and links $CUDA_HOME/lib64; nvcc may be a wrapper script
+# (/usr/local/bin/nvcc -> exec /usr/local/cuda-13.0/bin/nvcc): ask nvcc where its toolkit is
 if [ -z "${CUDA_HOME:-}" ] && command -v nvcc > /dev/null; then
-  CUDA_HOME="$(dirname "$(dirname "$(readlink -f "$(command -v nvcc)")")")"
+  CUDA_HOME="$(nvcc --dryrun -x cu -c /dev/null -o /dev/null 2>&1 | sed -n 's/^#\$ TOP=//p' | head -1)"
+  CUDA_HOME="${CUDA_HOME:+$(readlink -f "$CUDA_HOME")}"
+  [ -x "${CUDA_HOME:-/nonexistent}/bin/nvcc" ] || CUDA_HOME="$(dirname "$(dirname "$(readlink -f "$(command -v nvcc)")")")"
 fi
 export CUDA_HOME="${CUDA_HOME:-/usr/local/cuda}"
 # gt4py's gt:gpu modules link libcudart.so.13 without an rpath: make the loader find it

@@ -90,6 +90,7 @@ def test_stencilkit_side_on_cpu(tmp_path: Path) -> None:
         r = e["impls"]["stencilkit"]
         assert r["ok"] and r["untouched_ok"] and r["rel_error"] <= 1e-12
         assert len(r["samples_ms"]) == 3 and r["fraction_of_copy"] is None  # no ceiling on CPU
+        assert r["wall_ms_per_call"] > 0 and len(r["wall_ms"]) == 3
     p = _bench(tmp_path, "report", "--dir", str(d))
     assert p.returncode == 0, p.stderr
     assert "| lap7 | PARALLEL (target >= 0.8) | 20x18x9 |" in p.stdout
