@@ -322,6 +322,13 @@ class Run:
             self.save()
 
 
+def _describe(dev: Device) -> dict[str, Any]:
+    try:
+        return dev.describe()
+    except Exception as err:  # informative only: never the reason a run measures nothing
+        return {"device": "?", "error": repr(err)}
+
+
 def parse_sizes(text: str) -> list[tuple[int, int, int]]:
     out = []
     for s in text.split(","):
@@ -358,7 +365,7 @@ def run(opts: argparse.Namespace) -> int:
             "calls": opts.calls,
             "GT_CACHE_ROOT": os.environ["GT_CACHE_ROOT"],
             "STENCILKIT_CACHE_DIR": os.environ.get("STENCILKIT_CACHE_DIR"),
-            "device": dev.describe(),
+            "device": _describe(dev),
             "targets": TARGETS,
             "versions": {},
             "layouts": {},
@@ -422,12 +429,18 @@ def run(opts: argparse.Namespace) -> int:
                 continue
             case = Case(libs[impl], stencils[impl, "copy2"], "copy2", arrays)
             entry: dict[str, Any] = {}
+            R.doc["per_call"][impl] = entry
             for name, fn in case.variants().items():
                 arrays[case.out_name][...] = np.nan
-                fn()
-                dev.sync()
-                c = check(dev, libs[impl], "copy2", arrays[case.out_name], ref)
-                entry[name] = {**c, **per_call_us(dev, fn, opts.calls, opts.rounds)}
+                try:  # one variant failing leaves the others (and the other library) measured
+                    fn()
+                    dev.sync()
+                    c = check(dev, libs[impl], "copy2", arrays[case.out_name], ref)
+                    entry[name] = {**c, **per_call_us(dev, fn, opts.calls, opts.rounds)}
+                except Exception as err:
+                    entry[f"{name} error"] = repr(err)
+                    R.doc["errors"].append({"part": f"per call {impl} {name}", "error": repr(err)})
+                    continue
                 print(
                     f"   {impl:10s} {name:30s} {entry[name]['us']:8.2f} us  ok={c['ok']}",
                     flush=True,
@@ -444,7 +457,6 @@ def run(opts: argparse.Namespace) -> int:
                     )
                 except Exception as err:
                     entry["bare_error"] = repr(err)
-            R.doc["per_call"][impl] = entry
         R.doc["per_call"]["bare_launch_us"] = bare_us
         if bare_us is not None:  # the Python part: the call minus the driver's launch
             for impl in impls:
@@ -723,13 +735,16 @@ def report(opts: argparse.Namespace) -> int:
                 + " |"
             )
             print("|---|" + "---:|---:|---|" * sum(i in pc for i in d["impls"]))
-            variants = next(iter(v for k, v in pc.items() if isinstance(v, dict)), {})
-            for name in variants:
-                if not isinstance(variants[name], dict) or "ok" not in variants[name]:
-                    continue
+            names = [  # every variant any library measured, in the order measured
+                n
+                for i in d["impls"]
+                for n, v in pc.get(i, {}).items()
+                if isinstance(v, dict) and "ok" in v
+            ]
+            for name in dict.fromkeys(names):
                 cells = []
-                for impl in d["impls"]:
-                    e = pc.get(impl, {}).get(name)
+                for impl in (i for i in d["impls"] if i in pc):
+                    e = pc[impl].get(name)
                     if e is None:
                         cells.append("- | - | -")
                         continue

@@ -106,16 +106,20 @@ fi
 # ------------------------------------------------------------------ gt4py in a venv, offline
 step "venv + gt4py from .whl-cart"
 VPY=""
-if ls .whl-cart/gt4py-*.whl > /dev/null 2>&1; then
-  if "$PY" -m venv --system-site-packages "$W/venv" > "$D/logs/venv.log" 2>&1 \
-     && "$W/venv/bin/python" -m pip install -q --no-index --no-deps --no-compile --no-cache-dir .whl-cart/*.whl >> "$D/logs/venv.log" 2>&1; then
-    VPY="$W/venv/bin/python"
+install() {  # install TARGET-ARGS...: every wheel of .whl-cart, else one by one (a bad one skipped)
+  "$@" -q --no-index --no-deps --no-compile --no-cache-dir .whl-cart/*.whl >> "$D/logs/venv.log" 2>&1 && return 0
+  echo "installing all at once failed: one by one" >> "$D/logs/venv.log"
+  for w in .whl-cart/*.whl; do "$@" -q --no-index --no-deps --no-compile --no-cache-dir "$w" >> "$D/logs/venv.log" 2>&1 || echo "FAILED: $w" >> "$D/logs/venv.log"; done
+}
+if ls .whl-cart/*.whl > /dev/null 2>&1; then
+  if "$PY" -m venv --system-site-packages "$W/venv" > "$D/logs/venv.log" 2>&1; then
+    VPY="$W/venv/bin/python"; install "$VPY" -m pip install
   else  # no venv module: the same wheels into a target folder on PYTHONPATH
     echo "venv failed, falling back to pip --target" >> "$D/logs/venv.log"
-    if "$PY" -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --target "$W/site" .whl-cart/*.whl >> "$D/logs/venv.log" 2>&1; then
-      VPY="$PY"; SRC_PATH="$SRC_PATH:$W/site"
-    fi
+    VPY="$PY"; SRC_PATH="$SRC_PATH:$W/site"; install "$PY" -m pip install --target "$W/site"
   fi
+else
+  echo "no .whl-cart/*.whl: carry .whl-cart (scripts/cartesian_gpu_wheels.sh makes it)" | tee "$D/logs/venv.log"
 fi
 GT_OK=0
 if [ -n "$VPY" ] && PYTHONPATH="$SRC_PATH" "$VPY" -W ignore -c 'import gt4py, gt4py.cartesian.gtscript; assert not getattr(gt4py, "__stencilkit_alias__", False); print("gt4py", gt4py.__version__, gt4py.__file__)' >> "$D/logs/venv.log" 2>&1; then

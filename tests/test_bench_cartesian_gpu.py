@@ -132,3 +132,62 @@ def test_script_fails_loudly_without_a_gpu(tmp_path: Path) -> None:
     assert "FATAL: CuPy cannot use a GPU" in p.stderr
     steps = json.loads((tmp_path / "o" / "cartesian_gpu" / "steps.json").read_text())
     assert steps["steps"] == [{"step": "gpu_check", "rc": 2, "t_s": steps["steps"][0]["t_s"]}]
+
+
+def _fake_cupy() -> ModuleType:
+    """Just enough of CuPy's API, over NumPy, for the benchmark's ``Device`` on a "GPU"."""
+    import time
+    from types import SimpleNamespace
+
+    class Event:
+        t = 0.0
+
+        def record(self, stream: object = None) -> None:
+            self.t = time.perf_counter()
+
+        def synchronize(self) -> None:
+            pass
+
+    stream = SimpleNamespace(ptr=0, synchronize=lambda: None)
+    runtime = SimpleNamespace(
+        getDeviceCount=lambda: 1,
+        getDeviceProperties=lambda i: {"name": b"Fake GPU", "totalGlobalMem": 2**37},
+        runtimeGetVersion=lambda: 13000,
+        driverGetVersion=lambda: 13000,
+        memcpyDeviceToDevice=3,
+    )
+    cp = ModuleType("cupy")
+    cp.__version__ = "fake"  # type: ignore[attr-defined]
+    cp.cuda = SimpleNamespace(  # type: ignore[attr-defined]
+        runtime=runtime,
+        Device=lambda i: SimpleNamespace(compute_capability="90"),
+        get_current_stream=lambda: stream,
+        Event=Event,
+        get_elapsed_time=lambda a, b: (b.t - a.t) * 1e3,
+    )
+    cp.asnumpy = np.asarray  # type: ignore[attr-defined]
+    cp.copyto = np.copyto  # type: ignore[attr-defined]
+    cp.get_default_memory_pool = lambda: SimpleNamespace(free_all_blocks=lambda: None)  # type: ignore[attr-defined]
+    return cp
+
+
+def test_device_gpu_paths_with_a_fake_cupy(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The GPU-only code of the benchmark's ``Device`` (describe, CUDA-event timing, copies),
+    which no test here can run on a GPU: a typo there would cost a device call."""
+    monkeypatch.setitem(sys.modules, "cupy", _fake_cupy())
+    spec = importlib.util.spec_from_file_location("cartesian_gpu_vs_gt4py_test", BENCH)
+    assert spec and spec.loader
+    B = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(B)
+    dev = B.Device("gt:gpu")
+    assert dev.gpu and dev.describe()["device"] == "Fake GPU"
+    calls: list[int] = []
+    ms = dev.time_ms(lambda: calls.append(1), reps=4, warmup=1)
+    assert len(ms) == 4 and len(calls) == 5 and all(t >= 0 for t in ms) and dev.last_wall_ms > 0
+    src, dst = np.random.default_rng(0).standard_normal((4, 3, 2)), np.full((4, 3, 2), np.nan)
+    copies = dev.copiers(dst, src)
+    assert set(copies) == {"cupy.copyto", "cudaMemcpyAsync D2D"}
+    copies["cupy.copyto"]()
+    assert np.array_equal(dst, src) and np.array_equal(dev.to_host(dst), src)
+    dev.sync()
+    dev.free()
