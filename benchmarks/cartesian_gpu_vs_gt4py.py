@@ -258,21 +258,10 @@ def check(dev: Device, D: Any, kind: str, out: Any, ref: np.ndarray) -> dict[str
 def per_call_us(dev: Device, fn: Callable[[], Any], n_calls: int, rounds: int) -> dict[str, Any]:
     """Host time per call, batches of BATCH calls, the device drained (untimed) between
     batches (so the launch queue never fills); the median of ``rounds`` rounds."""
-    for _ in range(BATCH):
-        fn()
-    dev.sync()
-    per_round = []
-    for _ in range(rounds):
-        spent, done = 0.0, 0
-        while done < n_calls:
-            t0 = time.perf_counter()
-            for _ in range(BATCH):
-                fn()
-            spent += time.perf_counter() - t0
-            done += BATCH
-            dev.sync()
-        per_round.append(spent / done * 1e6)
-    return {"us": statistics.median(per_round), "rounds_us": per_round, "n_calls": n_calls}
+    from stencilkit_benchmarks.timing import per_call_us as timed  # benchmarks/ is sys.path[0]
+
+    r = timed(fn, n_calls, dev.sync, rounds=rounds, warmup=BATCH, batch=BATCH)
+    return {"us": r["loop_us"], "rounds_us": r["loop_us_rounds"], "n_calls": n_calls}
 
 
 def bare_launch(dev: Device, stencil: Any) -> Callable[[], Any] | None:
