@@ -11,7 +11,7 @@ from stencilkit.cartesian import gtscript
 from stencilkit.cartesian.definitions import (
     AccessKind,
     GTScriptCallError,
-    GTScriptNotSupportedError,
+    GTScriptDefinitionError,
     GTScriptSyntaxError,
 )
 from stencilkit.cartesian.gtscript import IJ, IJK, PARALLEL, Field, computation, interval
@@ -77,11 +77,15 @@ def test_a_wrong_rank_is_refused_before_anything_runs() -> None:
 @pytest.mark.parametrize(
     "body, error, match",
     [
-        ("out = q[0, 0, 0][4]", GTScriptSyntaxError, r"data index \(4,\)"),
-        ("out = q[0, 0, 0][0, 1]", GTScriptSyntaxError, r"data index \(0, 1\)"),
+        ("out = q[0, 0, 0][4]", GTScriptSyntaxError, r"data index 4 of 'q' is outside \[0, 4\)"),
+        ("out = q[0, 0, 0][0, 1]", GTScriptSyntaxError, r"give 1 data index\(es\), got 2"),
         ("out = q", GTScriptSyntaxError, "has data dimensions: read one element"),
-        ("out = q[0, 0, 0][out]", GTScriptNotSupportedError, "compile-time integer"),
-        ("q[0, 0, 0] = out", GTScriptNotSupportedError, "writing 'q'"),
+        ("out = q[0, 0, 0][out]", GTScriptDefinitionError, "data index of 'q' must be an integer"),
+        ("q[0, 0, 0] = out", GTScriptSyntaxError, "has data dimensions: assign one element"),
+        ("q[0, 0, 0][1.5] = out", GTScriptSyntaxError, "data index 1.5 is not an integer"),
+        ("q[1, 0, 0][1] = out", GTScriptDefinitionError, r"assigned at an offset \(1, 0, 0\)"),
+        ("out = q.at(K=1)", GTScriptSyntaxError, "name the element"),
+        ("out = out.at(K=1, ddim=[0])", GTScriptSyntaxError, "no data dimensions"),
     ],
 )
 def test_refused_forms(tmp_path, body: str, error: type, match: str) -> None:

@@ -33,6 +33,17 @@ def shifted(e: cn.Expr, off: tuple[int, int, int]) -> cn.Expr:
         return cn.Ternary(shifted(e.cond, off), shifted(e.true, off), shifted(e.false, off))
     if isinstance(e, cn.RegionMask):
         return cn.RegionMask(e.region, (e.shift[0] + off[0], e.shift[1] + off[1]))
+    if isinstance(e, cn.LoopVar):
+        return e  # a value at the point, not a read
+    if isinstance(e, cn.IntegerValue):
+        return cn.IntegerValue(shifted(e.expr, off), e.what, e.loc)
+    if isinstance(e, cn.LoopResult):
+        return cn.LoopResult(shifted(e.loop, off), e.index)  # type: ignore[arg-type]
+    if isinstance(e, cn.Loop):
+        return cn.Loop(
+            e.names, tuple(shifted(x, off) for x in e.inits), shifted(e.cond, off),
+            tuple(shifted(x, off) for x in e.body), e.loc,
+        )  # fmt: skip
     raise AssertionError(type(e))
 
 
@@ -65,6 +76,12 @@ def _leaves(e: cn.Expr, kinds: Any) -> list[cn.Expr]:
             stack.append(x.arg)
         elif isinstance(x, cn.Ternary):
             stack += [x.cond, x.true, x.false]
+        elif isinstance(x, cn.IntegerValue):
+            stack.append(x.expr)
+        elif isinstance(x, cn.LoopResult):
+            stack.append(x.loop)
+        elif isinstance(x, cn.Loop):
+            stack += [*x.inits, x.cond, *x.body]
     return out
 
 

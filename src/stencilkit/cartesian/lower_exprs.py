@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from ..core.types import FieldType, ScalarType
+from ..core.types import FieldType, ScalarType, TupleType
 from ..ir import nodes as ir
 from ..ir.ops import MATH_BUILTINS as IR_BUILTINS
 from . import nodes as cn
@@ -49,6 +49,7 @@ class ExprLowerer:
         self.fields = fields
         self.read = read
         self.memo: dict[int, tuple[cn.Expr, ir.Expr]] = {}
+        self.loop_vars: dict[str, ir.Ref] = {}  # the variables of the loops being lowered
 
     def __call__(self, e: cn.Expr) -> ir.Expr:
         hit = self.memo.get(id(e))
@@ -101,7 +102,49 @@ class ExprLowerer:
             return self.builtin(e)
         if isinstance(e, cn.RegionMask):
             return region_mask(e)
+        if isinstance(e, cn.LoopVar):
+            return self.loop_vars[e.name]
+        if isinstance(e, cn.IntegerValue):
+            x = self(e.expr)
+            if not is_int(dtype_of(x)):
+                raise GTScriptDefinitionError(
+                    f"{e.what} must be an integer, not {dtype_of(x)}",
+                    e.loc,
+                    hint="convert it with int32(...) or int64(...)",
+                )
+            return x
+        if isinstance(e, cn.LoopResult):
+            w = self(e.loop)
+            assert isinstance(w, ir.While)
+            return ir.TupleGet(w, e.index, w.type.types[e.index])
+        if isinstance(e, cn.Loop):
+            return self.loop(e)
         raise AssertionError(type(e))
+
+    def loop(self, e: cn.Loop) -> ir.While:
+        """A ``gtscript.function``'s while loop: each variable's type is that of its value
+        before the loop, widened until the body's values fit it (NumPy's promotion)."""
+        inits = [self(x) for x in e.inits]
+        dts = [dtype_of(x) for x in inits]
+        saved = dict(self.memo)
+        for _ in range(4):
+            self.memo = dict(saved)  # what depends on the variables is lowered again
+            for name, dt in zip(e.names, dts):
+                self.loop_vars[name] = ir.Ref(name, ScalarType(dt))
+            cond = self(e.cond)
+            if dtype_of(cond) != "bool":
+                raise GTScriptSyntaxError(
+                    f"a while condition must be bool, not {dtype_of(cond)}", e.loc
+                )
+            body = [self(x) for x in e.body]
+            wider = [common(dt, dtype_of(b)) for dt, b in zip(dts, body)]
+            if wider == dts:
+                break
+            dts = wider
+        inits = [cast(x, dt) for x, dt in zip(inits, dts)]
+        body = [cast(x, dt) for x, dt in zip(body, dts)]
+        types = tuple(typed(dt, i, b) for dt, i, b in zip(dts, inits, body))
+        return ir.While(e.names, tuple(inits), cond, tuple(body), TupleType(types))
 
     def boolean(self, x: ir.Expr) -> ir.Expr:
         if dtype_of(x) != "bool":

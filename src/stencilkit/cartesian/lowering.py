@@ -22,7 +22,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from ..core.errors import SourceLocation, StencilError
-from ..core.types import FieldType, ScalarType
+from ..core.types import FieldType, ScalarType, TupleType
 from ..ir import nodes as ir
 from . import nodes as cn
 from .axes import DIMS
@@ -30,7 +30,7 @@ from .definitions import GTScriptDefinitionError, GTScriptNotSupportedError, GTS
 from .emit import Block, Lowered, emit
 from .exprs import field_reads
 from .lower_exprs import ExprLowerer, Fields, Reader, select, shift
-from .promotion import cast, dims_of, dtype_of
+from .promotion import cast, dims_of, dtype_of, typed
 
 
 @dataclass
@@ -43,6 +43,7 @@ class _Pass:
     column: bool = False  # the current block visits one level at a time (sequential or one level)
     flat: frozenset[str] = frozenset()  # 2-D temporaries (one value per column)
     ddim: frozenset[str] = frozenset()  # fields with data dimensions (read by element only)
+    loops: int = 0  # while statements lowered so far (their variables are named after it)
 
 
 def lower_definition(d: cn.Definition) -> Lowered:
@@ -223,32 +224,13 @@ def _stmt(
         else:
             dt = st.temp_dtypes.setdefault(name, dtype_of(value))
             st.fields.dtypes.setdefault(name, dt)
-        extra = set(dims_of(value)) - set(st.fields.axes[name])
-        if name in st.flat and "K" in dims_of(value) and not st.column:
-            raise GTScriptDefinitionError(
-                f"the 2-D temporary '{name}' is assigned a 3-D value in a PARALLEL computation"
-                " over several levels: which level would it keep?",
-                s.loc,
-                hint="assign it in an interval of one level, or in a FORWARD/BACKWARD computation",
-            )
-        if extra == {"K"} and name in st.fields.params and {"I", "J"} <= set(st.fields.axes[name]):
-            if st.column:
-                raise _Promote(name)
-            raise GTScriptDefinitionError(
-                f"'{name}' over {''.join(st.fields.axes[name])} is assigned a 3-D value in a"
-                " PARALLEL computation over several levels: which level would it keep?",
-                s.loc,
-                hint="assign it in an interval of one level, or in a FORWARD/BACKWARD computation",
-            )
-        if extra:
-            raise GTScriptNotSupportedError(
-                f"'{name}' over {''.join(st.fields.axes[name])} is assigned a value over"
-                f" {''.join(dims_of(value))} (not supported by stencilkit's GTScript yet)",
-                s.loc,
-            )
+        _check_dims(name, value, st, s.loc)
         env[name] = cast(value, dt)
         st.assigned.add(name)
         written.setdefault(name, s.loc)
+        return
+    if isinstance(s, cn.While):
+        _while(s, env, lower, st, written)
         return
     assert isinstance(s, cn.If)
     cond = _located(lambda: lower.boolean(lower(s.cond)), s.loc)
@@ -270,6 +252,115 @@ def _stmt(
             continue
         old = _old(name, before, st, name in assigned_before)
         env[name] = select(cond, tv if tv is not None else old, fv if fv is not None else old)
+
+
+def _check_dims(name: str, value: ir.Expr, st: _Pass, loc: SourceLocation) -> None:
+    """A value over more axes than its target has: a 2-D field written level by level is
+    promoted (``_Promote``); over several PARALLEL levels it is an error."""
+    extra = set(dims_of(value)) - set(st.fields.axes[name])
+    if name in st.flat and "K" in dims_of(value) and not st.column:
+        raise GTScriptDefinitionError(
+            f"the 2-D temporary '{name}' is assigned a 3-D value in a PARALLEL computation"
+            " over several levels: which level would it keep?",
+            loc,
+            hint="assign it in an interval of one level, or in a FORWARD/BACKWARD computation",
+        )
+    if extra == {"K"} and name in st.fields.params and {"I", "J"} <= set(st.fields.axes[name]):
+        if st.column:
+            raise _Promote(name)
+        raise GTScriptDefinitionError(
+            f"'{name}' over {''.join(st.fields.axes[name])} is assigned a 3-D value in a"
+            " PARALLEL computation over several levels: which level would it keep?",
+            loc,
+            hint="assign it in an interval of one level, or in a FORWARD/BACKWARD computation",
+        )
+    if extra:
+        raise GTScriptNotSupportedError(
+            f"'{name}' over {''.join(st.fields.axes[name])} is assigned a value over"
+            f" {''.join(dims_of(value))} (not supported by stencilkit's GTScript yet)",
+            loc,
+        )
+
+
+def _targets(
+    body: tuple[cn.Stmt, ...], out: dict[str, SourceLocation]
+) -> dict[str, SourceLocation]:
+    """The names ``body`` assigns (also in branches and nested loops), in order."""
+    for s in body:
+        if isinstance(s, cn.Assign):
+            out.setdefault(s.target, s.loc)
+        elif isinstance(s, cn.If):
+            _targets(s.body, out)
+            _targets(s.orelse, out)
+        elif isinstance(s, cn.While):
+            _targets(s.body, out)
+    return out
+
+
+def _stmt_reads(body: tuple[cn.Stmt, ...]) -> list[cn.FieldRead]:
+    out: list[cn.FieldRead] = []
+    for s in body:
+        if isinstance(s, cn.Assign):
+            out += field_reads(s.value)
+        elif isinstance(s, cn.If | cn.While):
+            out += field_reads(s.cond)
+            out += _stmt_reads(s.body)
+            out += _stmt_reads(s.orelse) if isinstance(s, cn.If) else []
+    return out
+
+
+def _while(
+    s: cn.While,
+    env: dict[str, ir.Expr],
+    lower: ExprLowerer,
+    st: _Pass,
+    written: dict[str, SourceLocation],
+) -> None:
+    """``while cond: body`` at each point: the names the body assigns are the loop's variables,
+    starting at their values before the loop; after it they hold their final values."""
+    targets = _targets(s.body, {})
+    for r in [*field_reads(s.cond), *_stmt_reads(s.body)]:
+        if r.name in targets and (r.offset != (0, 0, 0) or r.k_expr is not None):
+            raise GTScriptDefinitionError(
+                f"'{r.name}' is written in a while loop and read there at an offset"
+                f" {r.offset if r.k_expr is None else '(a variable K offset)'}",
+                r.loc or s.loc,
+                hint="read it at the point (its value in the loop), or copy it to a temporary"
+                " before the loop",
+            )
+    names = list(targets)
+    unknown = [n for n in names if n not in st.fields.params and n not in st.temp_dtypes]
+    if unknown:  # temporaries first assigned in the loop: their type from one trial lowering
+        saved = (set(st.mem_reads), set(st.assigned), dict(written), dict(env))
+        for x in s.body:
+            _stmt(x, env, lower, st, written)
+        st.mem_reads, st.assigned = saved[0], saved[1]
+        written.clear()
+        written.update(saved[2])
+        env.clear()
+        env.update(saved[3])
+    dts = [st.fields.dtypes[n] if n in st.fields.params else st.temp_dtypes[n] for n in names]
+    inits = [cast(_old(n, env, st, n in st.assigned), dt) for n, dt in zip(names, dts)]
+    st.loops += 1
+    refs = [ir.Ref(f"sk_l{st.loops}_{n}", ScalarType(dt)) for n, dt in zip(names, dts)]
+    before = dict(env)
+    env.update(zip(names, refs))
+    lower.memo.clear()
+    cond = _located(lambda: lower.boolean(lower(s.cond)), s.loc)
+    for x in s.body:
+        _stmt(x, env, lower, st, written)
+    body = [cast(env[n], dt) for n, dt in zip(names, dts)]
+    env.clear()
+    env.update(before)
+    lower.memo.clear()
+    types = tuple(typed(dt, i, b) for dt, i, b in zip(dts, inits, body))
+    loop = ir.While(tuple(r.name for r in refs), tuple(inits), cond, tuple(body), TupleType(types))
+    for i, (n, t) in enumerate(zip(names, types)):
+        value = ir.TupleGet(loop, i, t)
+        _check_dims(n, value, st, targets[n])
+        env[n] = value
+        st.assigned.add(n)
+        written.setdefault(n, targets[n])
 
 
 def _single_level(ivl: cn.Interval) -> bool:

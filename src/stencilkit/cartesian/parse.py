@@ -253,9 +253,12 @@ class _BodyParser:
                 self.flat_temps.add(self._target_name(s.target))
             return out
         if isinstance(s, ast.AugAssign):
-            value = ast.BinOp(ast.Name(self._target_name(s.target), ast.Load()), s.op, s.value)
-            if isinstance(s.target, ast.Subscript):
-                value.left = s.target  # type: ignore[assignment]
+            left = (
+                s.target
+                if isinstance(s.target, ast.Subscript)
+                else ast.Name(self._target_name(s.target), ast.Load())
+            )
+            value = ast.BinOp(left, s.op, s.value)
             ast.copy_location(value, s)
             ast.fix_missing_locations(value)
             return self.assign(s.target, value, s)
@@ -264,6 +267,8 @@ class _BodyParser:
             if isinstance(cond, Const):
                 return list(self.stmts(s.body if cond.value else s.orelse))
             return [cn.If(cond, self.stmts(s.body), self.stmts(s.orelse), src.loc(s))]
+        if isinstance(s, ast.While):
+            return self.while_loop(s)
         if isinstance(s, ast.With):
             if call_of(scope, s.items[0].context_expr, computation) is not None:
                 raise src.syntax(s, "computations cannot be nested")
@@ -289,6 +294,20 @@ class _BodyParser:
             raise src.syntax(s, "a stencil returns nothing; it writes its field arguments")
         raise src.syntax(s, f"{type(s).__name__} statements are not GTScript")
 
+    def while_loop(self, s: ast.While) -> list[cn.Stmt]:
+        src = self.src
+        if s.orelse:
+            raise src.syntax(s, "while ... else is not GTScript", hint="drop the else block")
+        cond = self.scope.expr(s.test)
+        if isinstance(cond, Const):
+            if not cond.value:
+                return []
+            raise src.definition(
+                s,
+                f"while {ast.unparse(s.test)}: the condition is always true (the loop never ends)",
+            )
+        return [cn.While(cond, self.stmts(s.body), src.loc(s))]
+
     def _target_name(self, t: ast.expr) -> str:
         if isinstance(t, ast.Name):
             return t.id
@@ -303,8 +322,8 @@ class _BodyParser:
             results = self._tuple_value(value)
             if len(results) != len(target.elts):
                 raise self.src.syntax(s, f"{len(target.elts)} targets for {len(results)} values")
-            return [self._write(t, r, s, dt) for t, r in zip(target.elts, results)]
-        return [self._write(target, self.scope.value(value), s, dt)]
+            return [w for t, r in zip(target.elts, results) for w in self._write(t, r, s, dt)]
+        return self._write(target, self.scope.value(value), s, dt)
 
     def _tuple_value(self, node: ast.expr) -> list[cn.Expr]:
         from .inline import inline_call
@@ -319,11 +338,50 @@ class _BodyParser:
                     return [self.scope.as_expr(x, node) for x in r]
         raise self.src.syntax(node, "a tuple assignment needs a tuple or a function returning one")
 
-    def _write(self, t: ast.expr, value: cn.Expr, s: ast.stmt, dt: str | None) -> cn.Stmt:
+    def _write_element(self, t: ast.Subscript, value: cn.Expr, s: ast.stmt) -> list[cn.Stmt]:
+        """``q[0, 0, 0][n] = value``: a write of one element field (a view of the array); with
+        a run-time index, a masked write of each element it may name."""
+        src, scope = self.src, self.scope
+        assert isinstance(t.value, ast.Subscript) and isinstance(t.value.value, ast.Name)
+        name = t.value.value.id
+        axes = scope.ctx.fields[name]
+        if "I" not in axes or "J" not in axes:
+            raise src.definition(
+                t, f"'{name}' is a field over {''.join(axes)}: all parallel axes (I, J) must be"
+                " present in an assigned field",
+            )  # fmt: skip
+        off = scope.offset(t.value, cn.FieldRead(name, (0, 0, 0)))
+        if off != (0, 0, 0):
+            raise src.definition(
+                t, f"'{name}' is assigned at an offset {off}",
+                hint=f"write at the centre: {name}[0, 0, 0][n] = ...",
+            )  # fmt: skip
+        items = t.slice.elts if isinstance(t.slice, ast.Tuple) else [t.slice]
+        choices = scope.element_choices(name, scope.data_index(name, items, t), t)
+        loc = src.loc(s)
+        # a run-time index out of range writes no element
+        return [
+            cn.If(cond, (cn.Assign(comp, value, loc),), (), loc)
+            if cond is not None
+            else cn.Assign(comp, value, loc)
+            for cond, comp in choices
+        ]
+
+    def _write(self, t: ast.expr, value: cn.Expr, s: ast.stmt, dt: str | None) -> list[cn.Stmt]:
         src, ctx = self.src, self.scope.ctx
+        if (
+            isinstance(t, ast.Subscript)
+            and isinstance(t.value, ast.Subscript)
+            and isinstance(t.value.value, ast.Name)
+            and t.value.value.id in ctx.data_dims
+        ):
+            return self._write_element(t, value, s)
         name = self._target_name(t)
         if name in ctx.data_dims:
-            raise src.unsupported(t, f"writing '{name}', a field with data dimensions")
+            raise src.syntax(
+                t, f"'{name}' has data dimensions: assign one element of it",
+                hint=f"write {name}[0, 0, 0][n] = ...",
+            )  # fmt: skip
         k = 0
         if isinstance(t, ast.Subscript):
             if name not in ctx.fields:
@@ -359,4 +417,4 @@ class _BodyParser:
             self.temps.append((name, dt, src.loc(t)))
         elif dt is not None:
             raise src.syntax(t, f"temporary '{name}' is annotated again")
-        return cn.Assign(name, value, src.loc(s), dt, k)
+        return [cn.Assign(name, value, src.loc(s), dt, k)]
