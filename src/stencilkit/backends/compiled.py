@@ -442,8 +442,8 @@ def _interleaved(a: Any, b: Any) -> bool:
     step = math.gcd(*(abs(s) for s, n in zip(sa.strides, sa.shape) if n > 1)) * item
     if step == 0:
         return False
-    r = (b.address - a.address) % step
-    return item <= r <= step - item
+    r = int(b.address - a.address) % step
+    return bool(item <= r <= step - item)
 
 
 def _alias_pairs(

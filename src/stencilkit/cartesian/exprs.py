@@ -37,6 +37,8 @@ def shifted(e: cn.Expr, off: tuple[int, int, int]) -> cn.Expr:
         return e  # a value at the point, not a read
     if isinstance(e, cn.IntegerValue):
         return cn.IntegerValue(shifted(e.expr, off), e.what, e.loc)
+    if isinstance(e, cn.TableRead):  # absolute indices: only what computes them moves
+        return cn.TableRead(e.name, tuple(shifted(x, off) for x in e.index), e.loc)
     if isinstance(e, cn.LoopResult):
         return cn.LoopResult(shifted(e.loop, off), e.index)  # type: ignore[arg-type]
     if isinstance(e, cn.Loop):
@@ -78,6 +80,8 @@ def _leaves(e: cn.Expr, kinds: Any) -> list[cn.Expr]:
             stack += [x.cond, x.true, x.false]
         elif isinstance(x, cn.IntegerValue):
             stack.append(x.expr)
+        elif isinstance(x, cn.TableRead):
+            stack += list(x.index)
         elif isinstance(x, cn.LoopResult):
             stack.append(x.loop)
         elif isinstance(x, cn.Loop):

@@ -4,8 +4,9 @@ current block has computed so far (``env``) or the fields' memory."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
+from ..core.dims import Dimension
 from ..core.types import FieldType, ScalarType, TupleType
 from ..ir import nodes as ir
 from ..ir.ops import MATH_BUILTINS as IR_BUILTINS
@@ -27,8 +28,12 @@ class Fields:
     dtypes: dict[str, str]
     scalars: dict[str, str]
     params: frozenset[str]
+    #: GlobalTable parameters: their (local) dimensions
+    tables: dict[str, tuple[Dimension, ...]] = field(default_factory=dict)
 
     def ref(self, name: str) -> ir.Ref:
+        if name in self.tables:
+            return ir.Ref(name, FieldType(self.tables[name], self.dtypes[name]))
         return ir.Ref(name, FieldType(tuple(DIMS[a] for a in self.axes[name]), self.dtypes[name]))
 
 
@@ -104,6 +109,8 @@ class ExprLowerer:
             return region_mask(e)
         if isinstance(e, cn.LoopVar):
             return self.loop_vars[e.name]
+        if isinstance(e, cn.TableRead):
+            return self.table_read(e)
         if isinstance(e, cn.IntegerValue):
             x = self(e.expr)
             if not is_int(dtype_of(x)):
@@ -120,6 +127,22 @@ class ExprLowerer:
         if isinstance(e, cn.Loop):
             return self.loop(e)
         raise AssertionError(type(e))
+
+    def table_read(self, e: cn.TableRead) -> ir.Expr:
+        """``t.A[i, j]``: along each of the table's dimensions a dynamic shift from index 0 by
+        the index's value, then that dimension's slot 0."""
+        out: ir.Expr = self.fields.ref(e.name)
+        dtype = self.fields.dtypes[e.name]
+        for dim, x in zip(self.fields.tables[e.name], e.index):
+            amount = cast(self(x), "int64")  # an integer: checked as a data index (IntegerValue)
+            dims = (
+                *ir.field_dims(out.type),
+                *(d for d in ir.field_dims(amount.type) if d not in ir.field_dims(out.type)),
+            )
+            out = ir.Shift(out, ir.DynamicShift(dim, amount), FieldType(dims, dtype))
+            rest = tuple(d for d in dims if d != dim)
+            out = ir.LocalSelect(out, dim, 0, FieldType(rest, dtype) if rest else ScalarType(dtype))
+        return out
 
     def loop(self, e: cn.Loop) -> ir.While:
         """A ``gtscript.function``'s while loop: each variable's type is that of its value

@@ -25,7 +25,7 @@ from ..core.errors import SourceLocation, StencilError
 from ..core.types import FieldType, ScalarType, TupleType
 from ..ir import nodes as ir
 from . import nodes as cn
-from .axes import DIMS
+from .axes import DIMS, table_dims
 from .definitions import GTScriptDefinitionError, GTScriptNotSupportedError, GTScriptSyntaxError
 from .emit import Block, Lowered, emit
 from .exprs import field_reads
@@ -53,12 +53,16 @@ def lower_definition(d: cn.Definition) -> Lowered:
     for comp, base, _ in d.components:  # an element of a data-dimension field: a field
         axes[comp] = by_name[base].axes  # type: ignore[assignment]
         dtypes[comp] = by_name[base].dtype
-    ddim = frozenset(p.name for p in d.params if p.data_dims)
+    ddim = frozenset(p.name for p in d.params if p.data_dims and p.axes)
+    tables = {p.name: table_dims(p.name, len(p.data_dims)) for p in d.params if p.axes == ()}
+    for name in tables:
+        axes[name] = ()
+        dtypes[name] = by_name[name].dtype
     annotated = {name: dt for name, dt, _ in d.temporaries if dt is not None}
     for name, _, _ in d.temporaries:
         axes[name] = ("I", "J", "K")
     scalars = {p.name: p.dtype for p in d.params if p.axes is None}
-    fields = Fields(axes, dtypes, scalars, frozenset(dtypes))
+    fields = Fields(axes, dtypes, scalars, frozenset(dtypes), tables)
     dtypes.update(annotated)
     # a 2-D temporary is memory (a column's one value, read at every level): never inlined
     materialised: set[str] = set(d.flat_temporaries)
@@ -142,6 +146,12 @@ def _reader(
 
     def read(r: cn.FieldRead) -> ir.Expr | None:
         name, off = r.name, r.offset
+        if name in st.fields.tables:
+            raise GTScriptSyntaxError(
+                f"'{name}' is a GlobalTable: read its elements at absolute indices",
+                r.loc,
+                hint=f"write {name}.A[i, ...]",
+            )
         if name in st.ddim:
             raise GTScriptSyntaxError(
                 f"'{name}' has data dimensions: read one element of it",

@@ -81,6 +81,15 @@ class Ternary(Expr):
 
 
 @dataclass(frozen=True, slots=True)
+class TableRead(Expr):
+    """``t.A[i, j]``: the element of ``GlobalTable`` parameter ``name`` at absolute indices."""
+
+    name: str
+    index: tuple[Expr, ...]
+    loc: SourceLocation | None = None
+
+
+@dataclass(frozen=True, slots=True)
 class IntegerValue(Expr):
     """``expr``, which must be an integer (a run-time data index): ``what`` it is, for the error."""
 

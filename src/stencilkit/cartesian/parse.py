@@ -369,6 +369,10 @@ class _BodyParser:
 
     def _write(self, t: ast.expr, value: cn.Expr, s: ast.stmt, dt: str | None) -> list[cn.Stmt]:
         src, ctx = self.src, self.scope.ctx
+        base = t.value if isinstance(t, ast.Subscript) else t
+        base = base.value if isinstance(base, ast.Attribute) else base
+        if isinstance(base, ast.Name) and ctx.is_table(base.id):
+            raise src.syntax(t, f"'{base.id}' is a GlobalTable, which is read-only")
         if (
             isinstance(t, ast.Subscript)
             and isinstance(t.value, ast.Subscript)

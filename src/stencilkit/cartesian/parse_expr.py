@@ -146,6 +146,13 @@ class Scope:
         if not isinstance(base, Const):
             if node.attr == "at" and isinstance(base, cn.FieldRead) and base.k_expr is None:
                 return Const(_At(base))
+            if (
+                node.attr == "A"
+                and isinstance(base, cn.FieldRead)
+                and self.ctx.is_table(base.name)
+                and base.offset == (0, 0, 0)
+            ):
+                return Const(_TableA(base.name))
             raise self.src.syntax(node, f"fields have no attribute '{node.attr}'")
         b = base.value
         if isinstance(b, dict):
@@ -229,6 +236,13 @@ class Scope:
 
     def _Subscript(self, node: ast.Subscript) -> Value:
         base = self.expr(node.value)
+        if isinstance(base, Const) and isinstance(base.value, _TableA):
+            return self.table_read(base.value.name, node)
+        if isinstance(base, cn.FieldRead) and self.ctx.is_table(base.name):
+            raise self.src.syntax(
+                node, f"'{base.name}' is a GlobalTable: it has no offsets",
+                hint=f"read its elements at absolute indices: {base.name}.A[i, ...]",
+            )  # fmt: skip
         if isinstance(base, Const):
             key = self.const(node.slice, "an index of a compile-time value")
             try:
@@ -324,6 +338,12 @@ class Scope:
             assert cond is not None
             out = cn.Ternary(cond, read, out)
         return out
+
+    def table_read(self, name: str, node: ast.Subscript) -> cn.Expr:
+        """``t.A[i, j]``: constant indices are checked against the table's shape here."""
+        items = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
+        index = self.data_index(name, items, node)
+        return cn.TableRead(name, tuple(self.as_expr(v, node) for v in index), self.src.loc(node))
 
     def _axes(self, base: cn.Expr) -> tuple[str, ...]:
         if isinstance(base, cn.FieldRead) and base.name in self.ctx.fields:
@@ -441,6 +461,13 @@ def _level_value(a: Const, b: Const, op: str) -> bool:
     return not (
         op in ("+", "-") and isinstance(a.value, Axis | AxisOffset) and isinstance(b.value, int)
     )
+
+
+@dataclass(frozen=True)
+class _TableA:
+    """``t.A`` of a ``GlobalTable`` parameter, waiting for its indices."""
+
+    name: str
 
 
 @dataclass(frozen=True)

@@ -324,7 +324,8 @@ def _special_shift(lw: _Lowerer, pos: Position, by: n.DynamicShift | n.Staggered
     new = dict(pos)
     if isinstance(by, n.DynamicShift):
         cur = pos.get(by.dim)
-        if not isinstance(cur, n.Pos | n.DynIndex):
+        # from a constant index: an absolute position (a table read, GTScript's t.A[i])
+        if not isinstance(cur, n.Pos | n.DynIndex | n.ConstIndex):
             raise StencilTypeError(
                 f"cannot shift along {by.dim} by as_offset here: the index is not Cartesian"
             )
