@@ -54,6 +54,19 @@ def field_reads(e: cn.Expr) -> list[cn.FieldRead]:
     return [x for x in _leaves(e, cn.FieldRead) if isinstance(x, cn.FieldRead)]
 
 
+def statement_reads(body: tuple[cn.Stmt, ...]) -> list[cn.FieldRead]:
+    """The field reads of statements (conditions included, nested bodies too)."""
+    out: list[cn.FieldRead] = []
+    for s in body:
+        if isinstance(s, cn.Assign):
+            out += field_reads(s.value)
+        elif isinstance(s, cn.If | cn.While):
+            out += field_reads(s.cond)
+            out += statement_reads(s.body)
+            out += statement_reads(s.orelse) if isinstance(s, cn.If) else []
+    return out
+
+
 def parsed_reads(e: cn.Expr) -> list[cn.Expr]:
     """The leaves of a parsed expression that read a value (fields and scalars)."""
     return _leaves(e, cn.FieldRead | cn.ScalarRead | cn.RegionMask)

@@ -28,7 +28,7 @@ from . import nodes as cn
 from .axes import DIMS, table_dims
 from .definitions import GTScriptDefinitionError, GTScriptNotSupportedError, GTScriptSyntaxError
 from .emit import Block, Lowered, emit
-from .exprs import field_reads
+from .exprs import field_reads, statement_reads
 from .lower_exprs import ExprLowerer, Fields, Reader, select, shift
 from .promotion import cast, dims_of, dtype_of, typed
 
@@ -307,18 +307,6 @@ def _targets(
     return out
 
 
-def _stmt_reads(body: tuple[cn.Stmt, ...]) -> list[cn.FieldRead]:
-    out: list[cn.FieldRead] = []
-    for s in body:
-        if isinstance(s, cn.Assign):
-            out += field_reads(s.value)
-        elif isinstance(s, cn.If | cn.While):
-            out += field_reads(s.cond)
-            out += _stmt_reads(s.body)
-            out += _stmt_reads(s.orelse) if isinstance(s, cn.If) else []
-    return out
-
-
 def _while(
     s: cn.While,
     env: dict[str, ir.Expr],
@@ -329,7 +317,7 @@ def _while(
     """``while cond: body`` at each point: the names the body assigns are the loop's variables,
     starting at their values before the loop; after it they hold their final values."""
     targets = _targets(s.body, {})
-    for r in [*field_reads(s.cond), *_stmt_reads(s.body)]:
+    for r in [*field_reads(s.cond), *statement_reads(s.body)]:
         if r.name in targets and (r.offset != (0, 0, 0) or r.k_expr is not None):
             raise GTScriptDefinitionError(
                 f"'{r.name}' is written in a while loop and read there at an offset"

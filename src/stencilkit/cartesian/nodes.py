@@ -186,6 +186,9 @@ class LevelBound:
     from_top: bool
     offset: int
     runtime: Expr | None = None  # a bound of scalar parameters (``interval(0, kbot)``), plus offset
+    #: a bound read from 2-D fields (``interval(0, kbot)``, ``kbot: Field[IJ, int]``), one per
+    #: column: the block runs over the levels on that side too, masked to the column's bound
+    column: Expr | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -15,7 +15,7 @@ from . import nodes as cn
 from .axes import AxisIndex
 from .constructs import call_of, compile_assert_call, horizontal_regions
 from .context import Context
-from .exprs import parsed_reads
+from .exprs import parsed_reads, statement_reads
 from .language import (
     BACKWARD,
     FORWARD,
@@ -102,7 +102,7 @@ class _BodyParser:
         self.order = order
         loc = self.src.loc(node)
         if ivl is not None:
-            return cn.Computation(order, (cn.Block(ivl, self.stmts(node.body), loc),), loc)
+            return cn.Computation(order, (self._block(ivl, self.stmts(node.body), loc),), loc)
         blocks = []
         for s in node.body:
             inner = None
@@ -115,9 +115,29 @@ class _BodyParser:
                     " when it names no interval itself",
                 )
             assert isinstance(s, ast.With)
-            blocks.append(cn.Block(self.interval(inner), self.stmts(s.body), self.src.loc(s)))
+            blocks.append(self._block(self.interval(inner), self.stmts(s.body), self.src.loc(s)))
         self._check_order(blocks, order)
         return cn.Computation(order, tuple(blocks), loc)
+
+    def _block(self, ivl: cn.Interval, body: tuple[cn.Stmt, ...], loc: Any) -> cn.Block:
+        """A block; bounds read from 2-D fields become a mask on the block's levels."""
+        mask: cn.Expr | None = None
+        level = cn.LevelIndex(self.scope.ctx.int_dtype)
+        for b, op in ((ivl.start, ">="), (ivl.end, "<")):
+            if b.column is not None:
+                part = cn.BinOp(op, level, b.column)
+                mask = part if mask is None else cn.BinOp("and", mask, part)
+        if mask is None:
+            return cn.Block(ivl, body, loc)
+        # the levels a read at a K offset would reach outside the array from are not run (in
+        # gt4py such a column's bound makes the read undefined)
+        dks = [r.offset[2] for r in statement_reads(body) if r.k_expr is None]
+        start, end = ivl.start, ivl.end
+        if start.column is not None:
+            start = cn.LevelBound(False, max([0, *(-d for d in dks)]), None, start.column)
+        if end.column is not None:
+            end = cn.LevelBound(True, min([0, *(-d for d in dks)]), None, end.column)
+        return cn.Block(cn.Interval(start, end), (cn.If(mask, body, (), loc),), loc)
 
     def _check_order(self, blocks: list[cn.Block], order: str) -> None:
         def key(b: cn.LevelBound) -> tuple[int, int]:
@@ -125,7 +145,7 @@ class _BodyParser:
 
         for a, b in itertools.pairwise(blocks):
             ends = (a.interval.start, a.interval.end, b.interval.start, b.interval.end)
-            if any(x.runtime is not None for x in ends):
+            if any(x.runtime is not None or x.column is not None for x in ends):
                 continue  # known at the call only
             lo_first = key(a.interval.end) <= key(b.interval.start)
             hi_first = key(b.interval.end) <= key(a.interval.start)
@@ -189,8 +209,19 @@ class _BodyParser:
                 bounds.append(self._level(v.value, call, start=a is args[0]))
                 continue
             reads = [x for x in parsed_reads(v) if not isinstance(x, cn.ScalarRead)]
-            if reads:
-                raise self.src.unsupported(a, "an interval bound that reads fields")
+            for r in reads:
+                if not isinstance(r, cn.FieldRead) or r.name not in self.scope.ctx.fields:
+                    raise self.src.syntax(a, "an interval bound reads scalars and 2-D fields only")
+                if "K" in self.scope.ctx.fields[r.name] or r.offset != (0, 0, 0) or r.k_expr:
+                    raise self.src.syntax(
+                        a, f"an interval bound read from '{r.name}' must read a field without a K"
+                        " axis, at the point",
+                        hint="bound the interval by a Field[IJ, int] (one bound per column)",
+                    )  # fmt: skip
+            if reads:  # one bound per column: the whole side, masked per column
+                whole = cn.LevelBound(False, 0) if a is args[0] else cn.LevelBound(True, 0)
+                bounds.append(cn.LevelBound(whole.from_top, whole.offset, None, v))
+                continue
             bounds.append(cn.LevelBound(False, 0, v))
         return cn.Interval(bounds[0], bounds[1])
 
