@@ -224,12 +224,13 @@ def test_while_errors_name_the_line() -> None:
         assert info.value.location.line == fn.__code__.co_firstlineno + line, fn.__name__
 
 
-def test_a_level_out_of_range_in_a_loop_is_an_error_only_where_the_loop_runs() -> None:
+@pytest.mark.parametrize("name", ["numpy", "gt:cpu_ifirst"])
+def test_a_level_out_of_range_in_a_loop_is_an_error_only_where_the_loop_runs(name) -> None:
     """The embedded backend evaluates all points' steps together: a point that stopped looping
     reads nothing (``level`` past the top there is fine); a point still looping reading past the
-    top is an error."""
+    top is an error (on the cpu backend reported by the kernel's guard after it ran)."""
 
-    @gtscript.stencil(backend="numpy")
+    @gtscript.stencil(backend=name)
     def walk(a: F64, out: F64IJ, top: int):
         with computation(FORWARD), interval(0, 1):
             level = 0

@@ -13,6 +13,7 @@ from ..ir.ops import MATH_BUILTINS as IR_BUILTINS
 from . import nodes as cn
 from .axes import DIMS
 from .definitions import GTScriptDefinitionError, GTScriptNotSupportedError, GTScriptSyntaxError
+from .exprs import field_reads
 from .language import MATH_BUILTINS
 from .promotion import arithmetic, cast, common, dtype_of, is_float, is_int, typed
 
@@ -55,6 +56,15 @@ class ExprLowerer:
         self.read = read
         self.memo: dict[int, tuple[cn.Expr, ir.Expr]] = {}
         self.loop_vars: dict[str, ir.Ref] = {}  # the variables of the loops being lowered
+        # while loops of gtscript.functions lowered by earlier statements, with the fields they
+        # read: ``a, b = f(...)`` is two statements reading one loop, computed once
+        self.loops: dict[int, tuple[cn.Loop, ir.While, frozenset[str]]] = {}
+
+    def forget_loops(self, written: str | None = None) -> None:
+        """Drop the loops that read ``written`` (all of them for None): its value changed."""
+        for key, (_, _, reads) in list(self.loops.items()):
+            if written is None or written in reads:
+                del self.loops[key]
 
     def __call__(self, e: cn.Expr) -> ir.Expr:
         hit = self.memo.get(id(e))
@@ -125,7 +135,12 @@ class ExprLowerer:
             assert isinstance(w, ir.While)
             return ir.TupleGet(w, e.index, w.type.types[e.index])
         if isinstance(e, cn.Loop):
-            return self.loop(e)
+            hit = self.loops.get(id(e))
+            if hit is not None and hit[0] is e:
+                return hit[1]
+            w = self.loop(e)
+            self.loops[id(e)] = (e, w, frozenset(r.name for r in field_reads(e)))
+            return w
         raise AssertionError(type(e))
 
     def table_read(self, e: cn.TableRead) -> ir.Expr:

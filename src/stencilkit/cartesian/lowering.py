@@ -236,11 +236,14 @@ def _stmt(
             st.fields.dtypes.setdefault(name, dt)
         _check_dims(name, value, st, s.loc)
         env[name] = cast(value, dt)
+        lower.forget_loops(name)
         st.assigned.add(name)
         written.setdefault(name, s.loc)
         return
+    lower.forget_loops()  # a branch's or a loop's values are not those after it
     if isinstance(s, cn.While):
         _while(s, env, lower, st, written)
+        lower.forget_loops()
         return
     assert isinstance(s, cn.If)
     cond = _located(lambda: lower.boolean(lower(s.cond)), s.loc)
@@ -262,6 +265,7 @@ def _stmt(
             continue
         old = _old(name, before, st, name in assigned_before)
         env[name] = select(cond, tv if tv is not None else old, fv if fv is not None else old)
+    lower.forget_loops()
 
 
 def _check_dims(name: str, value: ir.Expr, st: _Pass, loc: SourceLocation) -> None:

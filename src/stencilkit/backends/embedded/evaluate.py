@@ -325,14 +325,13 @@ class KernelEvaluator:
             xp.array(xp.broadcast_to(xp.asarray(self.eval(x), dtype=dt), shape))
             for x, dt in zip(e.inits, dtypes)
         ]
-        outer = (self.reductions, self.active, {n: self.scalars.get(n) for n in e.names})
+        outer = (self.memo, self.active, {n: self.scalars.get(n) for n in e.names})
         active = xp.ones(shape, dtype=bool) if self.active is None else self._with_axes(self.active)
-        step = 0
         try:
             while True:
-                # a fresh memo key per step: the loop's values change from one step to the next
-                self.reductions = (*outer[0], ("while", id(e), step))
-                step += 1
+                # values of one step only: the loop's variables change from one step to the
+                # next (and a long loop keeps no arrays of earlier steps)
+                self.memo = {}
                 self.scalars.update(zip(e.names, values))
                 self.active = active
                 with np.errstate(all="ignore"):
@@ -347,7 +346,7 @@ class KernelEvaluator:
                     for x, v, dt in zip(new, values, dtypes)
                 ]
         finally:
-            self.reductions, self.active = outer[0], outer[1]
+            self.memo, self.active = outer[0], outer[1]
             for name, old in outer[2].items():
                 if old is None:
                     self.scalars.pop(name, None)
