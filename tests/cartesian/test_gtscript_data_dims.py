@@ -88,19 +88,9 @@ def test_a_wrong_rank_is_refused_before_anything_runs() -> None:
         ("out = out.at(K=1, ddim=[0])", GTScriptSyntaxError, "no data dimensions"),
     ],
 )
-def test_refused_forms(tmp_path, body: str, error: type, match: str) -> None:
-    path = tmp_path / "defs.py"
-    path.write_text(
-        "from stencilkit.cartesian.gtscript import PARALLEL, computation, interval\n"
-        "def d(q, out):\n"
-        "    with computation(PARALLEL), interval(...):\n"
-        f"        {body}\n"
-    )
-    scope: dict = {}
-    exec(compile(path.read_text(), str(path), "exec"), scope)
-    scope["d"].__annotations__ = {"q": TRACERS, "out": F64}
+def test_refused_forms(define, body: str, error: type, match: str) -> None:
     with pytest.raises(error, match=match):
-        gtscript.stencil(backend="numpy", definition=scope["d"])
+        gtscript.stencil(backend="numpy", definition=define(body, {"q": TRACERS, "out": F64}))
 
 
 def test_writes_of_elements_and_run_time_indices(backend, arrays) -> None:

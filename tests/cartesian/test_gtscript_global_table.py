@@ -39,7 +39,7 @@ def test_table_reads(backend, arrays) -> None:
     assert (info.access, info.axes, info.data_dims) == (AccessKind.READ, (), (5, 3))
 
 
-def test_table_errors(tmp_path) -> None:
+def test_table_errors(define) -> None:
     bodies = [
         ("t.A[0, 0] = out", GTScriptSyntaxError, "'t' is a GlobalTable, which is read-only"),
         ("out = t", GTScriptSyntaxError, r"read its elements at absolute indices"),
@@ -49,18 +49,9 @@ def test_table_errors(tmp_path) -> None:
         ("out = t.A[out, 0]", GTScriptDefinitionError, "the data index of 't' must be an integer"),
     ]
     for body, error, match in bodies:
-        path = tmp_path / "defs.py"
-        path.write_text(
-            "from stencilkit.cartesian.gtscript import PARALLEL, computation, interval\n"
-            "def d(t, out):\n"
-            "    with computation(PARALLEL), interval(...):\n"
-            f"        {body}\n"
-        )
-        scope: dict = {}
-        exec(compile(path.read_text(), str(path), "exec"), scope)
-        scope["d"].__annotations__ = {"t": TABLE, "out": F64}
+        fn = define(body, {"t": TABLE, "out": F64})
         with pytest.raises(error, match=match) as info:
-            gtscript.stencil(backend="numpy", definition=scope["d"])
+            gtscript.stencil(backend="numpy", definition=fn)
         assert info.value.location.line == 4, body
 
 
@@ -79,9 +70,7 @@ def test_a_table_of_the_wrong_shape_is_refused_before_anything_runs() -> None:
     np.testing.assert_array_equal(out, before)
 
 
-def test_generated_cuda_of_a_table_read_compiles() -> None:
-    from stencilkit.backends.cuda import CudaTarget
-
+def test_generated_cuda_of_a_table_read_compiles(generated_cuda) -> None:
     @gtscript.stencil(backend="gt:gpu")
     def lookup(idx: Field[np.int64], t: TABLE, out: F64):
         with computation(PARALLEL), interval(...):
@@ -93,14 +82,6 @@ def test_generated_cuda_of_a_table_read_compiles() -> None:
         "t": rng.random((5, 3)),
         "out": np.zeros((4, 3, 2)),
     }
-    flat = lookup.flat_args((4, 3, 2), {"idx": (0, 0, 0), "t": (), "out": (0, 0, 0)}, arrs)
-    planned = lookup._runner.stages(flat, {}, check_device=False, until="plan").planned
-    target = CudaTarget(arch="90")
-    source = target.generate(planned)
-    try:
-        built = target.build(source)
-    except Exception as err:
-        if "compiler" in str(err).lower() and "not found" in str(err).lower():
-            pytest.skip(f"no CUDA compiler here: {err}")
-        raise
-    assert "cubin" in built.as_text()
+    assert "__global__" in generated_cuda(
+        lookup, (4, 3, 2), {"idx": (0, 0, 0), "t": (), "out": (0, 0, 0)}, arrs
+    )

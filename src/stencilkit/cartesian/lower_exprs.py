@@ -7,6 +7,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from ..core.dims import Dimension
+from ..core.errors import SourceLocation
 from ..core.types import FieldType, ScalarType, TupleType
 from ..ir import nodes as ir
 from ..ir.ops import MATH_BUILTINS as IR_BUILTINS
@@ -88,13 +89,7 @@ class ExprLowerer:
             base = shift(self.fields.ref(e.name), e.offset, self.fields.axes[e.name])
             if e.k_expr is None:
                 return base
-            amount = self(e.k_expr)
-            if not is_int(dtype_of(amount)):
-                raise GTScriptDefinitionError(
-                    f"the variable K offset of '{e.name}' must be an integer, not {dtype_of(amount)}",
-                    e.loc,
-                    hint="convert it with int32(...) or int64(...)",
-                )
+            amount = _integer(self(e.k_expr), f"the variable K offset of '{e.name}'", e.loc)
             by = ir.DynamicShift(DIMS["K"], cast(amount, "int64"))
             return ir.Shift(base, by, typed(dtype_of(base), base, amount))
         if isinstance(e, cn.BinOp):
@@ -122,14 +117,7 @@ class ExprLowerer:
         if isinstance(e, cn.TableRead):
             return self.table_read(e)
         if isinstance(e, cn.IntegerValue):
-            x = self(e.expr)
-            if not is_int(dtype_of(x)):
-                raise GTScriptDefinitionError(
-                    f"{e.what} must be an integer, not {dtype_of(x)}",
-                    e.loc,
-                    hint="convert it with int32(...) or int64(...)",
-                )
-            return x
+            return _integer(self(e.expr), e.what, e.loc)
         if isinstance(e, cn.LoopResult):
             w = self(e.loop)
             assert isinstance(w, ir.While)
@@ -218,6 +206,17 @@ class ExprLowerer:
         args = [cast(a, t) for a in args]
         out = "bool" if spec.result == "bool" else t
         return ir.Call(fn, tuple(args), typed(out, *args))
+
+
+def _integer(x: ir.Expr, what: str, loc: SourceLocation | None) -> ir.Expr:
+    """``x``, which must be an integer (``what`` it is, for the error)."""
+    if not is_int(dtype_of(x)):
+        raise GTScriptDefinitionError(
+            f"{what} must be an integer, not {dtype_of(x)}",
+            loc,
+            hint="convert it with int32(...) or int64(...)",
+        )
+    return x
 
 
 def _rounded(x: ir.Expr, half_even: bool) -> ir.Expr:
