@@ -168,6 +168,31 @@ def test_forward_while_reads_the_level_below(backend, arrays) -> None:
     np.testing.assert_array_equal(arrays.host(b), ref)
 
 
+def test_forward_loop_variable_read_at_the_level_below(backend, arrays) -> None:
+    """A field the loop writes, read in the loop one level down: memory, final there."""
+
+    @gtscript.stencil(backend=backend)
+    def climb(a: F64, b: F64):
+        with computation(FORWARD):
+            with interval(0, 1):
+                b = a
+            with interval(1, None):
+                b = a
+                while b < b[0, 0, -1]:
+                    b = b + 0.25
+
+    a, b = arrays.random(3, 4, 6), arrays.random(3, 4, 6)
+    climb(a, b)
+    ah = arrays.host(a)
+    ref = ah.copy()
+    for k in range(1, 6):
+        x = ah[:, :, k].copy()
+        while (x < ref[:, :, k - 1]).any():
+            x = np.where(x < ref[:, :, k - 1], x + 0.25, x)
+        ref[:, :, k] = x
+    np.testing.assert_array_equal(arrays.host(b), ref)
+
+
 def test_nested_while_in_a_field_if_backward(backend, arrays) -> None:
     @gtscript.stencil(backend=backend)
     def nested(a: F64, out: F64):

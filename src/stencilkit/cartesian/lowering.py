@@ -44,6 +44,7 @@ class _Pass:
     flat: frozenset[str] = frozenset()  # 2-D temporaries (one value per column)
     ddim: frozenset[str] = frozenset()  # fields with data dimensions (read by element only)
     loops: int = 0  # while statements lowered so far (their variables are named after it)
+    order: str = "PARALLEL"  # the current block's iteration order
 
 
 def lower_definition(d: cn.Definition) -> Lowered:
@@ -105,6 +106,7 @@ def _lower_blocks(d: cn.Definition, st: _Pass) -> list[Block]:
         for bi, block in enumerate(comp.blocks):
             env: dict[str, ir.Expr] = {}
             st.column = comp.order != "PARALLEL" or _single_level(block.interval)
+            st.order = comp.order
             reader = _reader(st, comp.order, block, env, offset_read, k_read)
             lower = ExprLowerer(st.fields, reader)
             for s in block.body:
@@ -322,7 +324,12 @@ def _while(
     starting at their values before the loop; after it they hold their final values."""
     targets = _targets(s.body, {})
     for r in [*field_reads(s.cond), *statement_reads(s.body)]:
-        if r.name in targets and (r.offset != (0, 0, 0) or r.k_expr is not None):
+        # in FORWARD/BACKWARD another level is memory (final below, old ahead): a K offset
+        # reads it; at the level itself only the loop's value exists
+        other_level = r.offset[2] != 0 and st.order != "PARALLEL"
+        if r.name in targets and (
+            r.offset[:2] != (0, 0) or r.k_expr is not None or (r.offset[2] and not other_level)
+        ):
             raise GTScriptDefinitionError(
                 f"'{r.name}' is written in a while loop and read there at an offset"
                 f" {r.offset if r.k_expr is None else '(a variable K offset)'}",
