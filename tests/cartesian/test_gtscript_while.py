@@ -18,8 +18,11 @@ from stencilkit.cartesian.gtscript import (
     IJK,
     PARALLEL,
     Field,
+    I,
     computation,
+    horizontal,
     interval,
+    region,
 )
 from stencilkit.core.errors import StencilValueError
 
@@ -212,6 +215,43 @@ def test_nested_while_in_a_field_if_backward(backend, arrays) -> None:
     nested(a, out)
     ah = arrays.host(a)
     np.testing.assert_allclose(arrays.host(out), np.where(ah > 0, 3.0 * ah, 0.0), rtol=1e-15)
+
+
+def test_region_inside_a_loop_and_a_2d_result(backend, arrays) -> None:
+    """A horizontal region in the body, a condition of a field and a scalar, and a loop in a
+    one-level PARALLEL block giving a 2-D field."""
+
+    @gtscript.stencil(backend=backend)
+    def steps(a: F64, out: F64, top: F64IJ, n: int):
+        with computation(PARALLEL), interval(...):
+            x = a
+            k = 0
+            while x < 4.0 and k < n:
+                x = x + 1.0
+                with horizontal(region[I[0], :]):
+                    x = x + 1.0
+                k += 1
+            out = x
+        with computation(PARALLEL), interval(0, 1):
+            y = a
+            while y > -1.0:
+                y = y - 0.5
+            top = y
+
+    a, out, top = arrays.random(4, 3, 5), arrays.random(4, 3, 5), arrays.random(4, 3)
+    steps(a, out, top, 3)
+    ah = arrays.host(a)
+    x, k = ah.copy(), np.zeros(ah.shape, dtype=int)
+    inc = np.ones_like(ah)
+    inc[0] = 2.0
+    while ((x < 4.0) & (k < 3)).any():
+        m = (x < 4.0) & (k < 3)
+        x, k = np.where(m, x + inc, x), np.where(m, k + 1, k)
+    y = ah[:, :, 0].copy()
+    while (y > -1.0).any():
+        y = np.where(y > -1.0, y - 0.5, y)
+    np.testing.assert_array_equal(arrays.host(out), x)
+    np.testing.assert_array_equal(arrays.host(top), y)
 
 
 def test_while_errors_name_the_line() -> None:
