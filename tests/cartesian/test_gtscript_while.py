@@ -242,11 +242,11 @@ def test_region_inside_a_loop_and_a_2d_result(backend, arrays) -> None:
     steps(a, out, top, 3)
     ah = arrays.host(a)
     x, k = ah.copy(), np.zeros(ah.shape, dtype=int)
-    inc = np.ones_like(ah)
-    inc[0] = 2.0
     while ((x < 4.0) & (k < 3)).any():
         m = (x < 4.0) & (k < 3)
-        x, k = np.where(m, x + inc, x), np.where(m, k + 1, k)
+        new = x + 1.0
+        new[0] = new[0] + 1.0  # the region: the first point along I
+        x, k = np.where(m, new, x), np.where(m, k + 1, k)
     y = ah[:, :, 0].copy()
     while (y > -1.0).any():
         y = np.where(y > -1.0, y - 0.5, y)
