@@ -11,7 +11,7 @@ from stencilkit.cartesian import gtscript
 from stencilkit.cartesian.definitions import (
     AccessKind,
     GTScriptCallError,
-    GTScriptNotSupportedError,
+    GTScriptDefinitionError,
     GTScriptSyntaxError,
 )
 from stencilkit.cartesian.gtscript import IJ, IJK, PARALLEL, Field, computation, interval
@@ -77,23 +77,65 @@ def test_a_wrong_rank_is_refused_before_anything_runs() -> None:
 @pytest.mark.parametrize(
     "body, error, match",
     [
-        ("out = q[0, 0, 0][4]", GTScriptSyntaxError, r"data index \(4,\)"),
-        ("out = q[0, 0, 0][0, 1]", GTScriptSyntaxError, r"data index \(0, 1\)"),
+        ("out = q[0, 0, 0][4]", GTScriptSyntaxError, r"data index 4 of 'q' is outside \[0, 4\)"),
+        ("out = q[0, 0, 0][0, 1]", GTScriptSyntaxError, r"give 1 data index\(es\), got 2"),
         ("out = q", GTScriptSyntaxError, "has data dimensions: read one element"),
-        ("out = q[0, 0, 0][out]", GTScriptNotSupportedError, "compile-time integer"),
-        ("q[0, 0, 0] = out", GTScriptNotSupportedError, "writing 'q'"),
+        ("out = q[0, 0, 0][out]", GTScriptDefinitionError, "data index of 'q' must be an integer"),
+        ("q[0, 0, 0] = out", GTScriptSyntaxError, "has data dimensions: assign one element"),
+        ("q[0, 0, 0][1.5] = out", GTScriptSyntaxError, "data index 1.5 is not an integer"),
+        ("q[1, 0, 0][1] = out", GTScriptDefinitionError, r"assigned at an offset \(1, 0, 0\)"),
+        ("out = q.at(K=1)", GTScriptSyntaxError, "name the element"),
+        ("out = out.at(K=1, ddim=[0])", GTScriptSyntaxError, "no data dimensions"),
     ],
 )
-def test_refused_forms(tmp_path, body: str, error: type, match: str) -> None:
-    path = tmp_path / "defs.py"
-    path.write_text(
-        "from stencilkit.cartesian.gtscript import PARALLEL, computation, interval\n"
-        "def d(q, out):\n"
-        "    with computation(PARALLEL), interval(...):\n"
-        f"        {body}\n"
-    )
-    scope: dict = {}
-    exec(compile(path.read_text(), str(path), "exec"), scope)
-    scope["d"].__annotations__ = {"q": TRACERS, "out": F64}
+def test_refused_forms(define, body: str, error: type, match: str) -> None:
     with pytest.raises(error, match=match):
-        gtscript.stencil(backend="numpy", definition=scope["d"])
+        gtscript.stencil(backend="numpy", definition=define(body, {"q": TRACERS, "out": F64}))
+
+
+def test_writes_of_elements_and_run_time_indices(backend, arrays) -> None:
+    """``w[0, 0, 0][1] = ...`` writes one element (its view of the array); ``q[0, 0, 0][idx]``
+    with a run-time ``idx`` reads the element it names, ``w[0, 0, 0][idx] += ...`` updates it;
+    the other elements are untouched."""
+
+    @gtscript.stencil(backend=backend)
+    def pick(q: TRACERS, idx: Field[np.int64], out: F64, w: Field[IJK, (np.float64, (3,))]):
+        with computation(PARALLEL), interval(...):
+            out = q[0, 0, 0][idx] * 2.0
+            w[0, 0, 0][1] = q[0, 0, 0][0] + 1.0
+            w[0, 0, 0][idx - 1] += 10.0
+
+    rng = np.random.default_rng(5)
+    q, out, w = arrays.random(4, 5, 3, 4), arrays.random(4, 5, 3), arrays.random(4, 5, 3, 3)
+    idx_h = rng.integers(1, 4, (4, 5, 3))
+    w0 = arrays.host(w)
+    pick(q, arrays.put(idx_h), out, w)
+    qh = arrays.host(q)
+    np.testing.assert_array_equal(
+        arrays.host(out), np.take_along_axis(qh, idx_h[..., None], axis=3)[..., 0] * 2.0
+    )
+    ref = w0.copy()
+    ref[..., 1] = qh[..., 0] + 1.0
+    sel = (idx_h - 1)[..., None]
+    np.put_along_axis(ref, sel, np.take_along_axis(ref, sel, axis=3) + 10.0, axis=3)
+    np.testing.assert_array_equal(arrays.host(w), ref)
+    assert pick.field_info["w"].access == AccessKind.READ_WRITE
+    assert pick.field_info["q"].access == AccessKind.READ
+
+
+def test_absolute_level_of_an_element(backend, arrays) -> None:
+    """``q.at(K=..., ddim=[n])``: element ``n`` at an absolute level (a field value)."""
+
+    @gtscript.stencil(backend=backend)
+    def at_level(q: TRACERS, lev: Field[np.int64], out: F64):
+        with computation(PARALLEL), interval(...):
+            out = q.at(K=lev, ddim=[2]) - q.at(K=0, ddim=[lev % 4])
+
+    rng = np.random.default_rng(6)
+    q, out = arrays.random(3, 4, 5, 4), arrays.random(3, 4, 5)
+    lev_h = rng.integers(0, 5, (3, 4, 5))
+    at_level(q, arrays.put(lev_h), out)
+    qh = arrays.host(q)
+    a = np.take_along_axis(qh[..., 2], lev_h, axis=2)
+    b = np.take_along_axis(np.broadcast_to(qh[:, :, :1, :], qh.shape), (lev_h % 4)[..., None], 3)
+    np.testing.assert_array_equal(arrays.host(out), a - b[..., 0])

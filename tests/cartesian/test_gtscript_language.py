@@ -157,7 +157,6 @@ def _error_of(definition, **kwargs):
 
 def test_definition_errors_name_the_construct_and_line() -> None:
     from stencilkit.cartesian.definitions import (
-        GTScriptNotSupportedError,
         GTScriptSymbolError,
         GTScriptSyntaxError,
     )
@@ -220,12 +219,7 @@ def test_definition_errors_name_the_construct_and_line() -> None:
         (early_return_function, GTScriptSyntaxError, "a return inside a branch", None),
         (undefined, GTScriptSymbolError, "'nothing_here' is not defined", 2),
         (bad_interval, GTScriptDefinitionError, "is empty", 1),
-        (
-            absolute_k,
-            GTScriptNotSupportedError,
-            "ddim=\\[...\\]\\) \\(data dimensions\\) \\(not supported",
-            2,
-        ),
+        (absolute_k, GTScriptSyntaxError, "'b' has no data dimensions: drop ddim=", 2),
     ]
     import re
 

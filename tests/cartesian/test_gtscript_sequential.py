@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from stencilkit.cartesian import gtscript
+from stencilkit.cartesian.definitions import GTScriptSyntaxError
 from stencilkit.cartesian.gtscript import (
     BACKWARD,
     FORWARD,
@@ -131,10 +132,9 @@ def test_generated_cuda_loops_over_levels_in_one_kernel() -> None:
             raise
 
 
-def test_generated_cuda_of_a_rich_stencil_compiles() -> None:
+def test_generated_cuda_of_a_rich_stencil_compiles(generated_cuda) -> None:
     """Regions, materialised temporaries on a grown domain, 2-D fields, builtins, a field if and
     a BACKWARD loop: generated and compiled for sm_90 (NVRTC or nvcc; no GPU needed)."""
-    from stencilkit.backends.cuda import CudaTarget
 
     @gtscript.stencil(backend="gt:gpu")
     def rich(a: F64, s: Field[IJ, np.float64], out: F64, w: float):
@@ -155,19 +155,8 @@ def test_generated_cuda_of_a_rich_stencil_compiles() -> None:
         "w": 1.5,
     }
     origin = {"a": (1, 0, 0), "s": (1, 0), "out": (1, 0, 0)}
-    flat = rich.flat_args((4, 5, 4), origin, arrs)
-    runner = rich._runner
-    planned = runner.stages(flat, {}, check_device=False, until="plan").planned
-    target = CudaTarget(arch="90")
-    source = target.generate(planned)
-    assert source.text.count("__global__") >= 3  # temporary, parallel output, the column loop
-    try:
-        built = target.build(source)
-    except Exception as err:
-        if "compiler" in str(err).lower() and "not found" in str(err).lower():
-            pytest.skip(f"no CUDA compiler here: {err}")
-        raise
-    assert "program.cubin" in built.as_text() or "cubin" in built.as_text()
+    text = generated_cuda(rich, (4, 5, 4), origin, arrs)
+    assert text.count("__global__") >= 3  # temporary, parallel output, the column loop
 
 
 def test_variable_k_offsets(backend, arrays) -> None:
@@ -292,3 +281,39 @@ def test_runtime_interval_bounds(backend, arrays) -> None:
     assert below.parameter_info["kbot"].access.name == "READ"
     with pytest.raises(Exception, match="outside"):
         below(a, out, 9)  # past the K domain: refused before anything runs
+
+
+def test_interval_bounds_from_2d_fields(backend, arrays) -> None:
+    """``interval(1, kb)`` and ``interval(kb, None)`` with ``kb: Field[IJ, int]``: one bound per
+    column (gt4py's experimental run-time bounds), in PARALLEL and FORWARD computations."""
+
+    @gtscript.stencil(backend=backend)
+    def per_column(a: F64, kb: Field[IJ, np.int64], out: F64, s: F64):
+        with computation(PARALLEL), interval(1, kb):
+            out = a * 2.0
+        with computation(FORWARD), interval(kb, None):
+            s = s[0, 0, -1] + a
+
+    rng = np.random.default_rng(8)
+    a, out, s = arrays.random(4, 3, 6), arrays.random(4, 3, 6), arrays.random(4, 3, 6)
+    kb_h = rng.integers(1, 7, (4, 3))
+    o0, s0, ah = arrays.host(out), arrays.host(s), arrays.host(a)
+    per_column(a, arrays.put(kb_h), out, s)
+    k = np.arange(6)
+    inside = (k >= 1) & (k < kb_h[..., None])
+    np.testing.assert_array_equal(arrays.host(out), np.where(inside, 2.0 * ah, o0))
+    ref = s0.copy()
+    for kk in range(1, 6):
+        ref[:, :, kk] = np.where(kk >= kb_h, ref[:, :, kk - 1] + ah[:, :, kk], ref[:, :, kk])
+    np.testing.assert_array_equal(arrays.host(s), ref)
+    assert per_column.field_info["kb"].access.name == "READ"
+
+
+def test_an_interval_bound_from_a_3d_field_is_refused() -> None:
+    def bad(a: F64, out: F64, kf: Field[np.int64]):
+        with computation(PARALLEL), interval(0, kf):
+            out = a
+
+    with pytest.raises(GTScriptSyntaxError, match="must read a field without a K axis") as info:
+        gtscript.stencil(backend="numpy", definition=bad)
+    assert info.value.location.line == bad.__code__.co_firstlineno + 1

@@ -20,7 +20,7 @@ from ..core.dtypes import C_TYPES
 from ..core.errors import InternalError
 from ..core.types import TupleType
 from ..ir import nodes as ir
-from ..ir.visit import children, use_counts
+from ..ir.visit import children, postorder, use_counts
 from ..stages.abi import ArgLayout, FieldSlots
 
 #: C spelling of the math builtins; ``{0}``, ``{1}`` are the arguments.
@@ -54,6 +54,9 @@ CALLS: dict[str, str] = {
     "arccosh": "acosh({0})",
     "arctanh": "atanh({0})",
     "neg": "(-{0})",
+    "log10": "log10({0})",
+    "erf": "erf({0})",
+    "erfc": "erfc({0})",
 }
 BINARY: dict[str, str] = {
     "+": "({0} + {1})",
@@ -147,6 +150,8 @@ class ExprEmitter:
         self.scopes: list[dict[int, Any]] = [{}]  # node id -> its local, per open block
         self.uses: dict[int, int] = {}
         self.movable: dict[int, bool] = {}  # node id -> computable before a choice (_movable)
+        self.loop_vars: set[str] = set()  # the variables of the kernel's while loops
+        self.loop_c: dict[str, str] = {}  # a loop variable -> its C local, inside the loop
         self.prepared: ir.Kernel | None = None
         self.count = 0
 
@@ -156,6 +161,9 @@ class ExprEmitter:
         if self.prepared is not k:
             self.uses = use_counts(*k.values, *(k.scan.inits if k.scan else ()))
             self.movable = {}
+            self.loop_vars = {
+                name for x in postorder(*k.values) if isinstance(x, ir.While) for name in x.names
+            }
             self.prepared = k
 
     def statements(self, pad: str) -> list[str]:
@@ -245,7 +253,7 @@ class ExprEmitter:
         return c_literal(e.value, e.type.dtype)
 
     def _Ref(self, e: ir.Ref) -> str:
-        return f"{e.name}_v"
+        return self.loop_c.get(e.name) or f"{e.name}_v"
 
     def _Access(self, e: ir.Access) -> str:
         return self.element(self.layout.field(e.field), e.index)
@@ -365,9 +373,11 @@ class ExprEmitter:
                 continue
             kids = children(x)
             if done:
-                memo[id(x)] = not isinstance(
-                    x, ir.LocalIndex | ir.DynIndex | ir.LocalReduce
-                ) and all(memo[id(c)] for c in kids)
+                memo[id(x)] = (
+                    not isinstance(x, ir.LocalIndex | ir.DynIndex | ir.LocalReduce | ir.While)
+                    and not (isinstance(x, ir.Ref) and x.name in self.loop_vars)
+                    and all(memo[id(c)] for c in kids)
+                )
                 continue
             pending.append((x, True))
             pending.extend((c, False) for c in kids if id(c) not in memo)
@@ -392,6 +402,8 @@ class ExprEmitter:
                 kids = x.args[:1]
             elif isinstance(x, ir.LocalReduce | ir.Lookup | ir.Valid | ir.Access | ir.IndexValue):
                 kids = ()
+            elif isinstance(x, ir.While):
+                kids = x.inits  # the condition and the body run inside the loop
             else:
                 kids = tuple(children(x))
             stack.extend((c, False) for c in reversed(kids) if id(c) not in found)
@@ -405,6 +417,8 @@ class ExprEmitter:
             return known  # type: ignore[no-any-return]
         if isinstance(e, ir.MakeTuple):
             value = tuple(self.emit(x) for x in e.elems)
+        elif isinstance(e, ir.While):
+            value = self._While(e)
         elif isinstance(e, ir.IfElse) and isinstance(e.type, TupleType):
             cond = self.emit(e.cond)
             self.hoist_before_choice(e.true, e.false)
@@ -450,6 +464,35 @@ class ExprEmitter:
     def _Valid(self, e: ir.Valid) -> str:
         table = self.layout.field(e.table)
         return f"({self.element(table, (e.source, e.neighbor))} >= 0)"
+
+    def _While(self, e: ir.While) -> tuple[str, ...]:
+        """``while (cond) { names = body; }`` at the point: the new values are all computed
+        from the old ones before any is assigned."""
+        types = [ctype(t.dtype) for t in e.type.types]  # type: ignore[union-attr]
+        inits = [self.emit(x) for x in e.inits]
+        cvars = [self.fresh(f"{name}_") for name in e.names]  # one loop may be emitted twice
+        self.lines += [f"{t} {v} = {x};" for t, v, x in zip(types, cvars, inits)]
+        saved = {name: self.loop_c.get(name) for name in e.names}
+        self.loop_c.update(zip(e.names, cvars))
+
+        def step() -> None:
+            cond = self.emit(e.cond)
+            self.lines.append(f"if (!({cond})) break;")
+            new = [self.emit(x) for x in e.body]
+            fresh = [self.fresh("w") for _ in new]
+            self.lines += [f"const {t} {f} = {x};" for t, f, x in zip(types, fresh, new)]
+            self.lines += [f"{v} = {f};" for v, f in zip(cvars, fresh)]
+
+        try:
+            body_lines, _ = self.block(step)
+        finally:
+            for name, old in saved.items():
+                if old is None:
+                    del self.loop_c[name]
+                else:
+                    self.loop_c[name] = old
+        self.lines += ["while (true) {", *_indent(body_lines), "}"]
+        return tuple(cvars)
 
     def _LocalReduce(self, e: ir.LocalReduce) -> str:
         t = ctype(e.type.dtype)

@@ -10,6 +10,7 @@ the block and launch: a few microseconds of Python.
 from __future__ import annotations
 
 import dataclasses
+import math
 import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -310,7 +311,7 @@ class CompiledRunner:
                     f" '{self.flat[j].name}'; the compiled code assumes they do not overlap",
                     hint="pass a separate output field",
                 )
-            if pi + ilo < pj + jhi and pj + jlo < pi + ihi:
+            if pi + ilo < pj + jhi and pj + jlo < pi + ihi and not _interleaved(args[i], args[j]):
                 raise StencilValueError(
                     f"{self.program.name}(): argument '{self.flat[i].name}' shares memory with output"
                     f" '{self.flat[j].name}' (another view of the same buffer); the compiled code"
@@ -428,6 +429,21 @@ def _field_reads(k: ir.Kernel) -> dict[str, bool]:
                 ) == len(k.dims)
                 found[x.field] = found.get(x.field, True) and zero
     return found
+
+
+def _interleaved(a: Any, b: Any) -> bool:
+    """Views of one buffer with the same strides whose elements sit between each other's (the
+    elements of a data dimension, ``q[..., 0]`` and ``q[..., 1]``): no element of one overlaps
+    one of the other, so the compiled code may treat them as separate."""
+    sa, sb = a.signature, b.signature
+    if sa.strides != sb.strides or sa.dtype != sb.dtype:
+        return False
+    item = np.dtype(sa.dtype).itemsize
+    step = math.gcd(*(abs(s) for s, n in zip(sa.strides, sa.shape) if n > 1)) * item
+    if step == 0:
+        return False
+    r = int(b.address - a.address) % step
+    return bool(item <= r <= step - item)
 
 
 def _alias_pairs(

@@ -84,6 +84,13 @@ def check_dynamic_reads(
 
 
 def _visit(ev: Any, e: ir.Node, carries: set[str]) -> None:
+    if isinstance(e, ir.While):  # reads in the loop depend on its variables: checked as it runs
+        for x in e.inits:
+            _visit(ev, x, carries)
+        inner = carries | set(e.names)
+        for x in (e.cond, *e.body):
+            _visit(ev, x, inner)
+        return
     if isinstance(e, ir.LocalReduce):
         key = (e.dim, e.var)
         ev.axes.append(key)

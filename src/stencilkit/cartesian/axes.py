@@ -19,6 +19,11 @@ DIM_K = Dimension("K", DimensionKind.VERTICAL)
 DIMS = {"I": DIM_I, "J": DIM_J, "K": DIM_K}
 
 
+def table_dims(name: str, ndim: int) -> tuple[Dimension, ...]:
+    """The dimensions of ``GlobalTable`` parameter ``name``: local ones, its own."""
+    return tuple(Dimension(f"{name}_T{k}", DimensionKind.LOCAL) for k in range(ndim))
+
+
 @dataclass(frozen=True, slots=True)
 class AxisIndex:
     """``I[0] + offset`` (``index`` 0: from the first compute point) or ``I[-1] + offset``

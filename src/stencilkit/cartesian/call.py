@@ -135,6 +135,11 @@ def validate(
                 f"{stencil}: field '{name}' has {len(a.shape)} dimensions, the stencil declares"
                 f" {info.ndim} ({''.join(info.axes)})",
             )
+        if tuple(a.shape[len(info.axes) :]) != tuple(info.data_dims):
+            raise GTScriptCallError(
+                f"{stencil}: field '{name}' has data dimensions {tuple(a.shape[len(info.axes) :])},"
+                f" the stencil declares {tuple(info.data_dims)}",
+            )
         o = origins[name]
         for j, ax in enumerate(info.axes):
             d = _AXES.index(ax)

@@ -25,6 +25,17 @@ class Context:
     data_dims: dict[str, tuple[int, ...]] = field(default_factory=dict)  # fields with data dims
     #: element field -> (parameter, data index), in order of first use
     components: dict[str, tuple[str, tuple[int, ...]]] = field(default_factory=dict)
+    loops: int = 0  # while loops so far: their variables are named after their number
+
+    def is_table(self, name: str) -> bool:
+        """``name`` is a ``GlobalTable`` parameter (data dimensions and no spatial axis)."""
+        return name in self.data_dims and self.fields.get(name) == ()
+
+    def loop_var(self, name: str) -> str:
+        """A fresh name for the variable ``name`` of a new while loop (numbered per definition,
+        so that the IR, and the build's cache key, do not depend on what was parsed before)."""
+        self.loops += 1
+        return f"sk_w{self.loops}_{name}"
 
     def component(self, name: str, index: tuple[int, ...]) -> str:
         """The element field of data-dimension field ``name`` at the constant ``index``."""

@@ -181,6 +181,9 @@ def emit(
     )
     params: list[ir.Param] = []
     for p in d.params:  # a data-dimension field: its elements read, in order of first use
+        if p.axes == ():  # a GlobalTable: one field over its own dimensions
+            params.append(ir.Param(p.name, fields.ref(p.name).type))
+            continue
         names = [c for c, base, _ in d.components if base == p.name] if p.data_dims else [p.name]
         params.extend(
             ir.Param(n, fields.ref(n).type if p.axes is not None else ScalarType(p.dtype))

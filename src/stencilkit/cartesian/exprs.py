@@ -33,12 +33,38 @@ def shifted(e: cn.Expr, off: tuple[int, int, int]) -> cn.Expr:
         return cn.Ternary(shifted(e.cond, off), shifted(e.true, off), shifted(e.false, off))
     if isinstance(e, cn.RegionMask):
         return cn.RegionMask(e.region, (e.shift[0] + off[0], e.shift[1] + off[1]))
+    if isinstance(e, cn.LoopVar):
+        return e  # a value at the point, not a read
+    if isinstance(e, cn.IntegerValue):
+        return cn.IntegerValue(shifted(e.expr, off), e.what, e.loc)
+    if isinstance(e, cn.TableRead):  # absolute indices: only what computes them moves
+        return cn.TableRead(e.name, tuple(shifted(x, off) for x in e.index), e.loc)
+    if isinstance(e, cn.LoopResult):
+        return cn.LoopResult(shifted(e.loop, off), e.index)  # type: ignore[arg-type]
+    if isinstance(e, cn.Loop):
+        return cn.Loop(
+            e.names, tuple(shifted(x, off) for x in e.inits), shifted(e.cond, off),
+            tuple(shifted(x, off) for x in e.body), e.loc,
+        )  # fmt: skip
     raise AssertionError(type(e))
 
 
 def field_reads(e: cn.Expr) -> list[cn.FieldRead]:
     """The field reads of a parsed expression."""
     return [x for x in _leaves(e, cn.FieldRead) if isinstance(x, cn.FieldRead)]
+
+
+def statement_reads(body: tuple[cn.Stmt, ...]) -> list[cn.FieldRead]:
+    """The field reads of statements (conditions included, nested bodies too)."""
+    out: list[cn.FieldRead] = []
+    for s in body:
+        if isinstance(s, cn.Assign):
+            out += field_reads(s.value)
+        elif isinstance(s, cn.If | cn.While):
+            out += field_reads(s.cond)
+            out += statement_reads(s.body)
+            out += statement_reads(s.orelse) if isinstance(s, cn.If) else []
+    return out
 
 
 def parsed_reads(e: cn.Expr) -> list[cn.Expr]:
@@ -65,6 +91,14 @@ def _leaves(e: cn.Expr, kinds: Any) -> list[cn.Expr]:
             stack.append(x.arg)
         elif isinstance(x, cn.Ternary):
             stack += [x.cond, x.true, x.false]
+        elif isinstance(x, cn.IntegerValue):
+            stack.append(x.expr)
+        elif isinstance(x, cn.TableRead):
+            stack += list(x.index)
+        elif isinstance(x, cn.LoopResult):
+            stack.append(x.loop)
+        elif isinstance(x, cn.Loop):
+            stack += [*x.inits, x.cond, *x.body]
     return out
 
 

@@ -145,11 +145,14 @@ class LazyStencil:
 
 
 class _GlobalTableMaker:
-    """``GlobalTable[dtype, (n, m)]``: accepted as an annotation; using one in a stencil is
-    refused at decoration (not supported yet)."""
+    """``GlobalTable[dtype, (n, m)]``: a read-only array with no spatial axis (a lookup table),
+    read in a stencil as ``t.A[i, j]`` at absolute, possibly run-time, indices."""
 
     def __getitem__(self, spec: Any) -> Any:
-        return ("GlobalTable", spec)
+        if not isinstance(spec, tuple) or len(spec) != 2:
+            raise ValueError("GlobalTable is defined by a tuple (type, [axes_size..])")
+        dtype, data_dims = spec
+        return _FieldDescriptor(dtype, (), tuple(data_dims))
 
 
 GlobalTable = _GlobalTableMaker()

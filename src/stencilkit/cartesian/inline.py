@@ -109,6 +109,8 @@ def _statement(scope: Scope, s: ast.stmt) -> None:
         _assign(scope, tgt, value)
     elif isinstance(s, ast.If):
         _if(scope, s)
+    elif isinstance(s, ast.While):
+        _while(scope, s)
     elif isinstance(s, ast.With):
         from .constructs import horizontal_regions
 
@@ -165,6 +167,43 @@ def _bind(scope: Scope, target: ast.expr, v: Value) -> None:
             hint="assign a new local name",
         )  # fmt: skip
     scope.local[target.id] = v
+
+
+def _while(scope: Scope, s: ast.While) -> None:
+    """A loop: the locals its body assigns that have a value before it are its variables
+    (``cn.Loop``); those first assigned inside it exist only inside it."""
+    src = scope.src
+    if s.orelse:
+        raise src.syntax(s, "while ... else is not GTScript", hint="drop the else block")
+    assigned = sorted(
+        {
+            t.id
+            for x in s.body
+            for t in ast.walk(x)
+            if isinstance(t, ast.Name) and isinstance(t.ctx, ast.Store)
+        }
+    )
+    carried = [n for n in assigned if n in scope.local]
+    before = dict(scope.local)
+    names = tuple(scope.ctx.loop_var(n) for n in carried)
+    inits = tuple(scope.as_expr(before[n], s) for n in carried)
+    for n, v in zip(carried, names):
+        scope.local[n] = cn.LoopVar(v)
+    cond = scope.expr(s.test)
+    if isinstance(cond, Const):
+        scope.local = before
+        if not cond.value:
+            return
+        raise src.definition(
+            s, f"while {ast.unparse(s.test)}: the condition is always true (the loop never ends)"
+        )
+    for x in s.body:
+        _statement(scope, x)
+    body = tuple(scope.as_expr(scope.local[n], s) for n in carried)
+    loop = cn.Loop(names, inits, cond, body, src.loc(s))
+    scope.local = {k: v for k, v in before.items()}
+    for i, n in enumerate(carried):
+        scope.local[n] = cn.LoopResult(loop, i)
 
 
 def _if(scope: Scope, s: ast.If) -> None:

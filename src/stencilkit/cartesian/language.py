@@ -35,7 +35,7 @@ MATH_BUILTINS: dict[str, str | None] = {
     "sqrt": "sqrt",
     "exp": "exp",
     "log": "log",
-    "log10": None,
+    "log10": "log10",
     "gamma": "gamma",
     "cbrt": "cbrt",
     "isfinite": "isfinite",
@@ -44,8 +44,8 @@ MATH_BUILTINS: dict[str, str | None] = {
     "floor": "floor",
     "ceil": "ceil",
     "trunc": "trunc",
-    "erf": None,
-    "erfc": None,
+    "erf": "erf",
+    "erfc": "erfc",
     "round": "round",  # composed in lower_exprs.py from trunc (exact)
     "round_away_from_zero": "round_away_from_zero",
 }

@@ -4,14 +4,17 @@ current block has computed so far (``env``) or the fields' memory."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
-from ..core.types import FieldType, ScalarType
+from ..core.dims import Dimension
+from ..core.errors import SourceLocation
+from ..core.types import FieldType, ScalarType, TupleType
 from ..ir import nodes as ir
 from ..ir.ops import MATH_BUILTINS as IR_BUILTINS
 from . import nodes as cn
 from .axes import DIMS
 from .definitions import GTScriptDefinitionError, GTScriptNotSupportedError, GTScriptSyntaxError
+from .exprs import field_reads
 from .language import MATH_BUILTINS
 from .promotion import arithmetic, cast, common, dtype_of, is_float, is_int, typed
 
@@ -27,8 +30,12 @@ class Fields:
     dtypes: dict[str, str]
     scalars: dict[str, str]
     params: frozenset[str]
+    #: GlobalTable parameters: their (local) dimensions
+    tables: dict[str, tuple[Dimension, ...]] = field(default_factory=dict)
 
     def ref(self, name: str) -> ir.Ref:
+        if name in self.tables:
+            return ir.Ref(name, FieldType(self.tables[name], self.dtypes[name]))
         return ir.Ref(name, FieldType(tuple(DIMS[a] for a in self.axes[name]), self.dtypes[name]))
 
 
@@ -49,6 +56,16 @@ class ExprLowerer:
         self.fields = fields
         self.read = read
         self.memo: dict[int, tuple[cn.Expr, ir.Expr]] = {}
+        self.loop_vars: dict[str, ir.Ref] = {}  # the variables of the loops being lowered
+        # while loops of gtscript.functions lowered by earlier statements, with the fields they
+        # read: ``a, b = f(...)`` is two statements reading one loop, computed once
+        self.loops: dict[int, tuple[cn.Loop, ir.While, frozenset[str]]] = {}
+
+    def forget_loops(self, written: str | None = None) -> None:
+        """Drop the loops that read ``written`` (all of them for None): its value changed."""
+        for key, (_, _, reads) in list(self.loops.items()):
+            if written is None or written in reads:
+                del self.loops[key]
 
     def __call__(self, e: cn.Expr) -> ir.Expr:
         hit = self.memo.get(id(e))
@@ -72,13 +89,7 @@ class ExprLowerer:
             base = shift(self.fields.ref(e.name), e.offset, self.fields.axes[e.name])
             if e.k_expr is None:
                 return base
-            amount = self(e.k_expr)
-            if not is_int(dtype_of(amount)):
-                raise GTScriptDefinitionError(
-                    f"the variable K offset of '{e.name}' must be an integer, not {dtype_of(amount)}",
-                    e.loc,
-                    hint="convert it with int32(...) or int64(...)",
-                )
+            amount = _integer(self(e.k_expr), f"the variable K offset of '{e.name}'", e.loc)
             by = ir.DynamicShift(DIMS["K"], cast(amount, "int64"))
             return ir.Shift(base, by, typed(dtype_of(base), base, amount))
         if isinstance(e, cn.BinOp):
@@ -101,7 +112,65 @@ class ExprLowerer:
             return self.builtin(e)
         if isinstance(e, cn.RegionMask):
             return region_mask(e)
+        if isinstance(e, cn.LoopVar):
+            return self.loop_vars[e.name]
+        if isinstance(e, cn.TableRead):
+            return self.table_read(e)
+        if isinstance(e, cn.IntegerValue):
+            return _integer(self(e.expr), e.what, e.loc)
+        if isinstance(e, cn.LoopResult):
+            w = self(e.loop)
+            assert isinstance(w, ir.While)
+            return ir.TupleGet(w, e.index, w.type.types[e.index])
+        if isinstance(e, cn.Loop):
+            hit = self.loops.get(id(e))
+            if hit is not None and hit[0] is e:
+                return hit[1]
+            w = self.loop(e)
+            self.loops[id(e)] = (e, w, frozenset(r.name for r in field_reads(e)))
+            return w
         raise AssertionError(type(e))
+
+    def table_read(self, e: cn.TableRead) -> ir.Expr:
+        """``t.A[i, j]``: along each of the table's dimensions a dynamic shift from index 0 by
+        the index's value, then that dimension's slot 0."""
+        out: ir.Expr = self.fields.ref(e.name)
+        dtype = self.fields.dtypes[e.name]
+        for dim, x in zip(self.fields.tables[e.name], e.index):
+            amount = cast(self(x), "int64")  # an integer: checked as a data index (IntegerValue)
+            dims = (
+                *ir.field_dims(out.type),
+                *(d for d in ir.field_dims(amount.type) if d not in ir.field_dims(out.type)),
+            )
+            out = ir.Shift(out, ir.DynamicShift(dim, amount), FieldType(dims, dtype))
+            rest = tuple(d for d in dims if d != dim)
+            out = ir.LocalSelect(out, dim, 0, FieldType(rest, dtype) if rest else ScalarType(dtype))
+        return out
+
+    def loop(self, e: cn.Loop) -> ir.While:
+        """A ``gtscript.function``'s while loop: each variable's type is that of its value
+        before the loop, widened until the body's values fit it (NumPy's promotion)."""
+        inits = [self(x) for x in e.inits]
+        dts = [dtype_of(x) for x in inits]
+        saved = dict(self.memo)
+        for _ in range(4):
+            self.memo = dict(saved)  # what depends on the variables is lowered again
+            for name, dt in zip(e.names, dts):
+                self.loop_vars[name] = ir.Ref(name, ScalarType(dt))
+            cond = self(e.cond)
+            if dtype_of(cond) != "bool":
+                raise GTScriptSyntaxError(
+                    f"a while condition must be bool, not {dtype_of(cond)}", e.loc
+                )
+            body = [self(x) for x in e.body]
+            wider = [common(dt, dtype_of(b)) for dt, b in zip(dts, body)]
+            if wider == dts:
+                break
+            dts = wider
+        inits = [cast(x, dt) for x, dt in zip(inits, dts)]
+        body = [cast(x, dt) for x, dt in zip(body, dts)]
+        types = tuple(typed(dt, i, b) for dt, i, b in zip(dts, inits, body))
+        return ir.While(e.names, tuple(inits), cond, tuple(body), TupleType(types))
 
     def boolean(self, x: ir.Expr) -> ir.Expr:
         if dtype_of(x) != "bool":
@@ -137,6 +206,17 @@ class ExprLowerer:
         args = [cast(a, t) for a in args]
         out = "bool" if spec.result == "bool" else t
         return ir.Call(fn, tuple(args), typed(out, *args))
+
+
+def _integer(x: ir.Expr, what: str, loc: SourceLocation | None) -> ir.Expr:
+    """``x``, which must be an integer (``what`` it is, for the error)."""
+    if not is_int(dtype_of(x)):
+        raise GTScriptDefinitionError(
+            f"{what} must be an integer, not {dtype_of(x)}",
+            loc,
+            hint="convert it with int32(...) or int64(...)",
+        )
+    return x
 
 
 def _rounded(x: ir.Expr, half_even: bool) -> ir.Expr:

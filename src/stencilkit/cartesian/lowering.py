@@ -22,15 +22,15 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from ..core.errors import SourceLocation, StencilError
-from ..core.types import FieldType, ScalarType
+from ..core.types import FieldType, ScalarType, TupleType
 from ..ir import nodes as ir
 from . import nodes as cn
-from .axes import DIMS
+from .axes import DIMS, table_dims
 from .definitions import GTScriptDefinitionError, GTScriptNotSupportedError, GTScriptSyntaxError
 from .emit import Block, Lowered, emit
-from .exprs import field_reads
+from .exprs import field_reads, statement_reads
 from .lower_exprs import ExprLowerer, Fields, Reader, select, shift
-from .promotion import cast, dims_of, dtype_of
+from .promotion import cast, dims_of, dtype_of, typed
 
 
 @dataclass
@@ -43,6 +43,8 @@ class _Pass:
     column: bool = False  # the current block visits one level at a time (sequential or one level)
     flat: frozenset[str] = frozenset()  # 2-D temporaries (one value per column)
     ddim: frozenset[str] = frozenset()  # fields with data dimensions (read by element only)
+    loops: int = 0  # while statements lowered so far (their variables are named after it)
+    order: str = "PARALLEL"  # the current block's iteration order
 
 
 def lower_definition(d: cn.Definition) -> Lowered:
@@ -52,12 +54,16 @@ def lower_definition(d: cn.Definition) -> Lowered:
     for comp, base, _ in d.components:  # an element of a data-dimension field: a field
         axes[comp] = by_name[base].axes  # type: ignore[assignment]
         dtypes[comp] = by_name[base].dtype
-    ddim = frozenset(p.name for p in d.params if p.data_dims)
+    ddim = frozenset(p.name for p in d.params if p.data_dims and p.axes)
+    tables = {p.name: table_dims(p.name, len(p.data_dims)) for p in d.params if p.axes == ()}
+    for name in tables:
+        axes[name] = ()
+        dtypes[name] = by_name[name].dtype
     annotated = {name: dt for name, dt, _ in d.temporaries if dt is not None}
     for name, _, _ in d.temporaries:
         axes[name] = ("I", "J", "K")
     scalars = {p.name: p.dtype for p in d.params if p.axes is None}
-    fields = Fields(axes, dtypes, scalars, frozenset(dtypes))
+    fields = Fields(axes, dtypes, scalars, frozenset(dtypes), tables)
     dtypes.update(annotated)
     # a 2-D temporary is memory (a column's one value, read at every level): never inlined
     materialised: set[str] = set(d.flat_temporaries)
@@ -100,6 +106,7 @@ def _lower_blocks(d: cn.Definition, st: _Pass) -> list[Block]:
         for bi, block in enumerate(comp.blocks):
             env: dict[str, ir.Expr] = {}
             st.column = comp.order != "PARALLEL" or _single_level(block.interval)
+            st.order = comp.order
             reader = _reader(st, comp.order, block, env, offset_read, k_read)
             lower = ExprLowerer(st.fields, reader)
             for s in block.body:
@@ -141,6 +148,12 @@ def _reader(
 
     def read(r: cn.FieldRead) -> ir.Expr | None:
         name, off = r.name, r.offset
+        if name in st.fields.tables:
+            raise GTScriptSyntaxError(
+                f"'{name}' is a GlobalTable: read its elements at absolute indices",
+                r.loc,
+                hint=f"write {name}.A[i, ...]",
+            )
         if name in st.ddim:
             raise GTScriptSyntaxError(
                 f"'{name}' has data dimensions: read one element of it",
@@ -223,32 +236,16 @@ def _stmt(
         else:
             dt = st.temp_dtypes.setdefault(name, dtype_of(value))
             st.fields.dtypes.setdefault(name, dt)
-        extra = set(dims_of(value)) - set(st.fields.axes[name])
-        if name in st.flat and "K" in dims_of(value) and not st.column:
-            raise GTScriptDefinitionError(
-                f"the 2-D temporary '{name}' is assigned a 3-D value in a PARALLEL computation"
-                " over several levels: which level would it keep?",
-                s.loc,
-                hint="assign it in an interval of one level, or in a FORWARD/BACKWARD computation",
-            )
-        if extra == {"K"} and name in st.fields.params and {"I", "J"} <= set(st.fields.axes[name]):
-            if st.column:
-                raise _Promote(name)
-            raise GTScriptDefinitionError(
-                f"'{name}' over {''.join(st.fields.axes[name])} is assigned a 3-D value in a"
-                " PARALLEL computation over several levels: which level would it keep?",
-                s.loc,
-                hint="assign it in an interval of one level, or in a FORWARD/BACKWARD computation",
-            )
-        if extra:
-            raise GTScriptNotSupportedError(
-                f"'{name}' over {''.join(st.fields.axes[name])} is assigned a value over"
-                f" {''.join(dims_of(value))} (not supported by stencilkit's GTScript yet)",
-                s.loc,
-            )
+        _check_dims(name, value, st, s.loc)
         env[name] = cast(value, dt)
+        lower.forget_loops(name)
         st.assigned.add(name)
         written.setdefault(name, s.loc)
+        return
+    lower.forget_loops()  # a branch's or a loop's values are not those after it
+    if isinstance(s, cn.While):
+        _while(s, env, lower, st, written)
+        lower.forget_loops()
         return
     assert isinstance(s, cn.If)
     cond = _located(lambda: lower.boolean(lower(s.cond)), s.loc)
@@ -270,6 +267,109 @@ def _stmt(
             continue
         old = _old(name, before, st, name in assigned_before)
         env[name] = select(cond, tv if tv is not None else old, fv if fv is not None else old)
+    lower.forget_loops()
+
+
+def _check_dims(name: str, value: ir.Expr, st: _Pass, loc: SourceLocation) -> None:
+    """A value over more axes than its target has: a 2-D field written level by level is
+    promoted (``_Promote``); over several PARALLEL levels it is an error."""
+    extra = set(dims_of(value)) - set(st.fields.axes[name])
+    if name in st.flat and "K" in dims_of(value) and not st.column:
+        raise GTScriptDefinitionError(
+            f"the 2-D temporary '{name}' is assigned a 3-D value in a PARALLEL computation"
+            " over several levels: which level would it keep?",
+            loc,
+            hint="assign it in an interval of one level, or in a FORWARD/BACKWARD computation",
+        )
+    if extra == {"K"} and name in st.fields.params and {"I", "J"} <= set(st.fields.axes[name]):
+        if st.column:
+            raise _Promote(name)
+        raise GTScriptDefinitionError(
+            f"'{name}' over {''.join(st.fields.axes[name])} is assigned a 3-D value in a"
+            " PARALLEL computation over several levels: which level would it keep?",
+            loc,
+            hint="assign it in an interval of one level, or in a FORWARD/BACKWARD computation",
+        )
+    if extra:
+        raise GTScriptNotSupportedError(
+            f"'{name}' over {''.join(st.fields.axes[name])} is assigned a value over"
+            f" {''.join(dims_of(value))} (not supported by stencilkit's GTScript yet)",
+            loc,
+        )
+
+
+def _targets(
+    body: tuple[cn.Stmt, ...], out: dict[str, SourceLocation]
+) -> dict[str, SourceLocation]:
+    """The names ``body`` assigns (also in branches and nested loops), in order."""
+    for s in body:
+        if isinstance(s, cn.Assign):
+            out.setdefault(s.target, s.loc)
+        elif isinstance(s, cn.If):
+            _targets(s.body, out)
+            _targets(s.orelse, out)
+        elif isinstance(s, cn.While):
+            _targets(s.body, out)
+    return out
+
+
+def _while(
+    s: cn.While,
+    env: dict[str, ir.Expr],
+    lower: ExprLowerer,
+    st: _Pass,
+    written: dict[str, SourceLocation],
+) -> None:
+    """``while cond: body`` at each point: the names the body assigns are the loop's variables,
+    starting at their values before the loop; after it they hold their final values."""
+    targets = _targets(s.body, {})
+    for r in [*field_reads(s.cond), *statement_reads(s.body)]:
+        # in FORWARD/BACKWARD another level is memory (final below, old ahead): a K offset
+        # reads it; at the level itself only the loop's value exists
+        other_level = r.offset[2] != 0 and st.order != "PARALLEL"
+        if r.name in targets and (
+            r.offset[:2] != (0, 0) or r.k_expr is not None or (r.offset[2] and not other_level)
+        ):
+            raise GTScriptDefinitionError(
+                f"'{r.name}' is written in a while loop and read there at an offset"
+                f" {r.offset if r.k_expr is None else '(a variable K offset)'}",
+                r.loc or s.loc,
+                hint="read it at the point (its value in the loop), or copy it to a temporary"
+                " before the loop",
+            )
+    names = list(targets)
+    unknown = [n for n in names if n not in st.fields.params and n not in st.temp_dtypes]
+    if unknown:  # temporaries first assigned in the loop: their type from one trial lowering
+        saved = (set(st.mem_reads), set(st.assigned), dict(written), dict(env))
+        for x in s.body:
+            _stmt(x, env, lower, st, written)
+        st.mem_reads, st.assigned = saved[0], saved[1]
+        written.clear()
+        written.update(saved[2])
+        env.clear()
+        env.update(saved[3])
+    dts = [st.fields.dtypes[n] if n in st.fields.params else st.temp_dtypes[n] for n in names]
+    inits = [cast(_old(n, env, st, n in st.assigned), dt) for n, dt in zip(names, dts)]
+    st.loops += 1
+    refs = [ir.Ref(f"sk_l{st.loops}_{n}", ScalarType(dt)) for n, dt in zip(names, dts)]
+    before = dict(env)
+    env.update(zip(names, refs))
+    lower.memo.clear()
+    cond = _located(lambda: lower.boolean(lower(s.cond)), s.loc)
+    for x in s.body:
+        _stmt(x, env, lower, st, written)
+    body = [cast(env[n], dt) for n, dt in zip(names, dts)]
+    env.clear()
+    env.update(before)
+    lower.memo.clear()
+    types = tuple(typed(dt, i, b) for dt, i, b in zip(dts, inits, body))
+    loop = ir.While(tuple(r.name for r in refs), tuple(inits), cond, tuple(body), TupleType(types))
+    for i, (n, t) in enumerate(zip(names, types)):
+        value = ir.TupleGet(loop, i, t)
+        _check_dims(n, value, st, targets[n])
+        env[n] = value
+        st.assigned.add(n)
+        written.setdefault(n, targets[n])
 
 
 def _single_level(ivl: cn.Interval) -> bool:

@@ -80,6 +80,50 @@ class Ternary(Expr):
     false: Expr
 
 
+@dataclass(frozen=True, slots=True)
+class TableRead(Expr):
+    """``t.A[i, j]``: the element of ``GlobalTable`` parameter ``name`` at absolute indices."""
+
+    name: str
+    index: tuple[Expr, ...]
+    loc: SourceLocation | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class IntegerValue(Expr):
+    """``expr``, which must be an integer (a run-time data index): ``what`` it is, for the error."""
+
+    expr: Expr
+    what: str
+    loc: SourceLocation | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class LoopVar(Expr):
+    """A variable of the enclosing ``Loop``, read inside it (``name`` is unique)."""
+
+    name: str
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class Loop(Expr):
+    """A ``while`` loop in a ``gtscript.function``: its locals assigned in the body are the
+    variables ``names``, starting at ``inits``; while ``cond`` holds each takes its ``body``
+    value. ``LoopResult`` reads a final value."""
+
+    names: tuple[str, ...]
+    inits: tuple[Expr, ...]
+    cond: Expr
+    body: tuple[Expr, ...]
+    loc: SourceLocation | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class LoopResult(Expr):
+    loop: Loop
+    index: int
+
+
 # ---------------------------------------------------------------- statements
 class Stmt:
     __slots__ = ()
@@ -99,6 +143,15 @@ class If(Stmt):
     cond: Expr
     body: tuple[Stmt, ...]
     orelse: tuple[Stmt, ...]
+    loc: SourceLocation
+
+
+@dataclass(frozen=True, slots=True)
+class While(Stmt):
+    """``while cond:`` in a stencil body: the body runs at each point until ``cond`` is false."""
+
+    cond: Expr
+    body: tuple[Stmt, ...]
     loc: SourceLocation
 
 
@@ -133,6 +186,9 @@ class LevelBound:
     from_top: bool
     offset: int
     runtime: Expr | None = None  # a bound of scalar parameters (``interval(0, kbot)``), plus offset
+    #: a bound read from 2-D fields (``interval(0, kbot)``, ``kbot: Field[IJ, int]``), one per
+    #: column: the block runs over the levels on that side too, masked to the column's bound
+    column: Expr | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -15,7 +15,7 @@ from . import nodes as cn
 from .axes import AxisIndex
 from .constructs import call_of, compile_assert_call, horizontal_regions
 from .context import Context
-from .exprs import parsed_reads
+from .exprs import parsed_reads, statement_reads
 from .language import (
     BACKWARD,
     FORWARD,
@@ -102,7 +102,7 @@ class _BodyParser:
         self.order = order
         loc = self.src.loc(node)
         if ivl is not None:
-            return cn.Computation(order, (cn.Block(ivl, self.stmts(node.body), loc),), loc)
+            return cn.Computation(order, (self._block(ivl, self.stmts(node.body), loc),), loc)
         blocks = []
         for s in node.body:
             inner = None
@@ -115,9 +115,29 @@ class _BodyParser:
                     " when it names no interval itself",
                 )
             assert isinstance(s, ast.With)
-            blocks.append(cn.Block(self.interval(inner), self.stmts(s.body), self.src.loc(s)))
+            blocks.append(self._block(self.interval(inner), self.stmts(s.body), self.src.loc(s)))
         self._check_order(blocks, order)
         return cn.Computation(order, tuple(blocks), loc)
+
+    def _block(self, ivl: cn.Interval, body: tuple[cn.Stmt, ...], loc: Any) -> cn.Block:
+        """A block; bounds read from 2-D fields become a mask on the block's levels."""
+        mask: cn.Expr | None = None
+        level = cn.LevelIndex(self.scope.ctx.int_dtype)
+        for b, op in ((ivl.start, ">="), (ivl.end, "<")):
+            if b.column is not None:
+                part = cn.BinOp(op, level, b.column)
+                mask = part if mask is None else cn.BinOp("and", mask, part)
+        if mask is None:
+            return cn.Block(ivl, body, loc)
+        # the levels a read at a K offset would reach outside the array from are not run (in
+        # gt4py such a column's bound makes the read undefined)
+        dks = [r.offset[2] for r in statement_reads(body) if r.k_expr is None]
+        start, end = ivl.start, ivl.end
+        if start.column is not None:
+            start = cn.LevelBound(False, max([0, *(-d for d in dks)]), None, start.column)
+        if end.column is not None:
+            end = cn.LevelBound(True, min([0, *(-d for d in dks)]), None, end.column)
+        return cn.Block(cn.Interval(start, end), (cn.If(mask, body, (), loc),), loc)
 
     def _check_order(self, blocks: list[cn.Block], order: str) -> None:
         def key(b: cn.LevelBound) -> tuple[int, int]:
@@ -125,7 +145,7 @@ class _BodyParser:
 
         for a, b in itertools.pairwise(blocks):
             ends = (a.interval.start, a.interval.end, b.interval.start, b.interval.end)
-            if any(x.runtime is not None for x in ends):
+            if any(x.runtime is not None or x.column is not None for x in ends):
                 continue  # known at the call only
             lo_first = key(a.interval.end) <= key(b.interval.start)
             hi_first = key(b.interval.end) <= key(a.interval.start)
@@ -189,8 +209,19 @@ class _BodyParser:
                 bounds.append(self._level(v.value, call, start=a is args[0]))
                 continue
             reads = [x for x in parsed_reads(v) if not isinstance(x, cn.ScalarRead)]
-            if reads:
-                raise self.src.unsupported(a, "an interval bound that reads fields")
+            for r in reads:
+                if not isinstance(r, cn.FieldRead) or r.name not in self.scope.ctx.fields:
+                    raise self.src.syntax(a, "an interval bound reads scalars and 2-D fields only")
+                if "K" in self.scope.ctx.fields[r.name] or r.offset != (0, 0, 0) or r.k_expr:
+                    raise self.src.syntax(
+                        a, f"an interval bound read from '{r.name}' must read a field without a K"
+                        " axis, at the point",
+                        hint="bound the interval by a Field[IJ, int] (one bound per column)",
+                    )  # fmt: skip
+            if reads:  # one bound per column: the whole side, masked per column
+                whole = cn.LevelBound(False, 0) if a is args[0] else cn.LevelBound(True, 0)
+                bounds.append(cn.LevelBound(whole.from_top, whole.offset, None, v))
+                continue
             bounds.append(cn.LevelBound(False, 0, v))
         return cn.Interval(bounds[0], bounds[1])
 
@@ -253,9 +284,12 @@ class _BodyParser:
                 self.flat_temps.add(self._target_name(s.target))
             return out
         if isinstance(s, ast.AugAssign):
-            value = ast.BinOp(ast.Name(self._target_name(s.target), ast.Load()), s.op, s.value)
-            if isinstance(s.target, ast.Subscript):
-                value.left = s.target  # type: ignore[assignment]
+            left = (
+                s.target
+                if isinstance(s.target, ast.Subscript)
+                else ast.Name(self._target_name(s.target), ast.Load())
+            )
+            value = ast.BinOp(left, s.op, s.value)
             ast.copy_location(value, s)
             ast.fix_missing_locations(value)
             return self.assign(s.target, value, s)
@@ -264,6 +298,8 @@ class _BodyParser:
             if isinstance(cond, Const):
                 return list(self.stmts(s.body if cond.value else s.orelse))
             return [cn.If(cond, self.stmts(s.body), self.stmts(s.orelse), src.loc(s))]
+        if isinstance(s, ast.While):
+            return self.while_loop(s)
         if isinstance(s, ast.With):
             if call_of(scope, s.items[0].context_expr, computation) is not None:
                 raise src.syntax(s, "computations cannot be nested")
@@ -289,6 +325,20 @@ class _BodyParser:
             raise src.syntax(s, "a stencil returns nothing; it writes its field arguments")
         raise src.syntax(s, f"{type(s).__name__} statements are not GTScript")
 
+    def while_loop(self, s: ast.While) -> list[cn.Stmt]:
+        src = self.src
+        if s.orelse:
+            raise src.syntax(s, "while ... else is not GTScript", hint="drop the else block")
+        cond = self.scope.expr(s.test)
+        if isinstance(cond, Const):
+            if not cond.value:
+                return []
+            raise src.definition(
+                s,
+                f"while {ast.unparse(s.test)}: the condition is always true (the loop never ends)",
+            )
+        return [cn.While(cond, self.stmts(s.body), src.loc(s))]
+
     def _target_name(self, t: ast.expr) -> str:
         if isinstance(t, ast.Name):
             return t.id
@@ -303,8 +353,8 @@ class _BodyParser:
             results = self._tuple_value(value)
             if len(results) != len(target.elts):
                 raise self.src.syntax(s, f"{len(target.elts)} targets for {len(results)} values")
-            return [self._write(t, r, s, dt) for t, r in zip(target.elts, results)]
-        return [self._write(target, self.scope.value(value), s, dt)]
+            return [w for t, r in zip(target.elts, results) for w in self._write(t, r, s, dt)]
+        return self._write(target, self.scope.value(value), s, dt)
 
     def _tuple_value(self, node: ast.expr) -> list[cn.Expr]:
         from .inline import inline_call
@@ -319,11 +369,54 @@ class _BodyParser:
                     return [self.scope.as_expr(x, node) for x in r]
         raise self.src.syntax(node, "a tuple assignment needs a tuple or a function returning one")
 
-    def _write(self, t: ast.expr, value: cn.Expr, s: ast.stmt, dt: str | None) -> cn.Stmt:
+    def _write_element(self, t: ast.Subscript, value: cn.Expr, s: ast.stmt) -> list[cn.Stmt]:
+        """``q[0, 0, 0][n] = value``: a write of one element field (a view of the array); with
+        a run-time index, a masked write of each element it may name."""
+        src, scope = self.src, self.scope
+        assert isinstance(t.value, ast.Subscript) and isinstance(t.value.value, ast.Name)
+        name = t.value.value.id
+        axes = scope.ctx.fields[name]
+        if "I" not in axes or "J" not in axes:
+            raise src.definition(
+                t, f"'{name}' is a field over {''.join(axes)}: all parallel axes (I, J) must be"
+                " present in an assigned field",
+            )  # fmt: skip
+        off = scope.offset(t.value, cn.FieldRead(name, (0, 0, 0)))
+        if off != (0, 0, 0):
+            raise src.definition(
+                t, f"'{name}' is assigned at an offset {off}",
+                hint=f"write at the centre: {name}[0, 0, 0][n] = ...",
+            )  # fmt: skip
+        items = t.slice.elts if isinstance(t.slice, ast.Tuple) else [t.slice]
+        choices = scope.element_choices(name, scope.data_index(name, items, t), t)
+        loc = src.loc(s)
+        # a run-time index out of range writes no element
+        return [
+            cn.If(cond, (cn.Assign(comp, value, loc),), (), loc)
+            if cond is not None
+            else cn.Assign(comp, value, loc)
+            for cond, comp in choices
+        ]
+
+    def _write(self, t: ast.expr, value: cn.Expr, s: ast.stmt, dt: str | None) -> list[cn.Stmt]:
         src, ctx = self.src, self.scope.ctx
+        base = t.value if isinstance(t, ast.Subscript) else t
+        base = base.value if isinstance(base, ast.Attribute) else base
+        if isinstance(base, ast.Name) and ctx.is_table(base.id):
+            raise src.syntax(t, f"'{base.id}' is a GlobalTable, which is read-only")
+        if (
+            isinstance(t, ast.Subscript)
+            and isinstance(t.value, ast.Subscript)
+            and isinstance(t.value.value, ast.Name)
+            and t.value.value.id in ctx.data_dims
+        ):
+            return self._write_element(t, value, s)
         name = self._target_name(t)
         if name in ctx.data_dims:
-            raise src.unsupported(t, f"writing '{name}', a field with data dimensions")
+            raise src.syntax(
+                t, f"'{name}' has data dimensions: assign one element of it",
+                hint=f"write {name}[0, 0, 0][n] = ...",
+            )  # fmt: skip
         k = 0
         if isinstance(t, ast.Subscript):
             if name not in ctx.fields:
@@ -359,4 +452,4 @@ class _BodyParser:
             self.temps.append((name, dt, src.loc(t)))
         elif dt is not None:
             raise src.syntax(t, f"temporary '{name}' is annotated again")
-        return cn.Assign(name, value, src.loc(s), dt, k)
+        return [cn.Assign(name, value, src.loc(s), dt, k)]

@@ -4,6 +4,7 @@ literals, module constants) and inlining ``gtscript.function`` calls."""
 from __future__ import annotations
 
 import ast
+import itertools
 import operator
 from dataclasses import dataclass
 from typing import Any
@@ -145,6 +146,13 @@ class Scope:
         if not isinstance(base, Const):
             if node.attr == "at" and isinstance(base, cn.FieldRead) and base.k_expr is None:
                 return Const(_At(base))
+            if (
+                node.attr == "A"
+                and isinstance(base, cn.FieldRead)
+                and self.ctx.is_table(base.name)
+                and base.offset == (0, 0, 0)
+            ):
+                return Const(_TableA(base.name))
             raise self.src.syntax(node, f"fields have no attribute '{node.attr}'")
         b = base.value
         if isinstance(b, dict):
@@ -228,6 +236,13 @@ class Scope:
 
     def _Subscript(self, node: ast.Subscript) -> Value:
         base = self.expr(node.value)
+        if isinstance(base, Const) and isinstance(base.value, _TableA):
+            return self.table_read(base.value.name, node)
+        if isinstance(base, cn.FieldRead) and self.ctx.is_table(base.name):
+            raise self.src.syntax(
+                node, f"'{base.name}' is a GlobalTable: it has no offsets",
+                hint=f"read its elements at absolute indices: {base.name}.A[i, ...]",
+            )  # fmt: skip
         if isinstance(base, Const):
             key = self.const(node.slice, "an index of a compile-time value")
             try:
@@ -263,29 +278,72 @@ class Scope:
             out = cn.FieldRead(out.name, out.offset, self.src.loc(node), k_expr)
         return out
 
-    def data_element(self, node: ast.Subscript, base: cn.FieldRead) -> cn.FieldRead:
-        """``f[0, 0, 0][n]``: element ``n`` (compile-time constants) of a data-dimension field,
-        read as a field of its own (the engine binds a view of the array)."""
-        shape = self.ctx.data_dims[base.name]
+    def data_element(self, node: ast.Subscript, base: cn.FieldRead) -> cn.Expr:
+        """``f[0, 0, 0][n]``: element ``n`` of a data-dimension field. Each element read is a
+        field of its own (the engine binds a view of the array); a run-time index selects
+        among the elements."""
         items = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
-        index = []
-        for item in items:
-            v = self.expr(item)
-            if (
-                not isinstance(v, Const)
-                or isinstance(v.value, bool)
-                or not isinstance(v.value, int | np.integer)
-            ):
-                raise self.src.unsupported(item, "a data index that is not a compile-time integer")
-            index.append(int(v.value))
-        if len(index) != len(shape) or any(not 0 <= i < n for i, n in zip(index, shape)):
+        return self.element_read(base, items, node)
+
+    def data_index(self, name: str, items: list[ast.expr], node: ast.AST) -> list[Value]:
+        """The data index ``items`` of field ``name``: checked constants, or run-time values."""
+        shape = self.ctx.data_dims[name]
+        if len(items) != len(shape):
             raise self.src.syntax(
-                node, f"data index {tuple(index)} of '{base.name}', whose data dimensions are"
-                f" {shape}",
-                hint=f"give {len(shape)} index(es), each in [0, n)",
+                node, f"'{name}' has data dimensions {shape}: give {len(shape)} data index(es),"
+                f" got {len(items)}",
             )  # fmt: skip
-        comp = self.ctx.component(base.name, tuple(index))
-        return cn.FieldRead(comp, base.offset, self.src.loc(node), base.k_expr)
+        out: list[Value] = []
+        for item, n in zip(items, shape):
+            v = self.expr(item)
+            if not isinstance(v, Const):
+                v = cn.IntegerValue(v, f"the data index of '{name}'", self.src.loc(item))
+            if isinstance(v, Const):
+                if isinstance(v.value, bool) or not isinstance(v.value, int | np.integer):
+                    raise self.src.syntax(item, f"data index {v.value!r} is not an integer")
+                if not 0 <= int(v.value) < n:
+                    raise self.src.syntax(
+                        item, f"data index {int(v.value)} of '{name}' is outside [0, {n})",
+                        hint=f"'{name}' has data dimensions {shape}",
+                    )  # fmt: skip
+                v = Const(int(v.value))
+            out.append(v)
+        return out
+
+    def element_choices(
+        self, name: str, index: list[Value], node: ast.AST
+    ) -> list[tuple[cn.Expr | None, str]]:
+        """(condition, element field) for each element ``index`` can name: one element with no
+        condition for a constant index; for a run-time index every element, each with the
+        condition that the index names it (the last one also taking indices out of range)."""
+        shape = self.ctx.data_dims[name]
+        axes = [[v.value] if isinstance(v, Const) else list(range(n)) for v, n in zip(index, shape)]
+        out: list[tuple[cn.Expr | None, str]] = []
+        for combo in itertools.product(*axes):
+            cond: cn.Expr | None = None
+            for v, c in zip(index, combo):
+                if isinstance(v, Const):
+                    continue
+                eq = cn.BinOp("==", v, self.ctx.literal(c))
+                cond = eq if cond is None else cn.BinOp("and", cond, eq)
+            out.append((cond, self.ctx.component(name, tuple(combo))))
+        return out
+
+    def element_read(self, base: cn.FieldRead, items: list[ast.expr], node: ast.AST) -> cn.Expr:
+        choices = self.element_choices(base.name, self.data_index(base.name, items, node), node)
+        loc = self.src.loc(node)
+        reads = [(c, cn.FieldRead(comp, base.offset, loc, base.k_expr)) for c, comp in choices]
+        out: cn.Expr = reads[-1][1]
+        for cond, read in reversed(reads[:-1]):
+            assert cond is not None
+            out = cn.Ternary(cond, read, out)
+        return out
+
+    def table_read(self, name: str, node: ast.Subscript) -> cn.Expr:
+        """``t.A[i, j]``: constant indices are checked against the table's shape here."""
+        items = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
+        index = self.data_index(name, items, node)
+        return cn.TableRead(name, tuple(self.as_expr(v, node) for v in index), self.src.loc(node))
 
     def _axes(self, base: cn.Expr) -> tuple[str, ...]:
         if isinstance(base, cn.FieldRead) and base.name in self.ctx.fields:
@@ -353,12 +411,12 @@ class Scope:
 
     def absolute_k(self, read: cn.FieldRead, node: ast.Call) -> Value:
         """``f.at(K=expr)``: ``f`` at level ``expr`` (from the compute domain's bottom), at the
-        point's I and J."""
+        point's I and J; ``f.at(K=expr, ddim=[n])`` the element ``n`` of a data-dimension field."""
         kw = {k.arg: k.value for k in node.keywords}
-        if node.args or set(kw) != {"K"}:
-            if "ddim" in kw:
-                raise self.src.unsupported(node, "f.at(..., ddim=[...]) (data dimensions)")
-            raise self.src.syntax(node, "f.at() takes the level as K=...")
+        if node.args or "K" not in kw or not set(kw) <= {"K", "ddim"}:
+            raise self.src.syntax(
+                node, "f.at() takes the level as K=... (and data indices as ddim=[...])"
+            )
         k = self.expr(kw["K"])
         if isinstance(k, Const) and isinstance(k.value, Axis):
             raise self.src.syntax(node, "f.at(K=K) is the centre: write f")
@@ -366,7 +424,21 @@ class Scope:
         if "K" not in self.ctx.fields.get(read.name, ("K",)):
             raise self.src.syntax(node, f"'{read.name}' has no K axis to index")
         amount = cn.BinOp("-", level, cn.LevelIndex(self.ctx.int_dtype))
-        return cn.FieldRead(read.name, read.offset, self.src.loc(node), amount)
+        at = cn.FieldRead(read.name, read.offset, self.src.loc(node), amount)
+        has_ddim = read.name in self.ctx.data_dims
+        if "ddim" not in kw:
+            if has_ddim:
+                raise self.src.syntax(
+                    node, f"'{read.name}' has data dimensions: name the element",
+                    hint=f"write {read.name}.at(K=..., ddim=[n])",
+                )  # fmt: skip
+            return at
+        if not has_ddim:
+            raise self.src.syntax(node, f"'{read.name}' has no data dimensions: drop ddim=")
+        d = kw["ddim"]
+        if not isinstance(d, ast.List | ast.Tuple):
+            raise self.src.syntax(d, "ddim takes a list of data indices: ddim=[n]")
+        return self.element_read(at, list(d.elts), node)
 
     def builtin(self, name: str, node: ast.Call) -> Value:
         if node.keywords:
@@ -389,6 +461,13 @@ def _level_value(a: Const, b: Const, op: str) -> bool:
     return not (
         op in ("+", "-") and isinstance(a.value, Axis | AxisOffset) and isinstance(b.value, int)
     )
+
+
+@dataclass(frozen=True)
+class _TableA:
+    """``t.A`` of a ``GlobalTable`` parameter, waiting for its indices."""
+
+    name: str
 
 
 @dataclass(frozen=True)

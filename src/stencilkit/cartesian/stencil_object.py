@@ -15,7 +15,7 @@ from ..core.domain import Domain, UnitRange
 from ..fields import Field
 from ..fields.constructors import as_field
 from ..storage.namespaces import array_namespace
-from .axes import DIMS
+from .axes import DIMS, table_dims
 from .call import default_domain, field_origin, field_origins, validate
 from .definitions import (
     AccessKind,
@@ -87,7 +87,7 @@ class StencilObject:
             # a data-dimension field: what its elements' fields are (read, halo)
             names = (
                 [c for c, base, _ in definition.components if base == p.name]
-                if p.data_dims
+                if p.data_dims and p.axes
                 else [p.name]
             )
             access = AccessKind.NONE
@@ -208,6 +208,9 @@ class StencilObject:
                 )
                 continue
             o = origin[p.name]
+            if p.axes == ():  # a GlobalTable
+                flat.append(self._table(p, v))
+                continue
             if p.data_dims:
                 flat.extend(self._elements(p, v, o))
                 continue
@@ -230,6 +233,18 @@ class StencilObject:
         flat.extend(dom)
         flat.extend(self._temporaries(dom, flat))
         return flat
+
+    def _table(self, p: Any, v: Any) -> Any:
+        """A ``GlobalTable`` array as a field over its own dimensions (no copy)."""
+        key = (id(v), p.name)
+        hit = self._arg_cache.get(key)  # type: ignore[call-overload]
+        if hit is None or hit[0] is not v or hit[2] != v.shape:
+            field = as_field(list(table_dims(p.name, len(p.data_dims))), v, copy=False)
+            if len(self._arg_cache) > 256:
+                self._arg_cache.clear()
+            hit = (v, (), v.shape, field)
+            self._arg_cache[key] = hit  # type: ignore[index]
+        return hit[3]
 
     def _elements(self, p: Any, v: Any, o: Any) -> list[Any]:
         """The fields of the elements a data-dimension field's readers use: views of the

@@ -41,6 +41,7 @@ class _Lowerer:
     def __init__(self, tables: dict[str, TableInfo], carries: dict[str, str], root: n.Node) -> None:
         self.tables = tables
         self.carries = carries  # carry element name -> flattened scalar name
+        self.loop_vars: set[str] = set()  # the variables of while loops (scalars at a point)
         # The dimension each neighbour table is indexed by (its rows), for skip masks.
         self.table_rows = _neighbor_targets(root)
         # Lowered values per (node, position): a value used at one position is lowered once
@@ -78,11 +79,22 @@ class _Lowerer:
                     f"the index along {e.dim} is used where {e.dim} is not defined"
                 )
             return n.IndexValue(pos[e.dim], ScalarType("int64"))
+        if isinstance(e, n.While):
+            return self.loop(e, pos)
         if isinstance(e, n.ScanCall):
             raise InternalError("a scan call reached lowering; the frontend makes it a statement")
         if isinstance(e, n.MakeTuple):
             raise StencilTypeError("a tuple cannot be used as a single value here")
         return map_children(e, lambda c: self.lower(n.as_expr(c), pos))
+
+    def loop(self, e: n.While, pos: Position) -> n.Expr:
+        """A while loop at the point ``pos``: its variables are scalars there."""
+        inits = tuple(self.lower(x, pos) for x in e.inits)
+        self.loop_vars |= set(e.names)
+        cond = self.lower(e.cond, pos)
+        body = tuple(self.lower(x, pos) for x in e.body)
+        types = TupleType(tuple(n.scalar_of(t) for t in e.type.types))
+        return n.While(e.names, inits, cond, body, types)
 
     def simplify_tuple(self, e: n.TupleGet) -> n.Expr:
         inner = e.expr
@@ -149,6 +161,8 @@ class _Lowerer:
         return tuple(self.lower(x, pos) for x in flatten_value(e))
 
     def ref(self, name: str, t: TypeSpec, pos: Position) -> n.Expr:
+        if name in self.loop_vars:
+            return n.Ref(name, n.scalar_of(t))
         if name in self.carries:
             return n.Ref(self.carries[name], t)
         if isinstance(t, FieldType):
@@ -310,7 +324,8 @@ def _special_shift(lw: _Lowerer, pos: Position, by: n.DynamicShift | n.Staggered
     new = dict(pos)
     if isinstance(by, n.DynamicShift):
         cur = pos.get(by.dim)
-        if not isinstance(cur, n.Pos | n.DynIndex):
+        # from a constant index: an absolute position (a table read, GTScript's t.A[i])
+        if not isinstance(cur, n.Pos | n.DynIndex | n.ConstIndex):
             raise StencilTypeError(
                 f"cannot shift along {by.dim} by as_offset here: the index is not Cartesian"
             )

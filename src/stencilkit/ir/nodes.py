@@ -163,6 +163,20 @@ class ScanCall(Node):
 
 
 @dataclass(frozen=True, slots=True, repr=False)
+class While(Node):
+    """A loop at each point (GTScript's ``while``): the loop variables ``names`` (read as
+    ``Ref(name)`` in ``cond`` and ``body``) start at ``inits``; while ``cond`` holds, each takes
+    its ``body`` value, all computed from the values before the step. The value is the tuple of
+    the variables' final values (``TupleGet`` picks one)."""
+
+    names: tuple[str, ...]
+    inits: tuple[Expr, ...]
+    cond: Expr
+    body: tuple[Expr, ...]
+    type: TupleType
+
+
+@dataclass(frozen=True, slots=True, repr=False)
 class MakeTuple(Node):
     elems: tuple[Expr, ...]
     type: TupleType
@@ -272,6 +286,7 @@ Expr = (
     | TupleGet
     | DimIndex
     | ScanCall
+    | While
     | Access
     | Valid
     | LocalReduce

@@ -66,6 +66,9 @@ MATH_BUILTINS: Final[dict[str, BuiltinSpec]] = {
             "arcsinh",
             "arccosh",
             "arctanh",
+            "log10",
+            "erf",
+            "erfc",
         )
     },
     "abs": BuiltinSpec(1, "same"),
@@ -126,8 +129,31 @@ def _safe_gamma(math: Any, v: float) -> float:
         return float("inf")
 
 
+def _libm(xp: Any, name: str) -> Any:
+    """``erf``/``erfc`` element-wise: NumPy has neither and SciPy is not a dependency, so the
+    C library's (``math.erf``, the function the cpu backend's ``std::erf`` calls: the same
+    values, bit for bit) per element, about 0.1 us each, as fast as a vectorised port of
+    fdlibm's polynomials measured here; CuPy's own kernels on the GPU."""
+    if xp.__name__ == "cupy":
+        import cupyx.scipy.special
+
+        return getattr(cupyx.scipy.special, name)
+    import math
+
+    ufunc = xp.frompyfunc(getattr(math, name), 1, 1)
+
+    def elementwise(x: Any) -> Any:
+        x = xp.asarray(x)
+        dtype = x.dtype if x.dtype.kind == "f" else xp.dtype("float64")
+        return xp.asarray(ufunc(x.astype(xp.float64, copy=False)), dtype=dtype)[()]
+
+    return elementwise
+
+
 def array_function(xp: Any, name: str) -> Any:
     """The array function (NumPy or CuPy) computing builtin ``name`` element-wise."""
     if name == "gamma":
         return _gamma(xp)
+    if name in ("erf", "erfc"):
+        return _libm(xp, name)
     return getattr(xp, {"abs": "absolute", "neg": "negative"}.get(name, name))

@@ -57,6 +57,13 @@ _RULES: dict[type, Callable[[Any], str]] = {
         f"scan[{x.axis}, {'forward' if x.forward else 'backward'}]"
         f"({x.carry_name} = {to_text(x.init)}; {to_text(x.step)})"
     ),
+    n.While: lambda x: (
+        "while["
+        + ", ".join(f"{a} = {to_text(i)}" for a, i in zip(x.names, x.inits))
+        + f"]({to_text(x.cond)}: "
+        + ", ".join(f"{a} <- {to_text(b)}" for a, b in zip(x.names, x.body))
+        + ")"
+    ),
     n.MakeTuple: lambda x: "(" + ", ".join(map(to_text, x.elems)) + ",)",
     n.TupleGet: lambda x: f"{to_text(x.expr)}[{x.index}]",
     n.Pos: _pos,

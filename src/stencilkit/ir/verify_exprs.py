@@ -352,6 +352,35 @@ def _scan_call(v: Verifier, e: n.ScanCall, s: Scope) -> Scope:
     return DONE  # the step sees the carry, the init does not
 
 
+def _while(v: Verifier, e: n.While, s: Scope) -> Scope:
+    k = len(e.names)
+    if not (len(e.inits) == len(e.body) == len(e.type.types) == k) or len(set(e.names)) != k:
+        v.fail(
+            f"a while loop of {k} variables with {len(e.inits)} initial and {len(e.body)} new values",
+            e,
+        )
+    for name in e.names:
+        if name in s.names:
+            v.fail(f"the loop variable '{name}' shadows a name in scope", e)
+    for x in e.inits:
+        v.expr(x, s)
+    types = {name: strip_dims(t) for name, t in zip(e.names, e.type.types)}  # at a point
+    inner = Scope({**s.names, **types}, s.locals, s.dims, pointwise=True)
+    for name, x, init in zip(e.names, e.body, e.inits):
+        if strip_dims(x.type) != strip_dims(types[name]) or strip_dims(init.type) != strip_dims(
+            types[name]
+        ):
+            v.fail(
+                f"loop variable '{name}' of {types[name]} starts as {init.type}, steps to {x.type}",
+                e,
+            )
+        v.expr(x, inner)
+    v.expr(e.cond, inner)
+    if _dtype(e.cond.type) != "bool":
+        v.fail(f"a while condition must be bool, not {e.cond.type}", e)
+    return DONE
+
+
 def _make_tuple(v: Verifier, e: n.MakeTuple, s: Scope) -> None:
     if (
         not isinstance(e.type, TupleType)
@@ -452,6 +481,7 @@ EXPR_RULES: dict[type, Rule] = {
     n.LocalSelect: _local_select,
     n.DimIndex: _dim_index,
     n.ScanCall: _scan_call,
+    n.While: _while,
     n.MakeTuple: _make_tuple,
     n.TupleGet: _tuple_get,
     n.Access: _access,

@@ -154,6 +154,9 @@ _UNARY: dict[str, str] = {
     "trunc": "value rounded towards zero",
     "cbrt": "cube root",
     "gamma": "gamma function",
+    "log10": "base-10 logarithm",
+    "erf": "error function",
+    "erfc": "complementary error function (1 - erf, accurate where erf is near 1)",
     "abs": "absolute value",
     "neg": "negation",
     "isfinite": "test for finite values",
@@ -171,6 +174,7 @@ _EXAMPLE_ARG = {
     "log": "1.0 + a * a",
     "sqrt": "a * a",
     "gamma": "1.0 + a * a",
+    "log10": "1.0 + a * a",
 }
 
 

@@ -125,6 +125,9 @@ class KernelEvaluator:
         # too, so within the field, where clamping changes nothing.
         self.memo: dict[tuple[int, tuple[Any, ...]], Any] = {}
         self.reductions: tuple[Any, ...] = ()
+        # inside a while loop: the points still looping (elsewhere the values are discarded, so
+        # a data-dependent read there is kept inside its field instead of being an error)
+        self.active: Any = None
 
     # --------------------------------------------------------------- index arrays
     def _axis_shape(self, d: Any, size: int) -> tuple[int, ...]:
@@ -228,6 +231,9 @@ class KernelEvaluator:
         values = self.index_array(idx)
         if _has_dynamic(idx):
             bad = (values < r.start) | (values >= r.stop)
+            if self.active is not None:
+                bad = bad & self._with_axes(self.active)
+                values = self.xp.clip(values, r.start, max(r.stop - 1, r.start))
             if bool(bad.any()):
                 d = f.domain.dims[axis]
                 lo, hi = int(values.min()), int(values.max())
@@ -301,6 +307,51 @@ class KernelEvaluator:
         if e.fn in _CALLS:
             return getattr(xp, _CALLS[e.fn])(*args)
         return array_function(xp, e.fn)(*args)
+
+    def _with_axes(self, a: Any) -> Any:
+        """``a`` (over the axes of an enclosing loop) with size-1 axes for reductions opened since."""
+        a = self.xp.asarray(a)
+        return a.reshape(a.shape + (1,) * (len(self.axes) - a.ndim))
+
+    def _While(self, e: ir.While) -> Any:
+        """All points loop together: each step computes the body everywhere and keeps the new
+        values where the condition still holds, until it holds nowhere."""
+        xp = self.xp
+        shape = tuple(
+            len(self.ranges[a]) if a in self.ranges else self.local_sizes[a] for a in self.axes
+        )
+        dtypes = [np.dtype(t.dtype) for t in e.type.types]  # type: ignore[union-attr]
+        values = [
+            xp.array(xp.broadcast_to(xp.asarray(self.eval(x), dtype=dt), shape))
+            for x, dt in zip(e.inits, dtypes)
+        ]
+        outer = (self.memo, self.active, {n: self.scalars.get(n) for n in e.names})
+        active = xp.ones(shape, dtype=bool) if self.active is None else self._with_axes(self.active)
+        try:
+            while True:
+                # values of one step only: the loop's variables change from one step to the
+                # next (and a long loop keeps no arrays of earlier steps)
+                self.memo = {}
+                self.scalars.update(zip(e.names, values))
+                self.active = active
+                with np.errstate(all="ignore"):
+                    active = active & xp.asarray(self.eval(e.cond))
+                if not bool(active.any()):
+                    return tuple(values)
+                self.active = active
+                with np.errstate(all="ignore"):
+                    new = [self.eval(x) for x in e.body]
+                values = [
+                    xp.where(active, xp.asarray(x, dtype=dt), v)
+                    for x, v, dt in zip(new, values, dtypes)
+                ]
+        finally:
+            self.memo, self.active = outer[0], outer[1]
+            for name, old in outer[2].items():
+                if old is None:
+                    self.scalars.pop(name, None)
+                else:
+                    self.scalars[name] = old
 
     def _Valid(self, e: ir.Valid) -> Any:
         table = self.tables[e.table]
