@@ -12,6 +12,7 @@ import importlib.util
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -24,7 +25,9 @@ F3 = Field[Dims[I, J, K], float64]
 
 
 @gtx.scan_operator(axis=K, forward=True, init=(0.0, 0.0))
-def forward(state: tuple[float, float], a: float, b: float, c: float, d: float) -> tuple[float, float]:
+def forward(
+    state: tuple[float, float], a: float, b: float, c: float, d: float
+) -> tuple[float, float]:
     cp_prev, dp_prev = state
     denom = b - a * cp_prev
     return c / denom, (d - a * dp_prev) / denom
@@ -61,13 +64,13 @@ def main(frontend: str, layout: str) -> None:
         if st is not None:
             args = [np.array(v, order=layout) for v in ins] + [np.zeros(shape, order=layout)]
 
-            def call() -> None:
+            def call(args: list[Any] = args) -> None:
                 st(*args)
         else:
             args = [gtx.as_field([I, J, K], v, layout=layout) for v in ins]
             args += [gtx.as_field([I, J, K], np.zeros(shape), layout=layout) for _ in range(3)]
 
-            def call() -> None:
+            def call(args: list[Any] = args) -> None:
                 solve(*args, offset_provider={})
 
         call()

@@ -18,7 +18,9 @@ F3 = Field[Dims[I, J, K], float64]
 
 
 @gtx.scan_operator(axis=K, forward=True, init=(0.0, 0.0))
-def forward(state: tuple[float, float], a: float, b: float, c: float, d: float) -> tuple[float, float]:
+def forward(
+    state: tuple[float, float], a: float, b: float, c: float, d: float
+) -> tuple[float, float]:
     cp_prev, dp_prev = state
     denom = b - a * cp_prev
     return c / denom, (d - a * dp_prev) / denom
@@ -47,17 +49,19 @@ def _reference(a, b, c, d, cp, dp, x):  # type: ignore[no-untyped-def]
     s = np.s_[i0:i1, j0:j1]
     cpv, dpv = np.zeros((i1 - i0, j1 - j0)), np.zeros((i1 - i0, j1 - j0))
     for k in range(k0, k1):
-        denom = b[s + (k,)] - a[s + (k,)] * cpv
-        cpv, dpv = c[s + (k,)] / denom, (d[s + (k,)] - a[s + (k,)] * dpv) / denom
-        cp[s + (k,)], dp[s + (k,)] = cpv, dpv
+        denom = b[(*s, k)] - a[(*s, k)] * cpv
+        cpv, dpv = c[(*s, k)] / denom, (d[(*s, k)] - a[(*s, k)] * dpv) / denom
+        cp[(*s, k)], dp[(*s, k)] = cpv, dpv
     xv = np.full((i1 - i0, j1 - j0), 0.5)
     for k in reversed(range(k0, k1)):
-        xv = dp[s + (k,)] - cp[s + (k,)] * xv
-        x[s + (k,)] = xv
+        xv = dp[(*s, k)] - cp[(*s, k)] * xv
+        x[(*s, k)] = xv
     return cp, dp, x
 
 
-def _run(layout: str, ins: list[np.ndarray], outs: list[np.ndarray]) -> tuple[list[np.ndarray], str]:
+def _run(
+    layout: str, ins: list[np.ndarray], outs: list[np.ndarray]
+) -> tuple[list[np.ndarray], str]:
     fi = [gtx.as_field([I, J, K], v, layout=layout) for v in ins]
     fo = [gtx.as_field([I, J, K], v, layout=layout) for v in outs]
     stages = solve.inspect(*fi, *fo, offset_provider={})

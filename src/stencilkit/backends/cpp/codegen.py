@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from ...core.dims import Dimension
 from ...ir import nodes as ir
 from ...ir.visit import deep, postorder
 from ...stages.abi import ArgLayout
@@ -26,7 +27,7 @@ CPP_TARGET: CTarget = C_TARGET.in_namespace("std")
 SCAN_BLOCK = 64
 
 
-def blocked_scan(k: ir.Kernel, layout: ArgLayout, parallel: list) -> bool:
+def blocked_scan(k: ir.Kernel, layout: ArgLayout, parallel: list[Dimension]) -> bool:
     """Whether scan kernel ``k`` runs as blocks of columns (``_blocked_scan``): its innermost
     parallel dimension is its first output's unit stride (fixed at compile time), and every read
     of an output of ``k`` is in the column being computed (offset 0 along every other dimension),
@@ -51,7 +52,9 @@ def blocked_scan(k: ir.Kernel, layout: ArgLayout, parallel: list) -> bool:
     return True
 
 
-def _blocked_scan(k: ir.Kernel, ki: int, emit: ExprEmitter, layout: ArgLayout, depth: int, inner: str) -> list[str]:
+def _blocked_scan(
+    k: ir.Kernel, ki: int, emit: ExprEmitter, layout: ArgLayout, depth: int, inner: str
+) -> list[str]:
     """The body of one block of ``SCAN_BLOCK`` columns along the unit-stride dimension ``inner``
     (``i_{inner}`` runs from ``{inner}_b0`` to ``{inner}_b1``): the carries are arrays over the
     block, the scan-axis loop is outside an ``omp simd`` loop over the block's columns. Each
@@ -79,7 +82,9 @@ def _blocked_scan(k: ir.Kernel, ki: int, emit: ExprEmitter, layout: ArgLayout, d
     if scan.forward:
         lines.append(f"{pad}for (sk_idx i_{ax} = {ax}_lo{ki}; i_{ax} < {ax}_hi{ki}; ++i_{ax}) {{")
     else:
-        lines.append(f"{pad}for (sk_idx i_{ax} = {ax}_hi{ki} - 1; i_{ax} >= {ax}_lo{ki}; --i_{ax}) {{")
+        lines.append(
+            f"{pad}for (sk_idx i_{ax} = {ax}_hi{ki} - 1; i_{ax} >= {ax}_lo{ki}; --i_{ax}) {{"
+        )
     lines += [f"{pad}  #pragma omp simd", f"{pad}  {col}"]
     lines += [f"{pad}    const {t} {c}_v = {c}_a{slot};" for c, t in zip(scan.carries, types)]
     lines += emit_stores(k, emit, layout, pad + "    ")
@@ -123,7 +128,9 @@ def _kernel(k: ir.Kernel, ki: int, layout: ArgLayout) -> list[str]:
         if j == n_par - 1 and k.scan is None and not simd_alone and simd:
             lines.append(f"{pad}#pragma omp simd")
         if blocked and j == n_par - 1:
-            lines.append(f"{pad}for (sk_idx b_{d.value} = 0; b_{d.value} < {d.value}_nb{ki}; ++b_{d.value}) {{")
+            lines.append(
+                f"{pad}for (sk_idx b_{d.value} = 0; b_{d.value} < {d.value}_nb{ki}; ++b_{d.value}) {{"
+            )
         else:
             lines.append(
                 f"{pad}for (sk_idx i_{d.value} = {d.value}_lo{ki}; i_{d.value} < {d.value}_hi{ki}; ++i_{d.value}) {{"
