@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from ...core.dims import Dimension
 from ...ir import nodes as ir
 from ...ir.visit import deep, postorder
 from ...stages.abi import ArgLayout
@@ -9,6 +10,7 @@ from ..cfamily import (
     C_TARGET,
     CTarget,
     ExprEmitter,
+    ctype,
     emit_scan_loop,
     emit_stores,
     loop_order,
@@ -20,6 +22,75 @@ from .omp import RUNTIME, parallel_for
 #: The most IR nodes a loop body has for its loop to be marked ``omp simd``.
 SIMD_MAX_NODES = 2000
 CPP_TARGET: CTarget = C_TARGET.in_namespace("std")
+#: Columns of a blocked scan (``_blocked_scan``) done together: the carries of one block are
+#: ``SCAN_BLOCK`` values each, in L1.
+SCAN_BLOCK = 64
+
+
+def blocked_scan(k: ir.Kernel, layout: ArgLayout, parallel: list[Dimension]) -> bool:
+    """Whether scan kernel ``k`` runs as blocks of columns (``_blocked_scan``): its innermost
+    parallel dimension is its first output's unit stride (fixed at compile time), and every read
+    of an output of ``k`` is in the column being computed (offset 0 along every other dimension),
+    so that doing level ``k`` of a block's columns before level ``k + 1`` of any of them gives the
+    per-column order's values."""
+    if k.scan is None or not parallel:
+        return False
+    out = layout.field(k.outs[0])
+    if out.unit_dim is None or out.dims[out.unit_dim] != parallel[-1]:
+        return False
+    if len(postorder(*k.values, *k.scan.inits)) > SIMD_MAX_NODES:
+        return False
+    outs = set(k.outs)
+    for n in postorder(*k.values, *k.scan.inits):
+        if isinstance(n, ir.Access) and n.field in outs:
+            dims = layout.field(n.field).dims
+            for d, i in zip(dims, n.index):
+                if d == k.scan.axis:
+                    continue
+                if not (isinstance(i, ir.Pos) and i.dim == d and i.offset == 0):
+                    return False
+    return True
+
+
+def _blocked_scan(
+    k: ir.Kernel, ki: int, emit: ExprEmitter, layout: ArgLayout, depth: int, inner: str
+) -> list[str]:
+    """The body of one block of ``SCAN_BLOCK`` columns along the unit-stride dimension ``inner``
+    (``i_{inner}`` runs from ``{inner}_b0`` to ``{inner}_b1``): the carries are arrays over the
+    block, the scan-axis loop is outside an ``omp simd`` loop over the block's columns. Each
+    column computes what the per-column loop (``emit_scan_loop``) computes, in the same order."""
+    scan = k.scan
+    assert scan is not None
+    ax = scan.axis.value
+    pad = "  " * depth
+    col = f"for (sk_idx i_{inner} = {inner}_b0; i_{inner} < {inner}_b1; ++i_{inner}) {{"
+    slot = f"[i_{inner} - {inner}_b0]"
+    types = [ctype(layout.field(o).dtype) for o in k.outs]
+    lines = [
+        f"{pad}const sk_idx {inner}_b0 = {inner}_lo{ki} + b_{inner} * {SCAN_BLOCK};",
+        f"{pad}const sk_idx {inner}_b1 = {inner}_b0 + {SCAN_BLOCK} < {inner}_hi{ki} ? {inner}_b0 + {SCAN_BLOCK} : {inner}_hi{ki};",
+    ]
+    lines += [f"{pad}{t} {c}_a[{SCAN_BLOCK}];" for c, t in zip(scan.carries, types)]
+    emit.prepare(k)
+    lines += [f"{pad}#pragma omp simd", f"{pad}{col}"]
+    with emit.scope():
+        for c, init in zip(scan.carries, scan.inits):
+            value = emit.emit(init)
+            lines += emit.statements(pad + "  ")
+            lines.append(f"{pad}  {c}_a{slot} = {value};")
+    lines.append(f"{pad}}}")
+    if scan.forward:
+        lines.append(f"{pad}for (sk_idx i_{ax} = {ax}_lo{ki}; i_{ax} < {ax}_hi{ki}; ++i_{ax}) {{")
+    else:
+        lines.append(
+            f"{pad}for (sk_idx i_{ax} = {ax}_hi{ki} - 1; i_{ax} >= {ax}_lo{ki}; --i_{ax}) {{"
+        )
+    lines += [f"{pad}  #pragma omp simd", f"{pad}  {col}"]
+    lines += [f"{pad}    const {t} {c}_v = {c}_a{slot};" for c, t in zip(scan.carries, types)]
+    lines += emit_stores(k, emit, layout, pad + "    ")
+    lines += [f"{pad}    {c}_a{slot} = r{j};" for j, c in enumerate(scan.carries)]
+    lines += [f"{pad}  }}", f"{pad}}}"]
+    return lines
 
 
 def _kernel(k: ir.Kernel, ki: int, layout: ArgLayout) -> list[str]:
@@ -42,6 +113,13 @@ def _kernel(k: ir.Kernel, ki: int, layout: ArgLayout) -> list[str]:
     simd_alone = (
         n_par == 1 and k.scan is None and simd
     )  # one loop: threads and vector lanes share it
+    blocked = blocked_scan(k, layout, parallel)
+    if blocked:  # the innermost parallel loop runs over blocks of columns
+        inner = parallel[-1].value
+        collapse = min(2, n_par)
+        lines.append(
+            f"  const sk_idx {inner}_nb{ki} = ({inner}_hi{ki} - {inner}_lo{ki} + {SCAN_BLOCK - 1}) / {SCAN_BLOCK};"
+        )
     if n_par >= 1:
         lines.append(parallel_for(k, ki, collapse, simd_alone))
     depth = 1
@@ -49,12 +127,19 @@ def _kernel(k: ir.Kernel, ki: int, layout: ArgLayout) -> list[str]:
         pad = "  " * depth
         if j == n_par - 1 and k.scan is None and not simd_alone and simd:
             lines.append(f"{pad}#pragma omp simd")
-        lines.append(
-            f"{pad}for (sk_idx i_{d.value} = {d.value}_lo{ki}; i_{d.value} < {d.value}_hi{ki}; ++i_{d.value}) {{"
-        )
+        if blocked and j == n_par - 1:
+            lines.append(
+                f"{pad}for (sk_idx b_{d.value} = 0; b_{d.value} < {d.value}_nb{ki}; ++b_{d.value}) {{"
+            )
+        else:
+            lines.append(
+                f"{pad}for (sk_idx i_{d.value} = {d.value}_lo{ki}; i_{d.value} < {d.value}_hi{ki}; ++i_{d.value}) {{"
+            )
         depth += 1
     pad = "  " * depth
-    if k.scan is None:
+    if blocked:
+        lines.extend(_blocked_scan(k, ki, emit, layout, depth, parallel[-1].value))
+    elif k.scan is None:
         body_lines = emit_stores(k, emit, layout, pad)
         lines.extend(body_lines)
     else:
