@@ -49,3 +49,43 @@ def test_function_assigns_its_arguments(backend, arrays) -> None:
     np.testing.assert_allclose(arrays.host(e)[1:5], (2.0 * A - B)[1:5], rtol=1e-15)
     np.testing.assert_array_equal(arrays.host(a), A)  # the API field argument is not written
     np.testing.assert_array_equal(arrays.host(b), B)
+
+
+def test_parallel_intervals_read_levels_other_intervals_write(backend, arrays) -> None:
+    # pyFV3's nh_p_grad.set_k0_and_calc_wk: interval(0, 1) writes pk3 and reads pk3[0, 0, 1]
+    # (the old value: a one-level interval is exempt), interval(1, None) reads pk3 at K
+    # offsets; the intervals run in order, so level 0 is the new value there (gt4py 1.2.1)
+    @gtscript.stencil(backend=backend)
+    def st(f: F64, g: F64, w: F64, top: float):
+        with computation(PARALLEL):
+            with interval(0, 1):
+                f = top
+                w = f[0, 0, 1] - f
+            with interval(1, None):
+                w = f[0, 0, 1] - f[0, 0, -1] + g
+
+    nk = 5
+    f, g, w = (arrays.random(5, 4, nk + 1) for _ in range(3))
+    Fv, G, W = arrays.host(f), arrays.host(g), arrays.host(w)
+    st(f, g, w, 7.0, origin=(1, 1, 0), domain=(3, 2, nk))
+    c = (slice(1, 4), slice(1, 3))
+    ref_f, ref_w = Fv.copy(), W.copy()
+    ref_f[c + (0,)] = 7.0
+    ref_w[c + (0,)] = Fv[c + (1,)] - 7.0
+    ref_w[c + (slice(1, nk),)] = ref_f[c + (slice(2, nk + 1),)] - ref_f[c + (slice(0, nk - 1),)] + G[c + (slice(1, nk),)]
+    np.testing.assert_array_equal(arrays.host(f), ref_f)
+    np.testing.assert_allclose(arrays.host(w), ref_w, rtol=1e-15)
+
+
+def test_parallel_interval_reading_what_it_writes_at_a_k_offset_is_refused() -> None:
+    import pytest
+
+    from stencilkit.cartesian.definitions import GTScriptDefinitionError
+
+    def st(f: F64, g: F64):
+        with computation(PARALLEL), interval(1, None):
+            g = f[0, 0, -1]
+            f = g + 1.0
+
+    with pytest.raises(GTScriptDefinitionError, match="in one interval of a PARALLEL"):
+        gtscript.stencil(backend="numpy", definition=st)
