@@ -6,9 +6,20 @@ from __future__ import annotations
 import numpy as np
 
 from stencilkit.cartesian import gtscript
-from stencilkit.cartesian.gtscript import PARALLEL, Field, I, computation, horizontal, interval, region
+from stencilkit.cartesian.gtscript import (
+    FORWARD,
+    PARALLEL,
+    Field,
+    I,
+    computation,
+    horizontal,
+    interval,
+    region,
+)
 
 F64 = Field[np.float64]
+F2 = Field[gtscript.IJ, np.float64]
+I2 = Field[gtscript.IJ, np.int64]
 
 
 @gtscript.function
@@ -89,3 +100,42 @@ def test_parallel_interval_reading_what_it_writes_at_a_k_offset_is_refused() -> 
 
     with pytest.raises(GTScriptDefinitionError, match="in one interval of a PARALLEL"):
         gtscript.stencil(backend="numpy", definition=st)
+
+
+def test_forward_computation_writes_2d_and_3d_fields(backend, arrays) -> None:
+    # pyFV3's moist_cv.te_zsum and fillz.fix_tracer: one FORWARD computation writes 2-D fields
+    # with 2-D values (te = te0 - te at the first level, count = 0) beside values of 3-D
+    # fields (zsum = zsum + pkz * delp); it was refused ("fields over different axes")
+    @gtscript.stencil(backend=backend)
+    def st(te: F2, te0: F2, delp: F64, pkz: F64, zsum: F2, count: I2, q: F64):
+        with computation(FORWARD):
+            with interval(0, 1):
+                te = te0 - te
+                zsum = pkz * delp
+                count = 0
+            with interval(1, None):
+                zsum = zsum + pkz * delp
+                if q < 0.0:
+                    count += 1
+                q = q + zsum
+
+    ni, nj, nk = 6, 5, 4
+    te, te0, zsum = (arrays.random(ni, nj) for _ in range(3))
+    delp, pkz, q = (arrays.random(ni, nj, nk) for _ in range(3))
+    count = arrays.put(np.full((ni, nj), 7, dtype=np.int64))
+    TE, TE0, ZS, DP, PK, Q = (arrays.host(x) for x in (te, te0, zsum, delp, pkz, q))
+    st(te, te0, delp, pkz, zsum, count, q, origin=(1, 1, 0), domain=(4, 3, nk))
+    c = (slice(1, 5), slice(1, 4))
+    ref_te, ref_zs, ref_n, ref_q = TE.copy(), ZS.copy(), np.full((ni, nj), 7), Q.copy()
+    ref_te[c] = TE0[c] - TE[c]
+    acc = (PK * DP)[c + (0,)]
+    n = np.zeros_like(acc, dtype=np.int64)
+    for k in range(1, nk):
+        acc = acc + (PK * DP)[c + (k,)]
+        n += Q[c + (k,)] < 0.0
+        ref_q[c + (k,)] = Q[c + (k,)] + acc
+    ref_zs[c], ref_n[c] = acc, n
+    np.testing.assert_array_equal(arrays.host(te), ref_te)
+    np.testing.assert_allclose(arrays.host(zsum), ref_zs, rtol=1e-14)
+    np.testing.assert_array_equal(arrays.host(count), ref_n)
+    np.testing.assert_allclose(arrays.host(q), ref_q, rtol=1e-14)

@@ -122,9 +122,12 @@ def _lower_blocks(d: cn.Definition, st: _Pass) -> list[Block]:
             outputs = {
                 n: v for n, v in env.items() if n in st.fields.params or n in st.materialised
             }
+            order = _block_order(comp.order, block.interval, outputs)
+            if order != "PARALLEL":
+                _promote_mixed_scan_outputs(outputs, st)
             out.append(
                 Block(
-                    _block_order(comp.order, block.interval, outputs),
+                    order,
                     block.interval,
                     outputs,
                     block.loc,
@@ -152,6 +155,18 @@ def _block_order(order: str, interval: cn.Interval, outputs: dict[str, ir.Expr])
         if any(dk and name in outputs for name, (_, _, dk) in memory_reads(v)):
             return "FORWARD"
     return order
+
+
+def _promote_mixed_scan_outputs(outputs: dict[str, ir.Expr], st: _Pass) -> None:
+    """One scan writes all its outputs over one domain: a 2-D parameter written beside 3-D
+    fields (pyFV3's fillz ``zfix = 0; sum0 = 0.0`` then ``sum0 += dm``, moist_cv's te_zsum) is
+    written level by level as a 3-D field, a view whose K stride is 0 (the same memory)."""
+    axes = {o: st.fields.axes[o] for o in outputs}
+    if len(set(axes.values())) < 2:
+        return
+    for o, ax in axes.items():
+        if o in st.fields.params and set(ax) == {"I", "J"}:
+            raise _Promote(o)
 
 
 def _reader(
