@@ -81,9 +81,11 @@ def test_parallel_intervals_read_levels_other_intervals_write(backend, arrays) -
     st(f, g, w, 7.0, origin=(1, 1, 0), domain=(3, 2, nk))
     c = (slice(1, 4), slice(1, 3))
     ref_f, ref_w = Fv.copy(), W.copy()
-    ref_f[c + (0,)] = 7.0
-    ref_w[c + (0,)] = Fv[c + (1,)] - 7.0
-    ref_w[c + (slice(1, nk),)] = ref_f[c + (slice(2, nk + 1),)] - ref_f[c + (slice(0, nk - 1),)] + G[c + (slice(1, nk),)]
+    ref_f[(*c, 0)] = 7.0
+    ref_w[(*c, 0)] = Fv[(*c, 1)] - 7.0
+    ref_w[(*c, slice(1, nk))] = (
+        ref_f[(*c, slice(2, nk + 1))] - ref_f[(*c, slice(0, nk - 1))] + G[(*c, slice(1, nk))]
+    )
     np.testing.assert_array_equal(arrays.host(f), ref_f)
     np.testing.assert_allclose(arrays.host(w), ref_w, rtol=1e-15)
 
@@ -128,12 +130,12 @@ def test_forward_computation_writes_2d_and_3d_fields(backend, arrays) -> None:
     c = (slice(1, 5), slice(1, 4))
     ref_te, ref_zs, ref_n, ref_q = TE.copy(), ZS.copy(), np.full((ni, nj), 7), Q.copy()
     ref_te[c] = TE0[c] - TE[c]
-    acc = (PK * DP)[c + (0,)]
+    acc = (PK * DP)[(*c, 0)]
     n = np.zeros_like(acc, dtype=np.int64)
     for k in range(1, nk):
-        acc = acc + (PK * DP)[c + (k,)]
-        n += Q[c + (k,)] < 0.0
-        ref_q[c + (k,)] = Q[c + (k,)] + acc
+        acc = acc + (PK * DP)[(*c, k)]
+        n += Q[(*c, k)] < 0.0
+        ref_q[(*c, k)] = Q[(*c, k)] + acc
     ref_zs[c], ref_n[c] = acc, n
     np.testing.assert_array_equal(arrays.host(te), ref_te)
     np.testing.assert_allclose(arrays.host(zsum), ref_zs, rtol=1e-14)
