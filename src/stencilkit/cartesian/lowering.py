@@ -112,8 +112,8 @@ def _lower_blocks(d: cn.Definition, st: _Pass) -> list[Block]:
             for name, (loc, dk) in k_read.items():
                 if name in block_written:
                     raise GTScriptDefinitionError(
-                        f"'{name}' is written and read at a K offset ({dk}) in one interval of a"
-                        " PARALLEL computation, where the levels have no order",
+                        f"'{name}' is written and read at a K offset ({dk}) in a PARALLEL"
+                        " computation, where the levels have no order",
                         loc or block_written[name],
                         hint="use FORWARD or BACKWARD to read levels written before",
                     )
