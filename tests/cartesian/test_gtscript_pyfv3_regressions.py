@@ -100,7 +100,7 @@ def test_parallel_interval_reading_what_it_writes_at_a_k_offset_is_refused() -> 
             g = f[0, 0, -1]
             f = g + 1.0
 
-    with pytest.raises(GTScriptDefinitionError, match="in one interval of a PARALLEL"):
+    with pytest.raises(GTScriptDefinitionError, match=r"read at a K offset \(-1\) in a PARALLEL"):
         gtscript.stencil(backend="numpy", definition=st)
 
 
@@ -141,3 +141,38 @@ def test_forward_computation_writes_2d_and_3d_fields(backend, arrays) -> None:
     np.testing.assert_allclose(arrays.host(zsum), ref_zs, rtol=1e-14)
     np.testing.assert_array_equal(arrays.host(count), ref_n)
     np.testing.assert_allclose(arrays.host(q), ref_q, rtol=1e-14)
+
+
+_DEEP = 26
+_deep_src = (
+    "def _deep_local(a):\n    t = a + a[1, 0, 0]\n"
+    + "    t = 0.5 * t + 0.5 * t\n" * _DEEP
+    + "    return t[-1, 0, 0]\n"
+)
+
+
+def test_function_locals_read_many_times_build_in_linear_time(backend, arrays, tmp_path) -> None:
+    # a gtscript.function local read twice per statement makes a DAG whose tree is 2^depth:
+    # moving it to an offset and walking its reads must visit each node once (pyFV3's
+    # d_sw.compute_kinetic_energy at hord 8 took 64 s to build, now well under a second)
+    import time
+
+    path = tmp_path / "deep_local.py"
+    path.write_text(_deep_src)
+    ns: dict[str, object] = {}
+    exec(compile(_deep_src, str(path), "exec"), ns)
+    deep = gtscript.function(ns["_deep_local"])
+
+    def st(a: F64, b: F64):
+        with computation(PARALLEL), interval(...):
+            b = deep(a)
+
+    t0 = time.perf_counter()
+    stencil = gtscript.stencil(backend=backend, definition=st, externals={"deep": deep})
+    a, b = arrays.random(7, 4, 3), arrays.random(7, 4, 3)
+    A, before = arrays.host(a), arrays.host(b)
+    stencil(a, b, origin=(1, 0, 0), domain=(5, 4, 3))
+    assert time.perf_counter() - t0 < 30.0  # before the fix: 2^26 node visits, minutes
+    ref = before.copy()
+    ref[1:6] = A[0:5] + A[1:6]  # 0.5 * t + 0.5 * t == t exactly
+    np.testing.assert_array_equal(arrays.host(b), ref)
