@@ -191,6 +191,86 @@ def _fxadv() -> list[Case]:
     ]
 
 
+def _c_sw() -> list[Case]:
+    m, g = "c_sw", (("grid_type", 0),)
+    return [
+        Case(m, "zero_delpc_ptc"),
+        Case(m, "divergence_corner", domain_add=(1, 1, 0), externals=g),
+        Case(m, "geoadjust_ut", origin_add=(-1, -1, 0), domain_add=(3, 2, 0)),
+        Case(m, "geoadjust_vt", origin_add=(-1, -1, 0), domain_add=(2, 3, 0)),
+        Case(m, "compute_nonhydrostatic_fluxes_x", origin_add=(-1, -1, 0), domain_add=(3, 2, 0)),
+        Case(
+            m,
+            "transportdelp_update_vorticity_and_kineticenergy",
+            origin_add=(-1, -1, 0),
+            domain_add=(2, 2, 0),
+            externals=g,
+        ),
+        Case(m, "circulation_cgrid", domain_add=(1, 1, 0)),
+        Case(m, "absolute_vorticity", domain_add=(1, 1, 0), fields=(("vort", "vort"),)),
+        Case(m, "update_x_velocity", domain_add=(1, 0, 0), externals=g),
+        Case(m, "update_y_velocity", domain_add=(0, 1, 0), externals=g),
+    ]
+
+
+def _divergence_damping() -> list[Case]:
+    m, divg = "divergence_damping", (("delpc", "divg"), ("divg_d", "divg"), ("vort", "divg"))
+    out = [
+        Case(m, "compute_u_contra_dyc", origin_add=(-1, 0, 0), domain_add=(2, 1, 0)),
+        Case(m, "compute_v_contra_dxc", origin_add=(0, -1, 0), domain_add=(1, 2, 0)),
+        Case(m, "delpc_computation", domain_add=(1, 1, 0)),
+        Case(m, "damping", domain_add=(1, 1, 0), fields=divg),
+        Case(m, "damping_nord_highorder_stencil", domain_add=(1, 1, 0), fields=divg),
+        Case(m, "smagorinsky_diffusion_approx", domain_add=(1, 1, 0), fields=divg),
+    ]
+    for n in range(1, NORD + 1):
+        nt = NORD - n
+        w = 2 * nt + 1
+        out.append(Case(m, "vc_from_divg", f"n={n}", (-nt - 1, -nt, 0), (w + 1, w, 0), fields=divg))
+        out.append(Case(m, "uc_from_divg", f"n={n}", (-nt, -nt - 1, 0), (w, w + 1, 0), fields=divg))
+        out.append(
+            Case(
+                m,
+                "redo_divg_d",
+                f"n={n}",
+                (-nt, -nt, 0),
+                (w, w, 0),
+                (("do_adjustment", True),),
+                fields=(("uc", "u_dy"), ("vc", "u_dy")),
+            )
+        )
+    return out
+
+
+def _d_sw() -> list[Case]:
+    m, corners = "d_sw", dict(domain_add=(1, 1, 0))
+    halo3 = dict(origin_add=(-H, -H, 0), domain_add=(2 * H, 2 * H, 0))
+    out = [
+        Case(m, "flux_capacitor", **halo3, fields=(("cx", "crx"), ("cy", "cry"))),
+        Case(m, "heat_diss"),
+        Case(m, "apply_fluxes", fields=(("q", "w"), ("gx", "flux"), ("gy", "flux"))),
+        Case(m, "apply_pt_delp_fluxes_stencil_defn", **corners, externals=(("inline_q", 0),)),
+        Case(m, "compute_vorticity", **halo3),
+        Case(m, "adjust_w_and_qcon"),
+        Case(m, "vort_differencing", **corners),
+        Case(m, "rel_vorticity_to_abs", **halo3),
+        Case(m, "u_and_v_from_ke", **corners),
+        Case(
+            m,
+            "heat_source_from_vorticity_damping",
+            **corners,
+            externals=(("do_stochastic_ke_backscatter", False), ("d_con", 1.0)),
+        ),
+        Case(m, "accumulate_heat_source_and_dissipation_estimate"),
+        Case(m, "update_u_and_v", **corners),
+    ]
+    for hord in (6, 8):
+        ext = (("iord", hord), ("jord", hord), ("mord", hord), ("xt_minmax", False))
+        ext += (("yt_minmax", False), ("grid_type", 0))
+        out.append(Case(m, "compute_kinetic_energy", f"hord_mt={hord}", **corners, externals=ext))
+    return out
+
+
 RF_CUTOFF = 750.0
 CASES: list[Case] = [
     *_delnflux(),
@@ -252,6 +332,9 @@ CASES: list[Case] = [
     Case("nh_p_grad", "calc_v", domain_add=(1, 0, 0)),
     *_ppm(),
     *_fxadv(),
+    *_c_sw(),
+    *_divergence_damping(),
+    *_d_sw(),
 ]
 
 
@@ -356,6 +439,11 @@ def initial_state(path: Path) -> dict[str, np.ndarray]:
         "area_flux": dx[:, :, None] * DT * (u + rng.standard_normal(SHAPE3)),
         "flux": 1e3 * rng.standard_normal(SHAPE3),
         "heat": 1e4 * rng.standard_normal(SHAPE3),
+        "vort": 1e-4 * rng.standard_normal(SHAPE3),
+        "divg": 1e-5 * rng.standard_normal(SHAPE3),
+        "u_dy": u * dy[:, :, None],
+        "ke": 0.5 * u**2 + 1.0,
+        "coriolis": 2 * omega * np.sin(lat) + 1e-6,
         "wk": np.diff(pe**kappa, axis=2, append=(pe**kappa)[:, :, -1:] + 1.0),
         "noise": rng.standard_normal(SHAPE3),
         # 2-D metrics and surface fields
@@ -510,6 +598,64 @@ ALIASES = {
     "sum1": "te",
     "delta_mass": "delta_mass",
     "courant": "crx",
+    "dxc": "dx",
+    "dyc": "dy",
+    "rdxc": "rdx",
+    "rdyc": "rdy",
+    "rarea_c": "rarea",
+    "cos_sg1": "cosa",
+    "cos_sg2": "cosa",
+    "cos_sg3": "cosa",
+    "cos_sg4": "cosa",
+    "cosa": "cosa",
+    "sina": "sin_sg",
+    "sina_u": "sin_sg",
+    "sina_v": "sin_sg",
+    "fC": "coriolis",
+    "utc": "area_flux",
+    "vtc": "area_flux",
+    "ua": "u",
+    "va": "v",
+    "wc": "w",
+    "ke": "ke",
+    "vort": "vort",
+    "vort_c": "vort",
+    "vorticity": "vort",
+    "velocity": "u",
+    "velocity_c": "u",
+    "u_contra_dyc": "u_dy",
+    "v_contra_dxc": "u_dy",
+    "u_contra_dxc": "u_dy",
+    "v_contra_dyc": "u_dy",
+    "divg_u": "del6",
+    "divg_v": "del6",
+    "adjustment_factor": "del6",
+    "d2_bg": "damp_c",
+    "vt": "v",
+    "cx": "crx",
+    "cy": "cry",
+    "crx_adv": "crx",
+    "cry_adv": "cry",
+    "diss_est": "heat",
+    "dw": "w",
+    "damp_w": "damp_c",
+    "ke_bg": "damp_c",
+    "damp_vt": "damp_c",
+    "dcon": "damp_c",
+    "kinetic_energy_fraction_to_damp": "damp_c",
+    "gx": "flux",
+    "gy": "flux",
+    "rsina": "rsin",
+    "dt_kinetic_energy_on_cell_corners": "ke",
+    "f0": "coriolis",
+    "relative_vorticity": "vort",
+    "absolute_vorticity": "vort",
+    "vorticity_agrid": "vort",
+    "vort_x_delta": "vort",
+    "vort_y_delta": "vort",
+    "heat_source_total": "heat",
+    "diss_est_total": "heat",
+    "dissipation_estimate": "heat",
 }
 SCALARS: dict[str, Any] = {
     "dt": DT,
@@ -526,6 +672,11 @@ SCALARS: dict[str, Any] = {
     "ptk": float(np.exp(287.05 / 1004.6 * np.log(PTOP))),
     "delt_time_factor": abs(DT * 0.002),
     "last_call": True,
+    "dt2": DT / 2,
+    "da_min_c": 4.0e10,
+    "dddmp": 0.2,
+    "dd8": 1.0e14,
+    "absdt": DT,
 }
 
 
