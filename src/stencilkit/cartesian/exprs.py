@@ -13,24 +13,41 @@ def shifted(e: cn.Expr, off: tuple[int, int, int]) -> cn.Expr:
     """``e`` read at ``off`` from the current point: every field read in it moves by ``off``."""
     if off == (0, 0, 0):
         return e
+    # a gtscript.function's locals make the tree a DAG (a value read several times is one
+    # node): each node is moved once, so shared subexpressions stay shared (without this,
+    # pyFV3's d_sw.compute_kinetic_energy at hord 8 took 64 s to lower, exponential in depth)
+    memo: dict[int, tuple[cn.Expr, cn.Expr]] = {}
+
+    def move(x: cn.Expr) -> cn.Expr:
+        hit = memo.get(id(x))
+        if hit is not None:
+            return hit[1]
+        out = _moved(x, off, move)
+        memo[id(x)] = (x, out)  # x kept alive so its id is not reused during this call
+        return out
+
+    return move(e)
+
+
+def _moved(e: cn.Expr, off: tuple[int, int, int], move: Any) -> cn.Expr:
     if isinstance(e, cn.FieldRead):
         o = e.offset
-        k = None if e.k_expr is None else shifted(e.k_expr, off)
+        k = None if e.k_expr is None else move(e.k_expr)
         return cn.FieldRead(e.name, (o[0] + off[0], o[1] + off[1], o[2] + off[2]), e.loc, k)
     if isinstance(e, cn.Lit | cn.ScalarRead):
         return e
     if isinstance(e, cn.LevelIndex):
         return cn.BinOp("+", e, cn.Lit(off[2], e.dtype)) if off[2] else e
     if isinstance(e, cn.BinOp):
-        return cn.BinOp(e.op, shifted(e.left, off), shifted(e.right, off))
+        return cn.BinOp(e.op, move(e.left), move(e.right))
     if isinstance(e, cn.UnaryOp):
-        return cn.UnaryOp(e.op, shifted(e.operand, off))
+        return cn.UnaryOp(e.op, move(e.operand))
     if isinstance(e, cn.Builtin):
-        return cn.Builtin(e.fn, tuple(shifted(a, off) for a in e.args), e.loc)
+        return cn.Builtin(e.fn, tuple(move(a) for a in e.args), e.loc)
     if isinstance(e, cn.Cast):
-        return cn.Cast(e.dtype, shifted(e.arg, off))
+        return cn.Cast(e.dtype, move(e.arg))
     if isinstance(e, cn.Ternary):
-        return cn.Ternary(shifted(e.cond, off), shifted(e.true, off), shifted(e.false, off))
+        return cn.Ternary(move(e.cond), move(e.true), move(e.false))
     if isinstance(e, cn.RegionMask):
         return cn.RegionMask(e.region, (e.shift[0] + off[0], e.shift[1] + off[1]))
     if isinstance(e, cn.LoopVar):
@@ -74,11 +91,15 @@ def parsed_reads(e: cn.Expr) -> list[cn.Expr]:
 
 def _leaves(e: cn.Expr, kinds: Any) -> list[cn.Expr]:
     """The subexpressions of ``e`` of ``kinds``, not looked into, found depth first (the last
-    operand first)."""
+    operand first), each node once."""
     out: list[cn.Expr] = []
     stack = [e]
+    seen: set[int] = set()  # a node shared by several parents (a DAG) is looked at once
     while stack:
         x = stack.pop()
+        if id(x) in seen:
+            continue
+        seen.add(id(x))
         if isinstance(x, kinds):
             out.append(x)
         elif isinstance(x, cn.BinOp):

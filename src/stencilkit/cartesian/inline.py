@@ -160,12 +160,8 @@ def _bind(scope: Scope, target: ast.expr, v: Value) -> None:
             target, "a gtscript.function may not write fields (its arguments)",
             hint="return the value and assign it in the stencil",
         )  # fmt: skip
-    params = scope.src.tree.args
-    if target.id in {a.arg for a in params.args + params.kwonlyargs + params.posonlyargs}:
-        raise scope.src.syntax(
-            target, f"a gtscript.function may not assign its argument '{target.id}'",
-            hint="assign a new local name",
-        )  # fmt: skip
+    # an argument is a value: assigning it rebinds the callee's name, as in gt4py (the
+    # caller's field or temporary keeps its value)
     scope.local[target.id] = v
 
 

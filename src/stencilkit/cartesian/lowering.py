@@ -27,7 +27,7 @@ from ..ir import nodes as ir
 from . import nodes as cn
 from .axes import DIMS, table_dims
 from .definitions import GTScriptDefinitionError, GTScriptNotSupportedError, GTScriptSyntaxError
-from .emit import Block, Lowered, emit
+from .emit import Block, Lowered, emit, memory_reads
 from .exprs import field_reads, statement_reads
 from .lower_exprs import ExprLowerer, Fields, Reader, select, shift
 from .promotion import cast, dims_of, dtype_of, typed
@@ -102,29 +102,45 @@ def _lower_blocks(d: cn.Definition, st: _Pass) -> list[Block]:
     for ci, comp in enumerate(d.computations):
         written: dict[str, SourceLocation] = {}
         offset_read: dict[str, SourceLocation | None] = {}
-        k_read: dict[str, tuple[SourceLocation | None, int]] = {}
         for bi, block in enumerate(comp.blocks):
             env: dict[str, ir.Expr] = {}
+            # the levels of one interval have no order, but the intervals of a computation
+            # run one after the other (as in gt4py): a K-offset read is refused only where
+            # its own interval writes the field (pyFV3's nh_p_grad writes pk3 in interval(0, 1)
+            # and reads pk3[0, 0, 1] in interval(1, None))
+            block_written: dict[str, SourceLocation] = {}
+            k_read: dict[str, tuple[SourceLocation | None, int]] = {}
             st.column = comp.order != "PARALLEL" or _single_level(block.interval)
             st.order = comp.order
             reader = _reader(st, comp.order, block, env, offset_read, k_read)
             lower = ExprLowerer(st.fields, reader)
             for s in block.body:
-                _stmt(s, env, lower, st, written)
+                _stmt(s, env, lower, st, block_written)
+            for name, (loc, dk) in k_read.items():
+                if name in block_written:
+                    raise GTScriptDefinitionError(
+                        f"'{name}' is written and read at a K offset ({dk}) in a PARALLEL"
+                        " computation, where the levels have no order",
+                        loc or block_written[name],
+                        hint="use FORWARD or BACKWARD to read levels written before",
+                    )
+            for name, loc in block_written.items():
+                written.setdefault(name, loc)
             outputs = {
                 n: v for n, v in env.items() if n in st.fields.params or n in st.materialised
             }
+            order = _block_order(comp.order, block.interval, outputs)
+            if order != "PARALLEL":
+                _promote_mixed_scan_outputs(outputs, st)
             out.append(
-                Block(comp.order, block.interval, outputs, block.loc, f"{d.name}_c{ci}b{bi}")
-            )
-        for name, (loc, dk) in k_read.items():
-            if name in written:
-                raise GTScriptDefinitionError(
-                    f"'{name}' is written and read at a K offset ({dk}) in a PARALLEL"
-                    " computation, where the levels have no order",
-                    loc or written[name],
-                    hint="use FORWARD or BACKWARD to read levels written before",
+                Block(
+                    order,
+                    block.interval,
+                    outputs,
+                    block.loc,
+                    f"{d.name}_c{ci}b{bi}",
                 )
+            )
         for name, loc in offset_read.items():
             if name in written:
                 raise GTScriptDefinitionError(
@@ -134,6 +150,30 @@ def _lower_blocks(d: cn.Definition, st: _Pass) -> list[Block]:
                     hint="write the new values into a temporary, or split the computation",
                 )
     return out
+
+
+def _block_order(order: str, interval: cn.Interval, outputs: dict[str, ir.Expr]) -> str:
+    """A one-level PARALLEL interval that reads a field it writes at another level (the old
+    value there) runs as a one-level FORWARD loop: the engine lets a scan read its outputs at
+    other levels of the column, never a parallel kernel."""
+    if order != "PARALLEL" or not _single_level(interval):
+        return order
+    for v in outputs.values():
+        if any(dk and name in outputs for name, (_, _, dk) in memory_reads(v)):
+            return "FORWARD"
+    return order
+
+
+def _promote_mixed_scan_outputs(outputs: dict[str, ir.Expr], st: _Pass) -> None:
+    """One scan writes all its outputs over one domain: a 2-D parameter written beside 3-D
+    fields (pyFV3's fillz ``zfix = 0; sum0 = 0.0`` then ``sum0 += dm``, moist_cv's te_zsum) is
+    written level by level as a 3-D field, a view whose K stride is 0 (the same memory)."""
+    axes = {o: st.fields.axes[o] for o in outputs}
+    if len(set(axes.values())) < 2:
+        return
+    for o, ax in axes.items():
+        if o in st.fields.params and set(ax) == {"I", "J"}:
+            raise _Promote(o)
 
 
 def _reader(
