@@ -172,6 +172,54 @@ class CompiledRunner:
             finally:
                 plan.spares.append(block)
 
+    def bound_launch(self, args: list[Any]) -> Callable[[list[Any]], None] | None:
+        """A launch of the plan of ``args`` on an argument block of its own, with their
+        addresses written (and their overlaps checked) once, for a caller that will pass these
+        very field objects again (it checks that: the launch does not); each call writes only
+        the scalars, then runs. A call while another thread is in one runs the general way.
+        None where the plan is not made yet, or its calls need more (neighbour tables, as_offset
+        reads, a provisional GPU tuning)."""
+        try:
+            plan = self.plans.get(self.signature(args, None))
+        except (AttributeError, KeyError, TypeError):
+            return None
+        if plan is None or self.table_names or plan.dynamic or plan.provisional:
+            return None
+        buf = plan.block.buf.copy()  # the constant part; the addresses are written next
+        assert plan.stages.loaded is not None and plan.stages.launches is not None
+        block = ArgBlock(buf, plan.stages.loaded.bind(plan.stages.launches, buf))
+        if plan.store_pointers(args, block.ints):
+            self._check_aliasing(plan, args)
+        lock = threading.Lock()
+        ints, floats, run, slots = block.ints, block.floats, block.run, plan.scalar_slots
+        errors = plan.errors if plan.errors_at_once else None
+        # the scalars the plan's domains depend on: another value is another plan
+        bounds = self.interface.domain_scalar_idx
+        made_for = tuple([(type(args[i]), args[i]) for i in bounds])
+
+        def launch(args: list[Any]) -> None:
+            if (bounds and tuple([(type(args[i]), args[i]) for i in bounds]) != made_for) or (
+                not lock.acquire(False)
+            ):
+                self(args, None)
+                return
+            try:
+                for i, slot, kind in slots:
+                    value = args[i]
+                    if type(value) not in _SCALAR_TYPES[kind]:
+                        self.make_plan(list(args), None)  # raises the precise error
+                    if kind == "f":
+                        floats[slot] = value
+                    else:
+                        ints[slot] = int(value)
+                run()
+                if errors is not None and errors[0]:
+                    self._guard_failed(plan, "this call")
+            finally:
+                lock.release()
+
+        return launch
+
     def _retune(
         self, plan: Plan, args: list[Any], offset_provider: Mapping[str, Any] | None
     ) -> None:

@@ -43,7 +43,8 @@ class Bound:
     positions."""
 
     __slots__ = (
-        "arrays", "dom", "flat", "geometry", "origins", "run_origin", "scalars", "temps_key", "xp",
+        "arrays", "dom", "flat", "geometry", "launch", "origins", "run_origin", "scalars",
+        "temps_key", "xp",
     )  # fmt: skip
 
     def __init__(
@@ -62,6 +63,9 @@ class Bound:
         self.scalars = scalars
         self.xp = xp
         self.temps_key = (dom, xp.__name__)
+        #: the runner's launch bound to these fields and one set of temporaries (compiled
+        #: backends: ``bound_launch``), made after the first call
+        self.launch: tuple[Callable[[list[Any]], None], list[Any] | None] | None = None
 
 
 class Checked:

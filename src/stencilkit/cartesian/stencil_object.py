@@ -12,6 +12,7 @@ import numpy as np
 
 from .arguments import Arguments, Bound, Checked, spec_key
 from .call import (
+    FieldCheck,
     default_domain,
     field_checks,
     field_origin,
@@ -42,6 +43,10 @@ class StencilObject:
     __name__: str
     __wrapped__: Any
     _args: Arguments
+    _field_checks: tuple[FieldCheck, ...]
+    _has_temps: bool
+    _param_dtypes: dict[str, np.dtype[Any]]
+    _param_set: frozenset[str]
     _defaults: dict[str, Any]
     _definition: Definition
     _frozen: bool
@@ -208,11 +213,11 @@ class StencilObject:
         if self._has_temps:
             temps = self._args.take_temporaries(b)
             try:
-                self._runner([*flat, *temps], None)
+                self._run_engine(b, [*flat, *temps], temps)
             finally:
                 self._args.give_back(b, temps)
         else:
-            self._runner(flat, None)
+            self._run_engine(b, flat, None)
         if exec_info is not None:
             exec_info["run_end_time"] = time.perf_counter()
             exec_info["domain"] = b.dom
@@ -221,6 +226,20 @@ class StencilObject:
                 exec_info["call_run_end_time"] = exec_info["call_end_time"] = time.perf_counter()
                 if exec_info.get("__aggregate_data"):
                     _aggregate(exec_info, type(self).__name__)
+
+    def _run_engine(self, b: Bound, flat: list[Any], temps: list[Any] | None) -> None:
+        """The engine's call on ``flat``: through the launch bound to ``b``'s fields (and these
+        temporaries) where the runner offers one (compiled backends), else the runner's call."""
+        launch = b.launch
+        if launch is not None and launch[1] is temps:
+            launch[0](flat)
+            return
+        self._runner(flat, None)
+        bind = getattr(self._runner, "bound_launch", None)
+        if launch is None and bind is not None:
+            fn = bind(flat)
+            if fn is not None:
+                b.launch = (fn, temps)  # one store: another thread sees both or neither
 
     def _bind_names(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> dict[str, Any]:
         if len(args) > len(self._param_names):
