@@ -317,8 +317,8 @@ class FrozenStencil:
     def __call__(self, exec_info: dict[str, Any] | None = None, **kwargs: Any) -> None:
         if exec_info is not None:
             exec_info["call_run_start_time"] = time.perf_counter()
-        self.stencil_object.run(
-            _domain_=self.domain, _origin_=self.origin, exec_info=exec_info, **kwargs
-        )
+        st = self.stencil_object  # run(), without passing the arguments on once more
+        st._launch(st._args.for_run(self.domain, self.origin, kwargs), kwargs, exec_info, False)
         if exec_info is not None:
+            exec_info["origin"] = dict(self.origin)
             exec_info["call_run_end_time"] = time.perf_counter()

@@ -111,6 +111,37 @@ class EmbeddedRunner:
             return ids
         return ids + tuple([(type(args[i]), args[i]) for i in self.domain_idx])
 
+    def bound_launch(self, args: list[Any]) -> Callable[[list[Any]], None] | None:
+        """The call bound to these very field objects (made by an earlier call with them), for
+        a caller that will pass them again (it checks that: the launch does not): each call
+        checks its scalars and runs the bound kernels. None if there is none."""
+        if not self.bindable:
+            return None
+        try:
+            call = self.bound.get(self._bound_key(args))
+        except (TypeError, IndexError):
+            return None
+        if call is None:
+            return None
+        bounds = self.domain_idx
+        made_for = tuple([(type(args[i]), args[i]) for i in bounds])
+        # the domain scalars' values are those checked now; the other scalars are checked per call
+        fixed = {name: check(args[i]) for i, name, check in call.scalars if i in bounds}
+        rest = tuple(c for c in call.scalars if c[0] not in bounds)
+        steps = call.steps
+
+        def launch(args: list[Any]) -> None:
+            if bounds and tuple([(type(args[i]), args[i]) for i in bounds]) != made_for:
+                self(args, None)  # other domain scalars: other kernels
+                return
+            values = dict(fixed)
+            for i, name, check in rest:
+                values[name] = check(args[i])
+            for step in steps:
+                step(values)
+
+        return launch
+
     def __call__(self, args: list[Any], offset_provider: Mapping[str, Any] | None) -> None:
         bkey: tuple[Any, ...] | None = None
         if self.bindable:
