@@ -370,3 +370,22 @@ def test_a_kernel_with_a_conditional_stays_on_the_evaluator() -> None:
     cond = ir.Literal(True, ScalarType("bool"))
     assert kernel_code(ir.Kernel("k", (), ("o",), (ir.IfElse(cond, x, x, x.type),), ())) is None
     assert kernel_code(ir.Kernel("k", (), ("o",), (x,), ())) is not None
+
+
+def test_clean_call_args_cache_lets_the_arrays_go(backend, arrays) -> None:
+    import gc
+    import weakref
+
+    if backend == "gt:gpu":
+        pytest.skip("NumPy arrays only (weak references)")
+    s = _shift(backend)
+    a, out = arrays.random(7, 4, 4), arrays.random(7, 4, 4)
+    _check(s, a, out, arrays, 0.5, (1, 0, 0), (5, 4, 3), "validated")
+    _check(s, a, out, arrays, 0.5, (1, 0, 0), (5, 4, 3), "run")
+    gone = weakref.ref(a)
+    del a
+    gc.collect()
+    assert gone() is not None  # kept by the caches for the next call
+    s.clean_call_args_cache()
+    gc.collect()
+    assert gone() is None

@@ -141,7 +141,11 @@ class StencilObject:
     __sdfg_signature__ = __sdfg_closure__ = __sdfg__
 
     def clean_call_args_cache(self) -> None:
+        """Forget the arrays of earlier calls (the caches of bound arguments hold them)."""
         self._args.clear()
+        bound = getattr(self._runner, "bound", None)
+        if isinstance(bound, dict):  # the embedded backend's calls bound to their fields
+            bound.clear()
 
     # ------------------------------------------------------------ calls
     def __call__(
