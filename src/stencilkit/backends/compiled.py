@@ -204,14 +204,8 @@ class CompiledRunner:
                 self(args, None)
                 return
             try:
-                for i, slot, kind in slots:
-                    value = args[i]
-                    if type(value) not in _SCALAR_TYPES[kind]:
-                        self.make_plan(list(args), None)  # raises the precise error
-                    if kind == "f":
-                        floats[slot] = value
-                    else:
-                        ints[slot] = int(value)
+                if slots:
+                    self._store_scalars(slots, args, ints, floats, None)
                 run()
                 if errors is not None and errors[0]:
                     self._guard_failed(plan, "this call")
@@ -261,14 +255,8 @@ class CompiledRunner:
         ints, floats = block.ints, block.floats
         if plan.store_pointers(args, ints):  # True: an output is also another argument
             self._check_aliasing(plan, args)
-        for i, slot, kind in plan.scalar_slots:
-            value = args[i]
-            if type(value) not in _SCALAR_TYPES[kind]:
-                self.make_plan(list(args), offset_provider)  # raises the precise error
-            if kind == "f":
-                floats[slot] = value
-            else:
-                ints[slot] = int(value)
+        if plan.scalar_slots:
+            self._store_scalars(plan.scalar_slots, args, ints, floats, offset_provider)
         for name, slot in plan.table_slots:
             ints[slot] = offset_provider[name].address  # type: ignore[index]
         if plan.dynamic:  # as_offset: the read positions are data
@@ -276,6 +264,20 @@ class CompiledRunner:
         block.run()
         if plan.errors_at_once and plan.errors[0]:  # type: ignore[index]
             self._guard_failed(plan, "this call")
+
+    def _store_scalars(
+        self, slots: tuple[tuple[int, int, str], ...], args: list[Any], ints: Any, floats: Any,
+        offset_provider: Mapping[str, Any] | None,
+    ) -> None:  # fmt: skip
+        """Write the scalar arguments into their slots of an argument block."""
+        for i, slot, kind in slots:
+            value = args[i]
+            if type(value) not in _SCALAR_TYPES[kind]:
+                self.make_plan(list(args), offset_provider)  # raises the precise error
+            if kind == "f":
+                floats[slot] = value
+            else:
+                ints[slot] = int(value)
 
     def _check_offsets(
         self,

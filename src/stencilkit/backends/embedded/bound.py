@@ -27,12 +27,14 @@ import numpy as np
 from ...core.domain import UnitRange
 from ...ir import nodes as ir
 from ...ir.ops import array_function
+from ...ir.visit import postorder, use_counts
 from .evaluate import _BINARY, _CALLS, _UNARY, KernelEvaluator, _detached, run_kernel
 
 #: operators written as Python operators (what the evaluator's lambdas apply)
 _INFIX = {"+", "-", "*", "/", "&", "|", "^", "<", "<=", "==", "!=", ">", ">="}
 #: expression nodes the generated code computes; any other node sends the kernel to the evaluator
 _OPS = (ir.Literal, ir.Ref, ir.BinOp, ir.UnaryOp, ir.Call, ir.MakeTuple, ir.TupleGet)
+_INDICES = (ir.Pos, ir.ConstIndex, ir.LocalIndex, ir.Lookup, ir.DynIndex)
 #: nesting beyond which a subexpression gets a name of its own (Python's parser has a limit)
 _MAX_NESTING = 40
 
@@ -67,34 +69,18 @@ def _leaf(e: ir.Expr) -> bool:
 
 
 def _order(roots: tuple[ir.Expr, ...]) -> tuple[list[ir.Expr], dict[int, int]] | None:
-    """The nodes under ``roots`` once each, children first (leaves not entered), and how many
-    parents use each; None if a node is not one the generated code computes."""
-    counts: dict[int, int] = {}
-    seen: set[int] = set()
-    order: list[ir.Expr] = []
-    for r in roots:
-        counts[id(r)] = counts.get(id(r), 0) + 1
-    for root in roots:
-        if id(root) in seen:
+    """The nodes under ``roots`` once each, children first (the indices of leaves left out),
+    and how many parents use each; None if a node is not one the generated code computes."""
+    order = []
+    for x in postorder(*roots):
+        if isinstance(x, _INDICES):
             continue
-        seen.add(id(root))
-        stack = [(root, iter(_kids(root)))]
-        while stack:
-            x, it = stack[-1]
-            if not (_leaf(x) or isinstance(x, _OPS)) or (
-                isinstance(x, ir.Call) and x.fn == "concat_where"
-            ):
-                return None
-            for c in it:
-                counts[id(c)] = counts.get(id(c), 0) + 1
-                if id(c) not in seen:
-                    seen.add(id(c))
-                    stack.append((c, iter(_kids(c))))
-                    break
-            else:
-                stack.pop()
-                order.append(x)
-    return order, counts
+        if not (_leaf(x) or isinstance(x, _OPS)) or (
+            isinstance(x, ir.Call) and x.fn == "concat_where"
+        ):
+            return None
+        order.append(x)
+    return order, use_counts(*roots)
 
 
 def _kids(e: ir.Expr) -> tuple[ir.Expr, ...]:
