@@ -33,6 +33,8 @@ from .nodes import Definition
 GEOMETRY = operator.attrgetter("shape", "strides", "dtype")
 #: bound calls (and fields of arrays) kept per stencil: a time loop's few sets of arrays
 KEEP = 64
+#: bound arguments kept per set of arrays (over other domains or origins)
+PER_ARRAYS = 4
 #: spare sets of temporaries kept per domain (one per thread calling at the same time)
 SPARE_TEMPORARIES = 4
 
@@ -133,7 +135,8 @@ class Arguments:
         self.arrays_of: Callable[[Mapping[str, Any]], tuple[Any, ...]] = (
             (lambda m: (get(m),)) if len(names) == 1 else get
         )
-        self.bound: dict[tuple[int, ...], Bound] = {}
+        # per set of arrays (by id), its bound arguments over the last few domains/origins
+        self.bound: dict[tuple[int, ...], list[Bound]] = {}
         self.calls: dict[Any, Checked] = {}
         self.fields: dict[Any, tuple[Any, tuple[int, ...], Any, Any]] = {}
         self.temps: dict[Any, list[list[Any]]] = {}
@@ -147,18 +150,16 @@ class Arguments:
     def for_run(self, dom: Any, origin: Mapping[str, Any], values: Mapping[str, Any]) -> Bound:
         """The bound arguments of ``run(_domain_=dom, _origin_=origin, **values)``."""
         arrays = self.arrays_of(values)
-        b = self.bound.get(tuple(map(id, arrays)))
-        try:
-            if (
-                b is not None
-                and type(dom) is tuple
-                and b.dom == dom
-                and b.run_origin == origin
-                and tuple(map(GEOMETRY, arrays)) == b.geometry
-            ):
-                return b
-        except ValueError:  # an origin given as a NumPy array (no truth value): the slow way
-            pass
+        kept = self.bound.get(tuple(map(id, arrays)))
+        if kept is not None and type(dom) is tuple:
+            try:
+                for b in kept:  # the same arrays over a few domains or origins (sub-domains)
+                    if b.dom == dom and b.run_origin == origin:
+                        if tuple(map(GEOMETRY, arrays)) == b.geometry:
+                            return b
+                        break
+            except ValueError:  # an origin given as a NumPy array (no truth value): the slow way
+                pass
         d = tuple(int(x) for x in dom)
         origins = {n: tuple(int(x) for x in origin[n]) for n in self.field_names}
         return self.make(arrays, d, origins, values, _frozen_origins(origin))
@@ -233,9 +234,14 @@ class Arguments:
         first = next((f for f in flat if hasattr(f, "ndarray")), None)
         xp = array_namespace(first.ndarray) if first is not None else np
         b = Bound(arrays, dom, origins, run_origin, flat, tuple(scalars), xp)
-        if len(self.bound) >= KEEP:
-            self.bound.clear()
-        self.bound[tuple(map(id, arrays))] = b
+        ids = tuple(map(id, arrays))
+        kept = self.bound.get(ids)
+        if kept is None:
+            if len(self.bound) >= KEEP:
+                self.bound.clear()
+            self.bound[ids] = [b]
+        else:  # a new list: another thread may be reading the old one
+            self.bound[ids] = [b, *kept[: PER_ARRAYS - 1]]
         return b
 
     def _field(self, p: Any, v: Any, o: tuple[int, ...], data: Any, key: Any) -> Any:
