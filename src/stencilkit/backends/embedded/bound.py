@@ -71,8 +71,9 @@ def _leaf(e: ir.Expr) -> bool:
 def _order(roots: tuple[ir.Expr, ...]) -> tuple[list[ir.Expr], dict[int, int]] | None:
     """The nodes under ``roots`` once each, children first (the indices of leaves left out),
     and how many parents use each; None if a node is not one the generated code computes."""
-    order = []
-    for x in postorder(*roots):
+    order: list[ir.Expr] = []
+    for node in postorder(*roots):
+        x: Any = node
         if isinstance(x, _INDICES):
             continue
         if not (_leaf(x) or isinstance(x, _OPS)) or (
