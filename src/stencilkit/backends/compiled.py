@@ -172,13 +172,16 @@ class CompiledRunner:
             finally:
                 plan.spares.append(block)
 
-    def bound_launch(self, args: list[Any]) -> Callable[[list[Any]], None] | None:
+    def bound_launch(
+        self, args: list[Any], fixed: frozenset[int] = frozenset()
+    ) -> Callable[[list[Any]], None] | None:
         """A launch of the plan of ``args`` on an argument block of its own, with their
         addresses written (and their overlaps checked) once, for a caller that will pass these
-        very field objects again (it checks that: the launch does not); each call writes only
-        the scalars, then runs. A call while another thread is in one runs the general way.
-        None where the plan is not made yet, or its calls need more (neighbour tables, as_offset
-        reads, a provisional GPU tuning)."""
+        very field objects again (it checks that: the launch does not), and the same values at
+        the positions ``fixed``; each call writes only the other scalars, then runs. A call
+        while another thread is in one runs the general way. None where the plan is not made
+        yet, or its calls need more (neighbour tables, as_offset reads, a provisional GPU
+        tuning)."""
         try:
             plan = self.plans.get(self.signature(args, None))
         except (AttributeError, KeyError, TypeError):
@@ -191,10 +194,12 @@ class CompiledRunner:
         if plan.store_pointers(args, block.ints):
             self._check_aliasing(plan, args)
         lock = threading.Lock()
-        ints, floats, run, slots = block.ints, block.floats, block.run, plan.scalar_slots
+        ints, floats, run = block.ints, block.floats, block.run
+        self._store_scalars(plan.scalar_slots, args, ints, floats, None)
+        slots = tuple(s for s in plan.scalar_slots if s[0] not in fixed)  # the others stay
         errors = plan.errors if plan.errors_at_once else None
         # the scalars the plan's domains depend on: another value is another plan
-        bounds = self.interface.domain_scalar_idx
+        bounds = tuple(i for i in self.interface.domain_scalar_idx if i not in fixed)
         made_for = tuple([(type(args[i]), args[i]) for i in bounds])
 
         def launch(args: list[Any]) -> None:

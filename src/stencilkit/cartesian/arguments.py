@@ -45,7 +45,7 @@ class Bound:
     positions."""
 
     __slots__ = (
-        "arrays", "dom", "flat", "geometry", "launch", "origins", "run_origin", "scalars",
+        "arrays", "dom", "fixed", "flat", "geometry", "launch", "origins", "run_origin", "scalars",
         "temps_key", "xp",
     )  # fmt: skip
 
@@ -63,6 +63,8 @@ class Bound:
         self.run_origin = run_origin
         self.flat = flat
         self.scalars = scalars
+        #: the positions of ``flat`` that every call bound by this has the same (all but scalars)
+        self.fixed = frozenset(range(len(flat))) - {pos for pos, _, _ in scalars}
         self.xp = xp
         self.temps_key = (dom, xp.__name__)
         #: the runner's launch bound to these fields and one set of temporaries (compiled

@@ -241,7 +241,8 @@ class StencilObject:
         self._runner(flat, None)
         bind = getattr(self._runner, "bound_launch", None)
         if launch is None and bind is not None:
-            fn = bind(flat)
+            # every entry but the scalars is the same in each call bound by b (its domain too)
+            fn = bind(flat, b.fixed)
             if fn is not None:
                 b.launch = (fn, temps)  # one store: another thread sees both or neither
 

@@ -111,10 +111,13 @@ class EmbeddedRunner:
             return ids
         return ids + tuple([(type(args[i]), args[i]) for i in self.domain_idx])
 
-    def bound_launch(self, args: list[Any]) -> Callable[[list[Any]], None] | None:
+    def bound_launch(
+        self, args: list[Any], fixed: frozenset[int] = frozenset()
+    ) -> Callable[[list[Any]], None] | None:
         """The call bound to these very field objects (made by an earlier call with them), for
-        a caller that will pass them again (it checks that: the launch does not): each call
-        checks its scalars and runs the bound kernels. None if there is none."""
+        a caller that will pass them again (it checks that: the launch does not), and the same
+        values at the positions ``fixed``: each call checks its other scalars and runs the
+        bound kernels. None if there is none."""
         if not self.bindable:
             return None
         try:
@@ -123,18 +126,19 @@ class EmbeddedRunner:
             return None
         if call is None:
             return None
-        bounds = self.domain_idx
+        bounds = tuple(i for i in self.domain_idx if i not in fixed)
         made_for = tuple([(type(args[i]), args[i]) for i in bounds])
-        # the domain scalars' values are those checked now; the other scalars are checked per call
-        fixed = {name: check(args[i]) for i, name, check in call.scalars if i in bounds}
-        rest = tuple(c for c in call.scalars if c[0] not in bounds)
+        # the domain scalars' and fixed values are those checked now; the others, per call
+        same = set(bounds) | fixed
+        values0 = {name: check(args[i]) for i, name, check in call.scalars if i in same}
+        rest = tuple(c for c in call.scalars if c[0] not in same)
         steps = call.steps
 
         def launch(args: list[Any]) -> None:
             if bounds and tuple([(type(args[i]), args[i]) for i in bounds]) != made_for:
                 self(args, None)  # other domain scalars: other kernels
                 return
-            values = dict(fixed)
+            values = dict(values0)
             for i, name, check in rest:
                 values[name] = check(args[i])
             for step in steps:
