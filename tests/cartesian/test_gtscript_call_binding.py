@@ -389,3 +389,22 @@ def test_clean_call_args_cache_lets_the_arrays_go(backend, arrays) -> None:
     s.clean_call_args_cache()
     gc.collect()
     assert gone() is None
+
+
+def test_a_read_made_as_a_copy_is_not_bound(monkeypatch) -> None:
+    """A read the evaluator would make as (a view of) a copy cannot be made once: the kernel
+    stays on the evaluator, and a later call sees the new data."""
+    from stencilkit.backends.embedded import evaluate
+
+    real = evaluate.KernelEvaluator._Access
+    monkeypatch.setattr(
+        evaluate.KernelEvaluator, "_Access", lambda self, e: real(self, e).copy()[...]
+    )
+    s = gtscript.stencil(backend="numpy", definition=_shift("numpy").__wrapped__, rebuild=True)
+    rng = np.random.default_rng(9)
+    a, out = rng.standard_normal((7, 4, 4)), rng.standard_normal((7, 4, 4))
+    for _ in range(2):
+        before = out.copy()
+        s(a, out, 0.5, origin=(1, 0, 0), domain=(5, 4, 3))
+        np.testing.assert_array_equal(out, _ref(a, before, 0.5, (1, 0, 0), (5, 4, 3)))
+        a += 1.0

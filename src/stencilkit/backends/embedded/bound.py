@@ -252,7 +252,7 @@ def _reads(ev: KernelEvaluator, leaves: list[ir.Expr]) -> list[Any]:
             out.append(ev._IndexValue(e))  # made of the domain alone
             continue
         r = ev._Access(e)  # type: ignore[arg-type]
-        if r.base is None and r.size:
+        if r.size and not np.may_share_memory(r, ev.fields[e.field].ndarray):  # type: ignore[attr-defined]
             raise _NotAView
         out.append(r)
     return out
