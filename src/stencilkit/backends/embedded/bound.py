@@ -266,7 +266,8 @@ def _window(out: Any, k: ir.Kernel, domain: tuple[UnitRange, ...]) -> Any:
         slice(ranges[d].start - r.start, ranges[d].stop - r.start)
         for d, r in zip(odims, out.domain.ranges)
     )
-    return out.ndarray[slices].transpose([list(odims).index(d) for d in k.dims])
+    # (the Ellipsis keeps a 0-d output a view: ``a[()]`` would be a copy of its value)
+    return out.ndarray[(*slices, Ellipsis)].transpose([list(odims).index(d) for d in k.dims])
 
 
 def bind(
