@@ -251,8 +251,9 @@ def _reads(ev: KernelEvaluator, leaves: list[ir.Expr]) -> list[Any]:
         if isinstance(e, ir.IndexValue):
             out.append(ev._IndexValue(e))  # made of the domain alone
             continue
-        r = ev._Access(e)  # type: ignore[arg-type]
-        if r.size and not np.may_share_memory(r, ev.fields[e.field].ndarray):  # type: ignore[attr-defined]
+        assert isinstance(e, ir.Access)
+        r = ev._Access(e)
+        if r.size and not np.may_share_memory(r, ev.fields[e.field].ndarray):
             raise _NotAView
         out.append(r)
     return out
