@@ -173,6 +173,53 @@ class CompiledRunner:
             finally:
                 plan.spares.append(block)
 
+    def bound_launch(
+        self, args: list[Any], fixed: frozenset[int] = frozenset()
+    ) -> Callable[[list[Any]], None] | None:
+        """A launch of the plan of ``args`` on an argument block of its own, with their
+        addresses written (and their overlaps checked) once, for a caller that will pass these
+        very field objects again (it checks that: the launch does not), and the same values at
+        the positions ``fixed``; each call writes only the other scalars, then runs. A call
+        while another thread is in one runs the general way. None where the plan is not made
+        yet, or its calls need more (neighbour tables, as_offset reads, a provisional GPU
+        tuning)."""
+        try:
+            plan = self.plans.get(self.signature(args, None))
+        except (AttributeError, KeyError, TypeError):
+            return None
+        if plan is None or self.table_names or plan.dynamic or plan.provisional:
+            return None
+        buf = plan.block.buf.copy()  # the constant part; the addresses are written next
+        assert plan.stages.loaded is not None and plan.stages.launches is not None
+        block = ArgBlock(buf, plan.stages.loaded.bind(plan.stages.launches, buf))
+        if plan.store_pointers(args, block.ints):
+            self._check_aliasing(plan, args)
+        lock = threading.Lock()
+        ints, floats, run = block.ints, block.floats, block.run
+        self._store_scalars(plan.scalar_slots, args, ints, floats, None)
+        slots = tuple(s for s in plan.scalar_slots if s[0] not in fixed)  # the others stay
+        errors = plan.errors if plan.errors_at_once else None
+        # the scalars the plan's domains depend on: another value is another plan
+        bounds = tuple(i for i in self.interface.domain_scalar_idx if i not in fixed)
+        made_for = tuple([(type(args[i]), args[i]) for i in bounds])
+
+        def launch(args: list[Any]) -> None:
+            if (bounds and tuple([(type(args[i]), args[i]) for i in bounds]) != made_for) or (
+                not lock.acquire(False)
+            ):
+                self(args, None)
+                return
+            try:
+                if slots:
+                    self._store_scalars(slots, args, ints, floats, None)
+                run()
+                if errors is not None and errors[0]:
+                    self._guard_failed(plan, "this call")
+            finally:
+                lock.release()
+
+        return launch
+
     def _retune(
         self, plan: Plan, args: list[Any], offset_provider: Mapping[str, Any] | None
     ) -> None:
@@ -214,14 +261,8 @@ class CompiledRunner:
         ints, floats = block.ints, block.floats
         if plan.store_pointers(args, ints):  # True: an output is also another argument
             self._check_aliasing(plan, args)
-        for i, slot, kind in plan.scalar_slots:
-            value = args[i]
-            if type(value) not in _SCALAR_TYPES[kind]:
-                self.make_plan(list(args), offset_provider)  # raises the precise error
-            if kind == "f":
-                floats[slot] = value
-            else:
-                ints[slot] = int(value)
+        if plan.scalar_slots:
+            self._store_scalars(plan.scalar_slots, args, ints, floats, offset_provider)
         for name, slot in plan.table_slots:
             ints[slot] = offset_provider[name].address  # type: ignore[index]
         if plan.dynamic:  # as_offset: the read positions are data
@@ -229,6 +270,20 @@ class CompiledRunner:
         block.run()
         if plan.errors_at_once and plan.errors[0]:  # type: ignore[index]
             self._guard_failed(plan, "this call")
+
+    def _store_scalars(
+        self, slots: tuple[tuple[int, int, str], ...], args: list[Any], ints: Any, floats: Any,
+        offset_provider: Mapping[str, Any] | None,
+    ) -> None:  # fmt: skip
+        """Write the scalar arguments into their slots of an argument block."""
+        for i, slot, kind in slots:
+            value = args[i]
+            if type(value) not in _SCALAR_TYPES[kind]:
+                self.make_plan(list(args), offset_provider)  # raises the precise error
+            if kind == "f":
+                floats[slot] = value
+            else:
+                ints[slot] = int(value)
 
     def _check_offsets(
         self,

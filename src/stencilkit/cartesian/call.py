@@ -87,17 +87,45 @@ def default_domain(
     return dom  # type: ignore[return-value]
 
 
-def validate(
+#: what is checked of one field: name, dtype, number of dimensions, axes, per axis its
+#: position in the domain and the halo read below and above the origin, and the sizes of its
+#: data dimensions
+FieldCheck = tuple[
+    str,
+    np.dtype[Any],
+    int,
+    tuple[str, ...],
+    tuple[tuple[int, str, int, int, int], ...],
+    tuple[int, ...],
+]
+
+
+def field_checks(field_info: Mapping[str, FieldInfo]) -> tuple[FieldCheck, ...]:
+    """The per-field facts ``validate_fields`` checks arrays against, derived once per stencil."""
+    return tuple(
+        (
+            name,
+            info.dtype,
+            info.ndim,
+            info.axes,
+            tuple((j, ax, _AXES.index(ax), *info.boundary[j]) for j, ax in enumerate(info.axes)),
+            tuple(info.data_dims),
+        )
+        for name, info in field_info.items()
+    )
+
+
+def validate_fields(
     stencil: str,
-    field_info: Mapping[str, FieldInfo],
-    param_dtypes: Mapping[str, np.dtype[Any]],
+    checks: tuple[FieldCheck, ...],
     arrays: Mapping[str, Any],
-    scalars: Mapping[str, Any],
     origins: Mapping[str, tuple[int, ...]],
     domain: tuple[int, ...],
     min_k: int,
     on_gpu: bool,
 ) -> None:
+    """Refuse a domain or an array that does not fit the stencil, naming the field and what
+    to change (before anything runs)."""
     if len(domain) != 3 or any(not isinstance(d, int | np.integer) for d in domain):
         raise GTScriptCallError(f"{stencil}: domain must be three integers, got {domain!r}")
     if any(d <= 0 for d in domain):
@@ -109,7 +137,7 @@ def validate(
             f"{stencil}: the K domain ({domain[2]}) is smaller than the {min_k} levels its intervals need"
             " (domain_info.min_sequential_axis_size)",
         )
-    for name, info in field_info.items():
+    for name, dtype, ndim, axes, per_axis, data_dims in checks:
         if name not in arrays:
             raise GTScriptCallError(f"{stencil}: field '{name}' is missing")
         a = arrays[name]
@@ -125,25 +153,24 @@ def validate(
                 f" {'GPU' if on_gpu else 'host'}",
                 hint="allocate it with gt4py.storage (backend=...) of this stencil's backend",
             )
-        if a.dtype != info.dtype:
+        if a.dtype != dtype:
             raise GTScriptCallError(
-                f"{stencil}: field '{name}' has dtype {a.dtype}, the stencil declares {info.dtype}",
+                f"{stencil}: field '{name}' has dtype {a.dtype}, the stencil declares {dtype}",
                 hint="pass an array of the declared dtype (no conversion is made)",
             )
-        if len(a.shape) != info.ndim:
+        shape = a.shape
+        if len(shape) != ndim:
             raise GTScriptCallError(
-                f"{stencil}: field '{name}' has {len(a.shape)} dimensions, the stencil declares"
-                f" {info.ndim} ({''.join(info.axes)})",
+                f"{stencil}: field '{name}' has {len(shape)} dimensions, the stencil declares"
+                f" {ndim} ({''.join(axes)})",
             )
-        if tuple(a.shape[len(info.axes) :]) != tuple(info.data_dims):
+        if tuple(shape[len(axes) :]) != data_dims:
             raise GTScriptCallError(
-                f"{stencil}: field '{name}' has data dimensions {tuple(a.shape[len(info.axes) :])},"
-                f" the stencil declares {tuple(info.data_dims)}",
+                f"{stencil}: field '{name}' has data dimensions {tuple(shape[len(axes) :])},"
+                f" the stencil declares {data_dims}",
             )
         o = origins[name]
-        for j, ax in enumerate(info.axes):
-            d = _AXES.index(ax)
-            lo, hi = info.boundary[j]
+        for j, ax, d, lo, hi in per_axis:
             if o[j] < 0:
                 raise GTScriptCallError(f"{stencil}: origin {o} of field '{name}' is negative")
             if o[j] - lo < 0:
@@ -152,13 +179,19 @@ def validate(
                     f" but its origin there is {o[j]}",
                     hint=f"give '{name}' an origin of at least {lo} along {ax} (a halo)",
                 )
-            if o[j] + domain[d] + hi > a.shape[j]:
+            if o[j] + domain[d] + hi > shape[j]:
                 raise GTScriptCallError(
-                    f"{stencil}: field '{name}' of shape {tuple(a.shape)} is too small along {ax}:"
+                    f"{stencil}: field '{name}' of shape {tuple(shape)} is too small along {ax}:"
                     f" origin {o[j]} + domain {domain[d]} + halo {hi} = {o[j] + domain[d] + hi}"
-                    f" > {a.shape[j]}",
+                    f" > {shape[j]}",
                     hint="pass a smaller domain or origin, or a larger array",
                 )
+
+
+def validate_scalars(
+    stencil: str, param_dtypes: Mapping[str, np.dtype[Any]], scalars: Mapping[str, Any]
+) -> None:
+    """Refuse a scalar argument missing, given as an array, or of the wrong kind."""
     for name, dt in param_dtypes.items():
         if name not in scalars:
             raise GTScriptCallError(f"{stencil}: scalar parameter '{name}' is missing")

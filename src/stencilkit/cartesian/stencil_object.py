@@ -4,19 +4,22 @@ arguments (gt4py's rules, before anything runs); ``run`` is the fast path NDSL u
 
 from __future__ import annotations
 
-import enum
 import time
 from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
 
-from ..core.domain import Domain, UnitRange
-from ..fields import Field
-from ..fields.constructors import as_field
-from ..storage.namespaces import array_namespace
-from .axes import DIMS, table_dims
-from .call import default_domain, field_origin, field_origins, validate
+from .arguments import Arguments, Bound, Checked, spec_key
+from .call import (
+    FieldCheck,
+    default_domain,
+    field_checks,
+    field_origin,
+    field_origins,
+    validate_fields,
+    validate_scalars,
+)
 from .definitions import (
     AccessKind,
     Boundary,
@@ -33,13 +36,17 @@ class StencilObject:
     """A GTScript stencil built for one backend (read-only; ``copy.deepcopy`` returns it)."""
 
     __slots__ = (
-        "__name__", "__wrapped__", "_arg_cache", "_defaults", "_definition", "_frozen", "_lowered",
-        "_on_gpu", "_param_names", "_runner", "_temps_cache", "backend", "constants", "domain_info",
-        "field_info", "options", "parameter_info", "source",
+        "__name__", "__wrapped__", "_args", "_defaults", "_definition", "_field_checks", "_frozen",
+        "_has_temps", "_lowered", "_on_gpu", "_param_dtypes", "_param_names", "_param_set", "_runner",
+        "backend", "constants", "domain_info", "field_info", "options", "parameter_info", "source",
     )  # fmt: skip
     __name__: str
     __wrapped__: Any
-    _arg_cache: dict[int, tuple[Any, tuple[int, ...], tuple[int, ...], Any]]
+    _args: Arguments
+    _field_checks: tuple[FieldCheck, ...]
+    _has_temps: bool
+    _param_dtypes: dict[str, np.dtype[Any]]
+    _param_set: frozenset[str]
     _defaults: dict[str, Any]
     _definition: Definition
     _frozen: bool
@@ -47,7 +54,6 @@ class StencilObject:
     _on_gpu: bool
     _param_names: tuple[str, ...]
     _runner: Any
-    _temps_cache: dict[Any, list[Any]]
     backend: str
     constants: dict[str, Any]
     domain_info: DomainInfo
@@ -78,8 +84,9 @@ class StencilObject:
             "_defaults",
             {p.name: p.default for p in definition.params if p.default is not None},
         )
-        s(self, "_temps_cache", {})
-        s(self, "_arg_cache", {})
+        s(self, "_param_set", frozenset(self._param_names))
+        s(self, "_args", Arguments(definition, lowered))
+        s(self, "_has_temps", bool(lowered.program.temps))
         finfo = {}
         for p in definition.params:
             if p.axes is None:
@@ -112,6 +119,8 @@ class StencilObject:
             for p in definition.params if p.axes is None
         })  # fmt: skip
         s(self, "domain_info", DomainInfo(min_sequential_axis_size=lowered.min_k))
+        s(self, "_field_checks", field_checks(finfo))
+        s(self, "_param_dtypes", {n: i.dtype for n, i in self.parameter_info.items()})
         s(self, "_frozen", True)
 
     def __setattr__(self, name: str, value: Any) -> None:
@@ -132,7 +141,11 @@ class StencilObject:
     __sdfg_signature__ = __sdfg_closure__ = __sdfg__
 
     def clean_call_args_cache(self) -> None:
-        self._arg_cache.clear()
+        """Forget the arrays of earlier calls (the caches of bound arguments hold them)."""
+        self._args.clear()
+        bound = getattr(self._runner, "bound", None)
+        if isinstance(bound, dict):  # the embedded backend's calls bound to their fields
+            bound.clear()
 
     # ------------------------------------------------------------ calls
     def __call__(
@@ -141,27 +154,97 @@ class StencilObject:
     ) -> None:  # fmt: skip
         if exec_info is not None:
             exec_info["call_start_time"] = time.perf_counter()
-        values = self._bind_names(args, kwargs)
-        arrays = {n: values[n] for n in self.field_info if n in values}
-        scalars = {n: values[n] for n in self.parameter_info if n in values}
-        origins = field_origins(self.field_info, arrays, origin)
+        # all by keyword, none left to its default: the keywords are the values
+        if args or kwargs.keys() != self._param_set:
+            kwargs = self._bind_names(args, kwargs)
+        binder = self._args
+        arrays = binder.arrays_of(kwargs)
+        okey, dkey = spec_key(origin), spec_key(domain)
+        key = None
+        if okey is not NotImplemented and dkey is not NotImplemented:
+            key = (tuple(map(id, arrays)), okey, dkey)
+            c = binder.checked(key, arrays)
+            if c is not None:  # these arrays, origin and domain were normalised and bound before
+                if validate_args:
+                    if not c.validated:
+                        self._validate_fields(kwargs, c.bound.origins, c.bound.dom)
+                        c.validated = True
+                    self._validate_scalars(kwargs)
+                self._launch(c.bound, kwargs, exec_info, True)
+                return
+        fields = {n: kwargs[n] for n in self.field_info}
+        origins = field_origins(self.field_info, fields, origin)
         dom = (
             tuple(int(d) for d in domain)
             if domain is not None
-            else default_domain(self.field_info, arrays, origins)
+            else default_domain(self.field_info, fields, origins)
         )
         if validate_args:
-            validate(
-                self.__name__, self.field_info, {n: i.dtype for n, i in self.parameter_info.items()},
-                arrays, scalars, origins, dom, self.domain_info.min_sequential_axis_size, self._on_gpu,
-            )  # fmt: skip
+            self._validate_fields(kwargs, origins, dom)
+            self._validate_scalars(kwargs)
+        b = binder.make(arrays, dom, origins, kwargs)
+        # origins taken from the arrays' __gt_origin__ (no origin given, or not for every field)
+        # are looked up again on each call, unless no array can have one
+        if key is not None and (
+            (origin is not None and not isinstance(origin, Mapping))
+            or not any(hasattr(a, "__gt_origin__") or hasattr(a, "__dict__") for a in arrays)
+        ):
+            binder.keep_checked(key, Checked(b, validate_args))
+        self._launch(b, kwargs, exec_info, True)
+
+    def _validate_fields(
+        self, values: Mapping[str, Any], origins: Mapping[str, Any], dom: tuple[int, ...]
+    ) -> None:
+        validate_fields(
+            self.__name__, self._field_checks, values, origins, dom,
+            self.domain_info.min_sequential_axis_size, self._on_gpu,
+        )  # fmt: skip
+
+    def _validate_scalars(self, values: Mapping[str, Any]) -> None:
+        if self._param_dtypes:
+            validate_scalars(self.__name__, self._param_dtypes, values)
+
+    def _launch(
+        self, b: Bound, values: Mapping[str, Any], exec_info: dict[str, Any] | None, called: bool
+    ) -> None:
+        """Run the engine on ``b``'s arguments with this call's scalars; ``called``: from
+        ``__call__`` (whose ``exec_info`` also gets the call's times)."""
         if exec_info is not None:
-            exec_info["call_run_start_time"] = time.perf_counter()
-        self.run(**arrays, **scalars, _domain_=dom, _origin_=origins, exec_info=exec_info)
+            exec_info["run_start_time"] = time.perf_counter()
+            if called:
+                exec_info["call_run_start_time"] = exec_info["run_start_time"]
+        flat = self._args.flat(b, values)
+        if self._has_temps:
+            temps = self._args.take_temporaries(b)
+            try:
+                self._run_engine(b, [*flat, *temps], temps)
+            finally:
+                self._args.give_back(b, temps)
+        else:
+            self._run_engine(b, flat, None)
         if exec_info is not None:
-            exec_info["call_run_end_time"] = exec_info["call_end_time"] = time.perf_counter()
-            if exec_info.get("__aggregate_data"):
-                _aggregate(exec_info, type(self).__name__)
+            exec_info["run_end_time"] = time.perf_counter()
+            exec_info["domain"] = b.dom
+            exec_info["origin"] = dict(b.origins)
+            if called:
+                exec_info["call_run_end_time"] = exec_info["call_end_time"] = time.perf_counter()
+                if exec_info.get("__aggregate_data"):
+                    _aggregate(exec_info, type(self).__name__)
+
+    def _run_engine(self, b: Bound, flat: list[Any], temps: list[Any] | None) -> None:
+        """The engine's call on ``flat``: through the launch bound to ``b``'s fields (and these
+        temporaries) where the runner offers one (compiled backends), else the runner's call."""
+        launch = b.launch
+        if launch is not None and launch[1] is temps:
+            launch[0](flat)
+            return
+        self._runner(flat, None)
+        bind = getattr(self._runner, "bound_launch", None)
+        if launch is None and bind is not None:
+            # every entry but the scalars is the same in each call bound by b (its domain too)
+            fn = bind(flat, b.fixed)
+            if fn is not None:
+                b.launch = (fn, temps)  # one store: another thread sees both or neither
 
     def _bind_names(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> dict[str, Any]:
         if len(args) > len(self._param_names):
@@ -183,146 +266,23 @@ class StencilObject:
         self, _domain_: Any, _origin_: Mapping[str, Any], exec_info: dict[str, Any] | None = None,
         **kwargs: Any,
     ) -> None:  # fmt: skip
+        """The fast path (NDSL's): every field's full origin in ``_origin_``, the domain, the
+        arguments by keyword; nothing is checked."""
+        b = self._args.for_run(_domain_, _origin_, kwargs)
+        self._launch(b, kwargs, exec_info, False)
         if exec_info is not None:
-            exec_info["run_start_time"] = time.perf_counter()
-        dom = tuple(int(d) for d in _domain_)
-        self._runner(self.flat_args(dom, _origin_, kwargs), None)
-        if exec_info is not None:
-            exec_info["run_end_time"] = time.perf_counter()
-            exec_info["domain"] = dom
             exec_info["origin"] = dict(_origin_)
 
     def flat_args(
         self, dom: tuple[int, ...], origin: Mapping[str, Any], kwargs: Mapping[str, Any]
     ) -> list[Any]:
         """The engine's arguments: each array as a field whose index 0 is its origin, the
-        scalars, the domain's sizes, the temporaries."""
-        flat: list[Any] = []
-        for p in self._definition.params:
-            v = kwargs[p.name]
-            if p.axes is None:
-                flat.append(
-                    np.dtype(p.dtype).type(
-                        getattr(v, "value", v) if isinstance(v, enum.Enum) else v
-                    )
-                )
-                continue
-            o = origin[p.name]
-            if p.axes == ():  # a GlobalTable
-                flat.append(self._table(p, v))
-                continue
-            if p.data_dims:
-                flat.extend(self._elements(p, v, o))
-                continue
-            if p.name in self._lowered.promoted:
-                flat.append(self._column_view(p.name, v, o, dom[2]))
-                continue
-            hit = self._arg_cache.get(id(v))
-            # the cached field holds the array: the same object (not a new one at a reused id),
-            # with the same shape (NumPy arrays can be reshaped in place) and origin
-            if hit is None or hit[0] is not v or hit[1] != o or hit[2] != v.shape:
-                field = as_field(
-                    [DIMS[a] for a in p.axes], v,
-                    origin={DIMS[a]: int(o[j]) for j, a in enumerate(p.axes)}, copy=False,
-                )  # fmt: skip
-                if len(self._arg_cache) > 256:
-                    self._arg_cache.clear()
-                hit = (v, tuple(o), v.shape, field)
-                self._arg_cache[id(v)] = hit
-            flat.append(hit[3])
-        flat.extend(dom)
-        flat.extend(self._temporaries(dom, flat))
-        return flat
-
-    def _table(self, p: Any, v: Any) -> Any:
-        """A ``GlobalTable`` array as a field over its own dimensions (no copy)."""
-        key = (id(v), p.name)
-        hit = self._arg_cache.get(key)  # type: ignore[call-overload]
-        if hit is None or hit[0] is not v or hit[2] != v.shape:
-            field = as_field(list(table_dims(p.name, len(p.data_dims))), v, copy=False)
-            if len(self._arg_cache) > 256:
-                self._arg_cache.clear()
-            hit = (v, (), v.shape, field)
-            self._arg_cache[key] = hit  # type: ignore[index]
-        return hit[3]
-
-    def _elements(self, p: Any, v: Any, o: Any) -> list[Any]:
-        """The fields of the elements a data-dimension field's readers use: views of the
-        array at each constant data index (no copy)."""
-        out = []
-        for comp, base, index in self._definition.components:
-            if base != p.name:
-                continue
-            key = (id(v), comp)
-            hit = self._arg_cache.get(key)  # type: ignore[call-overload]
-            if hit is None or hit[0] is not v or hit[1] != tuple(o) or hit[2] != v.shape:
-                field = as_field(
-                    [DIMS[a] for a in p.axes], v[(Ellipsis, *index)],
-                    origin={DIMS[a]: int(o[j]) for j, a in enumerate(p.axes)}, copy=False,
-                )  # fmt: skip
-                if len(self._arg_cache) > 256:
-                    self._arg_cache.clear()
-                hit = (v, tuple(o), v.shape, field)
-                self._arg_cache[key] = hit  # type: ignore[index]
-            out.append(hit[3])
-        return out
-
-    def _column_view(self, name: str, v: Any, o: Any, nk: int) -> Any:
-        """A 2-D array written level by level, as the 3-D field the engine writes: a view with
-        K stride 0 over the K domain and the levels read around it (no copy)."""
-        lo, hi = self._lowered.promoted[name]
-        xp = array_namespace(v)
-        view = xp.lib.stride_tricks.as_strided(
-            v, shape=(*v.shape[:2], nk + lo + hi), strides=(*v.strides[:2], 0)
-        )
-        ranges = [
-            UnitRange(-int(o[0]), v.shape[0] - int(o[0])),
-            UnitRange(-int(o[1]), v.shape[1] - int(o[1])),
-            UnitRange(-lo, nk + hi),
-        ]
-        return Field._wrap(Domain(dims=[DIMS["I"], DIMS["J"], DIMS["K"]], ranges=ranges), view, xp)
-
-    def _temporaries(self, dom: tuple[int, ...], flat: list[Any]) -> list[Any]:
-        temps = self._lowered.program.temps
-        if not temps:
-            return []
-        first = next((f for f in flat if hasattr(f, "ndarray")), None)
-        xp = array_namespace(first.ndarray) if first is not None else np
-        hit = self._temps_cache.get((dom, xp.__name__))
-        if hit is None:
-            hit = []
-            for t in temps:
-                e = self._lowered.temp_extents[t.name]
-                shape = (dom[0] + e[0] + e[1], dom[1] + e[2] + e[3], dom[2] + e[4] + e[5])
-                if t.name in self._lowered.flat_temps:
-                    hit.append(_flat_temporary(xp, shape, t.type.dtype, e))  # type: ignore[union-attr]
-                    continue
-                arr = xp.zeros(shape, dtype=t.type.dtype)  # type: ignore[union-attr]
-                hit.append(
-                    as_field(
-                        [DIMS[a] for a in "IJK"],
-                        arr,
-                        origin={DIMS["I"]: e[0], DIMS["J"]: e[2], DIMS["K"]: e[4]},
-                        copy=False,
-                    )
-                )
-            self._temps_cache.clear()
-            self._temps_cache[(dom, xp.__name__)] = hit
-        return list(hit)
+        scalars, the domain's sizes, the temporaries (a set of their own)."""
+        b = self._args.for_run(tuple(dom), origin, kwargs)
+        return [*self._args.flat(b, kwargs), *self._args.take_temporaries(b)]
 
     def freeze(self, *, origin: Mapping[str, Any], domain: Any) -> FrozenStencil:
         return FrozenStencil(self, origin, domain)
-
-
-def _flat_temporary(xp: Any, shape: tuple[int, int, int], dtype: str, e: tuple[int, ...]) -> Any:
-    """A 2-D temporary (``tmp: Field[IJ, float] = ...``) as the 3-D field the engine reads and
-    writes: one value per column, every level the same memory (K stride 0), so a level's write
-    is what any later read in the column sees."""
-    arr = xp.zeros(shape[:2], dtype=dtype)
-    view = xp.lib.stride_tricks.as_strided(arr, shape=shape, strides=(*arr.strides, 0))
-    ranges = [UnitRange(-e[0], shape[0] - e[0]), UnitRange(-e[2], shape[1] - e[2])]
-    ranges.append(UnitRange(-e[4], shape[2] - e[4]))
-    return Field._wrap(Domain(dims=[DIMS[a] for a in "IJK"], ranges=ranges), view, xp)
 
 
 def _aggregate(info: dict[str, Any], key: str) -> None:
@@ -362,8 +322,8 @@ class FrozenStencil:
     def __call__(self, exec_info: dict[str, Any] | None = None, **kwargs: Any) -> None:
         if exec_info is not None:
             exec_info["call_run_start_time"] = time.perf_counter()
-        self.stencil_object.run(
-            _domain_=self.domain, _origin_=self.origin, exec_info=exec_info, **kwargs
-        )
+        st = self.stencil_object  # run(), without passing the arguments on once more
+        st._launch(st._args.for_run(self.domain, self.origin, kwargs), kwargs, exec_info, False)
         if exec_info is not None:
+            exec_info["origin"] = dict(self.origin)
             exec_info["call_run_end_time"] = time.perf_counter()
