@@ -193,20 +193,22 @@ class Arguments:
 
     def take_temporaries(self, b: Bound) -> list[Any]:
         """A set of temporaries for ``b``'s domain that no other call is using."""
-        pool = self.temps.get(b.temps_key)
+        order = _memory_order(b.flat)
+        pool = self.temps.get((b.temps_key, order))
         if pool:
             try:
                 return pool.pop()
             except IndexError:  # taken by another thread meanwhile
                 pass
-        return self._new_temporaries(b.dom, b.xp)
+        return self._new_temporaries(b.dom, b.xp, order)
 
     def give_back(self, b: Bound, temps: list[Any]) -> None:
-        pool = self.temps.get(b.temps_key)
+        key = (b.temps_key, _memory_order(b.flat))
+        pool = self.temps.get(key)
         if pool is None:
             if len(self.temps) >= 8:  # other domains' spares: dropped
                 self.temps.clear()
-            pool = self.temps.setdefault(b.temps_key, [])
+            pool = self.temps.setdefault(key, [])
         if len(pool) < SPARE_TEMPORARIES:
             pool.append(temps)
 
@@ -305,7 +307,14 @@ class Arguments:
         ]
         return Field._wrap(Domain(dims=[DIMS["I"], DIMS["J"], DIMS["K"]], ranges=ranges), view, xp)
 
-    def _new_temporaries(self, dom: tuple[int, ...], xp: Any) -> list[Any]:
+    def _new_temporaries(
+        self, dom: tuple[int, ...], xp: Any, order: tuple[int, ...] = (0, 1, 2)
+    ) -> list[Any]:
+        """Zeroed temporaries over ``dom`` and their halos, their axes laid out in memory in
+        ``order`` (outermost first): the fields' own order, so that the threads of a GPU warp
+        (and a CPU's vector lanes) that walk the fields' unit-stride axis walk the temporaries'
+        too (a K-contiguous temporary beside I-contiguous fields made a GTScript Thomas solve
+        on gt:gpu 9x slower than gt4py's)."""
         out = []
         for t in self.lowered.program.temps:
             e = self.lowered.temp_extents[t.name]
@@ -313,10 +322,24 @@ class Arguments:
             if t.name in self.lowered.flat_temps:
                 out.append(_flat_temporary(xp, shape, t.type.dtype, e))  # type: ignore[union-attr]
                 continue
-            arr = xp.zeros(shape, dtype=t.type.dtype)  # type: ignore[union-attr]
+            laid = xp.zeros(tuple(shape[a] for a in order), dtype=t.type.dtype)  # type: ignore[union-attr]
+            arr = laid.transpose(tuple(order.index(a) for a in range(3)))
             origin = {DIMS["I"]: e[0], DIMS["J"]: e[2], DIMS["K"]: e[4]}
             out.append(as_field([DIMS[a] for a in "IJK"], arr, origin=origin, copy=False))
         return out
+
+
+def _memory_order(flat: list[Any]) -> tuple[int, ...]:
+    """The axes (I, J, K as 0, 1, 2) of the first 3-D field among ``flat`` from the largest
+    stride to the smallest; C order (0, 1, 2) where there is none."""
+    for f in flat:
+        a = getattr(f, "ndarray", None)
+        if a is not None and getattr(a, "ndim", 0) == 3 and len(f.domain.dims) == 3:
+            strides = a.strides
+            if 0 in strides:  # a 2-D array seen as 3-D (K stride 0): says nothing of K
+                continue
+            return tuple(sorted(range(3), key=lambda j: (-abs(strides[j]), j)))
+    return (0, 1, 2)
 
 
 def _flat_temporary(xp: Any, shape: tuple[int, int, int], dtype: str, e: tuple[int, ...]) -> Any:
