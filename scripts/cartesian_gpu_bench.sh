@@ -16,7 +16,7 @@
 # CARTGPU_LAP_SIZES (the PARALLEL stencil only; default 512x512x512), CARTGPU_ROUNDS (5),
 # CARTGPU_REPS (10), CARTGPU_CALLS (2000), PYTHON (python3), CUDA_HOME (else from nvcc's path);
 # for a plumbing test without a GPU: CARTGPU_BACKEND=gt:cpu_ifirst (no GPU check),
-# CARTGPU_PYTHONPATH=dir-with-numpy (when $PYTHON's own site-packages have no NumPy).
+# CARTGPU_PYTHONPATH=dir-with-numpy (default: the folder $PYTHON imports NumPy from).
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 1
 T0=$(date +%s)
@@ -34,6 +34,11 @@ LAP_SIZES="${CARTGPU_LAP_SIZES-512x512x512}"
 export PYTHONUNBUFFERED=1
 export STENCILKIT_CACHE_DIR="$W/sk_cache"
 export GT_CACHE_ROOT="$W/gt_cache"
+# the lent H200's NumPy and CuPy live in a venv of their own (/opt/torch/.venv): a venv made
+# with --system-site-packages from its python3 does not see them, so name their folder
+if [ -z "${CARTGPU_PYTHONPATH:-}" ]; then
+  CARTGPU_PYTHONPATH="$("${PYTHON:-python3}" -c 'import numpy, os; print(os.path.dirname(os.path.dirname(numpy.__file__)))' 2>/dev/null || true)"
+fi
 SRC_PATH="$PWD/src${CARTGPU_PYTHONPATH:+:$CARTGPU_PYTHONPATH}"
 BENCH="$PWD/benchmarks/cartesian_gpu_vs_gt4py.py"
 STEPS=()
