@@ -66,7 +66,8 @@ class Bound:
         #: the positions of ``flat`` that every call bound by this has the same (all but scalars)
         self.fixed = frozenset(range(len(flat))) - {pos for pos, _, _ in scalars}
         self.xp = xp
-        self.temps_key = (dom, xp.__name__)
+        #: the temporaries' pool: by domain, array module and the fields' memory order
+        self.temps_key = (dom, xp.__name__, _memory_order(flat))
         #: the runner's launch bound to these fields and one set of temporaries (compiled
         #: backends: ``bound_launch``), made after the first call
         self.launch: tuple[Callable[[list[Any]], None], list[Any] | None] | None = None
@@ -193,17 +194,16 @@ class Arguments:
 
     def take_temporaries(self, b: Bound) -> list[Any]:
         """A set of temporaries for ``b``'s domain that no other call is using."""
-        order = _memory_order(b.flat)
-        pool = self.temps.get((b.temps_key, order))
+        pool = self.temps.get(b.temps_key)
         if pool:
             try:
                 return pool.pop()
             except IndexError:  # taken by another thread meanwhile
                 pass
-        return self._new_temporaries(b.dom, b.xp, order)
+        return self._new_temporaries(b.dom, b.xp, b.temps_key[2])
 
     def give_back(self, b: Bound, temps: list[Any]) -> None:
-        key = (b.temps_key, _memory_order(b.flat))
+        key = b.temps_key
         pool = self.temps.get(key)
         if pool is None:
             if len(self.temps) >= 8:  # other domains' spares: dropped
