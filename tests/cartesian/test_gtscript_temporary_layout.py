@@ -27,9 +27,9 @@ def tridiag(a: F64, b: F64, c: F64, d: F64, x: F64):  # type: ignore[no-untyped-
             dd = (d - a * dd[0, 0, -1]) * m
     with computation(BACKWARD):
         with interval(-1, None):
-            x = dd  # noqa: F841
+            x = dd
         with interval(0, -1):
-            x = dd - cc * x[0, 0, 1]  # noqa: F841
+            x = dd - cc * x[0, 0, 1]
 
 
 def _thomas(a, b, c, d):
