@@ -1,0 +1,277 @@
+"""Hand-written candidate kernels for the 7-point fp64 Laplacian on an I-contiguous n^3 field,
+timed beside the device copy in one process: which kernel shape reaches the copy's bandwidth
+without contraction (``--fmad=false``, stencilkit's default) and with it.
+
+    python benchmarks/laplacian_variants.py [--n 512] [--reps 20] [--json out.json]
+
+Needs CuPy and a GPU. Every candidate is checked against ``lap_plain`` (the bench's hand-written
+baseline) before it is timed: bitwise when both are built without contraction, to 1e-12 relative
+otherwise. Rates count one read and one write of each interior point (as the bench's Laplacian
+section does), as a fraction of the best device-to-device copy of the whole array.
+
+Candidates (each thread keeps the column's centre values in registers as it walks up K, so a
+point costs five loads from the cache instead of seven):
+
+- ``rq``: a register queue over a chunk of levels (the chunk a run-time argument);
+- ``rqp``: the same, with the next level's centre value loaded one level ahead;
+- ``smem``: the (i, j) plane of the block and its one-point rim staged in shared memory per
+  level, so a point reads its four horizontal neighbours from shared memory;
+- ``vec2``: two consecutive points of I per thread, the centre row loaded as ``double2``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+
+SRC = r"""
+extern "C" __global__ void lap_plain(const double* __restrict__ a, double* __restrict__ out,
+                                     int n, long long sj, long long sk, int chunk) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    int j = blockIdx.y * blockDim.y + threadIdx.y + 1;
+    int k = blockIdx.z + 1;
+    if (i < 1 || i >= n - 1 || j >= n - 1) return;
+    long long p = i + j * sj + k * sk;
+    out[p] = -6.0 * a[p] + a[p + 1] + a[p - 1] + a[p + sj] + a[p - sj] + a[p + sk] + a[p - sk];
+}
+
+extern "C" __global__ void lap_rq(const double* __restrict__ a, double* __restrict__ out,
+                                  int n, long long sj, long long sk, int chunk) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    int j = blockIdx.y * blockDim.y + threadIdx.y + 1;
+    if (i < 1 || i >= n - 1 || j >= n - 1) return;
+    int k0 = 1 + blockIdx.z * chunk;
+    int k1 = min(k0 + chunk, n - 1);
+    long long p = i + j * sj + (long long)k0 * sk;
+    double below = a[p - sk], cur = a[p];
+    #pragma unroll 4
+    for (int k = k0; k < k1; ++k) {
+        double above = a[p + sk];
+        out[p] = -6.0 * cur + a[p + 1] + a[p - 1] + a[p + sj] + a[p - sj] + above + below;
+        below = cur; cur = above; p += sk;
+    }
+}
+
+extern "C" __global__ void lap_rqp(const double* __restrict__ a, double* __restrict__ out,
+                                   int n, long long sj, long long sk, int chunk) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    int j = blockIdx.y * blockDim.y + threadIdx.y + 1;
+    if (i < 1 || i >= n - 1 || j >= n - 1) return;
+    int k0 = 1 + blockIdx.z * chunk;
+    int k1 = min(k0 + chunk, n - 1);
+    long long p = i + j * sj + (long long)k0 * sk;
+    double below = a[p - sk], cur = a[p], above = a[p + sk];
+    double e = a[p + 1], w = a[p - 1], nn = a[p + sj], s = a[p - sj];
+    for (int k = k0; k < k1; ++k) {
+        long long q = p + sk;
+        bool more = k + 1 < k1;
+        double above2 = more ? a[q + sk] : 0.0;
+        double e2 = more ? a[q + 1] : 0.0, w2 = more ? a[q - 1] : 0.0;
+        double n2 = more ? a[q + sj] : 0.0, s2 = more ? a[q - sj] : 0.0;
+        out[p] = -6.0 * cur + e + w + nn + s + above + below;
+        below = cur; cur = above; above = above2; e = e2; w = w2; nn = n2; s = s2; p = q;
+    }
+}
+
+// blockDim = (BX, BY); the tile holds the block's points and a one-point rim in I and J
+extern "C" __global__ void lap_smem(const double* __restrict__ a, double* __restrict__ out,
+                                    int n, long long sj, long long sk, int chunk) {
+    extern __shared__ double tile[];
+    const int bx = blockDim.x, by = blockDim.y, tw = bx + 2;
+    const int tx = threadIdx.x, ty = threadIdx.y;
+    int i = blockIdx.x * bx + tx;  // 0-based, the block starts on a cache line
+    int j = blockIdx.y * by + ty + 1;
+    const bool inside = i >= 1 && i < n - 1 && j < n - 1;
+    const int ic = min(max(i, 0), n - 1), jc = min(j, n - 1);
+    int k0 = 1 + blockIdx.z * chunk;
+    int k1 = min(k0 + chunk, n - 1);
+    long long p = ic + jc * sj + (long long)k0 * sk;
+    double below = a[p - sk], cur = a[p];
+    const int t = (ty + 1) * tw + tx + 1;
+    // rim points: west/east columns by threads with tx == 0 / bx-1, south/north rows by ty == 0 / by-1
+    const int iw = max(ic - 1, 0), ie = min(ic + 1, n - 1);
+    const int js = max(jc - 1, 0), jn = min(jc + 1, n - 1);
+    for (int k = k0; k < k1; ++k) {
+        double above = a[p + sk];
+        long long plane = (long long)k * sk;
+        tile[t] = cur;
+        if (tx == 0) tile[t - 1] = a[iw + jc * sj + plane];
+        if (tx == bx - 1) tile[t + 1] = a[ie + jc * sj + plane];
+        if (ty == 0) tile[t - tw] = a[ic + js * sj + plane];
+        if (ty == by - 1) tile[t + tw] = a[ic + jn * sj + plane];
+        __syncthreads();
+        if (inside)
+            out[p] = -6.0 * cur + tile[t + 1] + tile[t - 1] + tile[t + tw] + tile[t - tw] + above + below;
+        __syncthreads();
+        below = cur; cur = above; p += sk;
+    }
+}
+
+// two points of I per thread: i0 = 2 * (thread's x), i0 + 1; the centre row as double2
+extern "C" __global__ void lap_vec2(const double* __restrict__ a, double* __restrict__ out,
+                                    int n, long long sj, long long sk, int chunk) {
+    int i0 = 2 * (blockIdx.x * blockDim.x + threadIdx.x);
+    int j = blockIdx.y * blockDim.y + threadIdx.y + 1;
+    if (i0 >= n || j >= n - 1) return;
+    int k0 = 1 + blockIdx.z * chunk;
+    int k1 = min(k0 + chunk, n - 1);
+    long long p = i0 + j * sj + (long long)k0 * sk;  // even: 16-byte aligned when sj, sk are even
+    const bool left = i0 >= 1, right = i0 + 1 < n - 1;
+    double2 below = *(const double2*)(a + p - sk), cur = *(const double2*)(a + p);
+    for (int k = k0; k < k1; ++k) {
+        double2 above = *(const double2*)(a + p + sk);
+        double2 nn = *(const double2*)(a + p + sj), s = *(const double2*)(a + p - sj);
+        double w = i0 >= 1 ? a[p - 1] : 0.0;
+        double e = i0 + 2 < n ? a[p + 2] : 0.0;
+        if (left) out[p] = -6.0 * cur.x + cur.y + w + nn.x + s.x + above.x + below.x;
+        if (right) out[p + 1] = -6.0 * cur.y + e + cur.x + nn.y + s.y + above.y + below.y;
+        below = cur; cur = above; p += sk;
+    }
+}
+
+extern "C" __global__ void copy1(const double* __restrict__ a, double* __restrict__ b, long long m) {
+    long long t = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+    if (t < m) b[t] = a[t];
+}
+"""
+
+BLOCKS = ((32, 4), (32, 8), (64, 2), (64, 4), (128, 1), (128, 2), (256, 1))
+CHUNKS = (8, 16, 32, 64, 510)
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--n", type=int, default=512)
+    ap.add_argument("--reps", type=int, default=20)
+    ap.add_argument("--json", default=None)
+    args = ap.parse_args(argv)
+    import cupy as cp
+    import numpy as np
+
+    n = args.n
+    x = cp.asfortranarray(cp.random.standard_normal((n, n, n), dtype=cp.float64))
+    sj, sk = x.strides[1] // 8, x.strides[2] // 8
+    ref = cp.full_like(x, cp.nan)
+    out = cp.full_like(x, cp.nan)
+    start, stop = cp.cuda.Event(), cp.cuda.Event()
+
+    def timed(fn) -> float:
+        for _ in range(3):
+            fn()
+        ts = []
+        for _ in range(args.reps):
+            start.record()
+            fn()
+            stop.record()
+            stop.synchronize()
+            ts.append(cp.cuda.get_elapsed_time(start, stop))
+        return statistics.median(ts)
+
+    full_bytes = 2 * 8 * n**3
+    y = cp.empty_like(x)
+    copies = {
+        "cupy.copyto": timed(lambda: cp.copyto(y, x)),
+    }
+    k_copy = cp.RawKernel(SRC, "copy1", options=("-std=c++17",))
+    m = n**3
+    copies["copy kernel"] = timed(lambda: k_copy((-(-m // 256),), (256,), (x, y, np.int64(m))))
+    copy_ms = min(copies.values())
+    copy_gbs = full_bytes / copy_ms / 1e6
+    print(f"copy {n}^3 f64: " + ", ".join(f"{k} {v:.3f} ms" for k, v in copies.items()))
+    print(f"copy bandwidth {copy_gbs:.0f} GB/s")
+    lap_bytes = 2 * 8 * (n - 2) ** 3
+    rows = []
+    mods = {
+        fm: cp.RawModule(code=SRC, options=("-std=c++17", f"--fmad={fm}"))
+        for fm in ("false", "true")
+    }
+    plain = mods["false"].get_function("lap_plain")
+    blk = (32, 8, 1)
+    plain(
+        (-(-n // 32), -(-(n - 2) // 8), n - 2),
+        blk,
+        (x, ref, np.int32(n), np.int64(sj), np.int64(sk), np.int32(0)),
+    )
+    cp.cuda.Device().synchronize()
+    interior = (slice(1, n - 1),) * 3
+    ref_in = ref[interior]
+    for fm, mod in mods.items():
+        for name in ("plain", "rq", "rqp", "smem", "vec2"):
+            fn = mod.get_function(f"lap_{name}")
+            for bx, by in BLOCKS:
+                for chunk in (1,) if name == "plain" else CHUNKS:
+                    gx = -(-(n // 2 if name == "vec2" else n) // bx)
+                    grid = (
+                        gx,
+                        -(-(n - 2) // by),
+                        n - 2 if name == "plain" else -(-(n - 2) // chunk),
+                    )
+                    shm = 8 * (bx + 2) * (by + 2) if name == "smem" else 0
+                    kargs = (x, out, np.int32(n), np.int64(sj), np.int64(sk), np.int32(chunk))
+
+                    def go(fn=fn, grid=grid, b=(bx, by, 1), kargs=kargs, shm=shm) -> None:
+                        fn(grid, b, kargs, shared_mem=shm)
+
+                    out.fill(cp.nan)
+                    go()
+                    got = out[interior]
+                    if fm == "false":
+                        ok = bool(cp.array_equal(got, ref_in))
+                    else:
+                        ok = bool(cp.allclose(got, ref_in, rtol=1e-12, atol=1e-12))
+                    rim_ok = bool(cp.isnan(out[0]).all() and cp.isnan(out[:, :, -1]).all())
+                    if not (ok and rim_ok):
+                        print(f"FAILED check: {name} fmad={fm} block {bx}x{by} chunk {chunk}")
+                        rows.append(
+                            {
+                                "kernel": name,
+                                "fmad": fm,
+                                "block": [bx, by],
+                                "chunk": chunk,
+                                "ok": False,
+                            }
+                        )
+                        continue
+                    ms = timed(go)
+                    frac = lap_bytes / ms / 1e6 / copy_gbs
+                    rows.append(
+                        {
+                            "kernel": name,
+                            "fmad": fm,
+                            "block": [bx, by],
+                            "chunk": chunk,
+                            "ok": True,
+                            "ms": ms,
+                            "of_copy": frac,
+                        }
+                    )
+    good = [r for r in rows if r["ok"]]
+    for fm in ("false", "true"):
+        print(f"\n--fmad={fm}: best five")
+        for r in sorted((r for r in good if r["fmad"] == fm), key=lambda r: r["ms"])[:5]:
+            print(
+                f"  {r['kernel']:6s} block {r['block'][0]:3d}x{r['block'][1]} chunk {r['chunk']:3d}"
+                f"  {r['ms']:.4f} ms  {r['of_copy']:.3f} of copy"
+            )
+        for name in ("plain", "rq", "rqp", "smem", "vec2"):
+            best = min(
+                (r for r in good if r["fmad"] == fm and r["kernel"] == name),
+                key=lambda r: r["ms"],
+                default=None,
+            )
+            if best:
+                print(
+                    f"  best {name:6s}: {best['of_copy']:.3f} (block {best['block']}, chunk {best['chunk']})"
+                )
+    failed = [r for r in rows if not r["ok"]]
+    print(f"\n{len(good)} candidates timed, {len(failed)} failed their check")
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump({"n": n, "copy_ms": copies, "copy_gbs": copy_gbs, "rows": rows}, f, indent=1)
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
