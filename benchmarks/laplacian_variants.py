@@ -3,6 +3,7 @@ timed beside the device copy in one process: which kernel shape reaches the copy
 without contraction (``--fmad=false``, stencilkit's default) and with it.
 
     python benchmarks/laplacian_variants.py [--n 512] [--reps 20] [--json out.json]
+    PYTHONPATH=src python benchmarks/laplacian_variants.py --ptx     # no GPU: nvcc's PTX only
 
 Needs CuPy and a GPU. Every candidate is checked against ``lap_plain`` (the bench's hand-written
 baseline) before it is timed: bitwise when both are built without contraction, to 1e-12 relative
@@ -13,7 +14,8 @@ Candidates (each thread keeps the column's centre values in registers as it walk
 point costs five loads from the cache instead of seven):
 
 - ``rq``: a register queue over a chunk of levels (the chunk a run-time argument);
-- ``rqp``: the same, with the next level's centre value loaded one level ahead;
+- ``rqs``: ``rq`` with cache-streaming stores (``__stcs``, as stencilkit's ``s`` variants);
+- ``rqp``: ``rq`` with the next level's centre value loaded one level ahead;
 - ``smem``: the (i, j) plane of the block and its one-point rim staged in shared memory per
   level, so a point reads its four horizontal neighbours from shared memory;
 - ``vec2``: two consecutive points of I per thread, the centre row loaded as ``double2``.
@@ -50,6 +52,25 @@ extern "C" __global__ void lap_rq(const double* __restrict__ a, double* __restri
     for (int k = k0; k < k1; ++k) {
         double above = a[p + sk];
         out[p] = -6.0 * cur + a[p + 1] + a[p - 1] + a[p + sj] + a[p - sj] + above + below;
+        below = cur; cur = above; p += sk;
+    }
+}
+
+// lap_rq with cache-streaming stores (as stencilkit's "s" variants; __stcs is an asm statement
+// with a memory clobber, so a kernel that uses it keeps its loads only where they precede it)
+extern "C" __global__ void lap_rqs(const double* __restrict__ a, double* __restrict__ out,
+                                   int n, long long sj, long long sk, int chunk) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    int j = blockIdx.y * blockDim.y + threadIdx.y + 1;
+    if (i < 1 || i >= n - 1 || j >= n - 1) return;
+    int k0 = 1 + blockIdx.z * chunk;
+    int k1 = min(k0 + chunk, n - 1);
+    long long p = i + j * sj + (long long)k0 * sk;
+    double below = a[p - sk], cur = a[p];
+    #pragma unroll 4
+    for (int k = k0; k < k1; ++k) {
+        double above = a[p + sk];
+        __stcs(&out[p], -6.0 * cur + a[p + 1] + a[p - 1] + a[p + sj] + a[p - sj] + above + below);
         below = cur; cur = above; p += sk;
     }
 }
@@ -141,12 +162,53 @@ BLOCKS = ((32, 4), (32, 8), (64, 2), (64, 4), (128, 1), (128, 2), (256, 1))
 CHUNKS = (8, 16, 32, 64, 510)
 
 
+def ptx_loads(n: int) -> int:
+    """No GPU needed: stencilkit's CUDA for the bench's Laplacian with all its z-chunk variants,
+    compiled to PTX by nvcc for sm_90, and per kernel its global loads (read-only ``.nc`` ones
+    apart), stores and additions: how many loads the compiler kept of the 7 a point reads."""
+    import re
+    import subprocess
+    import tempfile
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    import stencilkit as gtx
+    from stencilkit.backends.cuda.codegen import generate_cuda
+    from stencilkit_benchmarks.programs import import_programs
+
+    with tempfile.TemporaryDirectory() as tmp:
+        P = import_programs(tmp)
+        dom = {P.I: n, P.J: n, P.K: n}
+        run = P.run_lap.with_backend(gtx.gpu)
+        planned = run.inspect(dom, dom, n, offset_provider={}, until="generate").source.planned
+        text = generate_cuda(planned.sprog, planned.layout, True, planned.spec.narrow_index)
+        cu, ptx = Path(tmp) / "lap.cu", Path(tmp) / "lap.ptx"
+        cu.write_text(text)
+        cmd = ["nvcc", "-arch=sm_90", "-ptx", "--fmad=false", "-std=c++17", "-o", str(ptx), str(cu)]
+        subprocess.run(cmd, check=True)
+        body = ptx.read_text()
+    print(f"stencilkit's Laplacian, {n}^3, I-contiguous: PTX per kernel (nvcc --fmad=false, sm_90)")
+    for m in re.finditer(r"\.entry (\w+)\((.*?)\n}", body, re.S):
+        k = m.group(2)
+        adds = len(re.findall(r"add\.(?:rn\.)?f64", k))
+        print(
+            f"  {m.group(1):24s} ld.global {k.count('ld.global'):3d} (.nc {k.count('ld.global.nc'):3d})"
+            f"  st.global {k.count('st.global'):2d}  add.f64 {adds:3d}"
+        )
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--n", type=int, default=512)
     ap.add_argument("--reps", type=int, default=20)
     ap.add_argument("--json", default=None)
+    ap.add_argument(
+        "--ptx", action="store_true", help="no GPU: count the loads in stencilkit's PTX instead"
+    )
     args = ap.parse_args(argv)
+    if args.ptx:
+        return ptx_loads(args.n)
     import cupy as cp
     import numpy as np
 
@@ -198,7 +260,7 @@ def main(argv: list[str] | None = None) -> int:
     interior = (slice(1, n - 1),) * 3
     ref_in = ref[interior]
     for fm, mod in mods.items():
-        for name in ("plain", "rq", "rqp", "smem", "vec2"):
+        for name in ("plain", "rq", "rqs", "rqp", "smem", "vec2"):
             fn = mod.get_function(f"lap_{name}")
             for bx, by in BLOCKS:
                 for chunk in (1,) if name == "plain" else CHUNKS:
@@ -255,7 +317,7 @@ def main(argv: list[str] | None = None) -> int:
                 f"  {r['kernel']:6s} block {r['block'][0]:3d}x{r['block'][1]} chunk {r['chunk']:3d}"
                 f"  {r['ms']:.4f} ms  {r['of_copy']:.3f} of copy"
             )
-        for name in ("plain", "rq", "rqp", "smem", "vec2"):
+        for name in ("plain", "rq", "rqs", "rqp", "smem", "vec2"):
             best = min(
                 (r for r in good if r["fmad"] == fm and r["kernel"] == name),
                 key=lambda r: r["ms"],
