@@ -181,20 +181,35 @@ def ptx_loads(n: int) -> int:
         dom = {P.I: n, P.J: n, P.K: n}
         run = P.run_lap.with_backend(gtx.gpu)
         planned = run.inspect(dom, dom, n, offset_provider={}, until="generate").source.planned
-        text = generate_cuda(planned.sprog, planned.layout, True, planned.spec.narrow_index)
-        cu, ptx = Path(tmp) / "lap.cu", Path(tmp) / "lap.ptx"
-        cu.write_text(text)
-        cmd = ["nvcc", "-arch=sm_90", "-ptx", "--fmad=false", "-std=c++17", "-o", str(ptx), str(cu)]
-        subprocess.run(cmd, check=True)
-        body = ptx.read_text()
-    print(f"stencilkit's Laplacian, {n}^3, I-contiguous: PTX per kernel (nvcc --fmad=false, sm_90)")
-    for m in re.finditer(r"\.entry (\w+)\((.*?)\n}", body, re.S):
-        k = m.group(2)
-        adds = len(re.findall(r"add\.(?:rn\.)?f64", k))
         print(
-            f"  {m.group(1):24s} ld.global {k.count('ld.global'):3d} (.nc {k.count('ld.global.nc'):3d})"
-            f"  st.global {k.count('st.global'):2d}  add.f64 {adds:3d}"
+            f"stencilkit's Laplacian, {n}^3, I-contiguous: PTX per kernel (nvcc --fmad=false, sm_90)"
         )
+        for loads_first in (False, True):
+            text = generate_cuda(
+                planned.sprog, planned.layout, True, planned.spec.narrow_index, False, loads_first
+            )
+            cu, ptx = Path(tmp) / "lap.cu", Path(tmp) / "lap.ptx"
+            cu.write_text(text)
+            cmd = [
+                "nvcc",
+                "-arch=sm_90",
+                "-ptx",
+                "--fmad=false",
+                "-std=c++17",
+                "-o",
+                str(ptx),
+                str(cu),
+            ]
+            subprocess.run(cmd, check=True)
+            body = ptx.read_text()
+            print(f" STENCILKIT_CUDA_LOADS_FIRST={int(loads_first)}")
+            for m in re.finditer(r"\.entry (\w+)\((.*?)\n}", body, re.S):
+                k = m.group(2)
+                adds = len(re.findall(r"add\.(?:rn\.)?f64", k))
+                print(
+                    f"  {m.group(1):24s} ld.global {k.count('ld.global'):3d} (.nc {k.count('ld.global.nc'):3d})"
+                    f"  st.global {k.count('st.global'):2d}  add.f64 {adds:3d}"
+                )
     return 0
 
 

@@ -126,8 +126,10 @@ class EmulatedCudaTarget:
         block: tuple[int, int, int] = (32, 4, 1),
         variant: Variant = PLAIN,
         workdir: Path | None = None,
+        loads_first: bool = False,
     ) -> None:
         self.limits, self.block, self.variant = limits, block, variant
+        self.loads_first = loads_first  # generate_cuda's: streaming chunks computed, then stored
         self.workdir = (
             workdir or Path(os.environ.get("STENCILKIT_CACHE_DIR", "/tmp")) / "cuda-emulation"
         )
@@ -141,6 +143,7 @@ class EmulatedCudaTarget:
             variants=True,
             narrow_index=planned.spec.narrow_index,
             ordered=self.variant.ordered,
+            loads_first=self.loads_first,
         )
         return Source(planned, "cuda", text, True)
 

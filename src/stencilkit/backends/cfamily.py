@@ -572,14 +572,13 @@ def loop_order(k: ir.Kernel, layout: ArgLayout) -> list[Dimension]:
     return dims
 
 
-def emit_stores(
-    k: ir.Kernel, emit: ExprEmitter, layout: ArgLayout, pad: str, store: str = "{ref} = {val};"
-) -> list[str]:
-    """Compute every output value of ``k`` at the current point, then store them (``store``
-    formats one store; the CUDA backend may use cache-streaming stores)."""
+def emit_values(
+    k: ir.Kernel, emit: ExprEmitter, layout: ArgLayout, pad: str
+) -> tuple[list[str], list[str]]:
+    """The lines that compute every output value of ``k`` at the current point, into locals
+    ``r0``, ``r1``, ...; and those locals' C types, one per output."""
     lines = []
-    out_index = tuple(ir.Pos(d) for d in k.dims)
-    values = []
+    types = []
     emit.prepare(k)
     with emit.scope():  # the locals of one point (the caller's loop body)
         for j, (o, v) in enumerate(zip(k.outs, k.values)):
@@ -587,13 +586,37 @@ def emit_stores(
             value = emit.emit(v)
             lines += emit.statements(pad)
             lines.append(f"{pad}const {t} r{j} = {value};")
-            values.append(f"r{j}")
+            types.append(t)
+    return lines, types
+
+
+def emit_output_stores(
+    k: ir.Kernel,
+    emit: ExprEmitter,
+    layout: ArgLayout,
+    pad: str,
+    values: list[str],
+    store: str = "{ref} = {val};",
+) -> list[str]:
+    """Store ``values`` (C expressions, one per output of ``k``) at the current point; ``store``
+    formats one store (the CUDA backend may use cache-streaming stores; bool outputs never)."""
+    out_index = tuple(ir.Pos(d) for d in k.dims)
+    lines = []
     for o, val in zip(k.outs, values):
         f = layout.field(o)
         idx = tuple(out_index[k.dims.index(d)] for d in f.dims)
         fmt = store if f.dtype != "bool" else "{ref} = {val};"
         lines.append(pad + fmt.format(ref=emit.element(f, idx), val=val))
     return lines
+
+
+def emit_stores(
+    k: ir.Kernel, emit: ExprEmitter, layout: ArgLayout, pad: str, store: str = "{ref} = {val};"
+) -> list[str]:
+    """Compute every output value of ``k`` at the current point, then store them."""
+    lines, types = emit_values(k, emit, layout, pad)
+    values = [f"r{j}" for j in range(len(types))]
+    return lines + emit_output_stores(k, emit, layout, pad, values, store)
 
 
 def emit_scan_loop(

@@ -102,6 +102,9 @@ class Config:
     parse_at_decoration: bool = False
     neighbour_temporaries: bool = True
     cudaflags: tuple[str, ...] = ()  # added to every NVRTC/nvcc build, e.g. ("--fmad=false",)
+    #: the streaming-store z-chunk variants compute every point of a chunk before storing any
+    #: (codegen.py, ``Variant``): off until measured on a GPU
+    cuda_loads_first: bool = False
     plan_cache_size: int = PLAN_CACHE_SIZE  # argument signatures kept per program (LRU)
     offset_checks: str = "first"  # as_offset reads checked before the first call, or every call
     tune: str = "background"  # gpu variants built in the background, or before the first call
@@ -157,6 +160,7 @@ VARIABLES: dict[str, tuple[str, Callable[[str], Any]]] = {
     "STENCILKIT_CXXFLAGS": ("cxxflags", lambda v: tuple(v.split())),
     "STENCILKIT_CUDA_COMPILER": ("cuda_compiler", _choice(CUDA_COMPILERS)),
     "STENCILKIT_CUDAFLAGS": ("cudaflags", lambda v: tuple(v.split())),
+    "STENCILKIT_CUDA_LOADS_FIRST": ("cuda_loads_first", yes_no),
     "STENCILKIT_SANITIZE": ("sanitize", _sanitize),
     "STENCILKIT_NUM_THREADS": ("num_threads", _count(1)),
     "STENCILKIT_PARALLEL_MIN_WORK": ("parallel_min_work", _count(0)),
@@ -183,7 +187,7 @@ def config() -> Config:
     """The configuration of this process (read once; :func:`reset_config` forgets it).
 
     ``STENCILKIT_CACHE_DIR``, ``CXX``, ``STENCILKIT_CXXFLAGS``, ``STENCILKIT_CUDA_COMPILER``
-    (nvrtc|nvcc), ``STENCILKIT_CUDAFLAGS``, ``CUDA_HOME``/``CUDA_PATH``, ``STENCILKIT_SANITIZE`` (comma-separated: address,
+    (nvrtc|nvcc), ``STENCILKIT_CUDAFLAGS``, ``STENCILKIT_CUDA_LOADS_FIRST`` (yes|no), ``CUDA_HOME``/``CUDA_PATH``, ``STENCILKIT_SANITIZE`` (comma-separated: address,
     undefined, leak, thread), ``STENCILKIT_NUM_THREADS``, ``STENCILKIT_PARALLEL_MIN_WORK``,
     ``STENCILKIT_LOG`` (off|error|warning|info|debug), ``STENCILKIT_PLAN_CACHE_SIZE``, ``STENCILKIT_OFFSET_CHECKS`` (first|every), ``STENCILKIT_TUNE`` (background|first-call), ``STENCILKIT_CACHE_MAX_SIZE`` (e.g. 2GiB, 0: no limit). Never raises: see :func:`require`."""
     env = os.environ

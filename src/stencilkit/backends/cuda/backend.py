@@ -196,7 +196,12 @@ class CudaTarget:
         locality-ordered variants of the kernels that gather."""
         assert planned.layout is not None and planned.spec is not None
         text = generate_cuda(
-            planned.sprog, planned.layout, variants, planned.spec.narrow_index, ordered
+            planned.sprog,
+            planned.layout,
+            variants,
+            planned.spec.narrow_index,
+            ordered,
+            require("STENCILKIT_CUDA_LOADS_FIRST").cuda_loads_first,
         )
         return Source(planned, "cuda", text, variants)
 
@@ -259,10 +264,17 @@ class CudaTarget:
     def variant_key(self, built: Built, ordered: bool) -> str:
         """The build-cache key of the variant module of the plain module ``built``: derived from
         its key (which covers the IR, the plain source, the compiler, its flags and the
-        architecture) and the generator's own code, so that it is known without generating the
+        architecture), the generator's own code and its one setting that changes only variants
+        (``STENCILKIT_CUDA_LOADS_FIRST``), so that it is known without generating the
         variants' source (thousands of lines for a large program: a second or more of Python)."""
+        loads_first = require("STENCILKIT_CUDA_LOADS_FIRST").cuda_loads_first
         return cache_key(
-            [("variants-of", built.key), ("ordered", str(ordered)), ("codegen", codegen_digest())]
+            [
+                ("variants-of", built.key),
+                ("ordered", str(ordered)),
+                ("loads-first", str(loads_first)),
+                ("codegen", codegen_digest()),
+            ]
         )
 
     def build_variants(self, built: Built, ordered: bool) -> Built:
