@@ -153,6 +153,15 @@ class Scope:
                 and base.offset == (0, 0, 0)
             ):
                 return Const(_TableA(base.name))
+            if (
+                node.attr == "A"
+                and isinstance(base, cn.FieldRead)
+                and base.name in self.ctx.data_dims
+                and base.offset == (0, 0, 0)
+                and base.k_expr is None
+            ):
+                # gt4py 1.2: f.A[n, m] is f[0, 0, 0][n, m] on a field with data dimensions
+                return Const(_DataA(base))
             raise self.src.syntax(node, f"fields have no attribute '{node.attr}'")
         b = base.value
         if isinstance(b, dict):
@@ -238,6 +247,8 @@ class Scope:
         base = self.expr(node.value)
         if isinstance(base, Const) and isinstance(base.value, _TableA):
             return self.table_read(base.value.name, node)
+        if isinstance(base, Const) and isinstance(base.value, _DataA):
+            return self.data_element(node, base.value.read)
         if isinstance(base, cn.FieldRead) and self.ctx.is_table(base.name):
             raise self.src.syntax(
                 node, f"'{base.name}' is a GlobalTable: it has no offsets",
@@ -468,6 +479,13 @@ class _TableA:
     """``t.A`` of a ``GlobalTable`` parameter, waiting for its indices."""
 
     name: str
+
+
+@dataclass(frozen=True)
+class _DataA:
+    """``f.A`` of a field with data dimensions, waiting for its data indices."""
+
+    read: cn.FieldRead
 
 
 @dataclass(frozen=True)
