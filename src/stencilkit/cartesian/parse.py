@@ -432,7 +432,6 @@ class _BodyParser:
                     raise src.definition(
                         t, "writes at a K offset are allowed only in FORWARD/BACKWARD"
                     )
-                raise src.unsupported(t, f"the write at a K offset {name}[0, 0, {off[2]}] = ...")
             k = off[2]
         if name in ctx.scalars:
             raise src.syntax(t, f"'{name}' is a scalar parameter and cannot be assigned")
