@@ -10,7 +10,7 @@
 #
 #   NDSL_BACKENDS  NDSL backend strings (default "st:numpy:cpu:IJK st:gt:cpu:IJK st:gt:cpu:KJI")
 #   NDSL_TESTS     test paths inside $NDSL_SOURCE (default: tests/dsl tests/test_basic_operations.py
-#                  tests/stencils tests/test_4d_fields.py)
+#                  tests/stencils tests/test_4d_fields.py tests/quantity)
 #   NDSL_PIP       extra PyPI packages NDSL imports (e.g. "f90nml xarray"), installed if given
 #   NDSL_STUBS     a folder of stand-in modules (dace, serialbox, ...) put first on PYTHONPATH
 #   NDSL_PYTEST    extra pytest arguments (e.g. "-x" or "-k copy")
@@ -23,7 +23,7 @@ set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 VENV="${NDSL_VENV:-/tmp/ndsl-venv}"
 BACKENDS="${NDSL_BACKENDS:-st:numpy:cpu:IJK st:gt:cpu:IJK st:gt:cpu:KJI}"
-TESTS="${NDSL_TESTS:-tests/dsl tests/test_basic_operations.py tests/stencils tests/test_4d_fields.py}"
+TESTS="${NDSL_TESTS:-tests/dsl tests/test_basic_operations.py tests/stencils tests/test_4d_fields.py tests/quantity}"
 
 [ -x "$VENV/bin/python" ] || python3 -m venv "$VENV"
 "$VENV/bin/pip" install -q -e "$ROOT" pytest

@@ -81,7 +81,8 @@ def test_a_wrong_rank_is_refused_before_anything_runs() -> None:
         ("out = q[0, 0, 0][0, 1]", GTScriptSyntaxError, r"give 1 data index\(es\), got 2"),
         ("out = q", GTScriptSyntaxError, "has data dimensions: read one element"),
         ("out = q[0, 0, 0][out]", GTScriptDefinitionError, "data index of 'q' must be an integer"),
-        ("q[0, 0, 0] = out", GTScriptSyntaxError, "has data dimensions: assign one element"),
+        # q[0, 0, 0] = out broadcasts out to every element (gt4py's vector assignment)
+        ("q[0, 0, 0] = q.T", GTScriptSyntaxError, r"\.T transposes a matrix"),
         ("q[0, 0, 0][1.5] = out", GTScriptSyntaxError, "data index 1.5 is not an integer"),
         ("q[1, 0, 0][1] = out", GTScriptDefinitionError, r"assigned at an offset \(1, 0, 0\)"),
         ("out = q.at(K=1)", GTScriptSyntaxError, "name the element"),

@@ -113,7 +113,7 @@ def axes_names(spec: object) -> tuple[str, ...] | None:
         return (spec.name,)
     if isinstance(spec, str) and spec and set(spec) <= set("IJK") and len(set(spec)) == len(spec):
         return tuple(spec)
-    if isinstance(spec, tuple) and spec and all(isinstance(a, Axis) for a in spec):
+    if isinstance(spec, (tuple, list)) and spec and all(isinstance(a, Axis) for a in spec):
         names = tuple(a.name for a in spec)
         if len(set(names)) == len(names):
             return names

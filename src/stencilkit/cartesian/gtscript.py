@@ -28,6 +28,7 @@ from .language import (
     Field,
     GTScriptFunction,
     _FieldDescriptor,
+    _FieldDescriptorMaker,
     builtins,
     compile_assert,
     computation,
@@ -92,9 +93,10 @@ def lazy_stencil(
     **kwargs: Any,
 ) -> Any:
     """``stencil`` with the build deferred to the first call or to the first access of
-    ``.implementation``, ``.backend`` or ``.field_info``; ``check_syntax`` parses at decoration."""
+    ``.implementation``, ``.backend`` or ``.field_info``; ``check_syntax`` parses at decoration.
+    Without a backend it builds for ``"numpy"``, as gt4py's ``StencilBuilder`` does."""
     if backend is None:
-        raise TypeError("gtscript.lazy_stencil() missing the backend (e.g. 'numpy')")
+        backend = "numpy"
 
     def wrap(fn: Callable[..., Any]) -> LazyStencil:
         lazy = LazyStencil(backend, fn, kwargs)
@@ -168,6 +170,7 @@ __all__ = [
     "GlobalTable", "LazyStencil", "enum", "lazy_stencil",
     "BACKWARD", "FORWARD", "PARALLEL", "I", "J", "K", "IJ", "IK", "JK", "IJK", "AxisIndex",
     "Field", "FrozenStencil", "GTScriptFunction", "Sequence", "StencilObject", "_FieldDescriptor",
+    "_FieldDescriptorMaker",
     "compile_assert", "computation", "externals", "function", "horizontal", "interval", "region",
     "stencil", "float32", "float64", "int32", "int64", "types", "__INLINED",
     "abs", "min", "max", "mod", "sin", "cos", "tan", "asin", "acos", "atan", "sinh", "cosh", "tanh",

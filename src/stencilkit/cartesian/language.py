@@ -133,6 +133,11 @@ class _FieldDescriptorMaker:
         if isinstance(spec, tuple) and len(spec) == 2 and axes_names(spec[0]) is not None:
             axes = axes_names(spec[0]) or axes
             dtype = spec[1]
+        elif isinstance(spec, tuple) and len(spec) == 2 and isinstance(spec[0], (tuple, list)):
+            if len(spec[0]) == 0:
+                # Field[[], (dtype, (n,))]: no spatial axis, a GlobalTable (gt4py reads an empty
+                # collection as an axes spec; NDSL's DataDimensionsField registers tables so)
+                axes, dtype = (), spec[1]
         data_dims: tuple[int, ...] = ()
         if isinstance(dtype, tuple):
             if len(dtype) != 2:

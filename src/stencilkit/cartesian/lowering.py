@@ -29,6 +29,7 @@ from .axes import DIMS, table_dims
 from .definitions import GTScriptDefinitionError, GTScriptNotSupportedError, GTScriptSyntaxError
 from .emit import Block, Lowered, emit, memory_reads
 from .exprs import field_reads, statement_reads
+from .k_writes import split_k_writes
 from .lower_exprs import ExprLowerer, Fields, Reader, select, shift
 from .promotion import cast, dims_of, dtype_of, typed
 
@@ -48,6 +49,7 @@ class _Pass:
 
 
 def lower_definition(d: cn.Definition) -> Lowered:
+    d = split_k_writes(d)  # f[0, 0, 1] = ... in FORWARD/BACKWARD (k_writes.py)
     axes = {p.name: p.axes for p in d.params if p.axes is not None and not p.data_dims}
     dtypes = {p.name: p.dtype for p in d.params if p.axes is not None and not p.data_dims}
     by_name = {p.name: p for p in d.params}

@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 
 from . import nodes as cn
+from . import vectors
 from .axes import AxisIndex
 from .constructs import call_of, compile_assert_call, horizontal_regions
 from .context import Context
@@ -46,6 +47,7 @@ def parse_definition(
     scope = Scope(src, ctx)
     parser = _BodyParser(scope, {p.name for p in params})
     comps: list[cn.Computation] = []
+    inits: list[cn.Computation] = []  # declared temporaries' initial values, first (as gt4py)
     for s in src.tree.body:
         if isinstance(s, ast.ImportFrom) and s.module in ("__externals__", "__gtscript__"):
             scope.import_externals(s)
@@ -55,6 +57,10 @@ def parse_definition(
             continue
         elif isinstance(s, ast.With):
             comps.append(parser.computation(s))
+        elif isinstance(s, ast.AnnAssign) and isinstance(s.target, ast.Name):
+            init = parser.declare_temporary(s)
+            if init is not None:
+                inits.append(init)
         elif isinstance(s, ast.Pass):
             continue
         else:
@@ -65,10 +71,19 @@ def parse_definition(
             )
     if not comps:
         raise src.definition(src.tree, f"stencil {fn.__name__} has no computation")
+    # the elements of a temporary with data dimensions are temporaries of their own
+    for comp, (base, _) in ctx.components.items():
+        if base in parser.ddim_temps:
+            dt, loc = parser.ddim_temps[base]
+            parser.temps.append((comp, dt, loc))
     return cn.Definition(
-        fn.__name__, params, tuple(comps), tuple(parser.temps), src.filename,
+        fn.__name__, params, (*inits, *comps), tuple(parser.temps), src.filename,
         frozenset(parser.flat_temps),
-        tuple((comp, base, idx) for comp, (base, idx) in ctx.components.items()),
+        tuple(
+            (comp, base, idx)
+            for comp, (base, idx) in ctx.components.items()
+            if base not in parser.ddim_temps
+        ),
     )  # fmt: skip
 
 
@@ -80,7 +95,57 @@ class _BodyParser:
         self.params = params
         self.temps: list[tuple[str, str | None, Any]] = []
         self.flat_temps: set[str] = set()
+        #: temporaries with data dimensions, declared at the top of the body: (dtype, where)
+        self.ddim_temps: dict[str, tuple[str, Any]] = {}
         self.order = "PARALLEL"
+
+    def declare_temporary(self, s: ast.AnnAssign) -> cn.Computation | None:
+        """``tmp: Field[IJK, (dtype, (n,))] = 0.0`` at the top of a definition (gt4py's form
+        for temporaries with data dimensions, also without them): each element is a temporary;
+        a constant value initialises every element over the whole domain before the
+        computations."""
+        src, scope = self.src, self.scope
+        assert isinstance(s.target, ast.Name)
+        name = s.target.id
+        ann = scope.const(s.annotation, "a temporary's annotation")
+        if not isinstance(ann, _FieldDescriptor):
+            raise src.syntax(
+                s, f"'{name}': a declaration at the top of a stencil is a Field[...] temporary",
+                hint="annotate scalars where they are assigned, inside a computation",
+            )  # fmt: skip
+        if tuple(ann.axes) != ("I", "J", "K"):
+            raise src.syntax(
+                s, f"Found {''.join(ann.axes)}, but only IJK is currently supported for"
+                " temporaries declared here (as in gt4py)",
+            )  # fmt: skip
+        if name in scope.ctx.fields or name in scope.ctx.scalars:
+            raise src.syntax(s, f"'{name}' is already a parameter or temporary")
+        dtype = ann.dtype
+        dtype = scope.ctx.dtypes.get(dtype, dtype) if isinstance(dtype, str) else dtype
+        dt = scope.ctx.cast_dtype(dtype.type if isinstance(dtype, np.dtype) else dtype)
+        if dt is None:
+            raise src.syntax(s.annotation, f"{dtype!r} is not a scalar type")
+        loc = src.loc(s)
+        scope.ctx.fields[name] = ("I", "J", "K")
+        if ann.data_dims:
+            scope.ctx.data_dims[name] = tuple(ann.data_dims)
+            self.ddim_temps[name] = (dt, loc)
+            targets = [
+                scope.ctx.component(name, idx)
+                for idx in itertools.product(*(range(n) for n in ann.data_dims))
+            ]
+        else:
+            self.temps.append((name, dt, loc))
+            targets = [name]
+        if s.value is None:
+            return None
+        value = scope.const(s.value, "a declared temporary's initial value")
+        if isinstance(value, bool) or not isinstance(value, int | float | np.number):
+            raise src.syntax(s.value, "a declared temporary's initial value is a number")
+        lit = scope.ctx.literal(value)
+        whole = cn.Interval(cn.LevelBound(False, 0), cn.LevelBound(True, 0))
+        body = tuple(cn.Assign(t, lit, loc) for t in targets)
+        return cn.Computation("PARALLEL", (cn.Block(whole, body, loc),), loc)
 
     def computation(self, node: ast.With) -> cn.Computation:
         order, ivl = None, None
@@ -266,12 +331,17 @@ class _BodyParser:
                 ann = scope.ctx.dtypes[ann]
             flat = False
             if isinstance(ann, _FieldDescriptor):
-                if ann.data_dims or tuple(ann.axes) not in (("I", "J"), ("I", "J", "K")):
-                    raise src.unsupported(
-                        s, f"a temporary over {''.join(ann.axes)} with data dimensions"
-                        f" {tuple(ann.data_dims)}" if ann.data_dims else
-                        f"a temporary over {''.join(ann.axes)} (only IJ and IJK temporaries)",
+                if ann.data_dims:
+                    raise src.syntax(
+                        s, f"a temporary with data dimensions {tuple(ann.data_dims)} is declared"
+                        " at the top of the definition, before the computations (as in gt4py)",
+                        hint=f"write {self._target_name(s.target)}: {ast.unparse(s.annotation)}"
+                        " = 0.0 before the first `with computation(...)`",
                     )  # fmt: skip
+                if tuple(ann.axes) not in (("I", "J"), ("I", "J", "K")):
+                    raise src.unsupported(
+                        s, f"a temporary over {''.join(ann.axes)} (only IJ and IJK temporaries)"
+                    )
                 flat = tuple(ann.axes) == ("I", "J")
                 dtype = ann.dtype  # a dtypes key, or a NumPy dtype
                 dtype = scope.ctx.dtypes.get(dtype, dtype) if isinstance(dtype, str) else dtype
@@ -354,7 +424,45 @@ class _BodyParser:
             if len(results) != len(target.elts):
                 raise self.src.syntax(s, f"{len(target.elts)} targets for {len(results)} values")
             return [w for t, r in zip(target.elts, results) for w in self._write(t, r, s, dt)]
+        if self._vector_target(target):
+            return self._write_vector(target, value, s)
         return self._write(target, self.scope.value(value), s, dt)
+
+    def _vector_target(self, t: ast.expr) -> bool:
+        """``t`` names a whole field with data dimensions (``v = ...``, ``v[0, 0, 0] = ...``)."""
+        base = t.value if isinstance(t, ast.Subscript) else t
+        ctx = self.scope.ctx
+        return isinstance(base, ast.Name) and base.id in ctx.data_dims and not ctx.is_table(base.id)
+
+    def _write_vector(self, t: ast.expr, value: ast.expr, s: ast.stmt) -> list[cn.Stmt]:
+        """``v = expr`` for a field with data dimensions: one write per element, in order (as
+        gt4py unrolls it), of the element of ``expr`` (a vector value, or one value broadcast)."""
+        src, scope = self.src, self.scope
+        name = self._target_name(t)
+        axes = scope.ctx.fields[name]
+        if "I" not in axes or "J" not in axes:
+            raise src.definition(
+                t, f"'{name}' is a field over {''.join(axes)}: all parallel axes (I, J) must be"
+                " present in an assigned field",
+            )  # fmt: skip
+        if isinstance(t, ast.Subscript):
+            off = scope.offset(t, cn.FieldRead(name, (0, 0, 0)))
+            if off != (0, 0, 0):
+                raise src.definition(t, f"'{name}' is assigned at an offset {off}")
+        shape = scope.ctx.data_dims[name]
+        v = scope.expr(value)
+        vec = scope.vector(v)
+        if vec is None:
+            vec = vectors.broadcast(scope.as_expr(v, value), shape)
+        if vec.shape != shape:
+            raise src.definition(
+                s, f"'{name}' has data dimensions {shape}; the value assigned has {vec.shape}"
+            )
+        loc = src.loc(s)
+        return [
+            cn.Assign(scope.ctx.component(name, idx), vec.element(idx), loc)
+            for idx in vec.indices()
+        ]
 
     def _tuple_value(self, node: ast.expr) -> list[cn.Expr]:
         from .inline import inline_call
@@ -432,7 +540,6 @@ class _BodyParser:
                     raise src.definition(
                         t, "writes at a K offset are allowed only in FORWARD/BACKWARD"
                     )
-                raise src.unsupported(t, f"the write at a K offset {name}[0, 0, {off[2]}] = ...")
             k = off[2]
         if name in ctx.scalars:
             raise src.syntax(t, f"'{name}' is a scalar parameter and cannot be assigned")

@@ -12,11 +12,13 @@ from typing import Any
 import numpy as np
 
 from . import nodes as cn
+from . import vectors
 from .axes import Axis, AxisOffset
 from .context import Context
 from .exprs import shifted
 from .language import INLINED, MATH_BUILTINS, GTScriptFunction, _Marker, builtins
 from .source import Source
+from .vectors import Vec
 
 _BIN = {
     ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.FloorDiv: "//",
@@ -110,6 +112,11 @@ class Scope:
         if isinstance(v, cn.Expr):
             return v
         x = v.value
+        if isinstance(x, Vec):
+            raise self.src.syntax(
+                node, f"a value with data dimensions {x.shape} where one value is expected",
+                hint="assign it to a field with data dimensions, or read one element: f[0, 0, 0][n]",
+            )  # fmt: skip
         if isinstance(x, bool | int | float | np.generic) and not isinstance(x, np.datetime64):
             return self.ctx.literal(x)
         if isinstance(x, Axis | AxisOffset):
@@ -125,6 +132,18 @@ class Scope:
         if hasattr(x, "value") and isinstance(getattr(x, "value", None), int):  # an enum member
             return self.ctx.literal(int(x.value))
         raise self.src.syntax(node, f"{x!r} cannot be used as a value in a stencil")
+
+    def vector(self, v: Value) -> Vec | None:
+        """``v`` as a vector or matrix value (``vectors.py``), or None when it is one value."""
+        if isinstance(v, Const) and isinstance(v.value, Vec):
+            return v.value
+        if (
+            isinstance(v, cn.FieldRead)
+            and v.name in self.ctx.data_dims
+            and not self.ctx.is_table(v.name)
+        ):
+            return vectors.of_field(v, self.ctx.data_dims[v.name], self.ctx.component)
+        return None
 
     def expr(self, node: ast.expr) -> Value:
         method = getattr(self, f"_{type(node).__name__}", None)
@@ -143,6 +162,8 @@ class Scope:
 
     def _Attribute(self, node: ast.Attribute) -> Value:
         base = self.expr(node.value)
+        if node.attr == "T" and (vec := self.vector(base)) is not None:
+            return Const(vectors.transpose(vec, lambda msg: self.src.syntax(node, msg)))
         if not isinstance(base, Const):
             if node.attr == "at" and isinstance(base, cn.FieldRead) and base.k_expr is None:
                 return Const(_At(base))
@@ -153,6 +174,15 @@ class Scope:
                 and base.offset == (0, 0, 0)
             ):
                 return Const(_TableA(base.name))
+            if (
+                node.attr == "A"
+                and isinstance(base, cn.FieldRead)
+                and base.name in self.ctx.data_dims
+                and base.offset == (0, 0, 0)
+                and base.k_expr is None
+            ):
+                # gt4py 1.2: f.A[n, m] is f[0, 0, 0][n, m] on a field with data dimensions
+                return Const(_DataA(base))
             raise self.src.syntax(node, f"fields have no attribute '{node.attr}'")
         b = base.value
         if isinstance(b, dict):
@@ -175,16 +205,35 @@ class Scope:
         op = {ast.USub: "-", ast.UAdd: "+", ast.Not: "not", ast.Invert: "~"}[type(node.op)]
         if op == "~":
             raise self.src.syntax(node, "'~' is not GTScript", hint="write 'not x'")
+        vec = self.vector(v)
+        if vec is not None:
+            return Const(vectors.unary(op, vec))
         if isinstance(v, Const):
             x = v.value
             return Const(-x if op == "-" else (+x if op == "+" else not x))
         return cn.UnaryOp(op, v)
 
     def _BinOp(self, node: ast.BinOp) -> Value:
+        def error(msg: str) -> Exception:
+            return self.src.syntax(node, msg)
+
+        if vectors.is_matmul(node):
+            a, b = self.expr(node.left), self.expr(node.right)
+            return Const(vectors.matmul(self.vector(a), self.vector(b), error))
         op = _BIN.get(type(node.op))
         if op is None:
             raise self.src.syntax(node, f"operator {type(node.op).__name__} is not GTScript")
         a, b = self.expr(node.left), self.expr(node.right)
+        va, vb = self.vector(a), self.vector(b)
+        if va is not None or vb is not None:
+            return Const(
+                vectors.elementwise(
+                    op,
+                    va if va is not None else self.as_expr(a, node.left),
+                    vb if vb is not None else self.as_expr(b, node.right),
+                    error,
+                )
+            )
         if isinstance(a, Const) and isinstance(b, Const) and not _level_value(a, b, op):
             try:
                 return Const(_PYOP[op](a.value, b.value))
@@ -238,6 +287,8 @@ class Scope:
         base = self.expr(node.value)
         if isinstance(base, Const) and isinstance(base.value, _TableA):
             return self.table_read(base.value.name, node)
+        if isinstance(base, Const) and isinstance(base.value, _DataA):
+            return self.data_element(node, base.value.read)
         if isinstance(base, cn.FieldRead) and self.ctx.is_table(base.name):
             raise self.src.syntax(
                 node, f"'{base.name}' is a GlobalTable: it has no offsets",
@@ -468,6 +519,13 @@ class _TableA:
     """``t.A`` of a ``GlobalTable`` parameter, waiting for its indices."""
 
     name: str
+
+
+@dataclass(frozen=True)
+class _DataA:
+    """``f.A`` of a field with data dimensions, waiting for its data indices."""
+
+    read: cn.FieldRead
 
 
 @dataclass(frozen=True)

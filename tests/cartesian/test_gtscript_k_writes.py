@@ -1,0 +1,138 @@
+"""Writes at a K offset in FORWARD/BACKWARD computations (``f[0, 0, 1] = ...``, CARTESIAN.md
+2.6, P3): gt4py writes the level ahead at once. Every backend against a NumPy loop on random
+data (the same cases were bitwise equal to real gt4py 1.2.1's debug and numpy backends), the
+refusals with their lines, and the generated CUDA compiled."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from stencilkit.cartesian import gtscript
+from stencilkit.cartesian.definitions import GTScriptDefinitionError, GTScriptNotSupportedError
+from stencilkit.cartesian.gtscript import BACKWARD, FORWARD, PARALLEL, Field, computation, interval
+
+F64 = Field[np.float64]
+
+
+def test_forward_write_ahead_is_seen_by_the_level_and_the_next(backend, arrays) -> None:
+    @gtscript.stencil(backend=backend)
+    def fwd(a: F64, f: F64, g: F64):
+        with computation(FORWARD), interval(0, -1):
+            g = f + a
+            f[0, 0, 1] = f + 2.0 * a
+            g = g + f[0, 0, 1]
+
+    a, f, g = arrays.random(4, 3, 7), arrays.random(4, 3, 7), arrays.random(4, 3, 7)
+    ah, fr, gr = arrays.host(a), arrays.host(f), arrays.host(g)
+    fwd(a, f, g)
+    for k in range(6):
+        gr[..., k] = fr[..., k] + ah[..., k]
+        fr[..., k + 1] = fr[..., k] + 2.0 * ah[..., k]
+        gr[..., k] = gr[..., k] + fr[..., k + 1]
+    np.testing.assert_array_equal(arrays.host(f), fr)
+    np.testing.assert_array_equal(arrays.host(g), gr)  # g[..., 6] untouched
+    assert fwd.field_info["f"].boundary == ((0, 0), (0, 0), (0, 0))  # as gt4py reports
+
+
+def test_masked_backward_writes_and_nested_intervals(backend, arrays) -> None:
+    @gtscript.stencil(backend=backend)
+    def bwd(a: F64, f: F64, h: F64):
+        with computation(BACKWARD):
+            with interval(-1, None):
+                h = a
+            with interval(2, -1):
+                if a > 0.0:
+                    f[0, 0, -1] = a * f + f[0, 0, -2] + h[0, 0, 1]
+                h = f[0, 0, -1] * 3.0 - h[0, 0, 1]
+
+    a, f, h = arrays.random(5, 4, 9), arrays.random(5, 4, 9), arrays.random(5, 4, 9)
+    ah, fr, hr = arrays.host(a), arrays.host(f), arrays.host(h)
+    bwd(a, f, h)
+    hr[..., 8] = ah[..., 8]
+    for k in range(7, 1, -1):
+        m = ah[..., k] > 0.0
+        new = ah[..., k] * fr[..., k] + fr[..., k - 2] + hr[..., k + 1]
+        fr[..., k - 1] = np.where(m, new, fr[..., k - 1])
+        hr[..., k] = fr[..., k - 1] * 3.0 - hr[..., k + 1]
+    np.testing.assert_array_equal(arrays.host(f), fr)
+    np.testing.assert_array_equal(arrays.host(h), hr)
+
+
+def test_a_temporary_written_ahead(backend, arrays) -> None:
+    @gtscript.stencil(backend=backend)
+    def tmp(a: F64, out: F64):
+        with computation(PARALLEL), interval(...):
+            t = a * 2.0
+        with computation(FORWARD), interval(0, -1):
+            t[0, 0, 1] = t[0, 0, 1] + t * 0.5
+            out = t
+        with computation(PARALLEL), interval(-1, None):
+            out = t
+
+    a, out = arrays.random(3, 4, 6), arrays.random(3, 4, 6)
+    t = 2.0 * arrays.host(a)
+    tmp(a, out)
+    for k in range(5):
+        t[..., k + 1] = t[..., k + 1] + t[..., k] * 0.5
+    np.testing.assert_array_equal(arrays.host(out), t)
+
+
+def test_a_write_beyond_the_array_is_refused_before_anything_runs(backend, arrays) -> None:
+    @gtscript.stencil(backend=backend)
+    def full(a: F64, f: F64):
+        with computation(FORWARD), interval(...):
+            f[0, 0, 1] = f + a
+
+    a, f = arrays.random(3, 2, 6), arrays.random(3, 2, 6)
+    before = arrays.host(f)
+    with pytest.raises(ValueError, match="allocate a larger output field"):
+        full(a, f)
+    np.testing.assert_array_equal(arrays.host(f), before)
+    full(a, f, domain=(3, 2, 5))  # the top level is written from the level below
+    ref = before.copy()
+    for k in range(5):
+        ref[..., k + 1] = ref[..., k] + arrays.host(a)[..., k]
+    np.testing.assert_array_equal(arrays.host(f), ref)
+
+
+def _stencil(body: str, tmp_path, order: str = "FORWARD"):  # type: ignore[no-untyped-def]
+    path = tmp_path / f"kw_{abs(hash(body))}.py"
+    path.write_text(
+        "import numpy as np\n"
+        "from stencilkit.cartesian.gtscript import *\n"
+        "def d(a: Field[np.float64], f: Field[np.float64]):\n"
+        f"    with computation({order}), interval(1, -1):\n"
+        f"        {body}\n"
+    )
+    scope: dict[str, object] = {}
+    exec(compile(path.read_text(), str(path), "exec"), scope)
+    return scope["d"]
+
+
+@pytest.mark.parametrize(
+    "body, order, error, match",
+    [
+        ("f[0, 0, -1] = a", "FORWARD", GTScriptNotSupportedError, r"one level ahead in the loop's direction: f\[0, 0, 1\]"),
+        ("f[0, 0, 2] = a", "FORWARD", GTScriptNotSupportedError, r"f\[0, 0, 2\] = \.\.\. in a FORWARD"),
+        ("f[0, 0, 1] = a", "BACKWARD", GTScriptNotSupportedError, r"f\[0, 0, -1\] = \.\.\.\)"),
+        ("f[0, 0, 1] = a", "PARALLEL", GTScriptDefinitionError, "only in FORWARD/BACKWARD"),
+        ("f[0, 0, 1] = f.at(K=2)", "FORWARD", GTScriptDefinitionError, "read at a variable K offset"),
+    ],
+)  # fmt: skip
+def test_refused_k_writes_name_the_line(body, order, error, match, tmp_path) -> None:
+    with pytest.raises(error, match=match) as info:
+        gtscript.stencil(backend="numpy", definition=_stencil(body, tmp_path, order))
+    assert info.value.location.line == 5
+
+
+def test_generated_cuda_of_k_writes_compiles(generated_cuda) -> None:
+    @gtscript.stencil(backend="gt:gpu")
+    def fwd(a: F64, f: F64):
+        with computation(FORWARD), interval(0, -1):
+            if a > 0.0:
+                f[0, 0, 1] = f + 2.0 * a
+
+    rng = np.random.default_rng(0)
+    arrs = {"a": rng.standard_normal((4, 3, 5)), "f": rng.standard_normal((4, 3, 5))}
+    assert "f__kw" in generated_cuda(fwd, (4, 3, 5), {"a": (0, 0, 0), "f": (0, 0, 0)}, arrs)
