@@ -23,6 +23,7 @@ from .definitions import GTScriptNotSupportedError
 from .exprs import parsed_reads
 from .lower_exprs import INT, SIZES, ExprLowerer, Fields
 from .promotion import cast
+from .regions import guarded_reads, halo
 
 Extent = tuple[int, int, int, int]  # I minus, I plus, J minus, J plus
 _ZERO: Extent = (0, 0, 0, 0)
@@ -142,17 +143,14 @@ def emit(
         reads_of[bi] = {}
         for o, v in b.outputs.items():
             e = ext.get(o, (0,) * 6)
-            for name, (di, dj, dk) in memory_reads(v):
+            for name, (di, dj, dk), guard in guarded_reads(v):
                 reads_of[bi].setdefault(o, set()).add(name)
-                klo, khi = _k_extent(b.interval, dk)
-                need = (
-                    max(0, e[0] - di),
-                    max(0, e[1] + di),
-                    max(0, e[2] - dj),
-                    max(0, e[3] + dj),
-                    klo,
-                    khi,
-                )
+                # a read inside a horizontal region counts only where the region meets the
+                # points the output is computed on (regions.py)
+                h = halo(guard, e[:4], (di, dj, dk))
+                if h is None:
+                    continue
+                need = (*h, *_k_extent(b.interval, dk))
                 if name in ext:
                     ext[name] = _grow(ext[name], need)
                 elif name in boundary:

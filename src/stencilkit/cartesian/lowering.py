@@ -306,7 +306,12 @@ def _stmt(
         if tv is fv:
             continue
         old = _old(name, before, st, name in assigned_before)
-        env[name] = select(cond, tv if tv is not None else old, fv if fv is not None else old)
+        env[name] = select(
+            cond,
+            tv if tv is not None else old,
+            fv if fv is not None else old,
+            isinstance(s.cond, cn.RegionMask),
+        )
     lower.forget_loops()
 
 
