@@ -89,12 +89,15 @@ def halo(guard: Guard, extent: tuple[int, ...], offset: Offset) -> tuple[int, ..
 
 
 def _intersect(a: Guard, b: Guard) -> Guard:
-    def side(x: Side | None, y: Side | None, pick: type[max] | type[min]) -> Side | None:
-        return y if x is None else x if y is None else pick(x, y)
+    def lower(x: Side | None, y: Side | None) -> Side | None:
+        return y if x is None else x if y is None else max(x, y)
+
+    def upper(x: Side | None, y: Side | None) -> Side | None:
+        return y if x is None else x if y is None else min(x, y)
 
     return (
-        (side(a[0][0], b[0][0], max), side(a[0][1], b[0][1], min)),
-        (side(a[1][0], b[1][0], max), side(a[1][1], b[1][1], min)),
+        (lower(a[0][0], b[0][0]), upper(a[0][1], b[0][1])),
+        (lower(a[1][0], b[1][0]), upper(a[1][1], b[1][1])),
     )
 
 
@@ -116,23 +119,24 @@ def _mask(cond: ir.Node, off: Offset) -> Guard | None:
     bound = _side(cond.right, f"__n{idx.dim.value}")
     if bound is None:
         return None
-    a = _AXES[idx.dim.value]
-    # index + off[a] + shift >= c  <=>  index >= c - off[a] - shift (likewise for <)
-    moved = (bound[0], bound[1] - off[a] - shift)
+    axis = _AXES[idx.dim.value]
+    # index + off[axis] + shift >= c  <=>  index >= c - off[a] - shift (likewise for <)
+    moved = (bound[0], bound[1] - off[axis] - shift)
     sides: tuple[Side | None, Side | None] = (moved, None) if cond.op == ">=" else (None, moved)
-    return (sides, (None, None)) if a == 0 else ((None, None), sides)
+    return (sides, (None, None)) if axis == 0 else ((None, None), sides)
 
 
 def _side(e: ir.Node, size: str) -> Side | None:
     """``e`` as a side: a literal, or the axis' size (``size``) plus a literal."""
-    if _integer(e) is not None:
-        return (False, _integer(e))  # type: ignore[return-value]
+    c = _integer(e)
+    if c is not None:
+        return (False, c)
     if isinstance(e, ir.Ref) and e.name == size:
         return (True, 0)
     if isinstance(e, ir.BinOp) and e.op == "+" and isinstance(e.left, ir.Ref):
-        c = _integer(e.right)
-        if e.left.name == size and c is not None:
-            return (True, c)
+        d = _integer(e.right)
+        if e.left.name == size and d is not None:
+            return (True, d)
     return None
 
 
