@@ -358,3 +358,28 @@ def test_written_before_a_region_and_read_there_at_an_offset_is_refused() -> Non
                 out = t + a[1, 0, 0]
 
     gtscript.stencil(backend="numpy", definition=fine)
+
+
+def test_region_value_read_at_an_offset_in_another_region(any_backend) -> None:
+    """A temporary assigned in one region and read at an offset in another (inlined: its mask
+    moves with the offset), on the whole array: reads only inside the array, as gt4py 1.2.1's
+    boundary and values for this definition."""
+
+    def moved(q: F64, out: F64):
+        from __externals__ import i_start
+
+        with computation(PARALLEL), interval(...):
+            with horizontal(region[i_start - 1 : i_start + 1, :]):
+                t = q[-1, 0, 0]
+            with horizontal(region[i_start, :]):
+                out = t[-1, 0, 0] * 2.0
+
+    st = gtscript.stencil(backend=any_backend, definition=moved, externals={"i_start": I[0] + 2})
+    assert st.field_info["q"].boundary == ((0, 0), (0, 0), (0, 0))
+    rng = np.random.default_rng(8)
+    q, out = rng.standard_normal((6, 4, 3)), rng.standard_normal((6, 4, 3))
+    q_d, out_d = _put(any_backend, q), _put(any_backend, out)
+    st(q_d, out_d, origin=(0, 0, 0), domain=(6, 4, 3))
+    ref = out.copy()
+    ref[2] = 2.0 * q[0]  # t at column 1 is q at column 0
+    np.testing.assert_array_equal(_host(out_d), ref)
