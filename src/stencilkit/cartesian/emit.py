@@ -153,7 +153,8 @@ def emit(
         reads_of[bi] = {}
         for o, v in b.outputs.items():
             e = ext.get(o, (0,) * 6)
-            for name, (di, dj, dk), guard in guarded_reads(v):
+            # (in a fixed order: the read an error names is the same every build)
+            for name, (di, dj, dk), guard in sorted(guarded_reads(v), key=repr):
                 reads_of[bi].setdefault(o, set()).add(name)
                 # a read inside a horizontal region counts only where the region meets the
                 # points the output is computed on (regions.py)
