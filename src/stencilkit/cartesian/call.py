@@ -88,27 +88,39 @@ def default_domain(
 
 
 #: what is checked of one field: name, dtype, number of dimensions, axes, per axis its
-#: position in the domain and the halo read below and above the origin, and the sizes of its
-#: data dimensions
+#: position in the domain, the halo read below and above the origin and the reads that need
+#: them (" (q[-2, 0, 0] at f.py:12)" or ""), and the sizes of its data dimensions
 FieldCheck = tuple[
     str,
     np.dtype[Any],
     int,
     tuple[str, ...],
-    tuple[tuple[int, str, int, int, int], ...],
+    tuple[tuple[int, str, int, int, int, str, str], ...],
     tuple[int, ...],
 ]
 
 
-def field_checks(field_info: Mapping[str, FieldInfo]) -> tuple[FieldCheck, ...]:
-    """The per-field facts ``validate_fields`` checks arrays against, derived once per stencil."""
+def field_checks(
+    field_info: Mapping[str, FieldInfo], reads: Mapping[str, tuple[str, ...]] | None = None
+) -> tuple[FieldCheck, ...]:
+    """The per-field facts ``validate_fields`` checks arrays against, derived once per stencil;
+    ``reads``: per field and side (I-, I+, J-, J+, K-, K+) the read that needs the halo."""
+
+    def by(name: str, d: int, side: int) -> str:
+        text = (reads or {}).get(name, ("",) * 6)[2 * d + side]
+        return f" ({text})" if text else ""
+
     return tuple(
         (
             name,
             info.dtype,
             info.ndim,
             info.axes,
-            tuple((j, ax, _AXES.index(ax), *info.boundary[j]) for j, ax in enumerate(info.axes)),
+            tuple(
+                (j, ax, d, *info.boundary[j], by(name, d, 0), by(name, d, 1))
+                for j, ax in enumerate(info.axes)
+                for d in (_AXES.index(ax),)
+            ),
             tuple(info.data_dims),
         )
         for name, info in field_info.items()
@@ -170,20 +182,20 @@ def validate_fields(
                 f" the stencil declares {data_dims}",
             )
         o = origins[name]
-        for j, ax, d, lo, hi in per_axis:
+        for j, ax, d, lo, hi, lo_read, hi_read in per_axis:
             if o[j] < 0:
                 raise GTScriptCallError(f"{stencil}: origin {o} of field '{name}' is negative")
             if o[j] - lo < 0:
                 raise GTScriptCallError(
-                    f"{stencil}: field '{name}' is read {lo} point(s) before its origin along {ax},"
-                    f" but its origin there is {o[j]}",
+                    f"{stencil}: field '{name}' is read {lo} point(s) before its origin along"
+                    f" {ax}{lo_read}, but its origin there is {o[j]}",
                     hint=f"give '{name}' an origin of at least {lo} along {ax} (a halo)",
                 )
             if o[j] + domain[d] + hi > shape[j]:
                 raise GTScriptCallError(
                     f"{stencil}: field '{name}' of shape {tuple(shape)} is too small along {ax}:"
-                    f" origin {o[j]} + domain {domain[d]} + halo {hi} = {o[j] + domain[d] + hi}"
-                    f" > {shape[j]}",
+                    f" origin {o[j]} + domain {domain[d]} + halo {hi}{hi_read}"
+                    f" = {o[j] + domain[d] + hi} > {shape[j]}",
                     hint="pass a smaller domain or origin, or a larger array",
                 )
 

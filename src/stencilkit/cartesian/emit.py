@@ -10,6 +10,7 @@ everything on the compute domain.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from typing import Any
 
@@ -23,6 +24,7 @@ from .definitions import GTScriptNotSupportedError
 from .exprs import parsed_reads
 from .lower_exprs import INT, SIZES, ExprLowerer, Fields
 from .promotion import cast
+from .regions import guarded_reads, halo
 
 Extent = tuple[int, int, int, int]  # I minus, I plus, J minus, J plus
 _ZERO: Extent = (0, 0, 0, 0)
@@ -44,6 +46,9 @@ class Lowered:
     promoted: dict[str, tuple[int, int]]
     #: 2-D temporaries: allocated per column and bound with K stride 0
     flat_temps: frozenset[str] = frozenset()
+    #: API fields: per side of ``boundary`` (I-, I+, J-, J+, K-, K+) the read that needs that
+    #: halo, as the user wrote it (``q[-2, 0, 0] at file.py:12``), for the call's errors
+    halo_reads: dict[str, tuple[str, ...]] = dataclasses.field(default_factory=dict)
 
 
 @dataclass
@@ -104,10 +109,16 @@ def _grow(a: tuple[int, ...], b: tuple[int, ...]) -> tuple[int, ...]:
 
 
 def emit(
-    d: cn.Definition, fields: Fields, blocks: list[Block], mat: set[str], promoted: frozenset[str]
+    d: cn.Definition,
+    fields: Fields,
+    blocks: list[Block],
+    mat: set[str],
+    promoted: frozenset[str],
+    read_locs: dict[tuple[str, tuple[int, int, int]], SourceLocation] | None = None,
 ) -> Lowered:
     ext: dict[str, tuple[int, ...]] = {t: (0,) * 6 for t in mat}
     boundary: dict[str, tuple[int, ...]] = {p: (0,) * 6 for p in fields.params}
+    halo_reads: dict[str, list[str]] = {p: [""] * 6 for p in fields.params}
     reads_of: dict[int, dict[str, set[str]]] = {}
     split: dict[int, tuple[int, ...]] = {}  # scan blocks whose temporaries run first, grown
     for bi in range(len(blocks) - 1, -1, -1):
@@ -142,21 +153,25 @@ def emit(
         reads_of[bi] = {}
         for o, v in b.outputs.items():
             e = ext.get(o, (0,) * 6)
-            for name, (di, dj, dk) in memory_reads(v):
+            # (in a fixed order: the read an error names is the same every build)
+            for name, (di, dj, dk), guard in sorted(guarded_reads(v), key=repr):
                 reads_of[bi].setdefault(o, set()).add(name)
-                klo, khi = _k_extent(b.interval, dk)
-                need = (
-                    max(0, e[0] - di),
-                    max(0, e[1] + di),
-                    max(0, e[2] - dj),
-                    max(0, e[3] + dj),
-                    klo,
-                    khi,
-                )
+                # a read inside a horizontal region counts only where the region meets the
+                # points the output is computed on (regions.py)
+                h = halo(guard, e[:4], (di, dj, dk))
+                if h is None:
+                    continue
+                need = (*h, *_k_extent(b.interval, dk))
                 if name in ext:
                     ext[name] = _grow(ext[name], need)
                 elif name in boundary:
-                    boundary[name] = _grow(boundary[name], need)
+                    old = boundary[name]
+                    for side, (was, now) in enumerate(zip(old, need)):
+                        if now > was:
+                            halo_reads[name][side] = _read_text(
+                                name, (di, dj, dk), b.loc, read_locs or {}
+                            )
+                    boundary[name] = _grow(old, need)
     body: list[ir.Apply | ir.ScanApply] = []
     written: set[str] = set()
     read: set[str] = set()
@@ -207,8 +222,21 @@ def emit(
     return Lowered(
         program, fields, frozenset(written & fields.params), frozenset(read & fields.params),
         frozenset(scalars), bnd, {t: tuple(e) for t, e in ext.items()}, min_k, levels,  # type: ignore[misc]
-        d.flat_temporaries & frozenset(mat),
+        d.flat_temporaries & frozenset(mat), {p: tuple(r) for p, r in halo_reads.items()},
     )  # fmt: skip
+
+
+def _read_text(
+    name: str,
+    off: tuple[int, int, int],
+    block: SourceLocation,
+    read_locs: dict[tuple[str, tuple[int, int, int]], SourceLocation],
+) -> str:
+    """The read of ``name`` at ``off`` as written, with its line (a read through a temporary
+    has no line of its own: the block's)."""
+    loc = read_locs.get((name, off))
+    where = f"{loc.filename}:{loc.line}" if loc else f"the block at {block.filename}:{block.line}"
+    return f"{name}[{', '.join(map(str, off))}] at {where}"
 
 
 def _domain(

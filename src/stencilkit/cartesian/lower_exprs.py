@@ -107,7 +107,7 @@ class ExprLowerer:
             c = self.boolean(self(e.cond))
             a, b = self(e.true), self(e.false)
             t = common(dtype_of(a), dtype_of(b))
-            return select(c, cast(a, t), cast(b, t))
+            return select(c, cast(a, t), cast(b, t), isinstance(e.cond, cn.RegionMask))
         if isinstance(e, cn.Builtin):
             return self.builtin(e)
         if isinstance(e, cn.RegionMask):
@@ -245,20 +245,26 @@ def _rounded(x: ir.Expr, half_even: bool) -> ir.Expr:
     return select(up, step, t)
 
 
-def select(c: ir.Expr, a: ir.Expr, b: ir.Expr) -> ir.Expr:
+def select(c: ir.Expr, a: ir.Expr, b: ir.Expr, region: bool = False) -> ir.Expr:
+    """``a`` where ``c`` holds, else ``b``. A horizontal region's mask (``region``) guards its
+    branch: ``concat_where``, whose branch is read only inside the region, so its reads need a
+    halo only where the region is (``regions.py``)."""
     if (
         isinstance(c.type, ScalarType)
         and not isinstance(a.type, FieldType)
         and not isinstance(b.type, FieldType)
     ):
         return ir.IfElse(c, a, b, a.type)
-    return ir.Call("where", (c, a, b), typed(dtype_of(a), c, a, b))
+    fn = "concat_where" if region and isinstance(c.type, FieldType) else "where"
+    return ir.Call(fn, (c, a, b), typed(dtype_of(a), c, a, b))
 
 
-def _bound(b: cn.Bound, axis: str) -> ir.Expr:
+def _bound(b: cn.Bound, axis: str, shift: int) -> ir.Expr:
+    """The index bound ``b`` less ``shift``: ``c`` (from the compute domain's first point) or
+    ``__nI + c`` (from its end), the forms ``regions.py`` reads back."""
     if b.index == 0:
-        return ir.Literal(b.offset, INT)
-    return ir.BinOp("+", SIZES[axis], ir.Literal(b.offset - 1, INT), INT)
+        return ir.Literal(b.offset - shift, INT)
+    return ir.BinOp("+", SIZES[axis], ir.Literal(b.offset - 1 - shift, INT), INT)
 
 
 def region_mask(e: cn.RegionMask) -> ir.Expr:
@@ -266,13 +272,13 @@ def region_mask(e: cn.RegionMask) -> ir.Expr:
     point), for the point ``e.shift`` away from the current one."""
     parts: list[ir.Expr] = []
     for axis, (lo, hi), s in (("I", e.region.i, e.shift[0]), ("J", e.region.j, e.shift[1])):
-        idx: ir.Expr = ir.DimIndex(DIMS[axis], FieldType((DIMS[axis],), "int64"))
-        if s:
-            idx = ir.BinOp("+", idx, ir.Literal(s, INT), idx.type)
+        # index + s >= lo as index >= lo - s: a plain index compared with a bound, which the
+        # extent analyses (here and the engine's) read as a restriction of the points
+        idx = ir.DimIndex(DIMS[axis], FieldType((DIMS[axis],), "int64"))
         if lo is not None:
-            parts.append(ir.BinOp(">=", idx, _bound(lo, axis), FieldType((DIMS[axis],), "bool")))
+            parts.append(ir.BinOp(">=", idx, _bound(lo, axis, s), FieldType((DIMS[axis],), "bool")))
         if hi is not None:
-            parts.append(ir.BinOp("<", idx, _bound(hi, axis), FieldType((DIMS[axis],), "bool")))
+            parts.append(ir.BinOp("<", idx, _bound(hi, axis, s), FieldType((DIMS[axis],), "bool")))
     if not parts:
         return ir.Literal(True, ScalarType("bool"))
     out = parts[0]

@@ -46,6 +46,8 @@ class _Pass:
     ddim: frozenset[str] = frozenset()  # fields with data dimensions (read by element only)
     loops: int = 0  # while statements lowered so far (their variables are named after it)
     order: str = "PARALLEL"  # the current block's iteration order
+    #: where each (field, offset) is read first, to name the read a too-small halo is for
+    read_locs: dict[tuple[str, tuple[int, int, int]], SourceLocation] = field(default_factory=dict)
 
 
 def lower_definition(d: cn.Definition) -> Lowered:
@@ -87,7 +89,7 @@ def lower_definition(d: cn.Definition) -> Lowered:
         materialised |= state.mem_reads
     for name, dt in state.temp_dtypes.items():
         dtypes[name] = dt
-    return emit(d, fields, blocks, materialised, frozenset(promoted))
+    return emit(d, fields, blocks, materialised, frozenset(promoted), state.read_locs)
 
 
 class _Promote(Exception):
@@ -190,6 +192,8 @@ def _reader(
 
     def read(r: cn.FieldRead) -> ir.Expr | None:
         name, off = r.name, r.offset
+        if r.loc is not None:
+            st.read_locs.setdefault((name, off), r.loc)
         if name in st.fields.tables:
             raise GTScriptSyntaxError(
                 f"'{name}' is a GlobalTable: read its elements at absolute indices",
@@ -308,7 +312,12 @@ def _stmt(
         if tv is fv:
             continue
         old = _old(name, before, st, name in assigned_before)
-        env[name] = select(cond, tv if tv is not None else old, fv if fv is not None else old)
+        env[name] = select(
+            cond,
+            tv if tv is not None else old,
+            fv if fv is not None else old,
+            isinstance(s.cond, cn.RegionMask),
+        )
     lower.forget_loops()
 
 

@@ -98,6 +98,10 @@ class _BodyParser:
         #: temporaries with data dimensions, declared at the top of the body: (dtype, where)
         self.ddim_temps: dict[str, tuple[str, Any]] = {}
         self.order = "PARALLEL"
+        #: names assigned so far outside horizontal regions (in source order, every
+        #: computation), and how deep the parser is inside regions
+        self.written_outside: set[str] = set()
+        self.in_region = 0
 
     def declare_temporary(self, s: ast.AnnAssign) -> cn.Computation | None:
         """``tmp: Field[IJK, (dtype, (n,))] = 0.0`` at the top of a definition (gt4py's form
@@ -314,8 +318,33 @@ class _BodyParser:
     def stmts(self, body: list[ast.stmt]) -> tuple[cn.Stmt, ...]:
         out: list[cn.Stmt] = []
         for s in body:
-            out.extend(self.stmt(s))
+            parsed = self.stmt(s)
+            if not self.in_region:
+                self.written_outside.update(_assigned(parsed))
+            out.extend(parsed)
         return tuple(out)
+
+    def region_body(self, s: ast.With) -> tuple[cn.Stmt, ...]:
+        """The body of ``with horizontal(...)``. As in gt4py, a name assigned outside regions
+        earlier in the definition must not be read at a horizontal offset inside one."""
+        self.in_region += 1
+        try:
+            body = self.stmts(s.body)
+        finally:
+            self.in_region -= 1
+        late = sorted(
+            {r.name for r in statement_reads(body) if r.offset[:2] != (0, 0)} & self.written_outside
+        )
+        if late:
+            raise self.src.syntax(
+                s,
+                f"{', '.join(repr(n) for n in late)} {'is' if len(late) == 1 else 'are'} written"
+                " before this horizontal region and read in it at a horizontal offset"
+                " (gt4py refuses this too)",
+                hint="read a field that is not written before the region, or compute the"
+                " values at the offset into another name inside the region",
+            )
+        return body
 
     def stmt(self, s: ast.stmt) -> list[cn.Stmt]:
         src, scope = self.src, self.scope
@@ -378,7 +407,7 @@ class _BodyParser:
                     s, "an interval block inside a computation that names its interval"
                 )
             regions = horizontal_regions(scope, s)
-            body = self.stmts(s.body)
+            body = self.region_body(s)
             return [cn.If(cn.RegionMask(r), body, (), src.loc(s)) for r in regions]
         if isinstance(s, ast.Expr):
             if isinstance(s.value, ast.Constant) and isinstance(s.value.value, str):
@@ -560,3 +589,16 @@ class _BodyParser:
         elif dt is not None:
             raise src.syntax(t, f"temporary '{name}' is annotated again")
         return [cn.Assign(name, value, src.loc(s), dt, k)]
+
+
+def _assigned(body: list[cn.Stmt] | tuple[cn.Stmt, ...]) -> set[str]:
+    """The names ``body`` assigns outside horizontal regions, in branches and loops too."""
+    out: set[str] = set()
+    for x in body:
+        if isinstance(x, cn.Assign):
+            out.add(x.target)
+        elif isinstance(x, cn.If) and not isinstance(x.cond, cn.RegionMask):
+            out |= _assigned(x.body) | _assigned(x.orelse)
+        elif isinstance(x, cn.While):
+            out |= _assigned(x.body)
+    return out

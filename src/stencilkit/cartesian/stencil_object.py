@@ -119,7 +119,14 @@ class StencilObject:
             for p in definition.params if p.axes is None
         })  # fmt: skip
         s(self, "domain_info", DomainInfo(min_sequential_axis_size=lowered.min_k))
-        s(self, "_field_checks", field_checks(finfo))
+        reads = {}
+        for p in definition.params:  # a data-dimension field: the first of its elements' reads
+            parts = [
+                lowered.halo_reads[c] for c, base, _ in definition.components if base == p.name
+            ]
+            parts.append(lowered.halo_reads.get(p.name, ("",) * 6))
+            reads[p.name] = tuple(next((x for x in side if x), "") for side in zip(*parts))
+        s(self, "_field_checks", field_checks(finfo, reads))
         s(self, "_param_dtypes", {n: i.dtype for n, i in self.parameter_info.items()})
         s(self, "_frozen", True)
 

@@ -13,7 +13,8 @@ operations is the same every call. Here it is done once:
 Same results as the evaluator, bit for bit: each read is made by the evaluator's own code, the
 same NumPy operations are applied to the same operands, a value used twice is computed once,
 and outputs are stored as ``_store`` stores them. Kernels using anything else (reductions over
-neighbours, tables, dynamic offsets, ``concat_where``, conditionals) run on the evaluator.
+neighbours, tables, dynamic offsets, conditionals) run on the evaluator, and so do those with a
+``concat_where`` branch reading outside a field (the evaluator clamps such reads).
 """
 
 from __future__ import annotations
@@ -76,9 +77,7 @@ def _order(roots: tuple[ir.Expr, ...]) -> tuple[list[ir.Expr], dict[int, int]] |
         x: Any = node
         if isinstance(x, _INDICES):
             continue
-        if not (_leaf(x) or isinstance(x, _OPS)) or (
-            isinstance(x, ir.Call) and x.fn == "concat_where"
-        ):
+        if not (_leaf(x) or isinstance(x, _OPS)):
             return None
         order.append(x)
     return order, use_counts(*roots)
@@ -161,7 +160,9 @@ class _Writer:
         assert isinstance(e, ir.Call)
         dt = self.const(np.dtype(e.type.dtype))  # type: ignore[union-attr]
         args = ", ".join(a)
-        if e.fn == "where":
+        if e.fn in ("where", "concat_where"):
+            # a concat_where's reads were all made inside their fields (``_reads``): its
+            # unselected branch's values are the evaluator's, and discarded as there
             return f"xp.where({args}).astype({dt}, copy=False)", depth
         if e.fn == "astype":
             return f"astype({a[0]}, {dt})", depth
@@ -246,6 +247,9 @@ class _NotAView(Exception):
 
 
 def _reads(ev: KernelEvaluator, leaves: list[ir.Expr]) -> list[Any]:
+    # as in a concat_where branch: a read that leaves its field is clamped (a copy, so not a
+    # view, so the evaluator runs the kernel); elsewhere the engine's checks keep reads inside
+    ev.guarded = 1
     out = []
     for e in leaves:
         if isinstance(e, ir.IndexValue):
@@ -328,6 +332,15 @@ def _bound_step(
     except Exception:
         return None
     fn = code.fn
+    if any(isinstance(x, ir.Call) and x.fn == "concat_where" for x in postorder(*k.values)):
+
+        def guarded(scalars: dict[str, Any]) -> None:
+            # the evaluator computes a concat_where's branches with errors ignored: their
+            # values are discarded where the branch is not selected
+            with np.errstate(all="ignore"):
+                fn(scalars, *rest, outs, dts)
+
+        return guarded
 
     def step(scalars: dict[str, Any]) -> None:
         fn(scalars, *rest, outs, dts)
