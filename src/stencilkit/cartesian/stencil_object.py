@@ -160,10 +160,9 @@ class StencilObject:
         binder = self._args
         arrays = binder.arrays_of(kwargs)
         okey, dkey = spec_key(origin), spec_key(domain)
-        key = None
-        if okey is not NotImplemented and dkey is not NotImplemented:
-            key = (tuple(map(id, arrays)), okey, dkey)
-            c = binder.checked(key, arrays)
+        cacheable = okey is not NotImplemented and dkey is not NotImplemented
+        if cacheable:
+            c = binder.checked(okey, dkey, arrays)
             if c is not None:  # these arrays, origin and domain were normalised and bound before
                 if validate_args:
                     if not c.validated:
@@ -185,11 +184,11 @@ class StencilObject:
         b = binder.make(arrays, dom, origins, kwargs)
         # origins taken from the arrays' __gt_origin__ (no origin given, or not for every field)
         # are looked up again on each call, unless no array can have one
-        if key is not None and (
+        if cacheable and (
             (origin is not None and not isinstance(origin, Mapping))
             or not any(hasattr(a, "__gt_origin__") or hasattr(a, "__dict__") for a in arrays)
         ):
-            binder.keep_checked(key, Checked(b, validate_args))
+            binder.keep_checked(okey, dkey, Checked(b, validate_args))
         self._launch(b, kwargs, exec_info, True)
 
     def _validate_fields(
