@@ -104,7 +104,7 @@ def _load() -> Any:
         fn = getattr(lib, _ENTRY)
         fn.argtypes = [ctypes.py_object, ctypes.c_void_p]
         fn.restype = ctypes.c_int64
-    except Exception as e:  # noqa: BLE001 - any failure: the Python comparison serves
+    except Exception as e:  # any failure: the Python comparison serves
         _log.debug("no C comparison of arrays (%s): comparing in Python", e)
         return None
     return fn if _works(fn) else None
