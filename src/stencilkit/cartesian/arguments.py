@@ -46,7 +46,7 @@ class Bound:
     positions."""
 
     __slots__ = (
-        "arrays", "dom", "fixed", "flat", "ids", "launch", "origins", "run_origin", "same", "scalars",
+        "arrays", "dom", "fixed", "flat", "go", "ids", "launch", "origins", "run_origin", "same", "scalars",
         "temps_key", "xp",
     )  # fmt: skip
 
@@ -74,6 +74,8 @@ class Bound:
         #: the runner's launch bound to these fields and one set of temporaries (compiled
         #: backends: ``bound_launch``), made after the first call
         self.launch: tuple[Callable[[list[Any]], None], list[Any] | None] | None = None
+        #: that launch where it needs no temporaries: a call runs ``go(flat)`` and nothing else
+        self.go: Callable[[list[Any]], None] | None = None
 
 
 class Checked:

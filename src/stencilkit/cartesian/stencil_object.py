@@ -208,6 +208,10 @@ class StencilObject:
     ) -> None:
         """Run the engine on ``b``'s arguments with this call's scalars; ``called``: from
         ``__call__`` (whose ``exec_info`` also gets the call's times)."""
+        go = b.go
+        if go is not None and exec_info is None:  # bound, no temporaries: the launch alone
+            go(self._args.flat(b, values) if b.scalars else b.flat)
+            return
         if exec_info is not None:
             exec_info["run_start_time"] = time.perf_counter()
             if called:
@@ -244,6 +248,8 @@ class StencilObject:
             fn = bind(flat, b.fixed)
             if fn is not None:
                 b.launch = (fn, temps)  # one store: another thread sees both or neither
+                if temps is None:
+                    b.go = fn
 
     def _bind_names(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> dict[str, Any]:
         if len(args) > len(self._param_names):
@@ -268,6 +274,10 @@ class StencilObject:
         """The fast path (NDSL's): every field's full origin in ``_origin_``, the domain, the
         arguments by keyword; nothing is checked."""
         b = self._args.for_run(_domain_, _origin_, kwargs)
+        go = b.go
+        if go is not None and exec_info is None and not b.scalars:  # _launch's first branch
+            go(b.flat)
+            return
         self._launch(b, kwargs, exec_info, False)
         if exec_info is not None:
             exec_info["origin"] = dict(_origin_)
@@ -322,7 +332,12 @@ class FrozenStencil:
         if exec_info is not None:
             exec_info["call_run_start_time"] = time.perf_counter()
         st = self.stencil_object  # run(), without passing the arguments on once more
-        st._launch(st._args.for_run(self.domain, self.origin, kwargs), kwargs, exec_info, False)
+        b = st._args.for_run(self.domain, self.origin, kwargs)
+        go = b.go
+        if go is not None and exec_info is None and not b.scalars:  # _launch's first branch
+            go(b.flat)
+            return
+        st._launch(b, kwargs, exec_info, False)
         if exec_info is not None:
             exec_info["origin"] = dict(self.origin)
             exec_info["call_run_end_time"] = time.perf_counter()

@@ -20,7 +20,11 @@ from __future__ import annotations
 
 import ctypes
 import operator
+import os
+import shutil
+import subprocess
 import threading
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +32,7 @@ import numpy as np
 
 from ..core.log import get_logger
 from .cache import cache_key, get_or_build
+from .config import require
 
 _log = get_logger("toolchain")
 
@@ -77,14 +82,20 @@ def _words(a: np.ndarray) -> list[int]:
     ]  # fmt: skip
 
 
-def _build(out: Path) -> None:
-    import subprocess
+def _compiler() -> str:
+    """``$CXX``, else the first of g++, clang++, c++ on the PATH (not ``find_cxx``: its OpenMP
+    probe and warnings concern the cpu backend, and this serves the embedded backend too)."""
+    for name in (require("STENCILKIT_CACHE_DIR").cxx, "g++", "clang++", "c++"):
+        path = shutil.which(name) if name else None
+        if path is not None:
+            return path
+    raise FileNotFoundError("no C++ compiler")
 
-    from .cxx import find_cxx
 
+def _build(out: Path, cxx: str) -> None:
     src = out / "same_arrays.cpp"
     src.write_text(_SOURCE)
-    cmd = [find_cxx().path, *_FLAGS, str(src), "-o", str(out / "same_arrays.so")]
+    cmd = [cxx, *_FLAGS, str(src), "-o", str(out / "same_arrays.so")]
     r = subprocess.run(cmd, capture_output=True, text=True, check=False)
     if r.returncode != 0:
         raise RuntimeError(f"{' '.join(cmd)}: {r.stderr[-2000:]}")
@@ -92,14 +103,15 @@ def _build(out: Path) -> None:
 
 def _load() -> Any:
     """The C comparison, built or found in the cache and checked against NumPy; None where it
-    cannot be had (no compiler, another struct layout)."""
+    cannot be had (no compiler, a cache that cannot be written, another struct layout)."""
     try:
-        from .cxx import find_cxx
-
-        cxx = find_cxx()
-        key = cache_key([("same_arrays", _SOURCE), ("cxx", cxx.path), ("cxx-version", cxx.version),
-                         ("flags", " ".join(_FLAGS))])  # fmt: skip
-        entry = get_or_build(key, _build, {"program": "same_arrays", "target": "cpu"})
+        cxx = _compiler()
+        st = os.stat(cxx)
+        key = cache_key([("same_arrays", _SOURCE), ("cxx", cxx), ("flags", " ".join(_FLAGS)),
+                         ("cxx-file", f"{st.st_size} {st.st_mtime_ns}")])  # fmt: skip
+        entry = get_or_build(
+            key, lambda d: _build(d, cxx), {"program": "same_arrays", "target": "cpu"}
+        )
         lib = ctypes.PyDLL(str(entry.path / "same_arrays.so"))  # the GIL stays held
         fn = getattr(lib, _ENTRY)
         fn.argtypes = [ctypes.py_object, ctypes.c_void_p]
@@ -113,23 +125,22 @@ def _load() -> Any:
 def _works(fn: Any) -> bool:
     """Whether ``fn`` reads the structs as NumPy describes them: equal to a snapshot, and
     unequal after each kind of in-place change."""
-    base = np.zeros((3, 4, 5))
-    arrays = (base, np.zeros((2, 6))[:, ::2], np.zeros(7, dtype=np.int32))
-    snap = np.array([len(arrays), *(w for a in arrays for w in _words(a))], dtype=np.int64)
-    if fn(arrays, snap.ctypes.data) != 1:
+    # a strided view and an int32 array: each word read at the wrong place would differ
+    equal = (np.zeros((3, 4, 5)), np.zeros((2, 6))[:, ::2], np.zeros(7, dtype=np.int32))
+    snap = np.array([len(equal), *(w for a in equal for w in _words(a))], dtype=np.int64)
+    if fn(equal, snap.ctypes.data) != 1:
         _log.debug("the C comparison disagrees with NumPy on equal arrays: comparing in Python")
         return False
-    changes = [
+    changes: list[Callable[[np.ndarray], None]] = [
         lambda a: setattr(a, "shape", (3, 20)),
         lambda a: setattr(a, "dtype", np.int64),
         lambda a: setattr(a.flags, "writeable", False),
     ]
     for change in changes:
         a = np.zeros((3, 4, 5))
-        arrays = (a,)
         snap = np.array([1, *_words(a)], dtype=np.int64)
         change(a)
-        if fn(arrays, snap.ctypes.data) != 0:
+        if fn((a,), snap.ctypes.data) != 0:
             _log.debug("the C comparison misses an in-place change: comparing in Python")
             return False
     return True
@@ -171,7 +182,7 @@ class Snapshot:
     def same(self, arrays: tuple[Any, ...]) -> bool:
         """Whether ``arrays`` are the snapshot's arrays (the same objects), unchanged."""
         fn = self.fn
-        if fn is not None:
+        if fn is not None and type(arrays) is tuple:  # the C function reads a tuple's struct
             return fn(arrays, self.address) == 1  # type: ignore[no-any-return]
         return (
             tuple(map(id, arrays)) == self.ids
