@@ -187,5 +187,5 @@ class Snapshot:
         return (
             tuple(map(id, arrays)) == self.ids
             and tuple(map(GEOMETRY, arrays)) == self.geometry
-            and all(a.flags.writeable for a in self.numpy)
+            and (not self.numpy or all(a.flags.writeable for a in self.numpy))
         )
