@@ -163,6 +163,7 @@ class Snapshot:
     def __init__(self, arrays: tuple[Any, ...]) -> None:
         self.arrays = arrays
         self.ids = tuple(map(id, arrays))
+        # also held by the C comparison: the dtypes it compares by address stay alive
         self.geometry = tuple(map(GEOMETRY, arrays))
         #: the NumPy arrays among them, whose writeability the Python comparison checks
         self.numpy = tuple(a for a in arrays if isinstance(a, np.ndarray))
