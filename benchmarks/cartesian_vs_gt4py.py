@@ -90,7 +90,7 @@ def run(opts: argparse.Namespace) -> None:
                 C.to_numpy(case.fields[case.out_name]),
             )
         builds: dict[str, Any] = {}
-        for kind in BUILD_KINDS:
+        for kind in BUILD_KINDS if opts.builds > 0 else ():  # --builds 0: per-call figures only
             pairs = []
             for _ in range(opts.builds):
                 cache = tempfile.mkdtemp(prefix=f"cart-vs-{opts.impl}-{kind}-")
@@ -142,14 +142,17 @@ def compare(opts: argparse.Namespace) -> None:
                     f"| {backend} | {nf.replace('_', ' ')} {variant} (us) | {_us(x)} | {_us(y)} | {x / y:.2f} |"
                 )
         for kind in BUILD_KINDS:
+            if kind not in pa["builds"] or kind not in pb["builds"]:
+                continue
             ba, bb = pa["builds"][kind], pb["builds"][kind]
             for key, what in (("cold_build_s", "first build"), ("warm_build_s", "cached build")):
                 x, y = ba[key] * 1e3, bb[key] * 1e3
                 print(f"| {backend} | {kind} {what} (ms) | {x:.0f} | {y:.0f} | {x / y:.2f} |")
-        x, y = (p["builds"][BUILD_KINDS[0]]["import_gtscript_s"] * 1e3 for p in (pa, pb))
-        print(
-            f"| {backend} | import gtscript, new process (ms) | {x:.0f} | {y:.0f} | {x / y:.2f} |"
-        )
+        if all(BUILD_KINDS[0] in p["builds"] for p in (pa, pb)):
+            x, y = (p["builds"][BUILD_KINDS[0]]["import_gtscript_s"] * 1e3 for p in (pa, pb))
+            print(
+                f"| {backend} | import gtscript, new process (ms) | {x:.0f} | {y:.0f} | {x / y:.2f} |"
+            )
     print("\nagreement of the saved outputs (12^3, same seeds):")
     for path in sorted((root / a_name).glob("*.npy")):
         other = root / b_name / path.name
@@ -171,7 +174,7 @@ def main(argv: list[str] | None = None) -> int:
     r.add_argument("--backends", default="numpy,gt:cpu_ifirst")
     r.add_argument("--calls", type=int, default=2000)
     r.add_argument("--rounds", type=int, default=7)
-    r.add_argument("--builds", type=int, default=3)
+    r.add_argument("--builds", type=int, default=3, help="0: no build measurements")
     c = sub.add_parser("compare", help="the side-by-side markdown table")
     c.add_argument("--dir", required=True)
     c.add_argument("impls", nargs=2)

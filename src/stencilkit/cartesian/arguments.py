@@ -5,8 +5,10 @@ array as a stencilkit field whose index 0 is its origin, the scalars, the domain
 temporaries. Making that list (a field per array, the views of data-dimension elements and of
 2-D columns) is the slow part of a call, and in a time loop it is the same every step. So it is
 made once per set of arrays and kept as a :class:`Bound`: later calls check that they pass the
-very same arrays (by identity, with the same shape, strides and dtype: NumPy can change those in
-place), the same origins and domain, and fill in only their scalars.
+very same arrays (by identity, with the same data address, shape, strides, dtype and flags: NumPy
+can change those in place; one C call, ``toolchain/same_arrays.py``), the same origins and
+domain, and fill in only their scalars. The last call's binding is tried first (a time loop
+repeats identical arguments), before the dictionary of earlier ones.
 
 Temporaries come from a pool per domain: each call takes a set no other call is using, so that
 two threads calling one stencil never share one.
@@ -25,12 +27,11 @@ from ..core.domain import Domain, UnitRange
 from ..fields import Field
 from ..fields.constructors import as_field
 from ..storage.namespaces import array_namespace
+from ..toolchain.same_arrays import GEOMETRY, Snapshot
 from .axes import DIMS, table_dims
 from .emit import Lowered
 from .nodes import Definition
 
-#: what of an array a bound call depends on besides its identity (NumPy changes it in place)
-GEOMETRY = operator.attrgetter("shape", "strides", "dtype")
 #: bound calls (and fields of arrays) kept per stencil: a time loop's few sets of arrays
 KEEP = 64
 #: bound arguments kept per set of arrays (over other domains or origins)
@@ -45,7 +46,7 @@ class Bound:
     positions."""
 
     __slots__ = (
-        "arrays", "dom", "fixed", "flat", "geometry", "launch", "origins", "run_origin", "scalars",
+        "arrays", "dom", "fixed", "flat", "go", "ids", "launch", "origins", "run_origin", "same", "scalars",
         "temps_key", "xp",
     )  # fmt: skip
 
@@ -55,7 +56,9 @@ class Bound:
         scalars: tuple[tuple[int, str, Callable[[Any], Any]], ...], xp: Any,
     ) -> None:  # fmt: skip
         self.arrays = arrays  # held: no other array takes their ids while this is kept
-        self.geometry = tuple(map(GEOMETRY, arrays))
+        self.ids = tuple(map(id, arrays))
+        #: whether a call's arrays are these, unchanged (``Snapshot.same``)
+        self.same: Callable[[tuple[Any, ...]], bool] = Snapshot(arrays).same
         self.dom = dom
         self.origins = origins
         # the origins run() was given, when a later call's can be compared with them (tuples of
@@ -71,6 +74,8 @@ class Bound:
         #: the runner's launch bound to these fields and one set of temporaries (compiled
         #: backends: ``bound_launch``), made after the first call
         self.launch: tuple[Callable[[list[Any]], None], list[Any] | None] | None = None
+        #: that launch where it needs no temporaries: a call runs ``go(flat)`` and nothing else
+        self.go: Callable[[list[Any]], None] | None = None
 
 
 class Checked:
@@ -143,42 +148,61 @@ class Arguments:
         self.calls: dict[Any, Checked] = {}
         self.fields: dict[Any, tuple[Any, tuple[int, ...], Any, Any]] = {}
         self.temps: dict[Any, list[list[Any]]] = {}
+        # the last run()'s binding and the last __call__'s (its origin and domain keys and
+        # what they were normalised to), tried before the dictionaries; each one store, so
+        # another thread reads the old entry or the new one, never half of one
+        self.last_run: Bound | None = None
+        self.last_call: tuple[Any, Any, Checked] | None = None
 
     def clear(self) -> None:
         self.bound.clear()
         self.calls.clear()
         self.fields.clear()
+        self.last_run = self.last_call = None
 
     # ------------------------------------------------------------ look-ups
     def for_run(self, dom: Any, origin: Mapping[str, Any], values: Mapping[str, Any]) -> Bound:
         """The bound arguments of ``run(_domain_=dom, _origin_=origin, **values)``."""
         arrays = self.arrays_of(values)
-        kept = self.bound.get(tuple(map(id, arrays)))
-        if kept is not None and type(dom) is tuple:
+        if type(dom) is tuple:
             try:
-                for b in kept:  # the same arrays over a few domains or origins (sub-domains)
-                    if b.dom == dom and b.run_origin == origin:
-                        if tuple(map(GEOMETRY, arrays)) == b.geometry:
-                            return b
-                        break
+                b = self.last_run
+                if b is not None and b.dom == dom and b.run_origin == origin and b.same(arrays):
+                    return b
+                kept = self.bound.get(tuple(map(id, arrays)))
+                if kept is not None:
+                    for b in kept:  # the same arrays over a few domains or origins (sub-domains)
+                        if b.dom == dom and b.run_origin == origin:
+                            if b.same(arrays):
+                                self.last_run = b
+                                return b
+                            break
             except ValueError:  # an origin given as a NumPy array (no truth value): the slow way
                 pass
         d = tuple(int(x) for x in dom)
         origins = {n: tuple(int(x) for x in origin[n]) for n in self.field_names}
-        return self.make(arrays, d, origins, values, _frozen_origins(origin))
+        b = self.make(arrays, d, origins, values, _frozen_origins(origin))
+        if b.run_origin is not None:
+            self.last_run = b
+        return b
 
-    def checked(self, key: Any, arrays: tuple[Any, ...]) -> Checked | None:
-        """What a ``__call__`` with these very arrays (same geometry) and the same ``origin``
-        and ``domain`` arguments (``key``) normalised and bound before."""
-        c = self.calls.get(key)
-        if c is not None and tuple(map(GEOMETRY, arrays)) == c.bound.geometry:
+    def checked(self, okey: Any, dkey: Any, arrays: tuple[Any, ...]) -> Checked | None:
+        """What a ``__call__`` with these very arrays (unchanged) and the same ``origin`` and
+        ``domain`` arguments (their :func:`spec_key`) normalised and bound before."""
+        last = self.last_call
+        if last is not None and last[0] == okey and last[1] == dkey and last[2].bound.same(arrays):
+            return last[2]
+        c = self.calls.get((tuple(map(id, arrays)), okey, dkey))
+        if c is not None and c.bound.same(arrays):
+            self.last_call = (okey, dkey, c)
             return c
         return None
 
-    def keep_checked(self, key: Any, c: Checked) -> None:
+    def keep_checked(self, okey: Any, dkey: Any, c: Checked) -> None:
         if len(self.calls) >= KEEP:
             self.calls.clear()
-        self.calls[key] = c
+        self.calls[(c.bound.ids, okey, dkey)] = c
+        self.last_call = (okey, dkey, c)
 
     # ------------------------------------------------------------ the engine's list
     def flat(self, b: Bound, values: Mapping[str, Any]) -> list[Any]:
@@ -242,7 +266,7 @@ class Arguments:
         first = next((f for f in flat if hasattr(f, "ndarray")), None)
         xp = array_namespace(first.ndarray) if first is not None else np
         b = Bound(arrays, dom, origins, run_origin, flat, tuple(scalars), xp)
-        ids = tuple(map(id, arrays))
+        ids = b.ids
         kept = self.bound.get(ids)
         if kept is None:
             if len(self.bound) >= KEEP:
@@ -257,7 +281,7 @@ class Arguments:
         array is kept (the same object again when the array comes back: the engine's plans are
         found by the fields' signatures, and the embedded backend binds by field identity)."""
         kept = self.fields.get(key)
-        geometry = GEOMETRY(v)
+        geometry = _geometry(v)
         if kept is not None and kept[0] is v and kept[1] == o and kept[2] == geometry:
             return kept[3]
         field = as_field(
@@ -274,7 +298,7 @@ class Arguments:
         the fields of arrays."""
         key = (id(v), p.name)
         kept = self.fields.get(key)
-        geometry = GEOMETRY(v)
+        geometry = _geometry(v)
         if kept is not None and kept[0] is v and kept[2] == geometry:
             return kept[3]
         field = as_field(list(table_dims(p.name, len(p.data_dims))), v, copy=False)
@@ -327,6 +351,13 @@ class Arguments:
             origin = {DIMS["I"]: e[0], DIMS["J"]: e[2], DIMS["K"]: e[4]}
             out.append(as_field([DIMS[a] for a in "IJK"], arr, origin=origin, copy=False))
         return out
+
+
+def _geometry(v: Any) -> tuple[Any, ...]:
+    """What a kept field of array ``v`` depends on besides its identity: shape, strides, dtype
+    and, for NumPy, writeability (a read-only array is refused as a field)."""
+    flags = getattr(v, "flags", None)
+    return (*GEOMETRY(v), getattr(flags, "writeable", True))
 
 
 def _memory_order(flat: list[Any]) -> tuple[int, ...]:

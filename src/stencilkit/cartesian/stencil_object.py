@@ -167,10 +167,9 @@ class StencilObject:
         binder = self._args
         arrays = binder.arrays_of(kwargs)
         okey, dkey = spec_key(origin), spec_key(domain)
-        key = None
-        if okey is not NotImplemented and dkey is not NotImplemented:
-            key = (tuple(map(id, arrays)), okey, dkey)
-            c = binder.checked(key, arrays)
+        cacheable = okey is not NotImplemented and dkey is not NotImplemented
+        if cacheable:
+            c = binder.checked(okey, dkey, arrays)
             if c is not None:  # these arrays, origin and domain were normalised and bound before
                 if validate_args:
                     if not c.validated:
@@ -192,11 +191,11 @@ class StencilObject:
         b = binder.make(arrays, dom, origins, kwargs)
         # origins taken from the arrays' __gt_origin__ (no origin given, or not for every field)
         # are looked up again on each call, unless no array can have one
-        if key is not None and (
+        if cacheable and (
             (origin is not None and not isinstance(origin, Mapping))
             or not any(hasattr(a, "__gt_origin__") or hasattr(a, "__dict__") for a in arrays)
         ):
-            binder.keep_checked(key, Checked(b, validate_args))
+            binder.keep_checked(okey, dkey, Checked(b, validate_args))
         self._launch(b, kwargs, exec_info, True)
 
     def _validate_fields(
@@ -216,6 +215,10 @@ class StencilObject:
     ) -> None:
         """Run the engine on ``b``'s arguments with this call's scalars; ``called``: from
         ``__call__`` (whose ``exec_info`` also gets the call's times)."""
+        go = b.go
+        if go is not None and exec_info is None:  # bound, no temporaries: the launch alone
+            go(self._args.flat(b, values) if b.scalars else b.flat)
+            return
         if exec_info is not None:
             exec_info["run_start_time"] = time.perf_counter()
             if called:
@@ -252,6 +255,8 @@ class StencilObject:
             fn = bind(flat, b.fixed)
             if fn is not None:
                 b.launch = (fn, temps)  # one store: another thread sees both or neither
+                if temps is None:
+                    b.go = fn
 
     def _bind_names(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> dict[str, Any]:
         if len(args) > len(self._param_names):
@@ -276,6 +281,10 @@ class StencilObject:
         """The fast path (NDSL's): every field's full origin in ``_origin_``, the domain, the
         arguments by keyword; nothing is checked."""
         b = self._args.for_run(_domain_, _origin_, kwargs)
+        go = b.go
+        if go is not None and exec_info is None and not b.scalars:  # _launch's first branch
+            go(b.flat)
+            return
         self._launch(b, kwargs, exec_info, False)
         if exec_info is not None:
             exec_info["origin"] = dict(_origin_)
@@ -330,7 +339,12 @@ class FrozenStencil:
         if exec_info is not None:
             exec_info["call_run_start_time"] = time.perf_counter()
         st = self.stencil_object  # run(), without passing the arguments on once more
-        st._launch(st._args.for_run(self.domain, self.origin, kwargs), kwargs, exec_info, False)
+        b = st._args.for_run(self.domain, self.origin, kwargs)
+        go = b.go
+        if go is not None and exec_info is None and not b.scalars:  # _launch's first branch
+            go(b.flat)
+            return
+        st._launch(b, kwargs, exec_info, False)
         if exec_info is not None:
             exec_info["origin"] = dict(self.origin)
             exec_info["call_run_end_time"] = time.perf_counter()

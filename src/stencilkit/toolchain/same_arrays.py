@@ -1,0 +1,192 @@
+"""Whether a call passes the very arrays of an earlier call, unchanged: one C call.
+
+A bound call (``cartesian/arguments.py``) may reuse what it made for a set of arrays only if
+each is the same object with the same data address, shape, strides, dtype and flags (NumPy
+changes all of these in place: ``a.shape = ...``, ``a.strides = ...``, ``a.dtype = ...``,
+``a.flags.writeable = False``). Reading that from Python costs three to four attribute reads
+per array, each making a tuple or an object: 3-4 µs for 25 arrays, more than the rest of a
+``run()``. A :class:`Snapshot` keeps the words of each array's ``PyArrayObject`` (NumPy's
+public struct: ``data, nd, dimensions, strides, base, descr, flags``) and a small C function
+compares a tuple of arrays with it, reading those fields directly.
+
+The function is built once per cache (a few lines of C++, through the build cache) and loaded
+once per process; its struct offsets are checked against NumPy's own answers when it loads. If
+there is no compiler, the check fails, or an array is not exactly a ``numpy.ndarray`` (CuPy,
+subclasses), :meth:`Snapshot.same` compares in Python (identity, ``shape``, ``strides``,
+``dtype``, and ``flags.writeable`` of NumPy arrays): slower, the same answer.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import operator
+import os
+import shutil
+import subprocess
+import threading
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ..core.log import get_logger
+from .cache import cache_key, get_or_build
+from .config import require
+
+_log = get_logger("toolchain")
+
+#: what of an array the Python comparison reads besides its identity
+GEOMETRY = operator.attrgetter("shape", "strides", "dtype")
+
+# The snapshot: n, then per array its address, data address, nd, descr address, flags, the
+# nd sizes and the nd strides. The tuple and array structs are CPython's and NumPy's public
+# layouts (PyTupleObject: ob_refcnt, ob_type, ob_size, ob_item[]; PyArrayObject_fields).
+_SOURCE = r"""
+#include <cstdint>
+struct Tuple { intptr_t refcnt; void* type; intptr_t size; const void* item[1]; };
+struct Array {
+    intptr_t refcnt; void* type; char* data; int nd; const intptr_t* dims;
+    const intptr_t* strides; void* base; void* descr; int flags;
+};
+extern "C" int64_t sk_same_arrays(const Tuple* t, const int64_t* s) {
+    const int64_t n = *s++;
+    if (t->size != n) return 0;
+    for (int64_t i = 0; i < n; ++i) {
+        const Array* a = static_cast<const Array*>(t->item[i]);
+        // the identity first: only then is the object known to be the array read below
+        if (reinterpret_cast<int64_t>(a) != s[0]) return 0;
+        if (reinterpret_cast<int64_t>(a->data) != s[1] || a->nd != s[2]
+            || reinterpret_cast<int64_t>(a->descr) != s[3] || a->flags != s[4]) return 0;
+        const int nd = a->nd;
+        s += 5;
+        for (int d = 0; d < nd; ++d)
+            if (a->dims[d] != s[d] || a->strides[d] != s[nd + d]) return 0;
+        s += 2 * nd;
+    }
+    return 1;
+}
+"""
+_ENTRY = "sk_same_arrays"
+_FLAGS = ("-O2", "-fPIC", "-shared", "-std=c++17")
+
+_lock = threading.Lock()
+_loaded: list[Any] = []  # [the C function, or None where it could not be had]
+
+
+def _words(a: np.ndarray) -> list[int]:
+    """``a``'s entry of a snapshot, from what NumPy says of it (not from its struct)."""
+    return [
+        id(a), a.__array_interface__["data"][0], a.ndim, id(a.dtype), a.flags.num,
+        *a.shape, *a.strides,
+    ]  # fmt: skip
+
+
+def _compiler() -> str:
+    """``$CXX``, else the first of g++, clang++, c++ on the PATH (not ``find_cxx``: its OpenMP
+    probe and warnings concern the cpu backend, and this serves the embedded backend too)."""
+    for name in (require("STENCILKIT_CACHE_DIR").cxx, "g++", "clang++", "c++"):
+        path = shutil.which(name) if name else None
+        if path is not None:
+            return path
+    raise FileNotFoundError("no C++ compiler")
+
+
+def _build(out: Path, cxx: str) -> None:
+    src = out / "same_arrays.cpp"
+    src.write_text(_SOURCE)
+    cmd = [cxx, *_FLAGS, str(src), "-o", str(out / "same_arrays.so")]
+    r = subprocess.run(cmd, capture_output=True, text=True, check=False)
+    if r.returncode != 0:
+        raise RuntimeError(f"{' '.join(cmd)}: {r.stderr[-2000:]}")
+
+
+def _load() -> Any:
+    """The C comparison, built or found in the cache and checked against NumPy; None where it
+    cannot be had (no compiler, a cache that cannot be written, another struct layout)."""
+    try:
+        cxx = _compiler()
+        st = os.stat(cxx)
+        key = cache_key([("same_arrays", _SOURCE), ("cxx", cxx), ("flags", " ".join(_FLAGS)),
+                         ("cxx-file", f"{st.st_size} {st.st_mtime_ns}")])  # fmt: skip
+        entry = get_or_build(
+            key, lambda d: _build(d, cxx), {"program": "same_arrays", "target": "cpu"}
+        )
+        lib = ctypes.PyDLL(str(entry.path / "same_arrays.so"))  # the GIL stays held
+        fn = getattr(lib, _ENTRY)
+        fn.argtypes = [ctypes.py_object, ctypes.c_void_p]
+        fn.restype = ctypes.c_int64
+    except Exception as e:  # any failure: the Python comparison serves
+        _log.debug("no C comparison of arrays (%s): comparing in Python", e)
+        return None
+    return fn if _works(fn) else None
+
+
+def _works(fn: Any) -> bool:
+    """Whether ``fn`` reads the structs as NumPy describes them: equal to a snapshot, and
+    unequal after each kind of in-place change."""
+    # a strided view and an int32 array: each word read at the wrong place would differ
+    equal = (np.zeros((3, 4, 5)), np.zeros((2, 6))[:, ::2], np.zeros(7, dtype=np.int32))
+    snap = np.array([len(equal), *(w for a in equal for w in _words(a))], dtype=np.int64)
+    if fn(equal, snap.ctypes.data) != 1:
+        _log.debug("the C comparison disagrees with NumPy on equal arrays: comparing in Python")
+        return False
+    changes: list[Callable[[np.ndarray], None]] = [
+        lambda a: setattr(a, "shape", (3, 20)),
+        lambda a: setattr(a, "dtype", np.int64),
+        lambda a: setattr(a.flags, "writeable", False),
+    ]
+    for change in changes:
+        a = np.zeros((3, 4, 5))
+        snap = np.array([1, *_words(a)], dtype=np.int64)
+        change(a)
+        if fn((a,), snap.ctypes.data) != 0:
+            _log.debug("the C comparison misses an in-place change: comparing in Python")
+            return False
+    return True
+
+
+def _function() -> Any:
+    if not _loaded:
+        with _lock:
+            if not _loaded:
+                _loaded.append(_load())
+    return _loaded[0]
+
+
+class Snapshot:
+    """What :meth:`same` compares a later call's arrays with (it holds the arrays: no other
+    object takes their addresses while it is kept)."""
+
+    __slots__ = ("address", "arrays", "fn", "geometry", "ids", "numpy", "words")
+
+    def __init__(self, arrays: tuple[Any, ...]) -> None:
+        self.arrays = arrays
+        self.ids = tuple(map(id, arrays))
+        # also held by the C comparison: the dtypes it compares by address stay alive
+        self.geometry = tuple(map(GEOMETRY, arrays))
+        #: the NumPy arrays among them, whose writeability the Python comparison checks
+        self.numpy = tuple(a for a in arrays if isinstance(a, np.ndarray))
+        self.fn = None
+        self.words: np.ndarray | None = None
+        self.address = 0
+        if arrays and all(type(a) is np.ndarray for a in arrays):
+            fn = _function()
+            if fn is not None:
+                words = [len(arrays)]
+                for a in arrays:
+                    words.extend(_words(a))
+                self.words = np.array(words, dtype=np.int64)  # held: its address is passed
+                self.address = self.words.ctypes.data
+                self.fn = fn
+
+    def same(self, arrays: tuple[Any, ...]) -> bool:
+        """Whether ``arrays`` are the snapshot's arrays (the same objects), unchanged."""
+        fn = self.fn
+        if fn is not None and type(arrays) is tuple:  # the C function reads a tuple's struct
+            return fn(arrays, self.address) == 1  # type: ignore[no-any-return]
+        return (
+            tuple(map(id, arrays)) == self.ids
+            and tuple(map(GEOMETRY, arrays)) == self.geometry
+            and (not self.numpy or all(a.flags.writeable for a in self.numpy))
+        )

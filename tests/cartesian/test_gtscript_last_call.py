@@ -1,0 +1,182 @@
+"""The last call's binding, tried before the caches of earlier calls (cartesian/arguments.py),
+and the comparison of a call's arrays with it (toolchain/same_arrays.py, in C and in Python):
+every in-place change of an array (shape, strides, dtype, writeability) and every other array
+is seen; a read-only array is refused as on its first call; two threads calling one stencil
+with their own arrays (taking turns on the one last-call entry) both get their results."""
+
+from __future__ import annotations
+
+import threading
+import warnings
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import pytest
+
+from stencilkit.cartesian import gtscript
+from stencilkit.cartesian.gtscript import PARALLEL, Field, computation, interval
+from stencilkit.core.errors import StencilValueError
+from stencilkit.toolchain import same_arrays
+from stencilkit.toolchain.same_arrays import Snapshot
+
+F64 = Field[np.float64]
+
+
+@pytest.fixture(params=["c", "python"])
+def comparison(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """Snapshots compared by the C function, or (as where no compiler is) in Python."""
+    if request.param == "c":
+        if same_arrays._function() is None:
+            pytest.skip("no C comparison here (no C++ compiler)")
+    else:
+        monkeypatch.setattr(same_arrays, "_function", lambda: None)
+    return str(request.param)
+
+
+def _set_strides(a: np.ndarray, strides: tuple[int, ...]) -> None:
+    with warnings.catch_warnings():  # deprecated in NumPy 2.4, still possible
+        warnings.simplefilter("ignore", DeprecationWarning)
+        a.strides = strides
+
+
+CHANGES: dict[str, Callable[[np.ndarray], None]] = {
+    "shape": lambda a: setattr(a, "shape", (4, 6, 5)),
+    "strides": lambda a: _set_strides(a, (8, 48, 0)),
+    "dtype": lambda a: setattr(a, "dtype", np.int64),
+    "read-only": lambda a: setattr(a.flags, "writeable", False),
+}
+
+
+@pytest.mark.parametrize("change", list(CHANGES))
+def test_a_snapshot_sees_each_in_place_change(comparison: str, change: str) -> None:
+    arrays = (np.zeros((6, 4, 5)), np.zeros((6, 4, 5)), np.zeros((3, 2)))
+    snap = Snapshot(arrays)
+    assert (snap.fn is not None) == (comparison == "c")
+    assert snap.same(arrays)
+    assert snap.same(tuple(arrays))  # another tuple of the same arrays
+    CHANGES[change](arrays[1])
+    assert not snap.same(arrays)
+
+
+def test_a_snapshot_sees_other_arrays(comparison: str) -> None:
+    a, b = np.zeros((6, 4, 5)), np.zeros((6, 4, 5))
+    snap = Snapshot((a, b))
+    assert snap.same((a, b))
+    assert not snap.same((b, a))
+    assert not snap.same((a, b.copy()))
+    assert not snap.same((a, b[:]))  # a view: the same memory, another object
+    assert not snap.same((a,))
+    assert not snap.same((a, b, a))
+    assert not snap.same((a, 1.0))
+    assert snap.same([a, b])  # not a tuple: compared in Python
+
+
+def test_the_c_comparison_reads_numpys_structs() -> None:
+    fn = same_arrays._function()
+    if fn is None:
+        pytest.skip("no C comparison here (no C++ compiler)")
+    assert same_arrays._works(fn)
+    # only exact NumPy arrays are compared in C
+    assert Snapshot((np.zeros(3), np.ma.zeros(3))).fn is None
+
+
+def _plus(backend: str) -> Any:
+    @gtscript.stencil(backend=backend)
+    def plus(a: F64, out: F64):
+        with computation(PARALLEL), interval(...):
+            out = a[1, 0, 0] + 1.0
+
+    return plus
+
+
+def _call(s: Any, a: Any, out: Any, how: str) -> None:
+    o, d = (0, 0, 0), (out.shape[0] - 1, *out.shape[1:])
+    if how == "run":
+        s.run(a=a, out=out, _domain_=d, _origin_={"a": o, "out": o})
+    elif how == "frozen":
+        s.freeze(origin={"_all_": o}, domain=d)(a=a, out=out)
+    else:
+        s(a, out, origin=o, domain=d, validate_args=how == "validated")
+
+
+HOWS = ["run", "frozen", "validated", "unvalidated"]
+
+
+@pytest.mark.parametrize("how", HOWS)
+def test_an_output_made_read_only_after_its_calls_is_refused(
+    backend: str, comparison: str, how: str
+) -> None:
+    if backend == "gt:gpu":
+        pytest.skip("NumPy arrays only: CuPy arrays have no writeable flag")
+    s = _plus(backend)
+    a, out = np.random.default_rng(1).standard_normal((2, 6, 4, 5))
+    for _ in range(3):
+        _call(s, a, out, how)
+    np.testing.assert_array_equal(out[:-1], a[1:] + 1.0)
+    fresh = np.zeros_like(out)
+    fresh.flags.writeable = False
+    with pytest.raises(StencilValueError, match="read-only") as first:
+        _call(s, a, fresh, how)
+    out[...] = 7.0
+    out.flags.writeable = False
+    with pytest.raises(StencilValueError, match="read-only") as later:
+        _call(s, a, out, how)
+    assert str(later.value) == str(first.value)  # the error of a first call
+    assert (out == 7.0).all()
+    out.flags.writeable = True
+    _call(s, a, out, how)
+    np.testing.assert_array_equal(out[:-1], a[1:] + 1.0)
+
+
+@pytest.mark.parametrize("how", HOWS)
+def test_arrays_taking_turns_and_changed_in_place(backend: str, arrays: Any, how: str) -> None:
+    s = _plus(backend)
+    sets = [(arrays.random(6, 4, 5), arrays.random(6, 4, 5)) for _ in range(2)]
+    for step in range(6):
+        a, out = sets[step % 2]
+        a[...] = arrays.put(arrays.host(a) + step)
+        _call(s, a, out, how)
+        np.testing.assert_array_equal(arrays.host(out)[:-1], arrays.host(a)[1:] + 1.0)
+    if backend == "gt:gpu":
+        return
+    a, out = sets[0]
+    a.shape = out.shape = (6, 5, 4)  # the last call's arrays, other shape and strides
+    _call(s, a, out, how)
+    np.testing.assert_array_equal(out[:-1], a[1:] + 1.0)
+
+
+@pytest.mark.parametrize("how", HOWS)
+def test_two_threads_calling_one_stencil_with_their_own_arrays(
+    backend: str, arrays: Any, comparison: str, how: str
+) -> None:
+    """No temporaries and no scalars: each call is the last-call check and the bound launch."""
+    s = _plus(backend)
+    n, calls = (12, 5, 6), 200
+    errors: list[BaseException] = []
+    worst: dict[int, float] = {}
+    start = threading.Barrier(2)
+
+    def worker(t: int) -> None:
+        try:
+            rng = np.random.default_rng(t)
+            own = [(arrays.put(rng.standard_normal(n)), arrays.put(np.zeros(n))) for _ in range(2)]
+            start.wait()
+            err = 0.0
+            for step in range(calls):
+                a, out = own[step // 7 % 2]  # a few calls with one set, then the other
+                a[...] = arrays.put(rng.standard_normal(n) + step)
+                _call(s, a, out, how)
+                ref = arrays.host(a)[1:] + 1.0
+                err = max(err, float(np.max(np.abs(arrays.host(out)[:-1] - ref))))
+            worst[t] = err
+        except BaseException as e:
+            errors.append(e)
+
+    threads = [threading.Thread(target=worker, args=(t,)) for t in range(2)]
+    for th in threads:
+        th.start()
+    for th in threads:
+        th.join()
+    assert not errors, errors
+    assert worst == {0: 0.0, 1: 0.0}
