@@ -24,8 +24,9 @@ from typing import Any
 import numpy as np
 
 from ..core.domain import Domain, UnitRange
+from ..core.errors import StencilValueError
 from ..fields import Field
-from ..fields.constructors import as_field
+from ..fields.constructors import as_field, share_input
 from ..storage.namespaces import array_namespace
 from ..toolchain.same_arrays import GEOMETRY, Snapshot
 from .axes import DIMS, table_dims
@@ -284,10 +285,18 @@ class Arguments:
         geometry = _geometry(v)
         if kept is not None and kept[0] is v and kept[1] == o and kept[2] == geometry:
             return kept[3]
-        field = as_field(
-            [DIMS[a] for a in p.axes], data,
-            origin={DIMS[a]: int(o[j]) for j, a in enumerate(p.axes)}, copy=False,
-        )  # fmt: skip
+        dims = [DIMS[a] for a in p.axes]
+        origin = {DIMS[a]: int(o[j]) for j, a in enumerate(p.axes)}
+        if isinstance(data, np.ndarray) and not data.flags.writeable:
+            if p.name in self.lowered.written:
+                raise StencilValueError(
+                    f"{self.definition.name}(): argument '{p.name}' is written by the stencil,"
+                    " but its array is read-only",
+                    hint="pass a writable array (e.g. a copy: numpy.array(a)); nothing was written",
+                )
+            field = share_input(dims, data, origin, p.name)  # only read: read-only memory is fine
+        else:
+            field = as_field(dims, data, origin=origin, copy=False)
         if len(self.fields) >= 4 * KEEP:
             self.fields.clear()
         self.fields[key] = (v, o, geometry, field)

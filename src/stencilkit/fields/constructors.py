@@ -295,6 +295,25 @@ def wrap_argument(dims: Sequence[Dimension], data: Any, written: bool, name: str
     return as_field(list(dims), source)  # a copy: the array cannot be used as it is
 
 
+def share_input(
+    dims: Sequence[Dimension], data: Any, origin: Mapping[Dimension, int], name: str
+) -> Field:
+    """An array that a stencil only reads, as a field with index 0 at ``origin``, sharing its
+    memory, which may be read-only (GTScript's inputs; ``as_field(copy=False)`` would refuse
+    read-only memory, since a field may be written). Never a copy: a caller that keeps the
+    field for later calls must see the array's later contents."""
+    source = ingest(data)
+    dom = _domain_for(list(dims), tuple(source.shape), origin)
+    why = why_copied(source, source.dtype, _device_of(source), writable=False)
+    if why:
+        raise StencilValueError(
+            f"argument '{name}' cannot be used in place: {why}",
+            hint="pass an array with aligned elements and positive strides"
+            " (e.g. numpy.ascontiguousarray(a))",
+        )
+    return Field._wrap(dom, source, array_namespace(source))
+
+
 def _device_of(array: Any) -> Any:
     from ..storage.namespaces import device_of
 
