@@ -289,7 +289,7 @@ def _chunk_loads_first(
     constants), then its stores: no load follows a streaming store, so the compiler keeps the
     values that neighbouring points of the chunk share."""
     chunk = variant.chunk
-    lines, body = [], []
+    lines: list[str] = []
     values, types = emit_values(k, emit, layout, "      ")
     for j, t in enumerate(types):
         lines.append(f"    {t} sk_c{j}[{chunk}];")
