@@ -274,17 +274,28 @@ def as_field(
     return Field._wrap(dom, buf, array_namespace(buf))
 
 
+def _in_place(
+    dims: Sequence[Dimension], data: Any, origin: Mapping[Dimension, int] | None, writable: bool
+) -> tuple[Field | None, str, Any]:
+    """``data`` as a field over ``dims`` with index 0 at ``origin``, sharing its memory (read-only
+    memory too unless ``writable``); or None and why it cannot be shared. Also the ingested
+    array."""
+    source = ingest(data)
+    dom = _domain_for(list(dims), tuple(source.shape), origin)
+    why = why_copied(source, source.dtype, _device_of(source), writable=writable)
+    if why:
+        return None, why, source
+    return Field._wrap(dom, source, array_namespace(source)), "", source
+
+
 def wrap_argument(dims: Sequence[Dimension], data: Any, written: bool, name: str) -> Field:
     """A raw array passed for a program's field parameter, as a field over ``dims`` from index 0,
     always sharing the array's memory: an input may be read-only (a JAX array), an output must
     be writable in place. Whatever would need a copy is refused for an output (the results
     would land in the copy) and copied for an input."""
-    source = ingest(data)
-    dom = _domain_for(list(dims), tuple(source.shape), None)
-    device = _device_of(source)
-    why = why_copied(source, source.dtype, device, writable=written)
-    if not why:
-        return Field._wrap(dom, source, array_namespace(source))
+    field, why, source = _in_place(dims, data, None, written)
+    if field is not None:
+        return field
     if written:
         raise StencilValueError(
             f"argument '{name}' is written by the program, but the array given for it cannot be"
@@ -302,16 +313,14 @@ def share_input(
     memory, which may be read-only (GTScript's inputs; ``as_field(copy=False)`` would refuse
     read-only memory, since a field may be written). Never a copy: a caller that keeps the
     field for later calls must see the array's later contents."""
-    source = ingest(data)
-    dom = _domain_for(list(dims), tuple(source.shape), origin)
-    why = why_copied(source, source.dtype, _device_of(source), writable=False)
-    if why:
+    field, why, _ = _in_place(dims, data, origin, False)
+    if field is None:
         raise StencilValueError(
             f"argument '{name}' cannot be used in place: {why}",
             hint="pass an array with aligned elements and positive strides"
             " (e.g. numpy.ascontiguousarray(a))",
         )
-    return Field._wrap(dom, source, array_namespace(source))
+    return field
 
 
 def _device_of(array: Any) -> Any:
