@@ -15,10 +15,14 @@ point costs five loads from the cache instead of seven):
 
 - ``rq``: a register queue over a chunk of levels (the chunk a run-time argument);
 - ``rqs``: ``rq`` with cache-streaming stores (``__stcs``, as stencilkit's ``s`` variants);
-- ``rqp``: ``rq`` with the next level's centre value loaded one level ahead;
+- ``rqp``: ``rq`` with the next level's five values loaded one level ahead (before the store);
 - ``smem``: the (i, j) plane of the block and its one-point rim staged in shared memory per
   level, so a point reads its four horizontal neighbours from shared memory;
-- ``vec2``: two consecutive points of I per thread, the centre row loaded as ``double2``.
+- ``vec2``: two consecutive points of I per thread, the centre row loaded as ``double2``;
+- ``rqps``: ``rqp`` with cache-streaming stores.
+
+(``vec2`` with ``rqp``'s prefetch was tried on the H200 on 2026-12-02: 0.77 ms, against 0.63 ms
+for ``vec2`` and 0.59 ms for ``rqp``; ``benchmarks/RESULTS.md``.)
 """
 
 from __future__ import annotations
@@ -75,8 +79,10 @@ extern "C" __global__ void lap_rqs(const double* __restrict__ a, double* __restr
     }
 }
 
-extern "C" __global__ void lap_rqp(const double* __restrict__ a, double* __restrict__ out,
-                                   int n, long long sj, long long sk, int chunk) {
+// the next level's values loaded one level ahead; STREAM: cache-streaming stores (__stcs)
+template <bool STREAM>
+__device__ void lap_prefetch(const double* __restrict__ a, double* __restrict__ out,
+                             int n, long long sj, long long sk, int chunk) {
     int i = blockIdx.x * blockDim.x + threadIdx.x;
     int j = blockIdx.y * blockDim.y + threadIdx.y + 1;
     if (i < 1 || i >= n - 1 || j >= n - 1) return;
@@ -91,9 +97,20 @@ extern "C" __global__ void lap_rqp(const double* __restrict__ a, double* __restr
         double above2 = more ? a[q + sk] : 0.0;
         double e2 = more ? a[q + 1] : 0.0, w2 = more ? a[q - 1] : 0.0;
         double n2 = more ? a[q + sj] : 0.0, s2 = more ? a[q - sj] : 0.0;
-        out[p] = -6.0 * cur + e + w + nn + s + above + below;
+        double v = -6.0 * cur + e + w + nn + s + above + below;
+        if (STREAM) __stcs(&out[p], v); else out[p] = v;
         below = cur; cur = above; above = above2; e = e2; w = w2; nn = n2; s = s2; p = q;
     }
+}
+
+extern "C" __global__ void lap_rqp(const double* __restrict__ a, double* __restrict__ out,
+                                   int n, long long sj, long long sk, int chunk) {
+    lap_prefetch<false>(a, out, n, sj, sk, chunk);
+}
+
+extern "C" __global__ void lap_rqps(const double* __restrict__ a, double* __restrict__ out,
+                                    int n, long long sj, long long sk, int chunk) {
+    lap_prefetch<true>(a, out, n, sj, sk, chunk);
 }
 
 // blockDim = (BX, BY); the tile holds the block's points and a one-point rim in I and J
@@ -160,6 +177,7 @@ extern "C" __global__ void copy1(const double* __restrict__ a, double* __restric
 
 BLOCKS = ((32, 4), (32, 8), (64, 2), (64, 4), (128, 1), (128, 2), (256, 1))
 CHUNKS = (8, 16, 32, 64, 510)
+NAMES = ("plain", "rq", "rqs", "rqp", "rqps", "smem", "vec2")
 
 
 def ptx_loads(n: int) -> int:
@@ -218,6 +236,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--n", type=int, default=512)
     ap.add_argument("--reps", type=int, default=20)
     ap.add_argument("--json", default=None)
+    ap.add_argument("--only", default=",".join(NAMES), help="candidates, comma-separated")
     ap.add_argument(
         "--ptx", action="store_true", help="no GPU: count the loads in stencilkit's PTX instead"
     )
@@ -228,6 +247,12 @@ def main(argv: list[str] | None = None) -> int:
     import numpy as np
 
     n = args.n
+    only = [c for c in args.only.split(",") if c]
+    unknown = sorted(set(only) - set(NAMES))
+    if unknown or "plain" not in only:
+        ap.error(
+            f"--only: {unknown or 'plain (the reference) is missing'}; candidates: {', '.join(NAMES)}"
+        )
     x = cp.asfortranarray(cp.random.standard_normal((n, n, n), dtype=cp.float64))
     sj, sk = x.strides[1] // 8, x.strides[2] // 8
     ref = cp.full_like(x, cp.nan)
@@ -275,11 +300,11 @@ def main(argv: list[str] | None = None) -> int:
     interior = (slice(1, n - 1),) * 3
     ref_in = ref[interior]
     for fm, mod in mods.items():
-        for name in ("plain", "rq", "rqs", "rqp", "smem", "vec2"):
+        for name in only:
             fn = mod.get_function(f"lap_{name}")
             for bx, by in BLOCKS:
                 for chunk in (1,) if name == "plain" else CHUNKS:
-                    gx = -(-(n // 2 if name == "vec2" else n) // bx)
+                    gx = -(-(n // 2 if name.startswith("vec2") else n) // bx)
                     grid = (
                         gx,
                         -(-(n - 2) // by),
@@ -332,7 +357,7 @@ def main(argv: list[str] | None = None) -> int:
                 f"  {r['kernel']:6s} block {r['block'][0]:3d}x{r['block'][1]} chunk {r['chunk']:3d}"
                 f"  {r['ms']:.4f} ms  {r['of_copy']:.3f} of copy"
             )
-        for name in ("plain", "rq", "rqs", "rqp", "smem", "vec2"):
+        for name in only:
             best = min(
                 (r for r in good if r["fmad"] == fm and r["kernel"] == name),
                 key=lambda r: r["ms"],

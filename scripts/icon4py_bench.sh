@@ -9,7 +9,8 @@
 #   SK_VARIANTS="vfirst fmad inlined loadsfirst"  extra stencilkit runs: K-contiguous column
 #                              fields; --fmad=true; STENCILKIT_NEIGHBOUR_TEMPORARIES=0 (values read
 #                              at several neighbours recomputed at each, not hoisted into
-#                              temporaries); STENCILKIT_CUDA_LOADS_FIRST=1
+#                              temporaries); STENCILKIT_CUDA_LOADS_FIRST=1 (the default since
+#                              2026-12-02; "storesinline" runs with =0)
 #   GT_NOFMAD="prog ..."       also gt4py built with CUDAFLAGS=--fmad=false (after its main side)
 #   PROFILE_FIRST=1            cProfile of each first call (stencilkit side, in its results JSON)
 #   ONLY="prog ..."            a subset;   GT4PY=0  no gt4py side;   CELLS=163840 NLEV=80
@@ -61,12 +62,13 @@ for v in default ${SK_VARIANTS:-}; do
     fmad)    impl=stencilkit-fmad; extra=() ;;
     inlined) impl=stencilkit-inlined; extra=() ;;
     loadsfirst) impl=stencilkit-loadsfirst; extra=() ;;
+    storesinline) impl=stencilkit-storesinline; extra=() ;;
   esac
   hoist=1; [ "$v" = inlined ] && hoist=0
   step "stencilkit run: $impl (cores 0-3)"
   flags=""; [ "$v" = fmad ] && flags="--fmad=true"
-  lf=0; [ "$v" = loadsfirst ] && lf=1
-  STENCILKIT_CUDA_LOADS_FIRST=$lf STENCILKIT_NEIGHBOUR_TEMPORARIES=$hoist STENCILKIT_CUDAFLAGS="$flags" timeout "${SK_LIMIT:-240}" taskset -c 0-3 $SK $PY benchmarks/icon4py_bench.py run --dir "$D" --impl "$impl" --lock "$LOCK" ${PROFILE_FIRST:+--profile-first} "${extra[@]}" "${ONLY_ARGS[@]}" 2>&1 | grep -v " INFO" | tee "$D/logs/run_$impl.log" | tail -16
+  lf=""; [ "$v" = loadsfirst ] && lf=1; [ "$v" = storesinline ] && lf=0  # else the library's default
+  STENCILKIT_CUDA_LOADS_FIRST=${lf:-${STENCILKIT_CUDA_LOADS_FIRST:-}} STENCILKIT_NEIGHBOUR_TEMPORARIES=$hoist STENCILKIT_CUDAFLAGS="$flags" timeout "${SK_LIMIT:-240}" taskset -c 0-3 $SK $PY benchmarks/icon4py_bench.py run --dir "$D" --impl "$impl" --lock "$LOCK" ${PROFILE_FIRST:+--profile-first} "${extra[@]}" "${ONLY_ARGS[@]}" 2>&1 | grep -v " INFO" | tee "$D/logs/run_$impl.log" | tail -16
 done
 
 if [ -n "${GPU_TESTS:-}" ]; then
@@ -86,6 +88,7 @@ if [ -n "$GT_PID" ]; then
     [ "$v" = vfirst ] && $SK $PY benchmarks/icon4py_bench.py compare --dir "$D" stencilkit-vfirst gt4py 2>&1 | tee "$OUT/comparison-vfirst.md"
     [ "$v" = inlined ] && $SK $PY benchmarks/icon4py_bench.py compare --dir "$D" stencilkit-inlined gt4py 2>&1 | tee "$OUT/comparison-inlined.md"
     [ "$v" = loadsfirst ] && $SK $PY benchmarks/icon4py_bench.py compare --dir "$D" stencilkit-loadsfirst gt4py 2>&1 | tee "$OUT/comparison-loadsfirst.md"
+    [ "$v" = storesinline ] && $SK $PY benchmarks/icon4py_bench.py compare --dir "$D" stencilkit-storesinline gt4py 2>&1 | tee "$OUT/comparison-storesinline.md"
   done
 fi
 step done

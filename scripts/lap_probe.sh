@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The 7-point Laplacian's kernel shapes on a lent GPU, in one call (issue 21): the hand-written
 # candidates of benchmarks/laplacian_variants.py beside the copy, the bench's Laplacian section
-# (stencilkit's tuned choice; again with STENCILKIT_CUDA_LOADS_FIRST=1), and ncu's DRAM/L2 bytes for both where the profiler works.
+# (stencilkit's tuned choice; again with STENCILKIT_CUDA_LOADS_FIRST=0, the default before 2026-12-02), and ncu's DRAM/L2 bytes for both where the profiler works.
 #   OUT=/some/dir bash scripts/lap_probe.sh
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 1
@@ -12,9 +12,9 @@ timeout 240 python3 benchmarks/laplacian_variants.py --json "$OUT/lapvar.json" >
 echo "laplacian_variants rc=$?"; tail -30 "$OUT/lapvar.log"
 timeout 150 python3 benchmarks/gpu_bench.py --only copy,laplacian --json "$OUT/gpu_lap.json" > "$OUT/gpu_lap.log" 2>&1
 echo "gpu_bench rc=$?"; grep -i -E "laplacian|copy" "$OUT/gpu_lap.log" | tail -20
-# the same section with the streaming chunk variants computing a chunk before storing it
-STENCILKIT_CUDA_LOADS_FIRST=1 timeout 150 python3 benchmarks/gpu_bench.py --only copy,laplacian --json "$OUT/gpu_lap_loads_first.json" > "$OUT/gpu_lap_loads_first.log" 2>&1
-echo "gpu_bench (STENCILKIT_CUDA_LOADS_FIRST=1) rc=$?"; grep -i -E "laplacian|copy" "$OUT/gpu_lap_loads_first.log" | tail -20
+# the same section with the streaming chunk variants storing point by point (the old default)
+STENCILKIT_CUDA_LOADS_FIRST=0 timeout 150 python3 benchmarks/gpu_bench.py --only copy,laplacian --json "$OUT/gpu_lap_stores_inline.json" > "$OUT/gpu_lap_stores_inline.log" 2>&1
+echo "gpu_bench (STENCILKIT_CUDA_LOADS_FIRST=0) rc=$?"; grep -i -E "laplacian|copy" "$OUT/gpu_lap_stores_inline.log" | tail -20
 cat > /tmp/lap_ncu.py <<'PY'
 import sys; sys.path.insert(0, "benchmarks")
 import cupy as cp, numpy as np

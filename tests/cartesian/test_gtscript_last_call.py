@@ -18,7 +18,7 @@ from stencilkit.cartesian import gtscript
 from stencilkit.cartesian.gtscript import PARALLEL, Field, computation, interval
 from stencilkit.core.errors import StencilValueError
 from stencilkit.toolchain import same_arrays
-from stencilkit.toolchain.same_arrays import Snapshot
+from stencilkit.toolchain.same_arrays import Snapshot, change_in_place
 
 F64 = Field[np.float64]
 
@@ -41,9 +41,9 @@ def _set_strides(a: np.ndarray, strides: tuple[int, ...]) -> None:
 
 
 CHANGES: dict[str, Callable[[np.ndarray], None]] = {
-    "shape": lambda a: setattr(a, "shape", (4, 6, 5)),
+    "shape": lambda a: change_in_place(a, "shape", (4, 6, 5)),
     "strides": lambda a: _set_strides(a, (8, 48, 0)),
-    "dtype": lambda a: setattr(a, "dtype", np.int64),
+    "dtype": lambda a: change_in_place(a, "dtype", np.int64),
     "read-only": lambda a: setattr(a.flags, "writeable", False),
 }
 
@@ -141,7 +141,8 @@ def test_arrays_taking_turns_and_changed_in_place(backend: str, arrays: Any, how
     if backend == "gt:gpu":
         return
     a, out = sets[0]
-    a.shape = out.shape = (6, 5, 4)  # the last call's arrays, other shape and strides
+    for x in (a, out):  # the last call's arrays, other shape and strides
+        change_in_place(x, "shape", (6, 5, 4))
     _call(s, a, out, how)
     np.testing.assert_array_equal(out[:-1], a[1:] + 1.0)
 

@@ -39,6 +39,7 @@ from stencilkit.core.device import DeviceType
 from stencilkit.ir import nodes as ir
 from stencilkit.stages.abi import ArgLayout
 from stencilkit.stages.artefacts import Built, Launches, Planned, Source
+from stencilkit.toolchain.config import require
 
 _PRELUDE = r"""
 #include <cstdint>
@@ -126,10 +127,13 @@ class EmulatedCudaTarget:
         block: tuple[int, int, int] = (32, 4, 1),
         variant: Variant = PLAIN,
         workdir: Path | None = None,
-        loads_first: bool = False,
+        loads_first: bool | None = None,
     ) -> None:
         self.limits, self.block, self.variant = limits, block, variant
-        self.loads_first = loads_first  # generate_cuda's: streaming chunks computed, then stored
+        # generate_cuda's: streaming chunks computed, then stored (None: as the gpu backend)
+        if loads_first is None:
+            loads_first = require("STENCILKIT_CUDA_LOADS_FIRST").cuda_loads_first
+        self.loads_first = loads_first
         self.workdir = (
             workdir or Path(os.environ.get("STENCILKIT_CACHE_DIR", "/tmp")) / "cuda-emulation"
         )

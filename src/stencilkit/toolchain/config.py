@@ -103,8 +103,8 @@ class Config:
     neighbour_temporaries: bool = True
     cudaflags: tuple[str, ...] = ()  # added to every NVRTC/nvcc build, e.g. ("--fmad=false",)
     #: the streaming-store z-chunk variants compute every point of a chunk before storing any
-    #: (codegen.py, ``Variant``): off until measured on a GPU
-    cuda_loads_first: bool = False
+    #: (codegen.py, ``Variant``; on the H200 the tuned Laplacian 0.617 -> 0.602 ms, RESULTS.md)
+    cuda_loads_first: bool = True
     plan_cache_size: int = PLAN_CACHE_SIZE  # argument signatures kept per program (LRU)
     offset_checks: str = "first"  # as_offset reads checked before the first call, or every call
     tune: str = "background"  # gpu variants built in the background, or before the first call

@@ -24,6 +24,7 @@ import os
 import shutil
 import subprocess
 import threading
+import warnings
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -122,6 +123,19 @@ def _load() -> Any:
     return fn if _works(fn) else None
 
 
+def change_in_place(a: np.ndarray, attribute: str, value: Any) -> None:
+    """``a.shape = value`` or ``a.dtype = value``, as a user may still do it: NumPy 2.5
+    deprecates both assignments and keeps private ``ndarray._set_shape``/``_set_dtype`` for them
+    (without the warning)."""
+    setter = getattr(a, f"_set_{attribute}", None)
+    if setter is not None:
+        setter(value)
+        return
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        setattr(a, attribute, value)
+
+
 def _works(fn: Any) -> bool:
     """Whether ``fn`` reads the structs as NumPy describes them: equal to a snapshot, and
     unequal after each kind of in-place change."""
@@ -132,8 +146,8 @@ def _works(fn: Any) -> bool:
         _log.debug("the C comparison disagrees with NumPy on equal arrays: comparing in Python")
         return False
     changes: list[Callable[[np.ndarray], None]] = [
-        lambda a: setattr(a, "shape", (3, 20)),
-        lambda a: setattr(a, "dtype", np.int64),
+        lambda a: change_in_place(a, "shape", (3, 20)),
+        lambda a: change_in_place(a, "dtype", np.int64),
         lambda a: setattr(a.flags, "writeable", False),
     ]
     for change in changes:
