@@ -6,6 +6,7 @@ with their own arrays (taking turns on the one last-call entry) both get their r
 
 from __future__ import annotations
 
+import sys
 import threading
 import warnings
 from collections.abc import Callable
@@ -181,3 +182,30 @@ def test_two_threads_calling_one_stencil_with_their_own_arrays(
         th.join()
     assert not errors, errors
     assert worst == {0: 0.0, 1: 0.0}
+
+
+def test_cupy_arrays_are_compared_by_identity_and_shape(monkeypatch: pytest.MonkeyPatch) -> None:
+    """CuPy's strides, dtype and data cannot be set (CuPy 14): a snapshot of CuPy arrays reads
+    only their shapes, and still sees a shape set in place."""
+    import types
+
+    class FakeCupyArray:  # stands for cupy.ndarray where CuPy is not installed
+        def __init__(self, shape: tuple[int, ...]) -> None:
+            self.shape = shape
+
+        @property
+        def strides(self) -> tuple[int, ...]:
+            raise AssertionError("a CuPy array's strides are not read")
+
+        dtype = strides
+
+    monkeypatch.setitem(sys.modules, "cupy", types.SimpleNamespace(ndarray=FakeCupyArray))
+    arrays = (FakeCupyArray((3, 4)), FakeCupyArray((2, 2)))
+    snap = Snapshot(arrays)
+    assert snap.fn is None and snap.same(arrays)
+    assert not snap.same((arrays[0], FakeCupyArray((2, 2))))  # another object
+    arrays[1].shape = (4, 1)
+    assert not snap.same(arrays)
+    assert snap.key is same_arrays.CUPY_GEOMETRY
+    # a NumPy array beside them: every array compared in full
+    assert Snapshot((np.zeros(3), np.zeros(2))).key is same_arrays.GEOMETRY
