@@ -411,6 +411,57 @@ def test_variants_build_in_the_background_and_the_first_choice_is_provisional(
         reset_config()
 
 
+@pytest.mark.parametrize("stored", ["chunk", "plain"])
+def test_a_stored_choice_without_its_variant_module_is_provisional(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, stored: str
+) -> None:
+    """A choice stored beside the plain module (an earlier process) that names a z-chunk
+    variant, where the variant module is not built (another STENCILKIT_CUDA_LOADS_FIRST, an
+    upgrade): the first call runs the plain kernel and builds the variants in the background,
+    instead of building them before it runs. A stored plain choice needs no variant module."""
+    from stencilkit.toolchain.config import reset_config
+
+    monkeypatch.setenv("STENCILKIT_TUNE", "background")
+    reset_config()
+    rng = np.random.default_rng(5)
+    a = gtx.as_field([I, J, K], rng.random((64, 64, 80)))
+    out = gtx.as_field([I, J, K], rng.random((64, 64, 80)))
+    choice = (Variant(4, True), (64, 2, 1)) if stored == "chunk" else (PLAIN, (64, 2, 1))
+    asked: list[str] = []
+
+    def choose_blocks(k: Any, extents: list[int], launchers: dict[Any, Any], *rest: Any) -> Any:
+        return choice  # the stored choice, as tuning.choose_blocks returns it
+
+    _fake_gpu(monkeypatch, choose_blocks)
+    monkeypatch.setattr(cuda_backend, "stored_choice", lambda *args: choice)
+    started: list[bool] = []
+    loaded = SimpleNamespace(
+        function=lambda name, ordered=False: asked.append(name) or name,
+        device_id=0,
+        built=SimpleNamespace(path=tmp_path),
+        variants_at_hand=lambda ordered: False,
+        build_variants_in_background=started.append,
+    )
+    target = CudaTarget(arch="90")
+    runner = CompiledRunner(interface_of(run_lap.definition), target)
+    st = runner.stages([a, out], {}, check_device=False, until="plan")
+    try:
+        first = target.tune(loaded, st.planned, st.bound)  # type: ignore[arg-type]
+        (launch,) = first.kernels
+        if stored == "chunk":
+            assert first.provisional and started == [False]
+            assert launch.name.endswith("_k0") and asked == []  # no variant's function asked for
+            assert launch.block == tuning.default_block(cuda_backend._extents(st.planned, 0))
+            final = target.tune(loaded, st.planned, st.bound, final=True)  # type: ignore[arg-type]
+            assert not final.provisional and final.kernels[0].name.endswith("_k0_z4s")
+        else:
+            assert not first.provisional and started == []
+            assert launch.name.endswith("_k0") and launch.block == (64, 2, 1)
+    finally:
+        monkeypatch.delenv("STENCILKIT_TUNE")
+        reset_config()
+
+
 def test_background_builds_run_on_daemon_threads_and_report_errors() -> None:
     """A short script must not wait at exit for a variant build in flight (daemon thread), and a
     failed build is raised where the result is asked for."""

@@ -28,6 +28,7 @@ from ...toolchain.cuda import compile_cubin, find_cuda_compiler
 from . import grid
 from .codegen import (
     PLAIN,
+    Variant,
     chunk_variants,
     codegen_digest,
     generate_cuda,
@@ -338,13 +339,17 @@ class CudaTarget:
         # (or stored) blocks, untimed: a provisional choice, not stored. A later call searches
         # once they are built. (A timed search of the plain kernels alone cost the first call
         # of ICON's largest programs up to half a second, for a choice kept a few calls.)
+        # A stored choice spares the search but, unless it is the plain kernel, not the build:
+        # after an upgrade or another STENCILKIT_CUDA_LOADS_FIRST the plain module (and its
+        # stored choices) may be found while the variant module is not (ICON's largest program
+        # on the H200: a 54 s first call building it before running).
         provisional = (
             not final
             and any(searched)
             and require("STENCILKIT_TUNE").tune == "background"
             and not loaded.variants_at_hand(any_ordered)
             and not all(
-                self._stored(loaded, planned, ki, tables) is not None
+                _plain_choice(self._stored(loaded, planned, ki, tables))
                 for ki, search in enumerate(searched)
                 if search
             )
@@ -414,6 +419,11 @@ class CudaTarget:
             device_name(loaded.device_id),
             tables,
         )
+
+
+def _plain_choice(stored: tuple[Variant, tuple[int, int, int]] | None) -> bool:
+    """Whether a stored choice launches the plain kernel (needs no variant module)."""
+    return stored is not None and stored[0] == PLAIN
 
 
 #: Variant builds in flight (STENCILKIT_TUNE=background), one at a time: a build uses one core,
