@@ -13,7 +13,8 @@ The function is built once per cache (a few lines of C++, through the build cach
 once per process; its struct offsets are checked against NumPy's own answers when it loads. If
 there is no compiler, the check fails, or an array is not exactly a ``numpy.ndarray`` (CuPy,
 subclasses), :meth:`Snapshot.same` compares in Python (identity, ``shape``, ``strides``,
-``dtype``, and ``flags.writeable`` of NumPy arrays): slower, the same answer.
+``dtype``, and ``flags.writeable`` of NumPy arrays; identity and ``shape`` only for a tuple of
+``cupy.ndarray``, whose other attributes cannot change): slower, the same answer.
 """
 
 from __future__ import annotations
@@ -40,9 +41,9 @@ _log = get_logger("toolchain")
 
 #: what of an array the Python comparison reads besides its identity
 GEOMETRY = operator.attrgetter("shape", "strides", "dtype")
-#: what of a CuPy array can change in place: its shape (``strides``, ``dtype`` and ``data`` are
-#: read-only there, checked on CuPy 14). Reading the three costs about 1 µs per array on the
-#: H200 machine (25 arrays: 25 µs of a GTScript call, 2026-12-02), the shape alone a fifth.
+#: what of a CuPy array can change in place: its shape (setting ``strides`` or ``dtype`` raises
+#: AttributeError on CuPy 14.2, checked on the H200; ``data`` is read-only in CuPy's class).
+#: Comparing shape, strides and dtype took 25 µs for 25 CuPy arrays there (2026-12-02).
 CUPY_GEOMETRY = operator.attrgetter("shape")
 
 # The snapshot: n, then per array its address, data address, nd, descr address, flags, the
