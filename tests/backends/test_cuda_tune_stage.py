@@ -12,6 +12,8 @@ variants, the search times both orders whatever its budget, and the choice is st
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any, ClassVar
@@ -359,32 +361,30 @@ def test_the_order_is_prepared_before_the_search_budget(
     assert {v for v, _ in _FakeTimer.timed} == set(variants)
 
 
-def test_variants_build_in_the_background_and_the_first_choice_is_provisional(
-    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
-) -> None:
-    """STENCILKIT_TUNE=background (the default): a first call whose search would first compile
-    the z-chunk variants times the plain kernel only, starts their build, and is marked
-    provisional (not stored); ``final=True`` (a later call, once built) searches every variant."""
+@contextmanager
+def _background_tune(
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+    seed: int,
+    choose_blocks: Any,
+    stored: Any,
+    function: Any = lambda name, ordered=False: name,
+) -> Iterator[tuple[CudaTarget, Any, Any, list[bool]]]:
+    """STENCILKIT_TUNE=background, the Laplacian planned on 64x64x80 random fields, a fake GPU
+    whose tuning returns ``choose_blocks``'s choice, ``stored`` as the stored choice, and a
+    loaded module whose variants are not built: (target, loaded, stages, builds started)."""
     from stencilkit.toolchain.config import reset_config
 
     monkeypatch.setenv("STENCILKIT_TUNE", "background")
     reset_config()
-    rng = np.random.default_rng(4)
+    rng = np.random.default_rng(seed)
     a = gtx.as_field([I, J, K], rng.random((64, 64, 80)))
     out = gtx.as_field([I, J, K], rng.random((64, 64, 80)))
-    calls: list[tuple[dict[Any, Any], dict[str, Any]]] = []
-
-    def choose_blocks(
-        k: Any, extents: list[int], launchers: dict[Any, Any], *rest: Any, **kw: Any
-    ) -> Any:
-        calls.append((launchers, kw))
-        return PLAIN, (32, 4, 1)
-
     _fake_gpu(monkeypatch, choose_blocks)
-    monkeypatch.setattr(cuda_backend, "stored_choice", lambda *args: None)
+    monkeypatch.setattr(cuda_backend, "stored_choice", lambda *args: stored)
     started: list[bool] = []
     loaded = SimpleNamespace(
-        function=lambda name, ordered=False: name,
+        function=function,
         device_id=0,
         built=SimpleNamespace(path=tmp_path),
         variants_at_hand=lambda ordered: False,
@@ -394,7 +394,33 @@ def test_variants_build_in_the_background_and_the_first_choice_is_provisional(
     runner = CompiledRunner(interface_of(run_lap.definition), target)
     st = runner.stages([a, out], {}, check_device=False, until="plan")
     try:
-        first = target.tune(loaded, st.planned, st.bound)  # type: ignore[arg-type]
+        yield target, loaded, st, started
+    finally:
+        monkeypatch.delenv("STENCILKIT_TUNE")
+        reset_config()
+
+
+def test_variants_build_in_the_background_and_the_first_choice_is_provisional(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """STENCILKIT_TUNE=background (the default): a first call whose search would first compile
+    the z-chunk variants times the plain kernel only, starts their build, and is marked
+    provisional (not stored); ``final=True`` (a later call, once built) searches every variant."""
+    calls: list[tuple[dict[Any, Any], dict[str, Any]]] = []
+
+    def choose_blocks(
+        k: Any, extents: list[int], launchers: dict[Any, Any], *rest: Any, **kw: Any
+    ) -> Any:
+        calls.append((launchers, kw))
+        return PLAIN, (32, 4, 1)
+
+    with _background_tune(monkeypatch, tmp_path, 4, choose_blocks, None) as (
+        target,
+        loaded,
+        st,
+        started,
+    ):
+        first = target.tune(loaded, st.planned, st.bound)
         assert first.provisional and started == [False]
         # nothing timed: the plain kernel with its default block, until the variants are built
         assert calls == []
@@ -403,12 +429,9 @@ def test_variants_build_in_the_background_and_the_first_choice_is_provisional(
         assert launch.block == tuning.default_block(cuda_backend._extents(st.planned, 0))
         assert "provisional" in first.as_text()
         calls.clear()
-        final = target.tune(loaded, st.planned, st.bound, final=True)  # type: ignore[arg-type]
+        final = target.tune(loaded, st.planned, st.bound, final=True)
         assert not final.provisional
         assert len(calls[0][0]) > 1 and calls[0][1] == {}  # every variant, remembered
-    finally:
-        monkeypatch.delenv("STENCILKIT_TUNE")
-        reset_config()
 
 
 @pytest.mark.parametrize("stored", ["chunk", "plain"])
@@ -419,47 +442,33 @@ def test_a_stored_choice_without_its_variant_module_is_provisional(
     variant, where the variant module is not built (another STENCILKIT_CUDA_LOADS_FIRST, an
     upgrade): the first call runs the plain kernel and builds the variants in the background,
     instead of building them before it runs. A stored plain choice needs no variant module."""
-    from stencilkit.toolchain.config import reset_config
-
-    monkeypatch.setenv("STENCILKIT_TUNE", "background")
-    reset_config()
-    rng = np.random.default_rng(5)
-    a = gtx.as_field([I, J, K], rng.random((64, 64, 80)))
-    out = gtx.as_field([I, J, K], rng.random((64, 64, 80)))
     choice = (Variant(4, True), (64, 2, 1)) if stored == "chunk" else (PLAIN, (64, 2, 1))
     asked: list[str] = []
 
     def choose_blocks(k: Any, extents: list[int], launchers: dict[Any, Any], *rest: Any) -> Any:
         return choice  # the stored choice, as tuning.choose_blocks returns it
 
-    _fake_gpu(monkeypatch, choose_blocks)
-    monkeypatch.setattr(cuda_backend, "stored_choice", lambda *args: choice)
-    started: list[bool] = []
-    loaded = SimpleNamespace(
-        function=lambda name, ordered=False: asked.append(name) or name,
-        device_id=0,
-        built=SimpleNamespace(path=tmp_path),
-        variants_at_hand=lambda ordered: False,
-        build_variants_in_background=started.append,
-    )
-    target = CudaTarget(arch="90")
-    runner = CompiledRunner(interface_of(run_lap.definition), target)
-    st = runner.stages([a, out], {}, check_device=False, until="plan")
-    try:
-        first = target.tune(loaded, st.planned, st.bound)  # type: ignore[arg-type]
+    def function(name: str, ordered: bool = False) -> str:
+        asked.append(name)
+        return name
+
+    with _background_tune(monkeypatch, tmp_path, 5, choose_blocks, choice, function) as (
+        target,
+        loaded,
+        st,
+        started,
+    ):
+        first = target.tune(loaded, st.planned, st.bound)
         (launch,) = first.kernels
         if stored == "chunk":
             assert first.provisional and started == [False]
             assert launch.name.endswith("_k0") and asked == []  # no variant's function asked for
             assert launch.block == tuning.default_block(cuda_backend._extents(st.planned, 0))
-            final = target.tune(loaded, st.planned, st.bound, final=True)  # type: ignore[arg-type]
+            final = target.tune(loaded, st.planned, st.bound, final=True)
             assert not final.provisional and final.kernels[0].name.endswith("_k0_z4s")
         else:
             assert not first.provisional and started == []
             assert launch.name.endswith("_k0") and launch.block == (64, 2, 1)
-    finally:
-        monkeypatch.delenv("STENCILKIT_TUNE")
-        reset_config()
 
 
 def test_background_builds_run_on_daemon_threads_and_report_errors() -> None:
