@@ -67,8 +67,10 @@ for v in default ${SK_VARIANTS:-}; do
   hoist=1; [ "$v" = inlined ] && hoist=0
   step "stencilkit run: $impl (cores 0-3)"
   flags=""; [ "$v" = fmad ] && flags="--fmad=true"
-  lf=""; [ "$v" = loadsfirst ] && lf=1; [ "$v" = storesinline ] && lf=0  # else the library's default
-  STENCILKIT_CUDA_LOADS_FIRST=${lf:-${STENCILKIT_CUDA_LOADS_FIRST:-}} STENCILKIT_NEIGHBOUR_TEMPORARIES=$hoist STENCILKIT_CUDAFLAGS="$flags" timeout "${SK_LIMIT:-240}" taskset -c 0-3 $SK $PY benchmarks/icon4py_bench.py run --dir "$D" --impl "$impl" --lock "$LOCK" ${PROFILE_FIRST:+--profile-first} "${extra[@]}" "${ONLY_ARGS[@]}" 2>&1 | grep -v " INFO" | tee "$D/logs/run_$impl.log" | tail -16
+  # loads first: set only for its two variants (an empty value would read as "no"), else the
+  # library's default or what the caller exported
+  lf=(); [ "$v" = loadsfirst ] && lf=(STENCILKIT_CUDA_LOADS_FIRST=1); [ "$v" = storesinline ] && lf=(STENCILKIT_CUDA_LOADS_FIRST=0)
+  env "${lf[@]}" STENCILKIT_NEIGHBOUR_TEMPORARIES=$hoist STENCILKIT_CUDAFLAGS="$flags" timeout "${SK_LIMIT:-240}" taskset -c 0-3 $SK $PY benchmarks/icon4py_bench.py run --dir "$D" --impl "$impl" --lock "$LOCK" ${PROFILE_FIRST:+--profile-first} "${extra[@]}" "${ONLY_ARGS[@]}" 2>&1 | grep -v " INFO" | tee "$D/logs/run_$impl.log" | tail -16
 done
 
 if [ -n "${GPU_TESTS:-}" ]; then
