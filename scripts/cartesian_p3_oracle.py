@@ -1,5 +1,5 @@
 # ruff: noqa: F841  (GTScript definitions assign fields by name)
-"""GTScript's P3 constructs of milestone 2 (writes at a K offset in FORWARD/BACKWARD, the `@`
+"""GTScript's P3 constructs of milestone 2 (writes at K offsets in FORWARD/BACKWARD, the `@`
 matmul over data dimensions, whole-field vector assignments, temporaries with data dimensions)
 on a real gt4py and on stencilkit (through its gt4py alias): the same source and the same random
 inputs, outputs saved to one .npz per implementation and backend, then compared.
@@ -91,6 +91,42 @@ def kw_backward(a: F, f: F, h: F):
         h[0, 0, -1] = f[0, 0, -1] * 3.0 - h
 
 
+def kw_ahead2_masked(a: F, f: F, g: F):
+    with computation(FORWARD), interval(1, -3):
+        if a > 0.5:
+            f[0, 0, 2] = a + f[0, 0, 1] - f[0, 0, -1]
+        f = f * 0.5 + f[0, 0, 2]
+        g = f[0, 0, 1] + f[0, 0, 3] * a
+
+
+def kw_ahead3(a: F, f: F):
+    with computation(FORWARD), interval(0, -3):
+        f[0, 0, 3] = a * 0.5 + f
+
+
+def kw_backward_ahead2(a: F, f: F):
+    with computation(BACKWARD):
+        with interval(-1, None):
+            f = a
+        with interval(2, -1):
+            f[0, 0, -2] = f[0, 0, 1] + a * f[0, 0, -1]
+            a = f[0, 0, -2] + f
+
+
+def kw_forward_behind2(a: F, f: F, g: F):
+    with computation(FORWARD), interval(3, None):
+        f = f + a
+        f[0, 0, -2] = f * 2.0 + f[0, 0, -3] + f[0, 0, -2] + f[0, 0, -1]
+        g = f[0, 0, -3] - f[0, 0, -2]
+
+
+def kw_backward_behind2(a: F, f: F, g: F):
+    with computation(BACKWARD), interval(0, -4):
+        if a < 0.7:
+            f[0, 0, 2] = a + f[0, 0, 3] * f[0, 0, 4] + f[0, 0, 1]
+        g = f + f[0, 0, 2] + f[0, 0, 3]
+
+
 def mv(m: M32, v: V2, w: V3, out: V3):
     with computation(PARALLEL), interval(...):
         out = m @ v + w * 2.0 - 1.0
@@ -132,6 +168,11 @@ CASES = {
     "kw_masked": (kw_masked, {"a": (), "f": (), "g": ()}),
     "kw_temp": (kw_temp, {"a": (), "out": ()}),
     "kw_backward": (kw_backward, {"a": (), "f": (), "h": ()}),
+    "kw_ahead2_masked": (kw_ahead2_masked, {"a": (), "f": (), "g": ()}),
+    "kw_ahead3": (kw_ahead3, {"a": (), "f": ()}),
+    "kw_backward_ahead2": (kw_backward_ahead2, {"a": (), "f": ()}),
+    "kw_forward_behind2": (kw_forward_behind2, {"a": (), "f": (), "g": ()}),
+    "kw_backward_behind2": (kw_backward_behind2, {"a": (), "f": (), "g": ()}),
     "mv": (mv, {"m": (3, 2), "v": (2,), "w": (3,), "out": (3,)}),
     "mtv": (mtv, {"m": (3, 2), "w": (3,), "s": (), "out": (2,)}),
     "inplace": (inplace, {"m": (2, 2), "v": (2,)}),

@@ -2,7 +2,8 @@
 # The one script run on a lent GPU machine (H200) in a single call:
 #   environment -> GPU tests -> [sanitizers, icon4py, fuzzing: opt-in] -> the rest of the test suite
 #   -> gpu_bench -> cpu_bench -> summary.  Opt-in: SANITIZE=1, ICON4PY=1 (wheels in .whl), FUZZ_PROGRAMS=N;
-#   ICON4PY_BENCH=1 (icon4py_bench.sh, GT4PY=0 unless set; wheels in .whl);
+#   ICON4PY_BENCH=1 (icon4py_bench.sh, GT4PY=0 unless set; wheels in .whl); NDSL=1 (NDSL's tests on
+#   gt:gpu, NDSL carried in .ndsl/);
 #   opt-out: SKIP_OTHER_TESTS=1, SKIP_GPU_BENCH=1, SKIP_CPU_BENCH=1; GPU_TESTS_PATHS="tests/x.py ..." narrows the GPU tests.
 # Everything lands under $OUT (default ./.out); the end of stdout is a short summary.
 # Each step has its own time limit; the limits add up to under 9 minutes (typical run: ~4).
@@ -103,6 +104,19 @@ if [ "${ICON4PY:-0}" = 1 ]; then
   grep -c ": ok$" "$OUT/icon4py-gpu.log" | sed 's/^/stencils ok so far: /'; grep -v ": ok$" "$OUT/icon4py-gpu.log" | tail -15
 fi
 
+# ---------------------------------------------------------------- optional: NDSL's tests on gt:gpu (NDSL=1)
+RC_NDSL=0
+if [ "${NDSL:-0}" = 1 ]; then
+  step "NDSL's offline tests, ${NDSL_BACKENDS:-st:gt:gpu:KJI st:numpy:cpu:IJK}"
+  # NDSL is not on PyPI: carry a checkout (or the stand-in docs/cartesian.md describes) in .ndsl/ndsl,
+  # stand-in modules for what it imports and the machine lacks (dace) in .ndsl/stubs
+  NDSL_VENV=none NDSL_SOURCE="${NDSL_SOURCE:-.ndsl/ndsl}" NDSL_STUBS="${NDSL_STUBS:-.ndsl/stubs}" \
+    NDSL_BACKENDS="${NDSL_BACKENDS:-st:gt:gpu:KJI st:numpy:cpu:IJK}" STENCILKIT_REQUIRE_GPU=1 \
+    timeout "${NDSL_LIMIT:-150}" bash scripts/ndsl_acceptance.sh > "$OUT/ndsl.log" 2>&1
+  RC_NDSL=$?
+  grep -E "^(==|FAILED|ERROR)|passed|failed" "$OUT/ndsl.log" | tail -20
+fi
+
 # ---------------------------------------------------------------- optional: long differential fuzzing (FUZZ_PROGRAMS=N)
 RC_FUZZ=0
 if [ "${FUZZ_PROGRAMS:-0}" != 0 ]; then
@@ -168,8 +182,8 @@ for b in gpu cpu; do
   echo
 done
 echo
-echo "exit codes (124 = timed out): gpu_tests=$RC_GPU_TESTS other_tests=$RC_ALL_TESTS gpu_bench=$RC_GPU_BENCH cpu_bench=$RC_CPU_BENCH sanitizers=$RC_SAN icon4py=$RC_ICON fuzz=$RC_FUZZ icon4py_bench=$RC_ICON_BENCH"
+echo "exit codes (124 = timed out): gpu_tests=$RC_GPU_TESTS other_tests=$RC_ALL_TESTS gpu_bench=$RC_GPU_BENCH cpu_bench=$RC_CPU_BENCH sanitizers=$RC_SAN icon4py=$RC_ICON ndsl=$RC_NDSL fuzz=$RC_FUZZ icon4py_bench=$RC_ICON_BENCH"
 echo "total $(( $(date +%s) - T0 )) s; logs and JSON in $OUT: $(ls "$OUT" | tr '\n' ' ')"
 # only a few files come back from the device: everything also goes into one archive, sorted first
 tar czf "$OUT/0-all-logs.tgz" -C "$OUT" --exclude=0-all-logs.tgz . 2>/dev/null || true
-[ "$RC_ICON_BENCH" = 0 ] && [ "$RC_SAN" = 0 ] && [ "$RC_ICON" = 0 ] && [ "$RC_FUZZ" = 0 ] && [ "$RC_GPU_TESTS" = 0 ] && [ "$RC_ALL_TESTS" = 0 ] && [ "$RC_GPU_BENCH" = 0 ] && [ "$RC_CPU_BENCH" = 0 ]
+[ "$RC_ICON_BENCH" = 0 ] && [ "$RC_SAN" = 0 ] && [ "$RC_ICON" = 0 ] && [ "$RC_NDSL" = 0 ] && [ "$RC_FUZZ" = 0 ] && [ "$RC_GPU_TESTS" = 0 ] && [ "$RC_ALL_TESTS" = 0 ] && [ "$RC_GPU_BENCH" = 0 ] && [ "$RC_CPU_BENCH" = 0 ]

@@ -14,6 +14,9 @@
 #   NDSL_PIP       extra PyPI packages NDSL imports (e.g. "f90nml xarray"), installed if given
 #   NDSL_STUBS     a folder of stand-in modules (dace, serialbox, ...) put first on PYTHONPATH
 #   NDSL_PYTEST    extra pytest arguments (e.g. "-x" or "-k copy")
+#   NDSL_VENV=none no venv and no install: the current python3 ($NDSL_PYTHON) runs this checkout's
+#                  src/ and $NDSL_SOURCE from PYTHONPATH (the offline GPU machine, where pip cannot
+#                  reach an index; stencilkit's own dependencies must already be importable there)
 #
 # Most NDSL tests name gt4py's "numpy" backend (or NDSL's python default) explicitly; for the
 # other backends the plugin sends gtscript.stencil(backend="numpy") to the backend under test
@@ -25,12 +28,21 @@ VENV="${NDSL_VENV:-/tmp/ndsl-venv}"
 BACKENDS="${NDSL_BACKENDS:-st:numpy:cpu:IJK st:gt:cpu:IJK st:gt:cpu:KJI}"
 TESTS="${NDSL_TESTS:-tests/dsl tests/test_basic_operations.py tests/stencils tests/test_4d_fields.py tests/quantity}"
 
-[ -x "$VENV/bin/python" ] || python3 -m venv "$VENV"
-"$VENV/bin/pip" install -q -e "$ROOT" pytest
-[ -z "${NDSL_PIP:-}" ] || "$VENV/bin/pip" install -q ${NDSL_PIP}
-"$VENV/bin/pip" install -q --no-deps -e "$NDSL_SOURCE"
-if "$VENV/bin/pip" show gt4py >/dev/null 2>&1; then
-    echo "real gt4py is installed in $VENV: stencilkit must serve gt4py (pip uninstall gt4py)" >&2
+NDSL_SOURCE="$(cd "$NDSL_SOURCE" && pwd)"
+[ -z "${NDSL_STUBS:-}" ] || NDSL_STUBS="$(cd "$NDSL_STUBS" && pwd)"
+if [ "$VENV" = none ]; then
+    PY="${NDSL_PYTHON:-python3}"
+    EXTRA_PATH="$ROOT/src:$NDSL_SOURCE"
+else
+    [ -x "$VENV/bin/python" ] || python3 -m venv "$VENV"
+    "$VENV/bin/pip" install -q -e "$ROOT" pytest
+    [ -z "${NDSL_PIP:-}" ] || "$VENV/bin/pip" install -q ${NDSL_PIP}
+    "$VENV/bin/pip" install -q --no-deps -e "$NDSL_SOURCE"
+    PY="$VENV/bin/python"
+    EXTRA_PATH=""
+fi
+if "$PY" -m pip show gt4py >/dev/null 2>&1; then
+    echo "real gt4py is installed for $PY: stencilkit must serve gt4py (pip uninstall gt4py)" >&2
     exit 2
 fi
 
@@ -80,9 +92,9 @@ for b in $BACKENDS; do
     echo "== $b (gt4py name $name)"
     log="$PLUGIN_DIR/log-${name//[:]/_}.txt"
     set +e
-    PYTHONPATH="$PLUGIN_DIR${NDSL_STUBS:+:$NDSL_STUBS}" NDSL_ACCEPTANCE_BACKEND="$name" \
+    PYTHONPATH="$PLUGIN_DIR${NDSL_STUBS:+:$NDSL_STUBS}${EXTRA_PATH:+:$EXTRA_PATH}" NDSL_ACCEPTANCE_BACKEND="$name" \
         NDSL_TEST_BACKEND="$b" STENCILKIT_CACHE_DIR="${STENCILKIT_CACHE_DIR:-/tmp/skcache-ndsl}" \
-        "$VENV/bin/python" -m pytest -p stencilkit_ndsl_plugin -p no:cacheprovider -q -rfEs --continue-on-collection-errors \
+        "$PY" -m pytest -p stencilkit_ndsl_plugin -p no:cacheprovider -q -rfEs --continue-on-collection-errors \
         ${NDSL_PYTEST:-} $TESTS 2>&1 | tee "$log" | grep -E "^(FAILED|ERROR|SKIPPED)"
     set -e
     line="$(grep -E "^[0-9]+ (passed|failed)|^=+ .*(passed|failed|error)" "$log" | tail -1 || true)"
