@@ -1,8 +1,9 @@
 """Read-only arrays in GTScript calls: an array the stencil only reads may be read-only (a
 memory-mapped file opened read-only, a frozen input); it is used in
 place on every CPU backend and every call path, and its later contents are seen. An array the
-stencil writes must be writable: refused before anything runs, naming the argument. (Arrays
-with zero strides, as ``np.broadcast_to`` makes, are refused as before.)"""
+stencil writes must be writable: refused before anything runs, naming the argument. Arrays with
+zero strides (``np.broadcast_to``, also CuPy's on the GPU) are used in place when only read, as
+gt4py's ``numpy`` backend does (its compiled backends refuse them); written, they are refused.)"""
 
 from __future__ import annotations
 
@@ -18,6 +19,7 @@ from stencilkit.core.errors import StencilValueError
 F64 = Field[np.float64]
 BACKENDS = ["numpy", "gt:cpu_ifirst", "gt:cpu_kfirst"]
 HOWS = ["run", "frozen", "validated", "unvalidated"]
+ALL_BACKENDS = [*BACKENDS, pytest.param("gt:gpu", marks=pytest.mark.gpu)]
 
 
 def _stencil(backend: str) -> Any:
@@ -97,3 +99,57 @@ def test_a_read_only_input_of_a_forward_computation(backend: str) -> None:
     out = np.full(a.shape, np.nan)
     cumsum(a, out)
     np.testing.assert_allclose(out, np.cumsum(a, axis=2), rtol=1e-14, atol=1e-14)
+
+
+def _device(backend: str) -> Any:
+    if backend == "gt:gpu":
+        import cupy
+
+        return cupy
+    return np
+
+
+@pytest.mark.parametrize("how", HOWS)
+@pytest.mark.parametrize("backend", ALL_BACKENDS)
+def test_zero_stride_inputs_are_used_in_place(backend: str, how: str) -> None:
+    xp = _device(backend)
+    rng = np.random.default_rng(10)
+    s = _stencil(backend)
+    column = xp.asarray(rng.standard_normal(4))  # a K profile, the same in every column
+    rows = xp.asarray(rng.standard_normal((7, 1, 1)))
+    a = xp.broadcast_to(column, (7, 5, 4))
+    w = xp.broadcast_to(rows, (7, 5, 4))
+    assert a.strides[:2] == (0, 0) and w.strides[1:] == (0, 0)
+    out = xp.asarray(rng.standard_normal((7, 5, 4)))
+    before = _host(out)
+    _call(s, a, w, out, how)
+    np.testing.assert_allclose(
+        _host(out), _expect(_host(a), _host(w), before), rtol=1e-14, atol=1e-14
+    )
+    column[...] = xp.asarray(rng.standard_normal(4))  # its later contents are seen
+    _call(s, a, w, out, how)
+    np.testing.assert_allclose(
+        _host(out), _expect(_host(a), _host(w), before), rtol=1e-14, atol=1e-14
+    )
+
+
+@pytest.mark.parametrize("backend", ALL_BACKENDS)
+def test_a_zero_stride_output_is_refused_naming_it(backend: str) -> None:
+    xp = _device(backend)
+    rng = np.random.default_rng(11)
+    s = _stencil(backend)
+    a, w = (xp.asarray(x) for x in rng.standard_normal((2, 7, 5, 4)))
+    base = xp.asarray(rng.standard_normal((7, 1, 4)))
+    if xp is np:
+        out = np.lib.stride_tricks.as_strided(base, (7, 5, 4), (32, 0, 8), writeable=True)
+    else:
+        out = xp.lib.stride_tricks.as_strided(base, (7, 5, 4), (32, 0, 8))
+    kept = _host(base)
+    with pytest.raises(StencilValueError, match="argument 'out' is written by the stencil") as e:
+        _call(s, a, w, out, "validated")
+    assert "zero stride" in str(e.value) and "smooth()" in str(e.value)
+    np.testing.assert_array_equal(_host(base), kept)  # nothing written
+
+
+def _host(x: Any) -> np.ndarray:
+    return x.get() if hasattr(x, "get") else np.array(x)

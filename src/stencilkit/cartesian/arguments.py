@@ -287,14 +287,22 @@ class Arguments:
             return kept[3]
         dims = [DIMS[a] for a in p.axes]
         origin = {DIMS[a]: int(o[j]) for j, a in enumerate(p.axes)}
-        if isinstance(data, np.ndarray) and not data.flags.writeable:
-            if p.name in self.lowered.written:
-                raise StencilValueError(
-                    f"{self.definition.name}(): argument '{p.name}' is written by the stencil,"
-                    " but its array is read-only",
-                    hint="pass a writable array (e.g. a copy: numpy.array(a)); nothing was written",
-                )
-            field = share_input(dims, data, origin, p.name)  # only read: read-only memory is fine
+        if p.name not in self.lowered.written:
+            # only read: read-only memory and zero strides (numpy.broadcast_to) are fine
+            field = share_input(dims, data, origin, p.name)
+        elif isinstance(data, np.ndarray) and not data.flags.writeable:
+            raise StencilValueError(
+                f"{self.definition.name}(): argument '{p.name}' is written by the stencil,"
+                " but its array is read-only",
+                hint="pass a writable array (e.g. a copy: numpy.array(a)); nothing was written",
+            )
+        elif any(st == 0 and n > 1 for st, n in zip(data.strides, data.shape, strict=False)):
+            raise StencilValueError(
+                f"{self.definition.name}(): argument '{p.name}' is written by the stencil, but"
+                f" its array has a zero stride (strides {tuple(data.strides)}): its points share"
+                " memory and would overwrite each other",
+                hint="pass an array of its own (e.g. a copy: numpy.array(a)); nothing was written",
+            )
         else:
             field = as_field(dims, data, origin=origin, copy=False)
         if len(self.fields) >= 4 * KEEP:

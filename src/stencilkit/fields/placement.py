@@ -167,10 +167,16 @@ def why_copied(array: Any, dtype: np.dtype[Any], device: Device, writable: bool 
     itemsize = dtype.itemsize
     if address % itemsize:
         return "its address is not a multiple of the element size"
+    # a zero stride (``numpy.broadcast_to``) repeats elements: fine where the field is only read
     if not all(
-        n <= 1 or (s > 0 and s % itemsize == 0)
+        n <= 1 or (s % itemsize == 0 and (s > 0 or (s == 0 and not writable)))
         for s, n in zip(array.strides, array.shape, strict=True)
     ):
+        if not writable:
+            return (
+                f"its strides {tuple(array.strides)} are not multiples of the element size"
+                " that are positive or zero"
+            )
         return f"its strides {tuple(array.strides)} are not positive multiples of the element size"
     return ""
 
