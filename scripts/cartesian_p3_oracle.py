@@ -5,7 +5,7 @@ on a real gt4py and on stencilkit (through its gt4py alias): the same source and
 inputs, outputs saved to one .npz per implementation and backend, then compared.
 
     /tmp/gt4py-venv/bin/python scripts/cartesian_p3_oracle.py gt4py debug      # and numpy
-    PYTHONPATH=src python scripts/cartesian_p3_oracle.py stencilkit numpy      # or gt:cpu_ifirst
+    PYTHONPATH=src python scripts/cartesian_p3_oracle.py stencilkit numpy      # or gt:cpu_ifirst, gt:gpu
     python scripts/cartesian_p3_oracle.py compare gt4py_debug gt4py_numpy stencilkit_numpy ...
 
 The scratch venv (Python 3.12) is scripts/pyfv3_compare.sh's: gt4py 1.2.1 --no-deps and its
@@ -184,13 +184,17 @@ results = {}
 for name, (fn, args) in CASES.items():
     rng = np.random.default_rng(11)
     arrays = [rng.standard_normal((5, 4, 9, *dd)) for dd in args.values()]
+    if "gpu" in backend:  # the same values in GPU memory, and back for the comparison
+        import cupy
+
+        arrays = [cupy.asarray(x) for x in arrays]
     try:
         gtscript.stencil(backend=backend, definition=fn)(*arrays)
     except Exception as err:  # reported, and the case is missing from the comparison
         print(name, "ERROR", type(err).__name__, str(err)[:300])
         continue
     for n, x in zip(args, arrays):
-        results[f"{name}.{n}"] = x
+        results[f"{name}.{n}"] = x.get() if hasattr(x, "get") else x
 
 tag = f"{impl}_{backend.replace(':', '_')}"
 np.savez(f"{OUT}/out_{tag}.npz", **results)
