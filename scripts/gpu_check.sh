@@ -111,7 +111,7 @@ if [ "${NDSL:-0}" = 1 ]; then
   # NDSL is not on PyPI: carry a checkout (or the stand-in docs/cartesian.md describes) in .ndsl/ndsl,
   # stand-in modules for what it imports and the machine lacks (dace) in .ndsl/stubs
   NDSL_VENV=none NDSL_SOURCE="${NDSL_SOURCE:-.ndsl/ndsl}" NDSL_STUBS="${NDSL_STUBS:-.ndsl/stubs}" \
-    NDSL_BACKENDS="${NDSL_BACKENDS:-st:gt:gpu:KJI st:numpy:cpu:IJK}" STENCILKIT_REQUIRE_GPU=1 \
+    NDSL_BACKENDS="${NDSL_BACKENDS:-st:gt:gpu:KJI st:numpy:cpu:IJK}" STENCILKIT_REQUIRE_GPU=1 NDSL_LOGS="$OUT/ndsl" \
     timeout "${NDSL_LIMIT:-150}" bash scripts/ndsl_acceptance.sh > "$OUT/ndsl.log" 2>&1
   RC_NDSL=$?
   grep -E "^(==|FAILED|ERROR)|passed|failed" "$OUT/ndsl.log" | tail -20

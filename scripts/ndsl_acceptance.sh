@@ -14,6 +14,7 @@
 #   NDSL_PIP       extra PyPI packages NDSL imports (e.g. "f90nml xarray"), installed if given
 #   NDSL_STUBS     a folder of stand-in modules (dace, serialbox, ...) put first on PYTHONPATH
 #   NDSL_PYTEST    extra pytest arguments (e.g. "-x" or "-k copy")
+#   NDSL_LOGS      a folder that receives each backend's whole pytest log
 #   NDSL_VENV=none no venv and no install: the current python3 ($NDSL_PYTHON) runs this checkout's
 #                  src/ and $NDSL_SOURCE from PYTHONPATH (the offline GPU machine, where pip cannot
 #                  reach an index; stencilkit's own dependencies must already be importable there)
@@ -91,12 +92,21 @@ for b in $BACKENDS; do
     [ -n "$name" ] || { echo "unknown NDSL backend $b" >&2; exit 2; }
     echo "== $b (gt4py name $name)"
     log="$PLUGIN_DIR/log-${name//[:]/_}.txt"
+    target="$name" select=()
+    if [ "$name" = gt:gpu ]; then
+        # NDSL's own GPU mode: the tests that name their backend "numpy" hand it NumPy arrays
+        # (host memory, which a GPU stencil refuses), so nothing is redirected; NDSL's
+        # `--gpu-only` runs the `cupy` parameter of its `backend` fixture (Backend
+        # "st:dace:gpu:KJI", CuPy data, stencilkit's gpu backend) and skips the rest
+        target=numpy select=(--gpu-only -k cupy)
+    fi
     set +e
-    PYTHONPATH="$PLUGIN_DIR${NDSL_STUBS:+:$NDSL_STUBS}${EXTRA_PATH:+:$EXTRA_PATH}" NDSL_ACCEPTANCE_BACKEND="$name" \
+    PYTHONPATH="$PLUGIN_DIR${NDSL_STUBS:+:$NDSL_STUBS}${EXTRA_PATH:+:$EXTRA_PATH}" NDSL_ACCEPTANCE_BACKEND="$target" \
         NDSL_TEST_BACKEND="$b" STENCILKIT_CACHE_DIR="${STENCILKIT_CACHE_DIR:-/tmp/skcache-ndsl}" \
         "$PY" -m pytest -p stencilkit_ndsl_plugin -p no:cacheprovider -q -rfEs --continue-on-collection-errors \
-        ${NDSL_PYTEST:-} $TESTS 2>&1 | tee "$log" | grep -E "^(FAILED|ERROR|SKIPPED)"
+        "${select[@]}" ${NDSL_PYTEST:-} $TESTS 2>&1 | tee "$log" | grep -E "^(FAILED|ERROR|SKIPPED)"
     set -e
+    [ -z "${NDSL_LOGS:-}" ] || { mkdir -p "$NDSL_LOGS" && cp "$log" "$NDSL_LOGS/"; }
     line="$(grep -E "^[0-9]+ (passed|failed)|^=+ .*(passed|failed|error)" "$log" | tail -1 || true)"
     [ -n "$line" ] || line="$(tail -1 "$log")"
     SUMMARY+=("$b: $line")

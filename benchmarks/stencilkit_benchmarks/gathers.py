@@ -272,7 +272,8 @@ second = time.perf_counter() - t0
 # apart from the block search it happens in
 print("SKBENCH " + json.dumps({"first_s": first, "build_s": spent["build"],
                                "tune_s": spent["tune"] - spent["order"], "order_s": spent["order"],
-                               "searches": spent["searches"], "second_s": second}))
+                               "searches": spent["searches"], "second_s": second,
+                               "last_search": dict(tuning.LAST_SEARCH)}))
 '''
 
 FIRST_CALL_CASES = ("laplacian", "scan", "c2e_random")
@@ -336,6 +337,14 @@ def first_call_section(
             f" ({cold['searches']} searches; search target <= {TUNE_TARGET_S * 1e3:.0f} ms);"
             f" second call {cold['second_s'] * 1e3:.2f} ms",
         )
+        last = cold.get("last_search") or {}
+        if last:
+            R.say(
+                f"    last search: {last['slice_timings']} timings on slices"
+                f" {last['slices_s'] * 1e3:.0f} ms{' (budget reached)' if last['budget_hit'] else ''},"
+                f" {last['whole_timings']} on the whole domain {last['confirm_s'] * 1e3:.0f} ms,"
+                f" locality orders {last['prepare_s'] * 1e3:.0f} ms"
+            )
         R.check(
             f"first call {case}: block search <= {TUNE_TARGET_S} s",
             cold["tune_s"] <= TUNE_TARGET_S,

@@ -126,3 +126,30 @@ def test_generated_cuda_of_absolute_data_index_and_element_loop_compiles(generat
         "tr": (0, 0, 0, 0),
     }  # fmt: skip
     assert "while (true)" in generated_cuda(both, (4, 3, 5), origin, arrs)
+
+
+def _copy(a: F64, b: F64) -> None:  # type: ignore[valid-type]
+    with computation(PARALLEL), interval(...):
+        b = a
+
+
+def _scale(a: F64, b: F64) -> None:  # type: ignore[valid-type]
+    with computation(PARALLEL), interval(...):
+        b = 2.0 * a
+
+
+def test_axis_class_and_stencil_ids() -> None:
+    """Third run: NDSL annotates ``Sequence[gtscript.Axis]`` when its module is imported, and
+    ``CompareToNumpyStencil`` reads ``stencil_object._gt_id_``."""
+    assert isinstance(gtscript.I, gtscript.Axis) and "Axis" in gtscript.__all__
+    copy_np = gtscript.stencil(backend="numpy", definition=_copy)
+    copy_cpu = gtscript.stencil(backend="gt:cpu_ifirst", definition=_copy)
+    scale_np = gtscript.stencil(backend="numpy", definition=_scale)
+    ids = {copy_np._gt_id_, copy_cpu._gt_id_, scale_np._gt_id_}
+    assert len(ids) == 3 and all(isinstance(i, str) and len(i) == 40 for i in ids)
+    assert gtscript.stencil(backend="numpy", definition=_copy)._gt_id_ == copy_np._gt_id_
+    assert type(copy_np)._gt_id_ == copy_np._gt_id_  # a class attribute, as gt4py's
+    a = np.random.default_rng(3).standard_normal((4, 5, 6))
+    b = np.full_like(a, -7.0)
+    scale_np(a, b)
+    np.testing.assert_array_equal(b, 2.0 * a)

@@ -115,14 +115,20 @@ def _stencil_class(definition: Any, backend: Any, key: tuple[Any, ...]) -> type[
     """A subclass of ``StencilObject`` per build, named like gt4py's generated classes
     (``<definition>__<backend>_<hash>``): NDSL names stencils in its build and run reports by
     ``type(stencil_object).__name__`` and aggregates ``exec_info`` under it, so the name must
-    tell builds apart (a shared class name would merge every stencil's timings into one)."""
+    tell builds apart (a shared class name would merge every stencil's timings into one).
+    ``_gt_id_`` (a class attribute, as gt4py's) identifies the build: NDSL's
+    ``CompareToNumpyStencil`` keys its reports by it."""
     tag = "".join(c if c.isalnum() else "_" for c in str(backend))
     code = getattr(definition, "__code__", None)
     where = (code.co_filename, code.co_firstlineno) if code is not None else ()
     what = repr((getattr(definition, "__qualname__", ""), where, key[2:])).encode()
-    digest = hashlib.sha1(what).hexdigest()[:10]
-    name = f"{getattr(definition, '__name__', 'stencil')}__{tag}_{digest}"
-    return type(name, (StencilObject,), {"__slots__": (), "__module__": StencilObject.__module__})
+    digest = hashlib.sha1(what).hexdigest()
+    if code is not None:  # the stencil's identity (gt4py's ``_gt_id_``): its code too
+        what += code.co_code + repr(code.co_consts).encode()
+    name = f"{getattr(definition, '__name__', 'stencil')}__{tag}_{digest[:10]}"
+    attrs = {"__slots__": (), "__module__": StencilObject.__module__}
+    attrs["_gt_id_"] = hashlib.sha1(what).hexdigest()
+    return type(name, (StencilObject,), attrs)
 
 
 def _runner(kind: str, program: Any) -> tuple[Any, bool]:

@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from .axes import IJ, IJK, IK, JK, AxisIndex, I, J, K
+from .axes import IJ, IJK, IK, JK, Axis, AxisIndex, I, J, K
 from .build import build_stencil
 from .language import (
     BACKWARD,
@@ -168,7 +168,7 @@ def enum(cls: type) -> type:
 
 __all__ = [
     "GlobalTable", "LazyStencil", "enum", "lazy_stencil",
-    "BACKWARD", "FORWARD", "PARALLEL", "I", "J", "K", "IJ", "IK", "JK", "IJK", "AxisIndex",
+    "BACKWARD", "FORWARD", "PARALLEL", "I", "J", "K", "IJ", "IK", "JK", "IJK", "Axis", "AxisIndex",
     "Field", "FrozenStencil", "GTScriptFunction", "Sequence", "StencilObject", "_FieldDescriptor",
     "_FieldDescriptorMaker",
     "compile_assert", "computation", "externals", "function", "horizontal", "interval", "region",

@@ -1,7 +1,8 @@
 """Block shapes: a short timed search on first use of a kernel, remembered per kernel and size
 in this process and, beside the kernel's binary, in the build cache (so a new process reuses it).
 
-The search is cheap (about 20 launches on slices of the domain, at most ``TUNING_BUDGET_S``):
+The search is cheap (about 20 launches on slices of the domain, at most ``TUNING_BUDGET_S``;
+the whole search, confirmation included, at most ``TUNING_LIMIT_S``):
 block shapes are chosen from the kernel's shape (``block_candidates``: whole columns per block
 row where the unit-stride extent is short, as for K-contiguous fields), timed with the plain
 variant first (and, for a kernel that gathers through a scattered table, the same visiting its
@@ -9,7 +10,8 @@ points in a locality order: order.py); then the chunk and store variants with th
 then the runners-up with the best variant. Each timing launch runs on its own slice of the slowest grid dimension
 (``SLICE_POINTS`` points or more), so the search costs the same on 1M x 80 as on 64k x 80, and
 consecutive launches never find their data in L2. Last, where a launch over the whole domain is
-short (``CONFIRM_MAX_MS``), the best few choices are timed over it, and the fastest there wins.
+short (``CONFIRM_MAX_MS``), the best few choices (as many as fit in the time left) are timed over
+it, and the fastest there wins.
 """
 
 from __future__ import annotations
@@ -36,6 +38,11 @@ from .runtime import cupy
 _CANDIDATES_1D = [(64, 1, 1), (128, 1, 1), (256, 1, 1), (512, 1, 1)]
 _log = get_logger("cuda.tuning")
 _CHOSEN: dict[tuple[str, tuple[int, ...], str], tuple[Variant, tuple[int, int, int]]] = {}
+#: Where the last search's time went (diagnostics: the first-call benchmark reports it, the
+#: INFO log line of each search says the same): seconds computing locality orders
+#: (``prepare_s``), timing slices (``slices_s``) and the whole domain (``confirm_s``), the
+#: number of timings of each kind, and whether the slices' budget cut the search short.
+LAST_SEARCH: dict[str, Any] = {}
 
 
 def _idempotent(k: ir.Kernel) -> bool:
@@ -48,8 +55,12 @@ TUNING_FILE = "tuning.json"
 SEARCH_MIN_POINTS = 1 << 18  # smaller launches are dominated by launch latency: no search
 #: Points per timing launch (at least): enough to fill an H200 for ~15 waves, a small part of a large field.
 SLICE_POINTS = 1 << 22
-#: Seconds the timed search may take; it stops at the next candidate once over (keeping the best so far).
-TUNING_BUDGET_S = 0.25
+#: Seconds the timed search on slices may take; it stops at the next candidate once over
+#: (keeping the best so far).
+TUNING_BUDGET_S = 0.2
+#: Seconds the whole search may take, the whole-domain confirmation included: the
+#: confirmation times only as many of the best choices as fit (estimated from their slices).
+TUNING_LIMIT_S = 0.27
 #: Timed launches per candidate (after one warm-up launch).
 REPEATS = 3
 #: The best few choices of a search on slices are timed again on the whole domain, where one
@@ -282,9 +293,14 @@ def choose_blocks(
     work = begin(_log, f"GPU block-shape tuning of {k.name} over {'x'.join(map(str, extents))}")
     choice = _search(extents, launchers, stream, bounds, limits or DEFAULT_LIMITS)
     variant, block = choice
+    st = LAST_SEARCH
     work.end(
         f"block {block}, z-chunk {variant.chunk}, streaming stores {variant.streaming}"
         + (", locality order" if variant.ordered else "")
+        + f"; {st['slice_timings']} timings on slices in {st['slices_s'] * 1e3:.0f} ms"
+        + (" (budget reached)" if st["budget_hit"] else "")
+        + f", {st['whole_timings']} on the whole domain in {st['confirm_s'] * 1e3:.0f} ms"
+        + (f", locality orders {st['prepare_s'] * 1e3:.0f} ms" if st["prepare_s"] else "")
     )
     _CHOSEN[key] = choice
     _store(cache_dir, disk_name, choice)
@@ -322,19 +338,29 @@ def _search(
     bounds: tuple[int, int] | None,
     limits: Any,
 ) -> tuple[Variant, tuple[int, int, int]]:
+    t_prepare = time.perf_counter()
     for launcher in launchers.values():  # e.g. compute a locality order: not on the budget
         prepare = getattr(launcher, "prepare", None)
         if prepare is not None:
             prepare()
+    start = time.perf_counter()
+    stats = LAST_SEARCH
+    stats.clear()
+    stats.update(
+        prepare_s=start - t_prepare, slices_s=0.0, confirm_s=0.0, slice_timings=0,
+        whole_timings=0, budget_hit=False,
+    )  # fmt: skip
     timer = _Timer(extents, launchers, stream, bounds)
-    deadline = time.perf_counter() + TUNING_BUDGET_S
+    deadline = start + TUNING_BUDGET_S
     timings: dict[tuple[Variant, tuple[int, int, int]], float] = {}
 
     def run(variant: Variant, block: tuple[int, int, int], force: bool = False) -> None:
-        if (variant, block) not in timings and (
-            force or not timings or time.perf_counter() < deadline
-        ):
+        if (variant, block) in timings:
+            return
+        if force or not timings or time.perf_counter() < deadline:
             timings[variant, block] = timer.time(launchers[variant], variant, block, limits)
+        else:
+            stats["budget_hit"] = True
 
     first = PLAIN if PLAIN in launchers else next(iter(launchers))
     # the same kernel visiting its points in a locality order (offered for gathers through a
@@ -371,14 +397,29 @@ def _search(
         if twin[0] in launchers and twin not in top:
             top.append(twin)
         whole_ms = timings[best] / REPEATS * timer.scale
+        stats["slices_s"], stats["slice_timings"] = time.perf_counter() - start, len(timings)
+        # the confirmation's cost, estimated from the slices (a twin not timed there: as the
+        # best), keeps as many of the best few as fit in what is left of TUNING_LIMIT_S
+        left_ms = (start + TUNING_LIMIT_S - time.perf_counter()) * 1e3
+        fits = 0
+        for c in top:
+            launch_ms = timings.get(c, timings[best]) / REPEATS * timer.scale
+            left_ms -= CONFIRM_ROUNDS * (REPEATS + 1) * launch_ms
+            if left_ms < 0:
+                break
+            fits += 1
+        top = top[:fits]
         if timer.scale > 1 and len(top) > 1 and whole_ms <= CONFIRM_MAX_MS:
             # 4: the best few again on the whole domain, in two interleaved rounds (a drift of
             # the clocks during the rounds touches every candidate); the choice is made there
+            t_whole = time.perf_counter()
             whole: dict[tuple[Variant, tuple[int, int, int]], float] = {}
             for _ in range(CONFIRM_ROUNDS):
                 for c in top:
                     t = timer.time_whole(launchers[c[0]], c[0], c[1], limits)
                     whole[c] = min(whole.get(c, t), t)
+            stats["confirm_s"] = time.perf_counter() - t_whole
+            stats["whole_timings"] = CONFIRM_ROUNDS * len(top)
             confirmed = min(whole, key=lambda c: whole[c])
             if confirmed != best:
                 _log.info(
