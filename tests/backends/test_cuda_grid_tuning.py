@@ -246,3 +246,40 @@ def test_an_empty_extent_gets_a_valid_block_and_grid(extents) -> None:
     for block in [tuning.default_block(extents), *tuning.block_candidates(extents)]:
         assert all(b >= 1 for b in block) and block[0] * block[1] * block[2] <= 1024
         assert all(n >= 1 for n in grid.grid_for(extents, block))
+
+
+def test_searches_in_two_threads_keep_their_own_breakdown(setup, monkeypatch) -> None:
+    """Each search fills a breakdown of its own (its INFO line reads it): two threads tuning
+    at once never see each other's half-made one."""
+    import threading
+
+    monkeypatch.setattr(tuning, "_idempotent", lambda k: True)
+    errors: list[BaseException] = []
+    seen: list[int] = []
+
+    def tune(rows: int) -> None:
+        try:
+            buf = np.array([0, rows], dtype=np.int64)
+            log: list[Any] = []
+            for _ in range(20):
+                tuning._CHOSEN.clear()
+                tuning.choose_blocks(
+                    SimpleNamespace(name=f"k{rows}"),
+                    [80, rows],
+                    _launchers(buf, setup, log, (PLAIN, (16, 8, 1))),  # type: ignore[arg-type]
+                    0,
+                    None,
+                    "dev",
+                    "",
+                    (0, 1),
+                )
+                seen.append(tuning._THIS_THREAD.stats["slice_timings"])
+        except BaseException as err:  # reported below
+            errors.append(err)
+
+    threads = [threading.Thread(target=tune, args=(r,)) for r in (1 << 20, 1 << 21)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors and len(seen) == 40 and all(n >= 1 for n in seen)

@@ -21,6 +21,7 @@ import json
 import math
 import os
 import tempfile
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -38,11 +39,13 @@ from .runtime import cupy
 _CANDIDATES_1D = [(64, 1, 1), (128, 1, 1), (256, 1, 1), (512, 1, 1)]
 _log = get_logger("cuda.tuning")
 _CHOSEN: dict[tuple[str, tuple[int, ...], str], tuple[Variant, tuple[int, int, int]]] = {}
-#: Where the last search's time went (diagnostics: the first-call benchmark reports it, the
-#: INFO log line of each search says the same): seconds computing locality orders
-#: (``prepare_s``), timing slices (``slices_s``) and the whole domain (``confirm_s``), the
-#: number of timings of each kind, and whether the slices' budget cut the search short.
+#: Where the last search's time went, in any thread (diagnostics: the first-call benchmark
+#: reports it, the INFO log line of each search says the same of its own): seconds computing
+#: locality orders (``prepare_s``), timing slices (``slices_s``) and the whole domain
+#: (``confirm_s``), the number of timings of each kind, and whether the slices' budget cut the
+#: search short. Each search fills a dict of its own and then publishes it here.
 LAST_SEARCH: dict[str, Any] = {}
+_THIS_THREAD = threading.local()  # .stats: this thread's last search's dict
 
 
 def _idempotent(k: ir.Kernel) -> bool:
@@ -293,7 +296,7 @@ def choose_blocks(
     work = begin(_log, f"GPU block-shape tuning of {k.name} over {'x'.join(map(str, extents))}")
     choice = _search(extents, launchers, stream, bounds, limits or DEFAULT_LIMITS)
     variant, block = choice
-    st = LAST_SEARCH
+    st = _THIS_THREAD.stats
     work.end(
         f"block {block}, z-chunk {variant.chunk}, streaming stores {variant.streaming}"
         + (", locality order" if variant.ordered else "")
@@ -343,13 +346,13 @@ def _search(
         prepare = getattr(launcher, "prepare", None)
         if prepare is not None:
             prepare()
+    global LAST_SEARCH
     start = time.perf_counter()
-    stats = LAST_SEARCH
-    stats.clear()
-    stats.update(
+    stats: dict[str, Any] = dict(
         prepare_s=start - t_prepare, slices_s=0.0, confirm_s=0.0, slice_timings=0,
         whole_timings=0, budget_hit=False,
     )  # fmt: skip
+    _THIS_THREAD.stats = LAST_SEARCH = stats  # another thread's search has a dict of its own
     timer = _Timer(extents, launchers, stream, bounds)
     deadline = start + TUNING_BUDGET_S
     timings: dict[tuple[Variant, tuple[int, int, int]], float] = {}
