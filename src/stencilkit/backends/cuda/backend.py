@@ -9,6 +9,7 @@ points, order.py).
 
 from __future__ import annotations
 
+import atexit
 import threading
 from collections.abc import Callable
 from concurrent.futures import Future, wait
@@ -19,6 +20,7 @@ import numpy as np
 
 from ...core.device import DeviceType
 from ...core.errors import InternalError, StencilValueError
+from ...core.log import get_logger
 from ...stages.artefacts import Built, KernelLaunch, Launches, Planned, Source
 from ...stages.binding import Bound
 from ...stages.pipeline import argument_block, with_scratch_outputs
@@ -433,10 +435,13 @@ _ONE_AT_A_TIME = threading.Lock()
 
 
 def _in_background(build: Callable[[], Built]) -> Future[Built]:
-    """``build()`` on a daemon thread: a process that ends while a build is in flight exits at
-    once (a worker of a thread pool would be joined at exit, holding a short script for the rest
-    of a compilation of up to half a minute). A build cut short leaves no cache entry: entries
-    are written to a temporary directory and renamed when whole."""
+    """``build()`` on a daemon thread; a process ending while a build is in flight waits for it
+    at exit (``_builds_done_at_exit``). A build cut short leaves no cache entry: entries are
+    written to a temporary directory and renamed when whole."""
+    global _AT_EXIT
+    if not _AT_EXIT:
+        atexit.register(_builds_done_at_exit)
+        _AT_EXIT = True
     future: Future[Built] = Future()
 
     def work() -> None:
@@ -448,6 +453,21 @@ def _in_background(build: Callable[[], Built]) -> Future[Built]:
 
     threading.Thread(target=work, name="stencilkit-variants", daemon=True).start()
     return future
+
+
+_AT_EXIT = False
+_log = get_logger("cuda.backend")
+
+
+def _builds_done_at_exit() -> None:
+    """Wait for the variant builds still in flight when the interpreter exits. Exiting under a
+    running NVRTC compilation crashed the process after its last line (a segmentation fault,
+    exit 139, on the H200: 2026-12-03); the wait costs a short script the rest of a build (up
+    to half a minute for icon4py's largest programs)."""
+    pending = [f for f in _PENDING if not f.done()]
+    if pending:
+        _log.info("waiting at exit for %d GPU variant build(s) in flight", len(pending))
+        wait(pending)
 
 
 def wait_for_tuning(timeout: float | None = None) -> bool:
