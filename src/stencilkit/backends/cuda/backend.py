@@ -10,6 +10,7 @@ points, order.py).
 from __future__ import annotations
 
 import atexit
+import os
 import threading
 from collections.abc import Callable
 from concurrent.futures import Future, wait
@@ -438,10 +439,11 @@ def _in_background(build: Callable[[], Built]) -> Future[Built]:
     """``build()`` on a daemon thread; a process ending while a build is in flight waits for it
     at exit (``_builds_done_at_exit``). A build cut short leaves no cache entry: entries are
     written to a temporary directory and renamed when whole."""
-    global _AT_EXIT
+    global _AT_EXIT, _PENDING_PID
     if not _AT_EXIT:
         atexit.register(_builds_done_at_exit)
         _AT_EXIT = True
+    _PENDING_PID = os.getpid()
     future: Future[Built] = Future()
 
     def work() -> None:
@@ -456,6 +458,7 @@ def _in_background(build: Callable[[], Built]) -> Future[Built]:
 
 
 _AT_EXIT = False
+_PENDING_PID = 0  # the process whose threads run the builds in _PENDING
 _log = get_logger("cuda.backend")
 
 
@@ -464,6 +467,8 @@ def _builds_done_at_exit() -> None:
     running NVRTC compilation crashed the process after its last line (a segmentation fault,
     exit 139, on the H200: 2026-12-03); the wait costs a short script the rest of a build (up
     to half a minute for icon4py's largest programs)."""
+    if os.getpid() != _PENDING_PID:  # a forked child: the builds' threads are the parent's
+        return
     pending = [f for f in _PENDING if not f.done()]
     if pending:
         _log.info("waiting at exit for %d GPU variant build(s) in flight", len(pending))
