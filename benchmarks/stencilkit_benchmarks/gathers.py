@@ -330,8 +330,8 @@ def first_call_section(
         warm = _child(case, sizes, str(P.__file__), cache, script)
         res[case] = {"fresh_cache": cold, "warm_cache": warm}
         # the searches proper (their timed launches on slices and on the whole domain) apart
-        # from computing the locality orders before them (``prepare``: on a machine whose CuPy
-        # kernel cache is cold, CuPy compiles its sort there, seconds once)
+        # from computing the locality orders before them (``prepare``: seconds once on a fresh machine,
+        # most likely CuPy compiling its sort into a cold kernel cache)
         searched = cold.get("searched_s", cold["tune_s"] - cold.get("order_s", 0.0))
         order_s = cold.get("prepare_s", cold.get("order_s", 0.0))
         rest = cold["first_s"] - cold["build_s"] - searched - order_s
