@@ -459,6 +459,8 @@ def _in_background(build: Callable[[], Built]) -> Future[Built]:
 
 _AT_EXIT = False
 _PENDING_PID = 0  # the process whose threads run the builds in _PENDING
+if hasattr(os, "register_at_fork"):  # a forked child has none of the parent's build threads
+    os.register_at_fork(after_in_child=_PENDING.clear)
 _log = get_logger("cuda.backend")
 
 
