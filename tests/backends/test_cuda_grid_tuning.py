@@ -136,6 +136,25 @@ class _FoldSensitive(_Launcher):
         self.clock.now += cost * (hi - lo) * 1e-6  # ms per row of the domain
 
 
+def _fold_sensitive_search(clock: _Clock, whole_rows: int) -> tuple[Any, ...]:
+    """A search over ``[80, whole_rows]`` whose slices favour z4 and whole-domain launches z8
+    (same block); (chosen, launch log, block candidates, slices' best, whole's best, buf)."""
+    extents = [80, whole_rows]
+    blocks = tuning.block_candidates(extents)
+    slice_best, whole_best = (Variant(4), blocks[0]), (Variant(8), blocks[0])
+    buf = np.array([0, whole_rows], dtype=np.int64)
+    log: list[Any] = []
+    launchers = _launchers(buf, clock, log, slice_best)
+    for v in list(launchers):
+        fs = _FoldSensitive(v, buf, clock, log, (0, 1), slice_best)
+        fs.whole_best, fs.whole = whole_best, (0, whole_rows)
+        launchers[v] = fs
+    chosen = tuning.choose_blocks(
+        SimpleNamespace(name="k"), extents, launchers, 0, None, "dev", "", (0, 1), GridLimits()
+    )  # type: ignore[arg-type]
+    return chosen, log, blocks, slice_best, whole_best, buf
+
+
 @pytest.mark.parametrize("whole_rows", [1 << 20, 1 << 24])
 def test_the_best_choices_are_timed_again_on_the_whole_domain(
     setup, monkeypatch, whole_rows
@@ -144,19 +163,7 @@ def test_the_best_choices_are_timed_again_on_the_whole_domain(
     is short, and the whole domain's fastest wins. A domain whose launch would be long keeps
     the slices' choice (and is never launched whole)."""
     monkeypatch.setattr(tuning, "_idempotent", lambda k: True)
-    extents = [80, whole_rows]
-    blocks = tuning.block_candidates(extents)
-    slice_best, whole_best = (Variant(4), blocks[0]), (Variant(8), blocks[0])
-    buf = np.array([0, whole_rows], dtype=np.int64)
-    log: list[Any] = []
-    launchers = _launchers(buf, setup, log, slice_best)
-    for v in list(launchers):
-        fs = _FoldSensitive(v, buf, setup, log, (0, 1), slice_best)
-        fs.whole_best, fs.whole = whole_best, (0, whole_rows)
-        launchers[v] = fs
-    chosen = tuning.choose_blocks(
-        SimpleNamespace(name="k"), extents, launchers, 0, None, "dev", "", (0, 1), GridLimits()
-    )  # type: ignore[arg-type]
+    chosen, log, blocks, slice_best, whole_best, buf = _fold_sensitive_search(setup, whole_rows)
     whole_launches = [e for e in log if (e[3], e[4]) == (0, whole_rows)]
     # whole_rows rows at 1e-6 ms each: 1 ms per launch for 2^20 rows (short), 17 ms for 2^24
     if whole_rows == 1 << 20:
@@ -177,19 +184,7 @@ def test_confirmation_times_only_what_fits_in_the_search_limit(setup, monkeypatc
     monkeypatch.setattr(tuning, "_idempotent", lambda k: True)
     monkeypatch.setattr(tuning, "TUNING_LIMIT_S", 0.0)
     whole_rows = 1 << 20
-    extents = [80, whole_rows]
-    blocks = tuning.block_candidates(extents)
-    slice_best, whole_best = (Variant(4), blocks[0]), (Variant(8), blocks[0])
-    buf = np.array([0, whole_rows], dtype=np.int64)
-    log: list[Any] = []
-    launchers = _launchers(buf, setup, log, slice_best)
-    for v in list(launchers):
-        fs = _FoldSensitive(v, buf, setup, log, (0, 1), slice_best)
-        fs.whole_best, fs.whole = whole_best, (0, whole_rows)
-        launchers[v] = fs
-    chosen = tuning.choose_blocks(
-        SimpleNamespace(name="k"), extents, launchers, 0, None, "dev", "", (0, 1), GridLimits()
-    )  # type: ignore[arg-type]
+    chosen, log, _, slice_best, _, _ = _fold_sensitive_search(setup, whole_rows)
     assert chosen == slice_best
     assert not [e for e in log if (e[3], e[4]) == (0, whole_rows)]
     stats = tuning.LAST_SEARCH
