@@ -58,6 +58,11 @@ except Exception as e:
     print("nvrtc not available:", type(e).__name__, e)
 EOF
 } > "$OUT/env.txt" 2>&1
+# The lent machine sets PYTHONDONTWRITEBYTECODE=1 and the tree comes without .pyc files: every
+# import would compile the package's sources again (alias import 0.6-0.97 s instead of 0.32-0.39 s,
+# 2026-12-03). An installed wheel has them (pip compiles at install): compile them once here.
+echo "PYTHONDONTWRITEBYTECODE=${PYTHONDONTWRITEBYTECODE:-} (the .pyc files are compiled here)" >> "$OUT/env.txt"
+$PY -m compileall -q src benchmarks > /dev/null 2>&1 || echo "compileall failed" >> "$OUT/env.txt"
 # where import time goes (the bench reports the total); the second run is the warm one
 $PY -X importtime -c "import stencilkit" 2>/dev/null; $PY -X importtime -c "import stencilkit" 2> "$OUT/importtime.txt"
 head -c 4000 "$OUT/env.txt" | grep -E "NVIDIA H|Driver Version|python|cupy|numpy|nvrtc|device 0|FAIL|NOT AVAIL" | head -20
@@ -141,6 +146,13 @@ if [ "${SKIP_GPU_BENCH:-0}" = 1 ]; then
 else
   timeout "${GPU_BENCH_LIMIT:-200}" $PY benchmarks/gpu_bench.py --json "$OUT/gpu_bench.json" ${GPU_BENCH_ARGS:-} 2>&1 | tee "$OUT/gpu_bench.log"
   RC_GPU_BENCH=${PIPESTATUS[0]}
+fi
+
+# GTScript run() on gt:gpu taken apart (benchmarks/cartesian_call_breakdown.py): where the
+# per-call Python goes, beside the bench's whole-call figures
+if [ "${SKIP_GPU_BENCH:-0}" != 1 ]; then
+  timeout 120 $PY benchmarks/cartesian_call_breakdown.py gt:gpu --json "$OUT/call_breakdown.json" > "$OUT/call_breakdown.log" 2>&1
+  echo "call breakdown (rc $?):"; grep -E "fields on|run\(\)|for_run|same|  go|launch" "$OUT/call_breakdown.log" | head -16
 fi
 
 # ---------------------------------------------------------------- CPU benchmarks

@@ -11,9 +11,10 @@ says which iteration order the tune stage chose (``natural`` or ``locality``: a 
 order of the points, offered for a scattered table; see docs/gpu.md).
 
 ``first_call``: the first call of the Laplacian, the scan and C2E random in a new process with
-a fresh build cache, split into build (code generation and compilation, variants included),
-block search, computing the locality order (C2E random) and the rest; then the same in a new
-process with the cache warm.
+a fresh build cache, split into the plain module's build (code generation and compilation),
+the variant module's (``STENCILKIT_TUNE=first-call`` builds it in the call), the block search,
+computing the locality order (C2E random) and the rest; each compilation's lines and time are
+listed. Then the same in a new process with the cache warm.
 """
 
 from __future__ import annotations
@@ -195,8 +196,10 @@ import stencilkit as gtx
 from stencilkit.backends.cuda import backend as cuda_backend, order, tuning
 
 cp.zeros(1).sum().item()  # the context and CuPy's own kernels: not part of the first call
-spent = {"build": 0.0, "tune": 0.0, "searches": 0, "order": 0.0, "searched": 0.0, "prepare": 0.0}
+spent = {"build": 0.0, "tune": 0.0, "searches": 0, "order": 0.0, "searched": 0.0, "prepare": 0.0,
+         "variants": 0.0, "compiles": []}
 search, build, locality = tuning._search, cuda_backend.CudaTarget.build, order.locality_order
+build_variants, compile_cubin = cuda_backend.CudaTarget.build_variants, cuda_backend.compile_cubin
 
 
 def timed_search(*a, **k):
@@ -219,6 +222,22 @@ def timed_build(*a, **k):
         spent["build"] += time.perf_counter() - t0
 
 
+def timed_variants(*a, **k):  # the variant module: generated and compiled, or a cache hit
+    t0 = time.perf_counter()
+    try:
+        return build_variants(*a, **k)
+    finally:
+        spent["variants"] += time.perf_counter() - t0
+
+
+def timed_compile(source, *a, **k):  # each NVRTC (or nvcc) compilation: its lines and seconds
+    t0 = time.perf_counter()
+    try:
+        return compile_cubin(source, *a, **k)
+    finally:
+        spent["compiles"].append([source.count("\n"), time.perf_counter() - t0])
+
+
 def timed_order(*a, **k):
     t0 = time.perf_counter()
     try:
@@ -230,6 +249,8 @@ def timed_order(*a, **k):
 tuning._search = timed_search
 order.locality_order = timed_order
 cuda_backend.CudaTarget.build = timed_build
+cuda_backend.CudaTarget.build_variants = timed_variants
+cuda_backend.compile_cubin = timed_compile
 spec = importlib.util.spec_from_file_location("sk_bench_programs", programs_path)
 P = importlib.util.module_from_spec(spec)
 sys.modules["sk_bench_programs"] = P
@@ -277,6 +298,7 @@ print("SKBENCH " + json.dumps({"first_s": first, "build_s": spent["build"],
                                "tune_s": spent["tune"] - spent["order"], "order_s": spent["order"],
                                "searches": spent["searches"], "second_s": second,
                                "searched_s": spent["searched"], "prepare_s": spent["prepare"],
+                               "variants_s": spent["variants"], "compiles": spent["compiles"],
                                "last_search": dict(tuning.LAST_SEARCH)}))
 '''
 
@@ -334,17 +356,24 @@ def first_call_section(
         # most likely CuPy compiling its sort into a cold kernel cache)
         searched = cold.get("searched_s", cold["tune_s"] - cold.get("order_s", 0.0))
         order_s = cold.get("prepare_s", cold.get("order_s", 0.0))
-        rest = cold["first_s"] - cold["build_s"] - searched - order_s
+        variants = cold.get("variants_s", 0.0)  # STENCILKIT_TUNE=first-call builds them in the call
+        rest = cold["first_s"] - cold["build_s"] - variants - searched - order_s
         R.row(
-            f"first call {case}, fresh cache: build / block search / locality order / rest",
+            f"first call {case}, fresh cache: build / variants / block search / locality order / rest",
             f"{cold['first_s'] * 1e3:.0f} ms",
             "",
             "",
-            f"{cold['build_s'] * 1e3:.0f} / {searched * 1e3:.0f} / {order_s * 1e3:.0f}"
-            f" / {rest * 1e3:.0f} ms"
+            f"{cold['build_s'] * 1e3:.0f} / {variants * 1e3:.0f} / {searched * 1e3:.0f}"
+            f" / {order_s * 1e3:.0f} / {rest * 1e3:.0f} ms"
             f" ({cold['searches']} searches; search target <= {TUNE_TARGET_S * 1e3:.0f} ms);"
             f" second call {cold['second_s'] * 1e3:.2f} ms",
         )
+        compiles = cold.get("compiles") or []
+        if compiles:
+            R.say(
+                "    compilations (lines, ms): "
+                + ", ".join(f"{lines} / {sec * 1e3:.0f}" for lines, sec in compiles)
+            )
         last = cold.get("last_search") or {}
         if last:
             R.say(

@@ -435,6 +435,40 @@ def test_gpu_order_is_the_host_order() -> None:
 
 
 @pytest.mark.gpu
+def test_gpu_table_orders_on_the_host_below_the_limit(monkeypatch) -> None:
+    """``order_for`` of a GPU table with at most ``HOST_ORDER_MAX_POINTS`` points computes the
+    order in NumPy (no CuPy kernel: nothing to compile on a fresh machine), above it on the GPU;
+    both give the same order, returned on the table's GPU."""
+    import cupy as cp
+
+    from stencilkit.backends.cuda import order as order_module
+
+    mesh = periodic_triangular_mesh(96, 64)
+    table = random_tables(mesh)["C2E"]
+    conn = gtx.as_connectivity([Cell, C2EDim], Edge, table, allocator=gtx.gpu)
+    seen: list[str] = []
+    real = order_module.locality_order
+    monkeypatch.setattr(
+        order_module,
+        "locality_order",
+        lambda rows, *a, **k: (
+            seen.append(type(rows).__module__.split(".")[0]) or real(rows, *a, **k)
+        ),
+    )
+    found = {}
+    for limit in (mesh.n_cells, 0):
+        monkeypatch.setattr(order_module, "HOST_ORDER_MAX_POINTS", limit)
+        monkeypatch.setattr(order_module, "_CACHE", type(order_module._CACHE)())
+        found[limit] = order_for(conn, "Cell", 3, mesh.n_cells - 3)
+        assert isinstance(found[limit].points, cp.ndarray)
+    assert seen == ["numpy", "cupy"], seen
+    assert np.array_equal(found[0].points.get(), found[mesh.n_cells].points.get())
+    assert np.array_equal(
+        found[0].points.get(), locality_order(table, 3, mesh.n_cells - 3).astype(np.int32)
+    )
+
+
+@pytest.mark.gpu
 def test_gpu_search_measures_the_order_and_stores_the_choice(monkeypatch, tmp_path) -> None:
     """C2E over a randomly numbered 524k-cell mesh, K-contiguous: the tune stage times the
     ordered variants and records the choice (either) in tuning.json."""

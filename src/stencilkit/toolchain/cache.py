@@ -29,8 +29,6 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from filelock import FileLock, Timeout
-
 from .._version import __version__
 from ..core.errors import ConfigurationError
 from ..core.log import get_logger
@@ -123,6 +121,8 @@ def get_or_build(
         _log.debug("cache hit %s (%s)", key[:16], meta or "")
         return CacheEntry(key, final, False)
     final.parent.mkdir(parents=True, exist_ok=True)
+    from filelock import FileLock  # here: a process whose builds are all cache hits never needs it
+
     with FileLock(str(final) + ".lock"):
         if _touch(final) and _valid(final):  # somebody else built it while we waited
             _log.debug("cache hit %s after waiting for another process's build", key[:16])
@@ -215,6 +215,8 @@ def max_size() -> int:
 
 def _remove(entry: Path) -> bool:
     """Remove ``entry`` if nobody builds it and nobody used it in the last EVICT_GRACE_S."""
+    from filelock import FileLock, Timeout
+
     lock = FileLock(str(entry) + ".lock")
     try:
         lock.acquire(timeout=0)
@@ -247,6 +249,8 @@ def evict(limit: int | None = None, keep: Path | None = None) -> int:
     total = sum(e.bytes for e in found)
     if total <= limit:
         return 0
+    from filelock import FileLock, Timeout
+
     lock = FileLock(str(root / EVICT_LOCK))
     try:
         lock.acquire(timeout=0)

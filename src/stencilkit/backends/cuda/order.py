@@ -11,12 +11,12 @@ renumbered, and every point computes exactly what it computed before: results ar
 The order is a breadth-first search over the graph "two points are adjacent when they read a
 common S", grown from a few seeds at once (one per ``REGION_POINTS`` points): every point joins
 the region of the seed that reaches it first, and the order lists region after region, each
-ring by ring (a Cuthill-McKee order per region). It runs where the table lives, level by
-level: in NumPy (0.65-1.0 s for 1-1.5M randomly numbered points on the 2-core build machine:
-random memory access), or on the GPU in three small kernels and one compaction per level
-(0.05-0.09 s on an H200), with the same result; it is computed only when needed and stored
-(``order_for``). Points that no search reaches (another component of the graph, a row of skip
-values only) are seeded in later rounds.
+ring by ring (a Cuthill-McKee order per region). It runs level by level in NumPy (0.65-1.0 s
+for 1-1.5M randomly numbered points on the 2-core build machine: random memory access) or on
+the GPU in three small kernels and one compaction per level (0.05-0.09 s on an H200, once CuPy
+has compiled its kernels), with the same result; it is computed only when needed and stored
+(``order_for``, on the host up to ``HOST_ORDER_MAX_POINTS``). Points that no search reaches
+(another component of the graph, a row of skip values only) are seeded in later rounds.
 
 >>> import numpy as np
 >>> table = np.array([[0, 1], [5, 6], [1, 2], [6, 7], [2, 3]])   # points 0, 2, 4 share; 1, 3 too
@@ -259,6 +259,13 @@ SAMPLE_ROWS = 1024
 #: Points of the ordered dimension below which no ordering is offered (the whole gather then
 #: fits in L2 whatever the order).
 ORDER_MIN_POINTS = 1 << 14
+#: Points up to which ``order_for`` computes an order on the host (NumPy) rather than on the
+#: table's GPU: the same order either way. On the GPU it takes some twenty CuPy operations, each a
+#: kernel CuPy compiles on its first use on a machine (into its kernel cache): 4.9 s for the
+#: bench's 1M-cell C2E on a fresh H200 machine, 0.11 s once compiled (2026-12-03); NumPy takes
+#: 0.05 s for 164k points and about 0.35 s for 1M on the 2-core build machine, every time.
+#: Orders are stored in the build cache, so either cost is paid once per table.
+HOST_ORDER_MAX_POINTS = 1 << 21
 #: Orders kept (per table, by identity and a sample of its contents, and domain): each holds
 #: 4 bytes per point on the device; the plans that use one hold it themselves.
 CACHE_SIZE = 16
@@ -342,13 +349,15 @@ def order_for(
         name = hashlib.sha256(host.tobytes() + f"{host.dtype}{host.shape}".encode()).hexdigest()
         path = Path(cache_dir) / f"order-{name[:32]}.npy"
     points = _read(path, start, stop)
-    stored = points is not None
+    where = "stored"
     if points is None:
-        # on the table's device (a GPU: gathers there take a fraction of the host's time)
+        where = "host" if stop - start <= HOST_ORDER_MAX_POINTS else "device"
+        if where == "host":  # no CuPy kernel to compile (seconds on a machine that never ran them)
+            rows = np.ascontiguousarray(to_host(rows))
         points = (locality_order(rows, 0, stop - start) + start).astype(np.int32)
         _write(path, to_host(points))
     found = LocalityOrder(xp.asarray(points), start, time.perf_counter() - t0)
-    work.end(f"{found.seconds:.3f} s" + (" (stored)" if stored else ""))
+    work.end(f"{found.seconds:.3f} s ({where})")
     _CACHE[key] = found
     while len(_CACHE) > CACHE_SIZE:
         _CACHE.popitem(last=False)
