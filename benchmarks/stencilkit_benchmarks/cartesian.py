@@ -152,6 +152,11 @@ def build_part(R: Runner, C: Any, backend: str) -> dict[str, Any]:
             "",
             "",
             f"decorate {warm['decorate_s'] * 1e3:.1f} ms + first call {warm['first_call_s'] * 1e3:.1f} ms"
+            + (
+                f" (storages made between them, not counted: {warm['storages_s'] * 1e3:.1f} ms)"
+                if "storages_s" in warm
+                else ""
+            )
             + _device_init(warm),
         )
         R.target(

@@ -140,6 +140,34 @@ def test_orders_are_stored_in_the_build_cache_entry(monkeypatch, tmp_path) -> No
     assert np.array_equal(np.load(stored), first.points)  # written again
 
 
+def test_a_host_order_job_stores_the_order_order_for_reads(monkeypatch, tmp_path) -> None:
+    """``host_order_job`` (run on the background thread under STENCILKIT_TUNE=background)
+    stores the order ``order_for`` would compute, where ``order_for`` then reads it; none is
+    made without a cache entry or above ``HOST_ORDER_MAX_POINTS``."""
+    from stencilkit.backends.cuda import order as order_module
+
+    mesh = periodic_triangular_mesh(40, 32)
+    table = gtx.as_connectivity([Cell, C2EDim], Edge, random_tables(mesh)["C2E"])
+    start, stop = 7, mesh.n_cells - 3
+    job = order_module.host_order_job(table, "Cell", start, stop, tmp_path)
+    assert job is not None
+    job()
+    (stored,) = tmp_path.glob("order-*.npy")
+    computed: list[Any] = []
+    real = order_module.locality_order
+    monkeypatch.setattr(order_module, "locality_order", lambda *a: computed.append(a) or real(*a))
+    monkeypatch.setattr(order_module, "_CACHE", type(order_module._CACHE)())
+    found = order_for(table, "Cell", start, stop, tmp_path)
+    assert not computed  # read, not computed
+    want = locality_order(random_tables(mesh)["C2E"], start, stop)
+    assert np.array_equal(found.points, want) and np.array_equal(np.load(stored), want)
+    job()  # a second run finds it stored: nothing computed, nothing written
+    assert not computed
+    assert order_module.host_order_job(table, "Cell", start, stop, None) is None
+    monkeypatch.setattr(order_module, "HOST_ORDER_MAX_POINTS", stop - start - 1)
+    assert order_module.host_order_job(table, "Cell", start, stop, tmp_path) is None
+
+
 # ----------------------------------------------------------------------------- programs
 @gtx.field_operator
 def c2e_sum(e: Field[Dims[Edge, K], float64]) -> Field[Dims[Cell, K], float64]:
@@ -466,6 +494,52 @@ def test_gpu_table_orders_on_the_host_below_the_limit(monkeypatch) -> None:
     assert np.array_equal(
         found[0].points.get(), locality_order(table, 3, mesh.n_cells - 3).astype(np.int32)
     )
+
+
+@pytest.mark.gpu
+def test_background_tuning_computes_the_order_on_the_worker_thread(monkeypatch, tmp_path) -> None:
+    """STENCILKIT_TUNE=background, a random-table C2E gather: the first call is provisional and
+    its variants build on the worker thread, followed by the locality order (in NumPy); the
+    call that searches once they are built reads the order instead of computing it. Every
+    call's result is NumPy's."""
+    from stencilkit.backends.cuda import order as order_module
+    from stencilkit.toolchain.config import reset_config
+
+    monkeypatch.setenv("STENCILKIT_TUNE", "background")
+    monkeypatch.setenv("STENCILKIT_CACHE_DIR", str(tmp_path))
+    monkeypatch.setattr(order_module, "_CACHE", type(order_module._CACHE)())
+    reset_config()
+    try:
+        mesh = periodic_triangular_mesh(512, 512)
+        table = random_tables(mesh)["C2E"]
+        provider = {"C2E": gtx.as_connectivity([Cell, C2EDim], Edge, table, allocator=gtx.gpu)}
+        nk = 32
+        x = np.random.default_rng(6).standard_normal((mesh.n_edges, nk))
+        e = _gpu([Edge, K], x, "k-contiguous")
+        out = _gpu([Cell, K], np.full((mesh.n_cells, nk), np.nan), "k-contiguous")
+        run = run_c2e.with_backend(gtx.gpu)
+        lo, hi = 3, mesh.n_cells - 5
+        run(e, out, lo, hi, nk, offset_provider=provider)
+        (plan,) = run._runner.plans.values()
+        assert plan.provisional
+        want = x[table].sum(1)
+        got = out.asnumpy()
+        np.testing.assert_allclose(got[lo:hi], want[lo:hi], rtol=1e-13)
+        assert np.isnan(got[:lo]).all() and np.isnan(got[hi:]).all()
+        assert gtx.wait_for_tuning(timeout=120)
+        assert list(tmp_path.rglob("order-*.npy")), "no order stored by the worker thread"
+        computed: list[Any] = []
+        real = order_module.locality_order
+        monkeypatch.setattr(
+            order_module, "locality_order", lambda *a, **k: computed.append(a) or real(*a, **k)
+        )
+        out2 = _gpu([Cell, K], np.full((mesh.n_cells, nk), np.nan), "k-contiguous")
+        run(e, out2, lo, hi, nk, offset_provider=provider)
+        assert not plan.provisional
+        assert not computed  # the search read the order the worker thread stored
+        np.testing.assert_array_equal(out2.asnumpy(), got)
+    finally:
+        reset_config()
 
 
 @pytest.mark.gpu

@@ -38,7 +38,7 @@ from .codegen import (
     kernel_name,
     ordered_dim,
 )
-from .order import ORDER_MIN_POINTS, LocalityOrder, is_scattered, order_for
+from .order import ORDER_MIN_POINTS, LocalityOrder, host_order_job, is_scattered, order_for
 from .runtime import Launcher, Module, cupy, device_arch, device_name, mapped_host_words
 from .tuning import (
     choose_blocks,
@@ -62,8 +62,9 @@ class LoadedCuda:
     target: CudaTarget
     # the variant modules once built, by whether they hold the ordered variants too
     _variants: dict[bool, Module] = field(default_factory=dict)
-    # background builds of the variant modules (STENCILKIT_TUNE=background), by ``ordered``
-    _builds: dict[bool, Future[Built]] = field(default_factory=dict)
+    # background builds of the variant modules (STENCILKIT_TUNE=background), by ``ordered``,
+    # and the locality orders computed after them ("orders")
+    _builds: dict[bool | str, Future[Built]] = field(default_factory=dict)
 
     @property
     def device_id(self) -> int:
@@ -101,6 +102,25 @@ class LoadedCuda:
                 lambda: self.target.build_variants(self.built, ordered)
             )
             _PENDING.append(self._builds[ordered])
+
+    def prepare_orders_in_background(self, jobs: list[Callable[[], None]]) -> None:
+        """Run ``jobs`` (``order.host_order_job``: locality orders computed in NumPy and stored)
+        on the worker thread after the variant build, so that the call which searches once
+        the variants are built (``ready_to_retune`` waits for these too) reads the orders. A
+        job that fails only leaves its order to that search."""
+        if not jobs or "orders" in self._builds:
+            return
+
+        def work() -> Built:
+            for job in jobs:
+                try:
+                    job()
+                except Exception as err:  # the search computes the order itself
+                    _log.warning("a locality order in the background failed: %s", err)
+            return self.built
+
+        self._builds["orders"] = _in_background(work)
+        _PENDING.append(self._builds["orders"])
 
     def function(self, name: str, ordered: bool = False) -> Any:
         """The kernel ``name``; ``ordered``: a variant module is built with the ordered
@@ -359,6 +379,13 @@ class CudaTarget:
         )
         if provisional:
             loaded.build_variants_in_background(any_ordered)
+            jobs = [
+                host_order_job(o.table, o.dim, o.start, o.stop, o.cache_dir)
+                for o in offers
+                if o is not None
+            ]
+            if any(j is not None for j in jobs):
+                loaded.prepare_orders_in_background([j for j in jobs if j is not None])
         elif any(searched):
             timing.extend(_timing_block(planned, bound))
         result = []
