@@ -496,6 +496,21 @@ def test_gpu_table_orders_on_the_host_below_the_limit(monkeypatch) -> None:
     )
 
 
+def _random_c2e_on_gpu(
+    seed: int,
+) -> tuple[Any, np.ndarray, dict[str, Any], int, np.ndarray, Any, Any]:
+    """A randomly numbered 524k-cell mesh's C2E on the GPU, 32 levels: the mesh, its table,
+    the offset provider, the levels, random edge values, a NaN output (K-contiguous), the
+    program on the gpu backend."""
+    mesh = periodic_triangular_mesh(512, 512)
+    table = random_tables(mesh)["C2E"]
+    provider = {"C2E": gtx.as_connectivity([Cell, C2EDim], Edge, table, allocator=gtx.gpu)}
+    nk = 32
+    x = np.random.default_rng(seed).standard_normal((mesh.n_edges, nk))
+    out = _gpu([Cell, K], np.full((mesh.n_cells, nk), np.nan), "k-contiguous")
+    return mesh, table, provider, nk, x, out, run_c2e.with_backend(gtx.gpu)
+
+
 @pytest.mark.gpu
 def test_background_tuning_computes_the_order_on_the_worker_thread(monkeypatch, tmp_path) -> None:
     """STENCILKIT_TUNE=background, a random-table C2E gather: the first call is provisional and
@@ -510,14 +525,8 @@ def test_background_tuning_computes_the_order_on_the_worker_thread(monkeypatch, 
     monkeypatch.setattr(order_module, "_CACHE", type(order_module._CACHE)())
     reset_config()
     try:
-        mesh = periodic_triangular_mesh(512, 512)
-        table = random_tables(mesh)["C2E"]
-        provider = {"C2E": gtx.as_connectivity([Cell, C2EDim], Edge, table, allocator=gtx.gpu)}
-        nk = 32
-        x = np.random.default_rng(6).standard_normal((mesh.n_edges, nk))
+        mesh, table, provider, nk, x, out, run = _random_c2e_on_gpu(6)
         e = _gpu([Edge, K], x, "k-contiguous")
-        out = _gpu([Cell, K], np.full((mesh.n_cells, nk), np.nan), "k-contiguous")
-        run = run_c2e.with_backend(gtx.gpu)
         lo, hi = 3, mesh.n_cells - 5
         run(e, out, lo, hi, nk, offset_provider=provider)
         (plan,) = run._runner.plans.values()
@@ -554,13 +563,7 @@ def test_gpu_search_measures_the_order_and_stores_the_choice(monkeypatch, tmp_pa
     monkeypatch.setenv("STENCILKIT_CACHE_DIR", str(tmp_path))
     reset_config()
     try:
-        mesh = periodic_triangular_mesh(512, 512)
-        table = random_tables(mesh)["C2E"]
-        provider = {"C2E": gtx.as_connectivity([Cell, C2EDim], Edge, table, allocator=gtx.gpu)}
-        nk = 32
-        x = np.random.default_rng(4).standard_normal((mesh.n_edges, nk))
-        out = _gpu([Cell, K], np.full((mesh.n_cells, nk), np.nan), "k-contiguous")
-        run = run_c2e.with_backend(gtx.gpu)
+        mesh, table, provider, nk, x, out, run = _random_c2e_on_gpu(4)
         run(_gpu([Edge, K], x, "k-contiguous"), out, 0, mesh.n_cells, nk, offset_provider=provider)
         (plan,) = run._runner.plans.values()
         (kl,) = plan.launches.kernels
