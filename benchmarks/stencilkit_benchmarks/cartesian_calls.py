@@ -259,9 +259,21 @@ def build_child(kind: str, backend: str) -> dict[str, Any]:
     case = Case(kind, backend, n=12, stencil=stencil)  # the storages: not the build's
     storages = time.perf_counter() - t0
     call = case.variants()["__call__ validated"]
+    profile_to = os.environ.get("SKBENCH_PROFILE_FIRST_CALL")  # a file: the first call's profile
+    if profile_to:
+        import cProfile
+        import pstats
+
+        profiler = cProfile.Profile()
+        profiler.enable()
     t0 = time.perf_counter()
     call()
     first = time.perf_counter() - t0
+    if profile_to:
+        profiler.disable()
+        with open(profile_to, "a") as out:
+            out.write(f"--- first call of {kind} on {backend}: {first * 1e3:.1f} ms\n")
+            pstats.Stats(profiler, stream=out).sort_stats("cumulative").print_stats(40)
     return {
         "kind": kind,
         "backend": backend,
