@@ -236,3 +236,24 @@ def test_the_c_comparison_reads_cupys_arrays() -> None:
     assert snap.same(arrays)
     mixed = (cp.zeros(3), np.zeros(3))
     assert Snapshot(mixed).fn is None and Snapshot(mixed).same(mixed)
+
+
+def test_a_cupy_probe_that_fails_is_tried_again(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Where the probe arrays cannot be made (a CUDA graph capture, no free memory), the CuPy
+    comparison is in Python for that snapshot and probed again for the next; only a definite
+    answer (a layout, or none) is kept."""
+    import types
+
+    if same_arrays._entry(same_arrays._CUPY_ENTRY) is None:
+        pytest.skip("no C comparison here (no C++ compiler)")
+    tried: list[int] = []
+
+    def empty(*_: Any, **__: Any) -> Any:
+        tried.append(1)
+        raise RuntimeError("allocation refused")
+
+    monkeypatch.setitem(sys.modules, "cupy", types.SimpleNamespace(ndarray=object, empty=empty))
+    monkeypatch.setattr(same_arrays, "_loaded_cupy", [])
+    assert same_arrays._cupy_function() is None
+    assert same_arrays._cupy_function() is None
+    assert len(tried) == 2 and same_arrays._loaded_cupy == []

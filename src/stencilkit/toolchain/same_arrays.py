@@ -294,15 +294,21 @@ def _load_cupy() -> Any:
         a.shape = (3, 20)
         if fn((a,), snap.ctypes.data) != 0 or fn((cp.empty((3, 4, 5)),), snap.ctypes.data) != 0:
             return None
-    except Exception as e:  # no device, another CuPy: the Python comparison serves
-        _log.debug("no C comparison of CuPy arrays (%s): comparing in Python", e)
-        return None
+    except Exception as e:  # the probe arrays could not be made (a CUDA graph capture, no free
+        # memory): compared in Python this time, probed again for the next snapshot
+        _log.debug("no C comparison of CuPy arrays yet (%s): comparing in Python", e)
+        return _RETRY
     return fn, at
+
+
+_RETRY = object()  # _load_cupy's answer where the probe failed for a reason that may pass
 
 
 def _cupy_function() -> Any:
     if not _loaded_cupy:
         loaded = _load_cupy()  # two threads may both probe: the same answer
+        if loaded is _RETRY:
+            return None
         with _lock:
             if not _loaded_cupy:
                 _loaded_cupy.append(loaded)
