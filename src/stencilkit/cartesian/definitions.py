@@ -96,6 +96,8 @@ class Boundary:
 
 @dataclass(frozen=True, slots=True)
 class FieldInfo:
+    """gt4py's ``field_info`` entry: access, boundary (halo), axes, data dims, dtype."""
+
     access: AccessKind
     boundary: Boundary
     axes: tuple[str, ...]
@@ -121,12 +123,16 @@ class FieldInfo:
 
 @dataclass(frozen=True, slots=True)
 class ParameterInfo:
+    """gt4py's ``parameter_info`` entry of a scalar: access and dtype."""
+
     access: AccessKind
     dtype: np.dtype[Any]
 
 
 @dataclass(frozen=True, slots=True)
 class DomainInfo:
+    """gt4py's ``domain_info``: the parallel and sequential axes."""
+
     parallel_axes: tuple[str, ...] = ("I", "J")
     sequential_axis: str = "K"
     min_sequential_axis_size: int = 0

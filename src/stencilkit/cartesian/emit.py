@@ -32,6 +32,8 @@ _ZERO: Extent = (0, 0, 0, 0)
 
 @dataclass(frozen=True)
 class Lowered:
+    """A definition lowered to the engine's IR, with what its calls need to know."""
+
     program: ir.Program
     fields: Fields
     written: frozenset[str]
@@ -53,6 +55,8 @@ class Lowered:
 
 @dataclass
 class Block:
+    """One interval block being lowered: its outputs as IR expressions."""
+
     order: str
     interval: cn.Interval
     outputs: dict[str, ir.Expr]

@@ -36,6 +36,8 @@ from .promotion import cast, dims_of, dtype_of, typed
 
 @dataclass
 class _Pass:
+    """The state of one lowering pass over a definition."""
+
     fields: Fields
     materialised: set[str]
     temp_dtypes: dict[str, str]

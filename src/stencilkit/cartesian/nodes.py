@@ -18,6 +18,8 @@ class Expr:
 
 @dataclass(frozen=True, slots=True)
 class Lit(Expr):
+    """A literal of ``dtype`` (GTScript's literal precision applied)."""
+
     value: bool | int | float
     dtype: str
 
@@ -42,11 +44,15 @@ class LevelIndex(Expr):
 
 @dataclass(frozen=True, slots=True)
 class ScalarRead(Expr):
+    """A scalar parameter read by name."""
+
     name: str
 
 
 @dataclass(frozen=True, slots=True)
 class BinOp(Expr):
+    """``left op right`` at the current point."""
+
     op: str  # an ir.ops spelling: + - * / // % ** < <= == != > >= and or
     left: Expr
     right: Expr
@@ -54,6 +60,8 @@ class BinOp(Expr):
 
 @dataclass(frozen=True, slots=True)
 class UnaryOp(Expr):
+    """``op operand`` at the current point."""
+
     op: str  # - + not
     operand: Expr
 
@@ -69,12 +77,16 @@ class Builtin(Expr):
 
 @dataclass(frozen=True, slots=True)
 class Cast(Expr):
+    """``arg`` converted to ``dtype`` (an explicit cast or a promotion)."""
+
     dtype: str
     arg: Expr
 
 
 @dataclass(frozen=True, slots=True)
 class Ternary(Expr):
+    """``true if cond else false``, elementwise."""
+
     cond: Expr
     true: Expr
     false: Expr
@@ -120,6 +132,8 @@ class Loop(Expr):
 
 @dataclass(frozen=True, slots=True)
 class LoopResult(Expr):
+    """The final value of variable ``index`` of a ``while`` loop (``Loop.names[index]``)."""
+
     loop: Loop
     index: int
 
@@ -131,6 +145,8 @@ class Stmt:
 
 @dataclass(frozen=True, slots=True)
 class Assign(Stmt):
+    """``target = value`` (a field, a temporary; at ``k_offset`` in sequential computations)."""
+
     target: str
     value: Expr
     loc: SourceLocation
@@ -140,6 +156,8 @@ class Assign(Stmt):
 
 @dataclass(frozen=True, slots=True)
 class If(Stmt):
+    """``if cond: body else: orelse`` on a field or scalar condition."""
+
     cond: Expr
     body: tuple[Stmt, ...]
     orelse: tuple[Stmt, ...]
@@ -173,6 +191,8 @@ class Region:
 
 @dataclass(frozen=True, slots=True)
 class Horizontal(Stmt):
+    """``with horizontal(region[...], ...):``: ``body`` runs only in the regions."""
+
     regions: tuple[Region, ...]
     body: tuple[Stmt, ...]
     loc: SourceLocation
@@ -193,6 +213,8 @@ class LevelBound:
 
 @dataclass(frozen=True, slots=True)
 class Interval:
+    """``interval(start, end)``: the levels ``[start, end)``."""
+
     start: LevelBound
     end: LevelBound
 
@@ -212,6 +234,8 @@ class Interval:
 
 @dataclass(frozen=True, slots=True)
 class Block:
+    """One ``with interval(...):`` block of a computation and its statements."""
+
     interval: Interval
     body: tuple[Stmt, ...]
     loc: SourceLocation
@@ -219,6 +243,8 @@ class Block:
 
 @dataclass(frozen=True, slots=True)
 class Computation:
+    """``with computation(order):``: its interval blocks, in order."""
+
     order: str  # PARALLEL | FORWARD | BACKWARD
     blocks: tuple[Block, ...]
     loc: SourceLocation
@@ -226,6 +252,8 @@ class Computation:
 
 @dataclass(frozen=True, slots=True)
 class Param:
+    """A stencil parameter: a field (its axes, dtype, data dimensions) or a scalar."""
+
     name: str
     axes: tuple[str, ...] | None  # None: a scalar
     dtype: str
@@ -235,6 +263,8 @@ class Param:
 
 @dataclass(frozen=True, slots=True)
 class Definition:
+    """A parsed stencil definition: parameters, computations, temporaries."""
+
     name: str
     params: tuple[Param, ...]
     computations: tuple[Computation, ...]

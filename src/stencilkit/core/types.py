@@ -13,6 +13,8 @@ from .dtypes import dtype_name
 
 @dataclass(frozen=True, slots=True)
 class ScalarType:
+    """A scalar of ``dtype``."""
+
     dtype: str
 
     def __str__(self) -> str:
@@ -21,6 +23,8 @@ class ScalarType:
 
 @dataclass(frozen=True, slots=True)
 class FieldType:
+    """A field over ``dims`` of ``dtype``."""
+
     dims: tuple[Dimension, ...]
     dtype: str
 
@@ -30,6 +34,8 @@ class FieldType:
 
 @dataclass(frozen=True, slots=True)
 class TupleType:
+    """A tuple of field or scalar types (a tuple-valued operator, a tuple argument)."""
+
     types: tuple[TypeSpec, ...]
 
     def __str__(self) -> str:

@@ -30,6 +30,8 @@ class Node:
 # ---------------------------------------------------------------- shared scalar expressions
 @dataclass(frozen=True, slots=True, repr=False)
 class Literal(Node):
+    """A scalar constant of ``type``."""
+
     value: bool | int | float
     type: ScalarType
     weak: bool = False  # a Python literal: adopts the dtype of the other operand
@@ -45,6 +47,8 @@ class Ref(Node):
 
 @dataclass(frozen=True, slots=True, repr=False)
 class BinOp(Node):
+    """``left op right``, elementwise."""
+
     op: str  # one of ops.BINARY_OPS
     left: Expr
     right: Expr
@@ -53,6 +57,8 @@ class BinOp(Node):
 
 @dataclass(frozen=True, slots=True, repr=False)
 class UnaryOp(Node):
+    """``op operand``, elementwise."""
+
     op: str  # one of ops.UNARY_OPS
     operand: Expr
     type: TypeSpec
@@ -80,6 +86,8 @@ class IfElse(Node):
 # ---------------------------------------------------------------- operator level
 @dataclass(frozen=True, slots=True, repr=False)
 class CartesianShift(Node):
+    """A shift by ``amount`` points along the Cartesian dimension ``dim``."""
+
     dim: Dimension
     amount: int
 
@@ -114,6 +122,8 @@ class StaggeredShift(Node):
 
 @dataclass(frozen=True, slots=True, repr=False)
 class Shift(Node):
+    """``expr`` read shifted ``by`` one of the shifts above."""
+
     expr: Expr
     by: CartesianShift | NeighborShift | DynamicShift | StaggeredShift
     type: TypeSpec
@@ -178,12 +188,16 @@ class While(Node):
 
 @dataclass(frozen=True, slots=True, repr=False)
 class MakeTuple(Node):
+    """A tuple of expressions (a tuple-valued operator's result)."""
+
     elems: tuple[Expr, ...]
     type: TupleType
 
 
 @dataclass(frozen=True, slots=True, repr=False)
 class TupleGet(Node):
+    """Element ``index`` of the tuple-valued ``expr``."""
+
     expr: Expr
     index: int
     type: TypeSpec
@@ -200,6 +214,8 @@ class Pos(Node):
 
 @dataclass(frozen=True, slots=True, repr=False)
 class ConstIndex(Node):
+    """A constant integer index (a neighbour slot, a tuple position)."""
+
     value: int
 
 
@@ -298,6 +314,8 @@ Expr = (
 # ---------------------------------------------------------------- programs
 @dataclass(frozen=True, slots=True, repr=False)
 class Param(Node):
+    """A program parameter: its name and type."""
+
     name: str
     type: TypeSpec
 

@@ -21,6 +21,8 @@ from ..ir.visit import walk
 
 @dataclass(frozen=True, slots=True)
 class FieldSlots:
+    """Where one field's pointer, strides and origins sit in the argument block."""
+
     name: str
     dims: tuple[Dimension, ...]
     dtype: str
@@ -34,6 +36,8 @@ class FieldSlots:
 
 @dataclass(frozen=True, slots=True)
 class ScalarSlot:
+    """Where one scalar argument sits in the argument block."""
+
     name: str
     dtype: str
     slot: int
@@ -53,6 +57,8 @@ class ReadGuard:
 
 @dataclass(frozen=True, slots=True)
 class ArgLayout:
+    """The argument block of a program: its fields, scalars, domain bounds and guards."""
+
     fields: tuple[FieldSlots, ...]
     scalars: tuple[ScalarSlot, ...]
     bounds: tuple[tuple[int, ...], ...]  # per kernel: slots of start, stop for each dim

@@ -56,6 +56,8 @@ def cache_key(parts: Sequence[tuple[str, str]]) -> str:
 
 @dataclass(frozen=True, slots=True)
 class CacheEntry:
+    """A build cache entry: its key, directory, and whether this call built it."""
+
     key: str
     path: Path
     built: bool  # True if this call built it, False if it was found

@@ -87,6 +87,8 @@ def parse_size(value: str) -> int:
 
 @dataclass(frozen=True, slots=True)
 class Config:
+    """The process's configuration, read from the environment (see :func:`config`)."""
+
     cache_dir: Path
     cxx: str | None
     cxxflags: tuple[str, ...]

@@ -39,6 +39,8 @@ def build_flags() -> tuple[str, ...]:
 
 @dataclass(frozen=True, slots=True)
 class CudaCompiler:
+    """NVRTC or nvcc, with what identifies it in the build cache key."""
+
     kind: str  # "nvrtc" | "nvcc"
     path: str
     version: str

@@ -23,6 +23,8 @@ _toolchain_log = get_logger("toolchain")
 
 @dataclass(frozen=True, slots=True)
 class CxxCompiler:
+    """The C++ compiler of the cpu backend: path, version, flags, OpenMP."""
+
     path: str
     version: str
     flags: tuple[str, ...]
