@@ -264,7 +264,7 @@ ORDER_MIN_POINTS = 1 << 14
 #: table's GPU: the same order either way. On the GPU it takes some twenty CuPy operations, each a
 #: kernel CuPy compiles on its first use on a machine (into its kernel cache): 4.9 s for the
 #: bench's 1M-cell C2E on a fresh H200 machine, 0.11 s once compiled (2026-12-03); NumPy takes
-#: 0.05 s for 164k points and about 0.35 s for 1M on the 2-core build machine, every time.
+#: 0.05 s for 164k points and 0.38-0.43 s for 1M on the 2-core build machine, every time.
 #: Orders are stored in the build cache, so either cost is paid once per table.
 HOST_ORDER_MAX_POINTS = 1 << 21
 #: Orders kept (per table, by identity and a sample of its contents, and domain): each holds
@@ -377,7 +377,7 @@ def host_order_job(
     """For ``STENCILKIT_TUNE=background``: the rows of ``table`` copied to the host now (a few
     ms), and a job that computes their order in NumPy and stores it where ``order_for`` reads it,
     to run on the thread that builds the variants: the later call that searches then reads the
-    order instead of computing it (0.46-0.59 s for a random 1M-cell C2E on the H200 host). None
+    order instead of computing it (0.47-0.77 s for a random 1M-cell C2E on the H200 host). None
     where ``order_for`` would compute it on the GPU (more than ``HOST_ORDER_MAX_POINTS``) or
     store it nowhere."""
     if cache_dir is None or stop - start > HOST_ORDER_MAX_POINTS or stop <= start:
