@@ -1,12 +1,14 @@
 """Shared fixtures: the backend matrix and the GPU gate.
 
-GPU tests carry ``@pytest.mark.gpu``. Where no GPU is present they are skipped; where a GPU *is*
+Tests that compile CUDA with NVRTC (no GPU needed) carry ``@pytest.mark.nvrtc``: skipped where
+cuda-bindings or the NVRTC library is missing. GPU tests carry ``@pytest.mark.gpu``. Where no GPU is present they are skipped; where a GPU *is*
 present (``/dev/nvidia0`` or ``nvidia-smi`` exists, or ``STENCILKIT_REQUIRE_GPU=1``) but CuPy cannot
 use it, they fail loudly instead of being skipped, so a GPU run can never pass vacuously.
 """
 
 from __future__ import annotations
 
+import functools
 import os
 import shutil
 from typing import Any
@@ -61,7 +63,23 @@ GPU_OK, GPU_WHY = _cupy_status()
 GPU_PRESENT = _gpu_present()
 
 
+@functools.cache
+def nvrtc_missing() -> str:
+    """Why NVRTC cannot compile here ("" where it can): asked once, at the first test that
+    needs it, so a run without such tests never imports cuda-bindings."""
+    from stencilkit.toolchain import cuda as cuda_toolchain
+
+    try:
+        cuda_toolchain.find_cuda_compiler.cache_clear()
+        cuda_toolchain.find_cuda_compiler("nvrtc")
+        return ""
+    except Exception as err:  # any failure means NVRTC is not usable here
+        return f"{type(err).__name__}: {err}"
+
+
 def pytest_runtest_setup(item: pytest.Item) -> None:
+    if "nvrtc" in item.keywords and nvrtc_missing():
+        pytest.skip(f"NVRTC not installed ({nvrtc_missing()})")
     if "gpu" not in item.keywords or GPU_OK:
         return
     if GPU_PRESENT:

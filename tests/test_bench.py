@@ -81,15 +81,7 @@ def test_cuda_sources_emulated_on_cpu(tmp_path: Path) -> None:
     assert checked and all(c["ok"] for c in doc["checks"])
 
 
-def _has_nvrtc() -> bool:
-    try:
-        from cuda.bindings import nvrtc  # noqa: F401
-    except ImportError:
-        return False
-    return True
-
-
-@pytest.mark.skipif(not _has_nvrtc(), reason="cuda-bindings (NVRTC) not installed")
+@pytest.mark.nvrtc
 @pytest.mark.parametrize("name", sorted(bench.CUDA_SOURCES))
 def test_cuda_sources_compile_with_nvrtc(name: str) -> None:
     source, kernels = bench.CUDA_SOURCES[name]

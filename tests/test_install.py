@@ -132,7 +132,9 @@ def test_cupy_with_a_driver_but_no_gpu(monkeypatch) -> None:
 
 
 @pytest.fixture
-def fresh_cuda_discovery():
+def fresh_cuda_discovery(monkeypatch):
+    """Discovery that asks NVRTC itself: the version remembered by earlier tests is not read."""
+    monkeypatch.setattr(cuda_toolchain, "nvrtc_files", lambda: None)
     cuda_toolchain.find_cuda_compiler.cache_clear()
     yield
     cuda_toolchain.find_cuda_compiler.cache_clear()

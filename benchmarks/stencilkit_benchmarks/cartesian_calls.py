@@ -284,6 +284,8 @@ def build_child(kind: str, backend: str) -> dict[str, Any]:
         "first_call_s": first,
         "build_s": decorate + first,
         "start_to_result_s": time.perf_counter() - T_START,
+        # a process whose programs are built needs neither NVRTC nor cuda-bindings' driver module
+        "cuda_bindings_imported": "cuda.bindings" in sys.modules,
         "error": case.error(),
     }
 

@@ -56,17 +56,8 @@ def _build(prog: gtx.Program, args: list[object], arch: str = "90") -> tuple[str
     return source, entry
 
 
-def _has_nvrtc() -> bool:
-    try:
-        cuda_toolchain.find_cuda_compiler.cache_clear()
-        cuda_toolchain.find_cuda_compiler("nvrtc")
-        return True
-    except Exception:
-        return False
-
-
 COMPILERS = [
-    pytest.param("nvrtc", marks=pytest.mark.skipif(not _has_nvrtc(), reason="NVRTC not installed")),
+    pytest.param("nvrtc", marks=pytest.mark.nvrtc),
     pytest.param(
         "nvcc",
         marks=pytest.mark.skipif(

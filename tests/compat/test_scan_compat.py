@@ -219,11 +219,10 @@ def test_init_of_the_carry_type_is_accepted(rng) -> None:
     np.testing.assert_allclose(out[1].asnumpy(), 0.5 * np.cumprod(xd, axis=1), rtol=1e-6)
 
 
+@pytest.mark.nvrtc
 def test_scans_without_fields_and_with_tuple_parameters_compile_for_cuda(monkeypatch) -> None:
-    from test_wrong_results_compat import _cuda_build, _has_nvrtc
+    from test_wrong_results_compat import _cuda_build
 
-    if not _has_nvrtc():
-        pytest.skip("NVRTC not installed")
     monkeypatch.setenv("STENCILKIT_CUDA_COMPILER", "nvrtc")
 
     @gtx.program

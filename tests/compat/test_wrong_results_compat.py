@@ -249,17 +249,7 @@ def _cuda_build(prog: gtx.Program, args: list[object]) -> str:
     return source  # type: ignore[no-any-return]
 
 
-def _has_nvrtc() -> bool:
-    from stencilkit.toolchain import cuda as cuda_toolchain
-
-    try:
-        cuda_toolchain.find_cuda_compiler("nvrtc")
-        return True
-    except Exception:
-        return False
-
-
-@pytest.mark.skipif(not _has_nvrtc(), reason="NVRTC not installed")
+@pytest.mark.nvrtc
 def test_per_output_domains_and_inferred_scan_domains_compile_for_cuda(monkeypatch) -> None:
     monkeypatch.setenv("STENCILKIT_CUDA_COMPILER", "nvrtc")
 

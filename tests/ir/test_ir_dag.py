@@ -265,17 +265,7 @@ def run_reduce_shared(e: EK, out: CK):
     reduce_shared(e, out=out)
 
 
-def _has_nvrtc() -> bool:
-    from stencilkit.toolchain import cuda as cuda_toolchain
-
-    try:
-        cuda_toolchain.find_cuda_compiler("nvrtc")
-        return True
-    except Exception:
-        return False
-
-
-@pytest.mark.skipif(not _has_nvrtc(), reason="NVRTC not installed")
+@pytest.mark.nvrtc
 def test_cuda_sources_with_shared_values_compile(tmp_path) -> None:
     """Locals, if/else blocks choosing tuples, and reductions as loops, in every CUDA variant."""
     from stencilkit.backends.compiled import CompiledRunner

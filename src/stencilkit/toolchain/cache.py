@@ -285,10 +285,46 @@ def cache_info() -> dict[str, object]:
 
 
 def clear_cache() -> int:
+    """Remove every entry, and the toolchain records (what compiler detection found), so that the
+    next build detects the compilers again; the number of entries removed."""
     root = require("STENCILKIT_CACHE_DIR").cache_dir
     n = 0
     for p in _entry_dirs(root):
         shutil.rmtree(p, ignore_errors=True)
         Path(str(p) + ".lock").unlink(missing_ok=True)
         n += 1
+    shutil.rmtree(root / TOOLCHAIN_RECORDS, ignore_errors=True)
     return n
+
+
+#: The folder of the cache directory holding what compiler detection found (small JSON files).
+TOOLCHAIN_RECORDS = "toolchain"
+
+
+def record_path(kind: str, identity: str) -> Path:
+    """Where detection of a compiler of ``kind`` keeps what it found for ``identity`` (a string
+    naming every file and setting its answer depends on)."""
+    digest = hashlib.sha256(identity.encode()).hexdigest()[:24]
+    return require("STENCILKIT_CACHE_DIR").cache_dir / TOOLCHAIN_RECORDS / f"{kind}-{digest}.json"
+
+
+def read_record(path: Path) -> dict[str, object] | None:
+    """A record written by :func:`write_record`; None where missing or unreadable."""
+    try:
+        data = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) else None
+
+
+def write_record(path: Path, data: dict[str, object]) -> None:
+    """Written atomically; a cache directory that cannot be written only costs the detection
+    next time."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".record-")
+        with os.fdopen(fd, "w") as f:
+            json.dump(data, f)
+        os.replace(tmp, path)
+    except OSError:
+        pass

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import importlib.machinery
 import os
 import shutil
 import subprocess
+import sys
 import tempfile
 from dataclasses import dataclass
 from functools import cache
@@ -13,6 +15,7 @@ from pathlib import Path
 from ..core.cuda_probe import explain
 from ..core.errors import BackendUnavailableError, BuildError
 from ..core.log import get_logger, timed
+from .cache import read_record, record_path, write_record
 from .config import require
 
 _log = get_logger("build")
@@ -60,9 +63,19 @@ def find_cuda_compiler(kind: str | None = None) -> CudaCompiler:
     """NVRTC through cuda-bindings, or nvcc from ``$CUDA_HOME``, ``$PATH`` or the pip wheel.
 
     Whatever stops it (cuda-bindings missing, ``libnvrtc.so.13`` not found: cuda-pathfinder's
-    ``DynamicLibNotFoundError``) raises :class:`BackendUnavailableError` naming what to install."""
+    ``DynamicLibNotFoundError``) raises :class:`BackendUnavailableError` naming what to install.
+
+    NVRTC's version (part of every build's cache key) is kept in the cache directory, keyed by
+    :func:`nvrtc_files`: a process whose programs are all built then neither imports NVRTC's
+    bindings nor loads the library (about 15-30 ms). Any change to a file NVRTC could be loaded
+    from, or to the settings that choose it, makes the key miss and NVRTC is asked again."""
     kind = kind or require("STENCILKIT_CUDA_COMPILER").cuda_compiler
     if kind == "nvrtc":
+        files = nvrtc_files()
+        record = record_path("nvrtc", files[1]) if files is not None else None
+        known = read_record(record) if record is not None else None
+        if files is not None and known is not None and known.get("path") == files[0]:
+            return CudaCompiler("nvrtc", files[0], str(known.get("version")))
         try:
             from cuda.bindings import nvrtc
 
@@ -72,10 +85,85 @@ def find_cuda_compiler(kind: str | None = None) -> CudaCompiler:
         except Exception as err:  # ImportError, DynamicLibNotFoundError (a RuntimeError), OSError
             raise explain(err, "compiling CUDA with NVRTC") from err
         _check_nvrtc(status, "nvrtcVersion")
-        return CudaCompiler("nvrtc", nvrtc.__file__, f"{major}.{minor}")
+        found = CudaCompiler("nvrtc", nvrtc.__file__, f"{major}.{minor}")
+        if record is not None and files is not None and files[0] == found.path:
+            write_record(record, {"path": found.path, "version": found.version})
+        return found
     path = _find_nvcc()
     out = subprocess.run([path, "--version"], capture_output=True, text=True, check=False).stdout
     return CudaCompiler("nvcc", path, out.strip().splitlines()[-1] if out.strip() else "unknown")
+
+
+def _stamp(path: str) -> str:
+    try:
+        st = os.stat(path)
+    except OSError:
+        return f"{path}:-"
+    return f"{os.path.realpath(path)}:{st.st_size}:{st.st_mtime_ns}"
+
+
+#: Settings that choose where cuda-pathfinder (and the dynamic loader) finds ``libnvrtc``.
+_NVRTC_SETTINGS = ("LD_LIBRARY_PATH", "CUDA_HOME", "CUDA_PATH", "CONDA_PREFIX")
+#: Where a system's CUDA libraries are, besides those the settings name.
+_SYSTEM_LIB_DIRS = (
+    "/usr/local/cuda/lib64",
+    "/usr/local/cuda/lib",
+    "/usr/lib/x86_64-linux-gnu",
+    "/usr/lib/aarch64-linux-gnu",
+    "/usr/lib64",
+    "/usr/lib",
+    "/lib64",
+    "/lib/x86_64-linux-gnu",
+)
+
+
+#: The file names of cuda-bindings' NVRTC module this Python imports, in its order of preference.
+_NVRTC_MODULES = [f"nvrtc{suffix}" for suffix in importlib.machinery.EXTENSION_SUFFIXES]
+
+
+def nvrtc_files() -> tuple[str, str] | None:
+    """cuda-bindings' NVRTC module as Python would import it, and a string naming everything
+    NVRTC's version depends on: that module's file, every ``libnvrtc*`` where cuda-pathfinder
+    or the dynamic loader looks (the NVIDIA wheels on ``sys.path``, ``$CONDA_PREFIX``,
+    ``$CUDA_HOME``/``$CUDA_PATH``, ``$LD_LIBRARY_PATH``, the system's library folders, the
+    loader's cache ``/etc/ld.so.cache``), each with its size and modification time, and the
+    settings themselves. Found by listing folders, without importing or loading anything
+    (about a millisecond); None where no ``cuda/bindings`` package is on ``sys.path``."""
+    module = None
+    parts: list[str] = [f"{v}={os.environ.get(v, '')}" for v in _NVRTC_SETTINGS]
+    lib_dirs: list[str] = []
+    for entry in sys.path:
+        base = entry or os.getcwd()
+        package = os.path.join(base, "cuda", "bindings")
+        if module is None and os.path.isfile(os.path.join(package, "__init__.py")):
+            names = [n for n in _listdir(package) if n in _NVRTC_MODULES]
+            if not names:
+                return None  # the package Python imports has no NVRTC module
+            module = os.path.join(package, min(names, key=_NVRTC_MODULES.index))
+            parts += [_stamp(module), _stamp(os.path.join(package, "_version.py"))]
+        wheels = os.path.join(base, "nvidia")
+        lib_dirs += [os.path.join(wheels, d, "lib") for d in sorted(_listdir(wheels))]
+    if module is None:
+        return None
+    for setting in ("CUDA_HOME", "CUDA_PATH", "CONDA_PREFIX"):
+        home = os.environ.get(setting)
+        if home:
+            lib_dirs += [os.path.join(home, "lib64"), os.path.join(home, "lib")]
+    lib_dirs += [d for d in os.environ.get("LD_LIBRARY_PATH", "").split(os.pathsep) if d]
+    lib_dirs += _SYSTEM_LIB_DIRS
+    for d in lib_dirs:
+        parts += [
+            _stamp(os.path.join(d, n)) for n in sorted(_listdir(d)) if n.startswith("libnvrtc")
+        ]
+    parts.append(_stamp("/etc/ld.so.cache"))
+    return module, "|".join(parts)
+
+
+def _listdir(path: str) -> list[str]:
+    try:
+        return os.listdir(path)
+    except OSError:
+        return []
 
 
 def _find_nvcc() -> str:
@@ -131,10 +219,13 @@ def compile_cubin(source: str, arch: str, out_dir: Path, name: str, compiler: Cu
                 _keep(source, name),
             )
         return cubin
-    from cuda.bindings import nvrtc
-
     opts = [f"-arch=sm_{arch}".encode(), *(f.encode() for f in build_flags())]
-    err, prog = nvrtc.nvrtcCreateProgram(source.encode(), f"{name}.cu".encode(), 0, [], [])
+    try:  # the version may have come from the record: this is then the first use of NVRTC
+        from cuda.bindings import nvrtc
+
+        err, prog = nvrtc.nvrtcCreateProgram(source.encode(), f"{name}.cu".encode(), 0, [], [])
+    except Exception as exc:  # ImportError, DynamicLibNotFoundError (a RuntimeError), OSError
+        raise explain(exc, "compiling CUDA with NVRTC") from exc
     _check_nvrtc(err, "nvrtcCreateProgram")
     try:
         with timed(_log, f"NVRTC build of {name}.cu ({source.count(chr(10))} lines, sm_{arch})"):

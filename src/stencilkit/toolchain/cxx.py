@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
-import json
 import os
 import platform
 import shutil
@@ -15,7 +13,8 @@ from pathlib import Path
 
 from ..core.errors import BackendUnavailableError, BuildError
 from ..core.log import get_logger, timed
-from .config import config, require
+from .cache import read_record, record_path, write_record
+from .config import require
 
 _log = get_logger("build")
 _toolchain_log = get_logger("toolchain")
@@ -129,39 +128,22 @@ def _record_path(path: str) -> Path | None:
     except OSError:
         return None
     ident = f"{os.path.realpath(path)}|{st.st_size}|{st.st_mtime_ns}|{platform.machine()}"
-    return (
-        config().cache_dir
-        / "toolchain"
-        / f"cxx-{hashlib.sha256(ident.encode()).hexdigest()[:24]}.json"
-    )
+    return record_path("cxx", ident)
 
 
 def _read_record(record: Path | None, path: str) -> CxxCompiler | None:
-    if record is None:
+    data = read_record(record) if record is not None else None
+    if data is None or not isinstance(data.get("flags"), list) or "version" not in data:
         return None
-    try:
-        data = json.loads(record.read_text())
-        return CxxCompiler(
-            path, str(data["version"]), tuple(str(f) for f in data["flags"]), bool(data["openmp"])
-        )
-    except (OSError, ValueError, KeyError, TypeError):
-        return None
+    flags = tuple(str(f) for f in data["flags"])  # type: ignore[attr-defined]
+    return CxxCompiler(path, str(data["version"]), flags, bool(data.get("openmp")))
 
 
 def _write_record(record: Path | None, found: CxxCompiler) -> None:
-    """Written atomically; a cache directory that cannot be written only costs the detection."""
-    if record is None:
-        return
-    try:
-        record.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=record.parent, prefix=".cxx-")
-        with os.fdopen(fd, "w") as f:
-            json.dump(
-                {"version": found.version, "flags": list(found.flags), "openmp": found.openmp}, f
-            )
-        os.replace(tmp, record)
-    except OSError:
-        pass
+    if record is not None:
+        write_record(
+            record, {"version": found.version, "flags": list(found.flags), "openmp": found.openmp}
+        )
 
 
 def _probe(path: str, flags: tuple[str, ...]) -> bool:

@@ -338,25 +338,18 @@ class Snapshot:
         self.fn = None
         self.words: np.ndarray | None = None
         self.address = 0
+        fn, head, words_of = None, [len(arrays)], _words
         if arrays and all(type(a) is np.ndarray for a in arrays):
             fn = _function()
-            if fn is not None:
-                words = [len(arrays)]
-                for a in arrays:
-                    words.extend(_words(a))
-                self.words = np.array(words, dtype=np.int64)  # held: its address is passed
-                self.address = self.words.ctypes.data
-                self.fn = fn
         elif self.key is CUPY_GEOMETRY:  # every one exactly a cupy.ndarray
             found = _cupy_function()
             if found is not None:
-                fn, at = found
-                words = [len(arrays), at]
-                for a in arrays:
-                    words.extend(_cupy_words(a))
-                self.words = np.array(words, dtype=np.int64)
-                self.address = self.words.ctypes.data
-                self.fn = fn
+                fn, head, words_of = found[0], [len(arrays), found[1]], _cupy_words
+        if fn is not None:
+            words = head + [w for a in arrays for w in words_of(a)]
+            self.words = np.array(words, dtype=np.int64)  # held: its address is passed
+            self.address = self.words.ctypes.data
+            self.fn = fn
 
     def same(self, arrays: tuple[Any, ...]) -> bool:
         """Whether ``arrays`` are the snapshot's arrays (the same objects), unchanged."""

@@ -379,13 +379,14 @@ class CudaTarget:
         )
         if provisional:
             loaded.build_variants_in_background(any_ordered)
-            jobs = [
+            made = (
                 host_order_job(o.table, o.dim, o.start, o.stop, o.cache_dir)
                 for o in offers
                 if o is not None
-            ]
-            if any(j is not None for j in jobs):
-                loaded.prepare_orders_in_background([j for j in jobs if j is not None])
+            )
+            jobs = [j for j in made if j is not None]
+            if jobs:
+                loaded.prepare_orders_in_background(jobs)
         elif any(searched):
             timing.extend(_timing_block(planned, bound))
         result = []

@@ -1,4 +1,8 @@
-"""Loading cubins and launching kernels through the CUDA driver API (cuda-bindings).
+"""Loading cubins and launching kernels through the CUDA driver API, called through ctypes.
+
+The driver library is the one CuPy has loaded (``libcuda.so.1``). Calling it directly costs
+nothing to set up, where importing cuda-bindings' driver module takes 40-60 ms (it imports
+cuda-pathfinder): a process whose programs are all built needs no cuda-bindings at all.
 
 Arguments travel as one struct passed by value, so a launch costs one driver call whatever the
 number of fields. Kernels run on the caller's current CuPy stream.
@@ -22,26 +26,40 @@ class CudaLaunchError(StencilError, RuntimeError):
 
 
 @cache
-def driver() -> Any:
-    try:
-        from cuda.bindings import driver as drv
-    except ImportError as err:
-        raise cuda_probe.explain(err, "the gpu backend") from err
-    return drv
-
-
-@cache
 def cupy() -> Any:
     return cuda_probe.usable_cupy("the gpu backend")
 
 
-def check(result: Any, what: str) -> Any:
-    err = result[0]
-    if int(err) != 0:
-        drv = driver()
-        _, name = drv.cuGetErrorName(err)
-        raise CudaLaunchError(f"CUDA driver call {what} failed: {name.decode() if name else err}")
-    return result[1] if len(result) == 2 else result[1:]
+@cache
+def _libcuda() -> ctypes.CDLL:
+    """The CUDA driver library, with the argument types of the calls made here."""
+    try:
+        lib = ctypes.CDLL("libcuda.so.1")
+    except OSError:
+        found = ctypes.util.find_library("cuda")
+        if found is None:
+            raise
+        lib = ctypes.CDLL(found)
+    void_p = ctypes.c_void_p
+    lib.cuModuleLoadData.argtypes = [ctypes.POINTER(void_p), ctypes.c_char_p]
+    lib.cuModuleGetFunction.argtypes = [ctypes.POINTER(void_p), void_p, ctypes.c_char_p]
+    lib.cuGetErrorName.argtypes = [ctypes.c_int, ctypes.POINTER(ctypes.c_char_p)]
+    for fn in (lib.cuModuleLoadData, lib.cuModuleGetFunction, lib.cuGetErrorName):
+        fn.restype = ctypes.c_int
+    return lib
+
+
+def _error_name(err: int) -> str:
+    name = ctypes.c_char_p()
+    if _libcuda().cuGetErrorName(err, ctypes.byref(name)) == 0 and name.value:
+        return name.value.decode()
+    return str(err)
+
+
+def check(err: int, what: str) -> None:
+    """Raise :class:`CudaLaunchError` where the driver call ``what`` returned ``err`` != 0."""
+    if err != 0:
+        raise CudaLaunchError(f"CUDA driver call {what} failed: {_error_name(err)}")
 
 
 @cache
@@ -68,27 +86,33 @@ def mapped_host_words(n: int) -> np.ndarray:
 
 
 class Module:
-    """A loaded cubin on one device, with its kernels."""
+    """A loaded cubin on one device, with its kernels (``functions``: name to ``CUfunction``
+    handle, an int)."""
 
     def __init__(self, cubin: bytes, names: list[str], device_id: int) -> None:
         cp = cupy()
-        drv = driver()
+        lib = _libcuda()
         with cp.cuda.Device(device_id):
             cp.cuda.runtime.free(0)  # make sure the primary context exists and is current
-            self.module = check(drv.cuModuleLoadData(cubin), "cuModuleLoadData")
-            self.functions = {
-                n: check(drv.cuModuleGetFunction(self.module, n.encode()), "cuModuleGetFunction")
-                for n in names
-            }
+            module = ctypes.c_void_p()
+            check(lib.cuModuleLoadData(ctypes.byref(module), cubin), "cuModuleLoadData")
+            self.module = module
+            self.functions: dict[str, int] = {}
+            for n in names:
+                fn = ctypes.c_void_p()
+                check(
+                    lib.cuModuleGetFunction(ctypes.byref(fn), module, n.encode()),
+                    "cuModuleGetFunction",
+                )
+                self.functions[n] = int(fn.value or 0)
         self.device_id = device_id
 
 
 @cache
 def _c_launch() -> Any:
-    """``cuLaunchKernel`` of the driver library, called through ctypes: about a microsecond per
-    launch, several times less than through the Python bindings' argument conversion."""
-    lib = ctypes.CDLL(_libcuda_path())
-    fn = lib.cuLaunchKernel
+    """``cuLaunchKernel`` of the driver library: about a microsecond per launch, several times
+    less than through the Python bindings' argument conversion."""
+    fn = _libcuda().cuLaunchKernel
     fn.argtypes = [
         ctypes.c_void_p,
         *([ctypes.c_uint] * 6),
@@ -99,11 +123,6 @@ def _c_launch() -> Any:
     ]
     fn.restype = ctypes.c_int
     return fn
-
-
-def _libcuda_path() -> str:
-    found = ctypes.util.find_library("cuda")
-    return found or "libcuda.so.1"
 
 
 class Launcher:
@@ -138,4 +157,4 @@ class Launcher:
             None,
         )
         if err != 0:
-            check((driver().CUresult(err),), "cuLaunchKernel")
+            check(err, "cuLaunchKernel")
