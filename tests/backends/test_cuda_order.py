@@ -103,6 +103,24 @@ def test_first_occurrences_keep_the_first_position_of_each_value() -> None:
     assert _first_occurrences(np, values).tolist() == expected
 
 
+def test_the_host_gathers_candidates_as_the_fancy_index_does() -> None:
+    """The host's takes of whole rows give ``readers[rows[frontier]]``; the first occurrences
+    of int32 values need keys of int64 (no overflow)."""
+    from stencilkit.backends.cuda.order import _candidates, _first_occurrences
+
+    rng = np.random.default_rng(3)
+    rows = rng.integers(0, 5000, (3000, 3))
+    readers = rng.integers(0, 3001, (5001, 2))
+    frontier = rng.permutation(3000)[:700]
+    cand = _candidates(rows, readers)(frontier)
+    assert np.array_equal(cand, readers[rows[frontier]].ravel())
+    expected = sorted(np.unique(cand, return_index=True)[1].tolist())
+    assert _first_occurrences(np, cand).tolist() == expected
+    narrow = (cand * 1000).astype(np.int32)  # keys of value * size overflow int32
+    expected = sorted(np.unique(narrow, return_index=True)[1].tolist())
+    assert _first_occurrences(np, narrow).tolist() == expected
+
+
 def test_scattered_tables_are_told_apart() -> None:
     mesh = reorder_for_locality(periodic_triangular_mesh(64, 64))
     local = gtx.as_connectivity([Cell, C2EDim], Edge, mesh.c2e)
