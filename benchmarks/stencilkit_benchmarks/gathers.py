@@ -14,7 +14,9 @@ order of the points, offered for a scattered table; see docs/gpu.md).
 a fresh build cache, split into the plain module's build (code generation and compilation),
 the variant module's (``STENCILKIT_TUNE=first-call`` builds it in the call), the block search,
 computing the locality order (C2E random) and the rest; each compilation's lines and time are
-listed. Then the same in a new process with the cache warm.
+listed. Then the same in a new process with the cache warm, and the first call with a fresh
+cache under the default ``STENCILKIT_TUNE=background`` (the plain kernels at once, the variants
+built on a worker thread). Targets: each first call within its builds + 0.3 s (issue 21).
 """
 
 from __future__ import annotations
@@ -186,6 +188,7 @@ def gathers_section(
 FIRST_CALL_CHILD = r'''"""Child of the first-call benchmark: python child.py CASE SIZES_JSON PROGRAMS_PY PACKAGE."""
 import importlib.util
 import json
+import os
 import sys
 import time
 
@@ -300,17 +303,31 @@ print("SKBENCH " + json.dumps({"first_s": first, "build_s": spent["build"],
                                "searched_s": spent["searched"], "prepare_s": spent["prepare"],
                                "variants_s": spent["variants"], "compiles": spent["compiles"],
                                "last_search": dict(tuning.LAST_SEARCH)}))
+sys.stdout.flush()
+# at once: under STENCILKIT_TUNE=background the variant builds still in flight would otherwise be
+# waited for at exit (seconds), which is no part of what is measured here
+os._exit(0)
 '''
 
 FIRST_CALL_CASES = ("laplacian", "scan", "c2e_random")
 TUNE_TARGET_S = 0.3
+#: issue 21: a fresh process's first call takes at most the build of the kernel it runs + this
+FIRST_CALL_SLACK_S = 0.3
 
 
 def _child(
-    case: str, sizes: dict[str, Any], programs: str, cache: str, script: str
+    case: str,
+    sizes: dict[str, Any],
+    programs: str,
+    cache: str,
+    script: str,
+    tune: str = "first-call",
 ) -> dict[str, Any]:
     env = dict(
-        os.environ, STENCILKIT_CACHE_DIR=cache, PYTHONPATH=os.pathsep.join(p for p in sys.path if p)
+        os.environ,
+        STENCILKIT_CACHE_DIR=cache,
+        STENCILKIT_TUNE=tune,
+        PYTHONPATH=os.pathsep.join(p for p in sys.path if p),
     )
     done = subprocess.run(
         [
@@ -386,6 +403,30 @@ def first_call_section(
             f"first call {case}: block search <= {TUNE_TARGET_S} s",
             searched <= TUNE_TARGET_S,
             f"{searched:.3f} s (the search's timed launches)",
+        )
+        built = cold["build_s"] + variants  # the chosen kernel's module(s), built in the call
+        R.target(
+            f"first call {case} (first-call tuning) <= its builds + {FIRST_CALL_SLACK_S} s",
+            cold["first_s"] <= built + FIRST_CALL_SLACK_S,
+            f"{cold['first_s'] * 1e3:.0f} ms, builds {built * 1e3:.0f} ms",
+        )
+        # the default: the plain kernels run at once, untimed; variants and search come later
+        plain = _child(
+            case, sizes, str(P.__file__), cache + "-background", script, tune="background"
+        )
+        res[case]["fresh_cache_background"] = plain
+        R.row(
+            f"first call {case}, fresh cache, STENCILKIT_TUNE=background (the default)",
+            f"{plain['first_s'] * 1e3:.0f} ms",
+            "",
+            "",
+            f"plain module's build {plain['build_s'] * 1e3:.0f} ms; the variants build and the"
+            " search runs after it, on a worker thread and at a later call",
+        )
+        R.target(
+            f"first call {case} (default tuning) <= its build + {FIRST_CALL_SLACK_S} s",
+            plain["first_s"] <= plain["build_s"] + FIRST_CALL_SLACK_S,
+            f"{plain['first_s'] * 1e3:.0f} ms, build {plain['build_s'] * 1e3:.0f} ms",
         )
         R.row(
             f"first call {case}, cached, new process",
