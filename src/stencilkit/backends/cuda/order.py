@@ -11,8 +11,9 @@ renumbered, and every point computes exactly what it computed before: results ar
 The order is a breadth-first search over the graph "two points are adjacent when they read a
 common S", grown from a few seeds at once (one per ``REGION_POINTS`` points): every point joins
 the region of the seed that reaches it first, and the order lists region after region, each
-ring by ring (a Cuthill-McKee order per region). It runs level by level in NumPy (0.65-1.0 s
-for 1-1.5M randomly numbered points on the 2-core build machine: random memory access) or on
+ring by ring (a Cuthill-McKee order per region). It runs level by level in NumPy (0.28-0.30 s
+for 1-1.5M randomly numbered points on the H200's host, 0.54-0.65 s on the 2-core build machine:
+random memory access) or on
 the GPU in three small kernels and one compaction per level (0.05-0.09 s on an H200, once CuPy
 has compiled its kernels), with the same result; it is computed only when needed and stored
 (``order_for``, on the host up to ``HOST_ORDER_MAX_POINTS``). Points that no search reaches
@@ -290,7 +291,9 @@ ORDER_MIN_POINTS = 1 << 14
 #: table's GPU: the same order either way. On the GPU it takes some twenty CuPy operations, each a
 #: kernel CuPy compiles on its first use on a machine (into its kernel cache): 4.9 s for the
 #: bench's 1M-cell C2E on a fresh H200 machine, 0.11 s once compiled (2026-12-03); NumPy takes
-#: 0.05 s for 164k points and 0.38-0.43 s for 1M on the 2-core build machine, every time.
+#: 0.05 s for 164k points, 0.28 s for the 1M-cell C2E and 0.30 s for the 1.57M-edge E2C on the
+#: H200's host (0.54 / 0.65 s on the 2-core build machine; benchmarks/order_host_probe.py), every
+#: time.
 #: Orders are stored in the build cache, so either cost is paid once per table.
 HOST_ORDER_MAX_POINTS = 1 << 21
 #: Orders kept (per table, by identity and a sample of its contents, and domain): each holds
@@ -416,7 +419,7 @@ def host_order_job(
     """For ``STENCILKIT_TUNE=background``: the rows of ``table`` copied to the host now (a few
     ms), and a job that computes their order in NumPy and stores it where ``order_for`` reads it,
     to run on the thread that builds the variants: the later call that searches then reads the
-    order instead of computing it (0.47-0.77 s for a random 1M-cell C2E on the H200 host). None
+    order instead of computing it (0.28-0.41 s for a random 1M-cell C2E on the H200 host). None
     where ``order_for`` would compute it on the GPU (more than ``HOST_ORDER_MAX_POINTS``) or
     store it nowhere."""
     if cache_dir is None or stop - start > HOST_ORDER_MAX_POINTS or stop <= start:
