@@ -4,6 +4,7 @@ come from changes."""
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import subprocess
 import sys
@@ -11,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from stencilkit.core.errors import BuildError
 from stencilkit.toolchain import cache
 from stencilkit.toolchain import cuda as cuda_toolchain
 from stencilkit.toolchain.config import reset_config
@@ -142,6 +144,21 @@ def test_a_broken_record_is_ignored(tmp_path, fresh) -> None:
     assert cuda_toolchain.find_cuda_compiler("nvrtc") == first and fake.asked == 2
 
 
+def _two_new_processes(tmp_path: Path, probe: str) -> list[list[str]]:
+    """``probe`` run in two new processes one after the other, on one cache: their words."""
+    env = {
+        **os.environ,
+        "STENCILKIT_CACHE_DIR": str(tmp_path / "cache"),
+        "PYTHONPATH": SRC + os.pathsep + os.environ.get("PYTHONPATH", ""),
+    }
+    return [
+        subprocess.run(
+            [sys.executable, "-c", probe], env=env, capture_output=True, text=True, check=True
+        ).stdout.split()
+        for _ in range(2)
+    ]
+
+
 @pytest.mark.nvrtc
 def test_a_new_process_finds_nvrtc_without_loading_it(tmp_path) -> None:
     """The real bindings: the second process answers from the record, with neither
@@ -151,16 +168,40 @@ def test_a_new_process_finds_nvrtc_without_loading_it(tmp_path) -> None:
         "maps = open('/proc/self/maps').read();"
         "print(f.version, f.path, 'cuda.bindings.nvrtc' in sys.modules, 'libnvrtc.so' in maps)"
     )
-    env = {
-        **os.environ,
-        "STENCILKIT_CACHE_DIR": str(tmp_path / "cache"),
-        "PYTHONPATH": SRC + os.pathsep + os.environ.get("PYTHONPATH", ""),
-    }
-    out = [
-        subprocess.run(
-            [sys.executable, "-c", probe], env=env, capture_output=True, text=True, check=True
-        ).stdout.split()
-        for _ in range(2)
-    ]
+    out = _two_new_processes(tmp_path, probe)
     assert out[0][2:] == ["True", "True"]  # the first process asked NVRTC
     assert out[1][:2] == out[0][:2] and out[1][2:] == ["False", "False"]
+
+
+_KERNEL = 'extern "C" __global__ void k(double* a, int n) { int i = threadIdx.x; if (i < n) a[i] *= 2.0; }'
+
+
+@pytest.mark.nvrtc
+def test_the_c_api_compiles_what_the_bindings_compile(tmp_path, fresh) -> None:
+    """Through ctypes from the recorded library and through cuda-bindings: the same cubin; a
+    source that does not compile gives NVRTC's log with its line, either way."""
+    found = cuda_toolchain.find_cuda_compiler("nvrtc")
+    assert found.library and os.path.isabs(found.library) and "libnvrtc" in found.library
+    bindings = dataclasses.replace(found, library="")
+    ours = cuda_toolchain.compile_cubin(_KERNEL, "90", tmp_path, "a", found).read_bytes()
+    theirs = cuda_toolchain.compile_cubin(_KERNEL, "90", tmp_path, "b", bindings).read_bytes()
+    assert ours == theirs and len(ours) > 100
+    broken = _KERNEL.replace("*= 2.0;", "*= undefined_name;")
+    for compiler in (found, bindings):
+        with pytest.raises(BuildError) as err:
+            cuda_toolchain.compile_cubin(broken, "90", tmp_path, "c", compiler)
+        assert "undefined_name" in str(err.value) and "c.cu(1)" in str(err.value)
+
+
+@pytest.mark.nvrtc
+def test_a_new_process_with_the_record_compiles_without_the_bindings(tmp_path) -> None:
+    """A process that builds a new program on a machine where NVRTC was found before compiles
+    through the recorded library: cuda-bindings is never imported."""
+    probe = (
+        "import sys, pathlib, tempfile; from stencilkit.toolchain import cuda as c;"
+        "f = c.find_cuda_compiler('nvrtc');"
+        f"p = c.compile_cubin({_KERNEL!r}, '90', pathlib.Path(tempfile.mkdtemp()), 'k', f);"
+        "print(p.stat().st_size > 100, 'cuda.bindings' in sys.modules)"
+    )
+    out = _two_new_processes(tmp_path, probe)
+    assert out == [["True", "True"], ["True", "False"]]

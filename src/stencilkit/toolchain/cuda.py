@@ -47,6 +47,9 @@ class CudaCompiler:
     kind: str  # "nvrtc" | "nvcc"
     path: str
     version: str
+    #: NVRTC: the absolute path of the ``libnvrtc`` whose version this is, compiled through with
+    #: ctypes (``toolchain/nvrtc.py``); "" where it is not known (cuda-bindings compiles then)
+    library: str = ""
 
     def key_parts(self, arch: str) -> list[tuple[str, str]]:
         return [
@@ -75,7 +78,8 @@ def find_cuda_compiler(kind: str | None = None) -> CudaCompiler:
         record = record_path("nvrtc", files[1]) if files is not None else None
         known = read_record(record) if record is not None else None
         if files is not None and known is not None and known.get("path") == files[0]:
-            return CudaCompiler("nvrtc", files[0], str(known.get("version")))
+            library = str(known.get("library") or "")
+            return CudaCompiler("nvrtc", files[0], str(known.get("version")), library)
         try:
             from cuda.bindings import nvrtc
 
@@ -85,13 +89,31 @@ def find_cuda_compiler(kind: str | None = None) -> CudaCompiler:
         except Exception as err:  # ImportError, DynamicLibNotFoundError (a RuntimeError), OSError
             raise explain(err, "compiling CUDA with NVRTC") from err
         _check_nvrtc(status, "nvrtcVersion")
-        found = CudaCompiler("nvrtc", nvrtc.__file__, f"{major}.{minor}")
+        found = CudaCompiler("nvrtc", nvrtc.__file__, f"{major}.{minor}", _loaded_nvrtc())
         if record is not None and files is not None and files[0] == found.path:
-            write_record(record, {"path": found.path, "version": found.version})
+            write_record(
+                record, {"path": found.path, "version": found.version, "library": found.library}
+            )
         return found
     path = _find_nvcc()
     out = subprocess.run([path, "--version"], capture_output=True, text=True, check=False).stdout
     return CudaCompiler("nvcc", path, out.strip().splitlines()[-1] if out.strip() else "unknown")
+
+
+def _loaded_nvrtc() -> str:
+    """The absolute path of the one ``libnvrtc`` mapped into this process (cuda-bindings has just
+    loaded it), from ``/proc/self/maps``; "" where that cannot tell (no such file, or two)."""
+    try:
+        maps = Path("/proc/self/maps").read_text()
+    except OSError:
+        return ""
+    found = {
+        line.split(maxsplit=5)[5]
+        for line in maps.splitlines()
+        if line.count(" ") >= 5
+        and os.path.basename(line.rsplit(" ", 1)[-1]).startswith("libnvrtc.so")
+    }
+    return found.pop() if len(found) == 1 else ""
 
 
 def _stamp(path: str) -> str:
@@ -219,6 +241,8 @@ def compile_cubin(source: str, arch: str, out_dir: Path, name: str, compiler: Cu
                 _keep(source, name),
             )
         return cubin
+    if compiler.library:
+        return _compile_with_ctypes(source, arch, cubin, name, compiler.library)
     opts = [f"-arch=sm_{arch}".encode(), *(f.encode() for f in build_flags())]
     try:  # the version may have come from the record: this is then the first use of NVRTC
         from cuda.bindings import nvrtc
@@ -250,6 +274,29 @@ def compile_cubin(source: str, arch: str, out_dir: Path, name: str, compiler: Cu
     finally:
         nvrtc.nvrtcDestroyProgram(prog)
     cubin.write_bytes(bytes(data))
+    return cubin
+
+
+def _compile_with_ctypes(source: str, arch: str, cubin: Path, name: str, library: str) -> Path:
+    """NVRTC's C API at ``library`` (``toolchain/nvrtc.py``): no cuda-bindings import."""
+    from . import nvrtc
+
+    opts = [f"-arch=sm_{arch}", *build_flags()]
+    try:
+        with timed(_log, f"NVRTC build of {name}.cu ({source.count(chr(10))} lines, sm_{arch})"):
+            data, log = nvrtc.compile_program(library, source, name, opts)
+    except (OSError, AttributeError) as exc:  # the library cannot be loaded, or lacks a function
+        raise explain(exc, "compiling CUDA with NVRTC") from exc
+    except nvrtc.NvrtcError as exc:
+        raise BackendUnavailableError(str(exc)) from exc
+    if not data:
+        raise BuildError(
+            "the CUDA build (NVRTC) of a stencilkit program failed",
+            ["nvrtc", *opts],
+            log,
+            _keep(source, name),
+        )
+    cubin.write_bytes(data)
     return cubin
 
 
