@@ -57,8 +57,10 @@ def main() -> None:
     rows = rng.integers(0, 1_572_864, (1 << 20, 3))
     frontier = rng.permutation(1 << 20)[:20000]
     _best("fancy index readers[rows[frontier]], 20k", lambda: readers[rows[frontier]].ravel())
-    gather = current._candidates(rows, readers)
-    _best("two takes of whole rows (order.py), 20k", lambda: gather(frontier))
+    _best(
+        "two takes of whole rows (order.py), 20k",
+        lambda: current._candidates(rows, readers, frontier),
+    )
     versions = {"current": current}
     if opts.against:
         versions = {"against": _older(opts.against), "current": current}

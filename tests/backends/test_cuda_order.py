@@ -112,7 +112,7 @@ def test_the_host_gathers_candidates_as_the_fancy_index_does() -> None:
     rows = rng.integers(0, 5000, (3000, 3))
     readers = rng.integers(0, 3001, (5001, 2))
     frontier = rng.permutation(3000)[:700]
-    cand = _candidates(rows, readers)(frontier)
+    cand = _candidates(rows, readers, frontier)
     assert np.array_equal(cand, readers[rows[frontier]].ravel())
     expected = sorted(np.unique(cand, return_index=True)[1].tolist())
     assert _first_occurrences(np, cand).tolist() == expected

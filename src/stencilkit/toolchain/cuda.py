@@ -63,15 +63,17 @@ class CudaCompiler:
 
 @cache
 def find_cuda_compiler(kind: str | None = None) -> CudaCompiler:
-    """NVRTC through cuda-bindings, or nvcc from ``$CUDA_HOME``, ``$PATH`` or the pip wheel.
+    """NVRTC (found through cuda-bindings), or nvcc from ``$CUDA_HOME``, ``$PATH`` or the wheel.
 
     Whatever stops it (cuda-bindings missing, ``libnvrtc.so.13`` not found: cuda-pathfinder's
     ``DynamicLibNotFoundError``) raises :class:`BackendUnavailableError` naming what to install.
 
     NVRTC's version (part of every build's cache key) is kept in the cache directory, keyed by
-    :func:`nvrtc_files`: a process whose programs are all built then neither imports NVRTC's
-    bindings nor loads the library (about 15-30 ms). Any change to a file NVRTC could be loaded
-    from, or to the settings that choose it, makes the key miss and NVRTC is asked again."""
+    :func:`nvrtc_files`, with the library's path: a process whose programs are all built then
+    neither imports NVRTC's bindings nor loads the library (about 15-30 ms), and one that builds
+    compiles through the library's C API (``toolchain/nvrtc.py``) without the bindings. Any
+    change to a file NVRTC could be loaded from, or to the settings that choose it, makes the
+    key miss and NVRTC is asked again."""
     kind = kind or require("STENCILKIT_CUDA_COMPILER").cuda_compiler
     if kind == "nvrtc":
         files = nvrtc_files()

@@ -4,7 +4,7 @@ cuda-bindings finds and loads ``libnvrtc`` (through cuda-pathfinder) and wraps i
 two costs 70-100 ms per process (2026-12-03, the 2-core build machine: ``find_cuda_compiler`` 98
 ms of a 241 ms first build, NVRTC itself 109 ms). Once a process has found the library, its
 path is remembered with NVRTC's version (``cuda.find_cuda_compiler``), and a later process
-compiles through the nine C functions here without importing either. The options, the log and
+compiles through the eight C functions here without importing either. The options, the log and
 the cubin are those of the bindings' calls: the same bytes for the same source.
 """
 
@@ -19,7 +19,6 @@ _size = ctypes.c_size_t
 _strs = ctypes.POINTER(ctypes.c_char_p)
 
 _SIGNATURES: dict[str, list[object]] = {
-    "nvrtcVersion": [ctypes.POINTER(ctypes.c_int), ctypes.POINTER(ctypes.c_int)],
     "nvrtcCreateProgram": [
         ctypes.POINTER(_ptr),
         ctypes.c_char_p,
@@ -51,19 +50,9 @@ def library(path: str) -> ctypes.CDLL:
         for name, argtypes in _SIGNATURES.items():
             fn = getattr(lib, name)
             fn.argtypes, fn.restype = argtypes, ctypes.c_int
-        lib.nvrtcGetErrorString.argtypes, lib.nvrtcGetErrorString.restype = (
-            [ctypes.c_int],
-            (ctypes.c_char_p),
-        )
+        lib.nvrtcGetErrorString.argtypes = [ctypes.c_int]
+        lib.nvrtcGetErrorString.restype = ctypes.c_char_p
         return lib
-
-
-def version(path: str) -> tuple[int, int]:
-    """NVRTC's (major, minor)."""
-    lib = library(path)
-    major, minor = ctypes.c_int(), ctypes.c_int()
-    _check(lib, lib.nvrtcVersion(ctypes.byref(major), ctypes.byref(minor)), "nvrtcVersion")
-    return major.value, minor.value
 
 
 def compile_program(path: str, source: str, name: str, options: list[str]) -> tuple[bytes, str]:

@@ -13,8 +13,7 @@ common S", grown from a few seeds at once (one per ``REGION_POINTS`` points): ev
 the region of the seed that reaches it first, and the order lists region after region, each
 ring by ring (a Cuthill-McKee order per region). It runs level by level in NumPy (0.28-0.30 s
 for 1-1.5M randomly numbered points on the H200's host, 0.54-0.65 s on the 2-core build machine:
-random memory access) or on
-the GPU in three small kernels and one compaction per level (0.05-0.09 s on an H200, once CuPy
+random memory access) or on the GPU in three small kernels and one compaction per level (0.05-0.09 s on an H200, once CuPy
 has compiled its kernels), with the same result; it is computed only when needed and stored
 (``order_for``, on the host up to ``HOST_ORDER_MAX_POINTS``). Points that no search reaches
 (another component of the graph, a row of skip values only) are seeded in later rounds.
@@ -209,16 +208,12 @@ class _Step:
         return nxt, nxt_region
 
 
-def _candidates(rows: _I64, readers: _I64) -> Callable[[Any], Any]:
+def _candidates(rows: _I64, readers: _I64, frontier: Any) -> Any:
     """``readers[rows[frontier]].ravel()`` for NumPy arrays as two takes of whole rows: NumPy's
     multi-dimensional fancy index took 4-14 times longer (1.8-6.5 against 0.3-0.5 ms for a
     20k-point frontier of a 1M-cell C2E on the H200's host, two calls; 7.6 against 0.8 ms on
     the 2-core build machine)."""
-
-    def gather(frontier: Any) -> Any:
-        return readers.take(rows.take(frontier, axis=0).ravel(), axis=0).ravel()
-
-    return gather
+    return readers.take(rows.take(frontier, axis=0).ravel(), axis=0).ravel()
 
 
 def locality_order(table: Any, start: int, stop: int, region_points: int = REGION_POINTS) -> Any:
@@ -249,7 +244,6 @@ def locality_order(table: Any, start: int, stop: int, region_points: int = REGIO
     n_regions, seeds_wanted, done = 0, max(1, n // max(region_points, 1)), 0
     fan = rows.shape[1] * readers.shape[1]
     step = _Step(rows, readers, reached, n_targets) if xp is not np else None
-    gather: Any = _candidates(rows, readers) if xp is np else None
     while done < n:
         left = xp.flatnonzero(~reached[:n])
         pick = np.linspace(0, len(left) - 1, min(seeds_wanted, len(left))).astype(np.int64)
@@ -265,7 +259,7 @@ def locality_order(table: Any, start: int, stop: int, region_points: int = REGIO
             if step is not None:
                 frontier, region = step(frontier, region)
                 continue
-            cand = gather(frontier)  # fan candidates per frontier point
+            cand = _candidates(rows, readers, frontier)  # fan candidates per frontier point
             fresh = xp.flatnonzero(~reached[cand])
             if not len(fresh):
                 break
