@@ -19,10 +19,18 @@ point costs five loads from the cache instead of seven):
 - ``smem``: the (i, j) plane of the block and its one-point rim staged in shared memory per
   level, so a point reads its four horizontal neighbours from shared memory;
 - ``vec2``: two consecutive points of I per thread, the centre row loaded as ``double2``;
-- ``rqps``: ``rqp`` with cache-streaming stores.
+- ``rqps``: ``rqp`` with cache-streaming stores;
+- ``jb2``: two rows of J per thread walking K (each row's centre is the other's J neighbour);
+- ``rqj``: the register queue walking J instead of K (blocks over I x K);
+- ``cpa4``/``cpa5``/``cpa6``: the block's (i, j) tile of each level (a rim of two points in I,
+  one in J) copied into a ring of 4/5/6 shared-memory slots by ``cp.async`` (16-byte copies,
+  1-3 levels in flight beyond the three a level needs); every point reads its seven values from
+  shared memory.
 
 (``vec2`` with ``rqp``'s prefetch was tried on the H200 on 2026-12-02: 0.77 ms, against 0.63 ms
 for ``vec2`` and 0.59 ms for ``rqp``; ``benchmarks/RESULTS.md``.)
+On the H200 on 2026-12-03 (call 21, without contraction) none of the newer candidates beat
+``rqp`` (0.599 ms): ``jb2`` 0.625, ``rqj`` 0.653, ``cpa4``-``cpa6`` 0.696-0.710 ms.
 """
 
 from __future__ import annotations
@@ -169,6 +177,118 @@ extern "C" __global__ void lap_vec2(const double* __restrict__ a, double* __rest
     }
 }
 
+// two rows of J per thread (j, j + 1) walking up K: each row's centre is the other's north or
+// south neighbour, so a level costs 10 loads for two points instead of 10 + 2
+extern "C" __global__ void lap_jb2(const double* __restrict__ a, double* __restrict__ out,
+                                   int n, long long sj, long long sk, int chunk) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    int j = 1 + 2 * (blockIdx.y * blockDim.y + threadIdx.y);
+    if (i < 1 || i >= n - 1 || j >= n - 1) return;
+    const bool two = j + 1 < n - 1;
+    int k0 = 1 + blockIdx.z * chunk;
+    int k1 = min(k0 + chunk, n - 1);
+    long long p = i + j * sj + (long long)k0 * sk, q = p + sj;
+    double below0 = a[p - sk], cur0 = a[p];
+    double below1 = two ? a[q - sk] : 0.0, cur1 = two ? a[q] : 0.0;
+    for (int k = k0; k < k1; ++k) {
+        double above0 = a[p + sk], above1 = two ? a[q + sk] : 0.0;
+        double s0 = a[p - sj];
+        double n0 = two ? cur1 : a[p + sj];
+        out[p] = -6.0 * cur0 + a[p + 1] + a[p - 1] + n0 + s0 + above0 + below0;
+        if (two) {
+            double n1 = a[q + sj];
+            out[q] = -6.0 * cur1 + a[q + 1] + a[q - 1] + n1 + cur0 + above1 + below1;
+        }
+        below0 = cur0; cur0 = above0; below1 = cur1; cur1 = above1; p += sk; q += sk;
+    }
+}
+
+// a register queue walking J (blocks over I x K): the walk's stride is one row (4 KB at 512^2)
+// instead of one level (2 MB)
+extern "C" __global__ void lap_rqj(const double* __restrict__ a, double* __restrict__ out,
+                                   int n, long long sj, long long sk, int chunk) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    int k = blockIdx.y * blockDim.y + threadIdx.y + 1;
+    if (i < 1 || i >= n - 1 || k >= n - 1) return;
+    int j0 = 1 + blockIdx.z * chunk;
+    int j1 = min(j0 + chunk, n - 1);
+    long long p = i + j0 * sj + (long long)k * sk;
+    double south = a[p - sj], cur = a[p];
+    #pragma unroll 4
+    for (int j = j0; j < j1; ++j) {
+        double north = a[p + sj];
+        out[p] = -6.0 * cur + a[p + 1] + a[p - 1] + north + south + a[p + sk] + a[p - sk];
+        south = cur; cur = north; p += sj;
+    }
+}
+
+// The block's (i, j) tile of each level, with a rim of two points in I (16-byte copies) and
+// one in J, copied into a ring of S shared-memory slots by cp.async (no registers held while
+// the copies fly: S - 3 levels in flight beyond the three a level needs); every point reads its
+// seven values from shared memory. Needs n even, sj and sk even (16-byte aligned rows).
+__device__ __forceinline__ void sk_cp16(void* smem, const void* g) {
+    unsigned s = (unsigned)__cvta_generic_to_shared(smem);
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(s), "l"(g));
+}
+__device__ __forceinline__ void sk_commit() { asm volatile("cp.async.commit_group;\n" ::); }
+template <int N> __device__ __forceinline__ void sk_wait() {
+    asm volatile("cp.async.wait_group %0;\n" ::"n"(N));
+}
+
+template <int S>
+__device__ void lap_cpasync(const double* __restrict__ a, double* __restrict__ out,
+                            int n, long long sj, long long sk, int chunk) {
+    extern __shared__ double sm[];
+    const int bx = blockDim.x, by = blockDim.y;
+    const int tw = bx + 4, tn = tw * (by + 2), half = tw / 2, pairs = half * (by + 2);
+    const int tx = threadIdx.x, ty = threadIdx.y, tid = ty * bx + tx, nt = bx * by;
+    const int i0 = blockIdx.x * bx, j0 = blockIdx.y * by + 1;
+    const int k0 = 1 + blockIdx.z * chunk;
+    const int k1 = min(k0 + chunk, n - 1);
+    auto issue = [&](int level) {
+        if (level <= k1) {
+            double* dst = sm + ((level - (k0 - 1)) % S) * tn;
+            for (int q = tid; q < pairs; q += nt) {
+                int r = q / half, c = 2 * (q - r * half);
+                int gi = i0 - 2 + c, gj = j0 - 1 + r;
+                if (gi >= 0 && gi < n && gj < n)
+                    sk_cp16(dst + r * tw + c, a + gi + gj * sj + (long long)level * sk);
+            }
+        }
+        sk_commit();
+    };
+    for (int s = 0; s < S - 1; ++s) issue(k0 - 1 + s);
+    const int i = i0 + tx, j = j0 + ty;
+    const bool inside = i >= 1 && i < n - 1 && j < n - 1;
+    const int t = (ty + 1) * tw + tx + 2;
+    long long p = i + (long long)j * sj + (long long)k0 * sk;
+    for (int k = k0; k < k1; ++k) {
+        issue(k + S - 2);
+        sk_wait<S - 3>();
+        __syncthreads();
+        const double* lo = sm + ((k - 1 - (k0 - 1)) % S) * tn;
+        const double* mid = sm + ((k - (k0 - 1)) % S) * tn;
+        const double* hi = sm + ((k + 1 - (k0 - 1)) % S) * tn;
+        if (inside)
+            out[p] = -6.0 * mid[t] + mid[t + 1] + mid[t - 1] + mid[t + tw] + mid[t - tw] + hi[t] + lo[t];
+        __syncthreads();
+        p += sk;
+    }
+}
+
+extern "C" __global__ void lap_cpa4(const double* __restrict__ a, double* __restrict__ out,
+                                    int n, long long sj, long long sk, int chunk) {
+    lap_cpasync<4>(a, out, n, sj, sk, chunk);
+}
+extern "C" __global__ void lap_cpa5(const double* __restrict__ a, double* __restrict__ out,
+                                    int n, long long sj, long long sk, int chunk) {
+    lap_cpasync<5>(a, out, n, sj, sk, chunk);
+}
+extern "C" __global__ void lap_cpa6(const double* __restrict__ a, double* __restrict__ out,
+                                    int n, long long sj, long long sk, int chunk) {
+    lap_cpasync<6>(a, out, n, sj, sk, chunk);
+}
+
 extern "C" __global__ void copy1(const double* __restrict__ a, double* __restrict__ b, long long m) {
     long long t = (long long)blockIdx.x * blockDim.x + threadIdx.x;
     if (t < m) b[t] = a[t];
@@ -177,7 +297,9 @@ extern "C" __global__ void copy1(const double* __restrict__ a, double* __restric
 
 BLOCKS = ((32, 4), (32, 8), (64, 2), (64, 4), (128, 1), (128, 2), (256, 1))
 CHUNKS = (8, 16, 32, 64, 510)
-NAMES = ("plain", "rq", "rqs", "rqp", "rqps", "smem", "vec2")
+NAMES = ("plain", "rq", "rqs", "rqp", "rqps", "smem", "vec2", "jb2", "rqj", "cpa4", "cpa5", "cpa6")
+#: shared-memory slots of the cp.async candidates
+CPA_SLOTS = {"cpa4": 4, "cpa5": 5, "cpa6": 6}
 
 
 def ptx_loads(n: int) -> int:
@@ -238,6 +360,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--json", default=None)
     ap.add_argument("--only", default=",".join(NAMES), help="candidates, comma-separated")
     ap.add_argument(
+        "--fmad", default="false,true", help="contraction settings to build, comma-separated"
+    )
+    ap.add_argument(
         "--ptx", action="store_true", help="no GPU: count the loads in stencilkit's PTX instead"
     )
     args = ap.parse_args(argv)
@@ -287,7 +412,7 @@ def main(argv: list[str] | None = None) -> int:
     rows = []
     mods = {
         fm: cp.RawModule(code=SRC, options=("-std=c++17", f"--fmad={fm}"))
-        for fm in ("false", "true")
+        for fm in args.fmad.split(",")
     }
     plain = mods["false"].get_function("lap_plain")
     blk = (32, 8, 1)
@@ -307,10 +432,12 @@ def main(argv: list[str] | None = None) -> int:
                     gx = -(-(n // 2 if name.startswith("vec2") else n) // bx)
                     grid = (
                         gx,
-                        -(-(n - 2) // by),
+                        -(-(n - 2) // (2 * by if name == "jb2" else by)),
                         n - 2 if name == "plain" else -(-(n - 2) // chunk),
                     )
                     shm = 8 * (bx + 2) * (by + 2) if name == "smem" else 0
+                    if name in CPA_SLOTS:
+                        shm = 8 * CPA_SLOTS[name] * (bx + 4) * (by + 2)
                     kargs = (x, out, np.int32(n), np.int64(sj), np.int64(sk), np.int32(chunk))
 
                     def go(fn=fn, grid=grid, b=(bx, by, 1), kargs=kargs, shm=shm) -> None:
@@ -350,7 +477,7 @@ def main(argv: list[str] | None = None) -> int:
                         }
                     )
     good = [r for r in rows if r["ok"]]
-    for fm in ("false", "true"):
+    for fm in mods:
         print(f"\n--fmad={fm}: best five")
         for r in sorted((r for r in good if r["fmad"] == fm), key=lambda r: r["ms"])[:5]:
             print(

@@ -4,6 +4,7 @@ emulation of their launches), the benchmark mesh, and on a GPU the GPU quick pat
 from __future__ import annotations
 
 import dataclasses
+import importlib.util
 import json
 import os
 import subprocess
@@ -87,6 +88,21 @@ def test_cuda_sources_compile_with_nvrtc(name: str) -> None:
     source, kernels = bench.CUDA_SOURCES[name]
     assert all(f"void {k}(" in source for k in kernels)
     assert bench.nvrtc_compile(source, "90", name) is None
+
+
+@pytest.mark.nvrtc
+def test_laplacian_candidates_compile_with_nvrtc() -> None:
+    """benchmarks/laplacian_variants.py's hand-written kernels (run only on a GPU) compile."""
+    spec = importlib.util.spec_from_file_location(
+        "laplacian_variants",
+        Path(__file__).resolve().parents[1] / "benchmarks/laplacian_variants.py",
+    )
+    assert spec is not None and spec.loader is not None
+    lv = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(lv)
+    assert all(f"void lap_{k}(" in lv.SRC for k in lv.NAMES)
+    assert set(lv.CPA_SLOTS) <= set(lv.NAMES)
+    assert bench.nvrtc_compile(lv.SRC, "90", "laplacian_variants") is None
 
 
 def _gpu_like(a: np.ndarray, pad: int = 3) -> np.ndarray:
