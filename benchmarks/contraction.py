@@ -7,6 +7,7 @@ Laplacian (512^3 fp64), each variant forced in turn, built with ``--fmad=false``
 beside a device copy of the same bytes. Run on a GPU: ``PYTHONPATH=src python3 benchmarks/contraction.py [C|F] [blocks]`` (the
 fields' order: C, K-contiguous, the default; F, I-contiguous as in ``stencilkit bench``;
 ``blocks``: each variant also with a few other block shapes, not only the tune stage's).
+``FLAG_SETS="|--maxrregcount=32"`` compares other build flags instead of contraction.
 """
 
 from __future__ import annotations
@@ -69,7 +70,9 @@ def main() -> int:
     print(f"device copy 512^3 f64: {t_copy:.3f} ms; fields in {layout} order")
     chosen = cuda_backend.choose_blocks
     results: dict[str, Any] = {}
-    for flags in ("", "--fmad=true"):
+    # FLAG_SETS: the STENCILKIT_CUDAFLAGS values to compare, separated by "|" (e.g.
+    # "|--maxrregcount=32": the default beside a register cap)
+    for flags in os.environ.get("FLAG_SETS", "|--fmad=true").split("|"):
         os.environ["STENCILKIT_CUDAFLAGS"] = flags
         reset_config()
         offered: list[Any] = []

@@ -22,6 +22,9 @@ point costs five loads from the cache instead of seven):
 - ``rqps``: ``rqp`` with cache-streaming stores;
 - ``jb2``: two rows of J per thread walking K (each row's centre is the other's J neighbour);
 - ``rqj``: the register queue walking J instead of K (blocks over I x K);
+- ``smq``: ``rqp``'s queue for the centre column, the block's plane of the current level in
+  shared memory (two planes, one barrier per level) for the four horizontal neighbours;
+- ``b2``/``b4``/``b8``: batches of 2/4/8 levels, all of a batch's loads before its first value;
 - ``cpa4``/``cpa5``/``cpa6``: the block's (i, j) tile of each level (a rim of two points in I,
   one in J) copied into a ring of 4/5/6 shared-memory slots by ``cp.async`` (16-byte copies,
   1-3 levels in flight beyond the three a level needs); every point reads its seven values from
@@ -289,6 +292,103 @@ extern "C" __global__ void lap_cpa6(const double* __restrict__ a, double* __rest
     lap_cpasync<6>(a, out, n, sj, sk, chunk);
 }
 
+// B levels per batch: the 5 B values a batch reads are all loaded before its first value is
+// computed, then its B stores (the same arithmetic as lap_plain, so the same bits)
+template <int B>
+__device__ void lap_batched(const double* __restrict__ a, double* __restrict__ out,
+                            int n, long long sj, long long sk, int chunk) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    int j = blockIdx.y * blockDim.y + threadIdx.y + 1;
+    if (i < 1 || i >= n - 1 || j >= n - 1) return;
+    int k0 = 1 + blockIdx.z * chunk;
+    int k1 = min(k0 + chunk, n - 1);
+    long long p = i + j * sj + (long long)k0 * sk;
+    double below = a[p - sk], cur = a[p];
+    int k = k0;
+    for (; k + B <= k1; k += B) {
+        double up[B], e[B], w[B], nn[B], s[B];
+        #pragma unroll
+        for (int b = 0; b < B; ++b) {
+            long long q = p + b * sk;
+            up[b] = a[q + sk]; e[b] = a[q + 1]; w[b] = a[q - 1]; nn[b] = a[q + sj]; s[b] = a[q - sj];
+        }
+        double v[B];
+        #pragma unroll
+        for (int b = 0; b < B; ++b) {
+            double c = b == 0 ? cur : up[b - 1];
+            double lo = b == 0 ? below : (b == 1 ? cur : up[b - 2]);
+            v[b] = -6.0 * c + e[b] + w[b] + nn[b] + s[b] + up[b] + lo;
+        }
+        #pragma unroll
+        for (int b = 0; b < B; ++b) out[p + b * sk] = v[b];
+        below = B >= 2 ? up[B - 2] : cur;
+        cur = up[B - 1];
+        p += B * sk;
+    }
+    for (; k < k1; ++k) {
+        double above = a[p + sk];
+        out[p] = -6.0 * cur + a[p + 1] + a[p - 1] + a[p + sj] + a[p - sj] + above + below;
+        below = cur; cur = above; p += sk;
+    }
+}
+
+extern "C" __global__ void lap_b2(const double* __restrict__ a, double* __restrict__ out,
+                                  int n, long long sj, long long sk, int chunk) {
+    lap_batched<2>(a, out, n, sj, sk, chunk);
+}
+extern "C" __global__ void lap_b4(const double* __restrict__ a, double* __restrict__ out,
+                                  int n, long long sj, long long sk, int chunk) {
+    lap_batched<4>(a, out, n, sj, sk, chunk);
+}
+extern "C" __global__ void lap_b8(const double* __restrict__ a, double* __restrict__ out,
+                                  int n, long long sj, long long sk, int chunk) {
+    lap_batched<8>(a, out, n, sj, sk, chunk);
+}
+
+// The register queue of rqp for the centre column, the (i, j) plane of the block's current level
+// in shared memory (two planes, one barrier per level): a point's four horizontal neighbours are
+// read from shared memory, so a level costs one load per point (its next value) and the rim
+// (one column each side, one row each end), all loaded one level ahead. Far fewer L2 requests
+// than the queue alone, whose J neighbours miss L1 about half the time (ncu, 2026-12-03).
+extern "C" __global__ void lap_smq(const double* __restrict__ a, double* __restrict__ out,
+                                   int n, long long sj, long long sk, int chunk) {
+    extern __shared__ double tile[];
+    const int bx = blockDim.x, by = blockDim.y, tw = bx + 2, tn = tw * (by + 2);
+    const int tx = threadIdx.x, ty = threadIdx.y;
+    const int i = blockIdx.x * bx + tx;  // 0-based: the block starts on a cache line
+    const int j = blockIdx.y * by + ty + 1;
+    const bool inside = i >= 1 && i < n - 1 && j < n - 1;
+    const int ic = min(i, n - 1), jc = min(j, n - 1);
+    const bool west = tx == 0 && ic >= 1, east = tx == bx - 1 && ic + 1 <= n - 1;
+    const bool south = ty == 0, north = ty == by - 1 && jc + 1 <= n - 1;
+    const int k0 = 1 + blockIdx.z * chunk;
+    const int k1 = min(k0 + chunk, n - 1);
+    const int t = (ty + 1) * tw + tx + 1;
+    long long p = ic + (long long)jc * sj + (long long)k0 * sk;
+    double below = a[p - sk], cur = a[p], above = a[p + sk];
+    double rw = west ? a[p - 1] : 0.0, re = east ? a[p + 1] : 0.0;
+    double rs = south ? a[p - sj] : 0.0, rn = north ? a[p + sj] : 0.0;
+    for (int k = k0; k < k1; ++k) {
+        double* pl = tile + ((k - k0) & 1) * tn;
+        pl[t] = cur;
+        if (west) pl[t - 1] = rw;
+        if (east) pl[t + 1] = re;
+        if (south) pl[t - tw] = rs;
+        if (north) pl[t + tw] = rn;
+        const long long q = p + sk;
+        const bool more = k + 1 < k1;
+        const double above2 = more ? a[q + sk] : 0.0;
+        rw = west && more ? a[q - 1] : 0.0;
+        re = east && more ? a[q + 1] : 0.0;
+        rs = south && more ? a[q - sj] : 0.0;
+        rn = north && more ? a[q + sj] : 0.0;
+        __syncthreads();
+        if (inside)
+            out[p] = -6.0 * cur + pl[t + 1] + pl[t - 1] + pl[t + tw] + pl[t - tw] + above + below;
+        below = cur; cur = above; above = above2; p = q;
+    }
+}
+
 extern "C" __global__ void copy1(const double* __restrict__ a, double* __restrict__ b, long long m) {
     long long t = (long long)blockIdx.x * blockDim.x + threadIdx.x;
     if (t < m) b[t] = a[t];
@@ -297,7 +397,24 @@ extern "C" __global__ void copy1(const double* __restrict__ a, double* __restric
 
 BLOCKS = ((32, 4), (32, 8), (64, 2), (64, 4), (128, 1), (128, 2), (256, 1))
 CHUNKS = (8, 16, 32, 64, 510)
-NAMES = ("plain", "rq", "rqs", "rqp", "rqps", "smem", "vec2", "jb2", "rqj", "cpa4", "cpa5", "cpa6")
+NAMES = (
+    "plain",
+    "rq",
+    "rqs",
+    "rqp",
+    "rqps",
+    "smem",
+    "vec2",
+    "jb2",
+    "rqj",
+    "cpa4",
+    "cpa5",
+    "cpa6",
+    "b2",
+    "b4",
+    "b8",
+    "smq",
+)
 #: shared-memory slots of the cp.async candidates
 CPA_SLOTS = {"cpa4": 4, "cpa5": 5, "cpa6": 6}
 
@@ -363,6 +480,16 @@ def main(argv: list[str] | None = None) -> int:
         "--fmad", default="false,true", help="contraction settings to build, comma-separated"
     )
     ap.add_argument(
+        "--maxrreg", type=int, default=0, help="registers per thread at most (--maxrregcount)"
+    )
+    ap.add_argument("--blocks", default=None, help="block shapes, e.g. 32x4,64x4 (default: all)")
+    ap.add_argument("--chunks", default=None, help="chunks, e.g. 8,16 (default: all)")
+    ap.add_argument(
+        "--profile",
+        action="store_true",
+        help="one checked launch per case, untimed (for ncu: one profiled launch each)",
+    )
+    ap.add_argument(
         "--ptx", action="store_true", help="no GPU: count the loads in stencilkit's PTX instead"
     )
     args = ap.parse_args(argv)
@@ -411,10 +538,17 @@ def main(argv: list[str] | None = None) -> int:
     lap_bytes = 2 * 8 * (n - 2) ** 3
     rows = []
     mods = {
-        fm: cp.RawModule(code=SRC, options=("-std=c++17", f"--fmad={fm}"))
+        fm: cp.RawModule(
+            code=SRC,
+            options=(
+                "-std=c++17",
+                f"--fmad={fm}",
+                *((f"--maxrregcount={args.maxrreg}",) if args.maxrreg else ()),
+            ),
+        )
         for fm in args.fmad.split(",")
     }
-    plain = mods["false"].get_function("lap_plain")
+    plain = cp.RawModule(code=SRC, options=("-std=c++17", "--fmad=false")).get_function("lap_plain")
     blk = (32, 8, 1)
     plain(
         (-(-n // 32), -(-(n - 2) // 8), n - 2),
@@ -424,11 +558,15 @@ def main(argv: list[str] | None = None) -> int:
     cp.cuda.Device().synchronize()
     interior = (slice(1, n - 1),) * 3
     ref_in = ref[interior]
+    blocks: tuple[tuple[int, ...], ...] = BLOCKS
+    if args.blocks:
+        blocks = tuple(tuple(int(v) for v in b.split("x")) for b in args.blocks.split(","))
+    chunks = tuple(int(c) for c in args.chunks.split(",")) if args.chunks else CHUNKS
     for fm, mod in mods.items():
         for name in only:
             fn = mod.get_function(f"lap_{name}")
-            for bx, by in BLOCKS:
-                for chunk in (1,) if name == "plain" else CHUNKS:
+            for bx, by in blocks:
+                for chunk in (1,) if name == "plain" else chunks:
                     gx = -(-(n // 2 if name.startswith("vec2") else n) // bx)
                     grid = (
                         gx,
@@ -436,6 +574,8 @@ def main(argv: list[str] | None = None) -> int:
                         n - 2 if name == "plain" else -(-(n - 2) // chunk),
                     )
                     shm = 8 * (bx + 2) * (by + 2) if name == "smem" else 0
+                    if name == "smq":
+                        shm = 2 * 8 * (bx + 2) * (by + 2)
                     if name in CPA_SLOTS:
                         shm = 8 * CPA_SLOTS[name] * (bx + 4) * (by + 2)
                     kargs = (x, out, np.int32(n), np.int64(sj), np.int64(sk), np.int32(chunk))
@@ -462,6 +602,8 @@ def main(argv: list[str] | None = None) -> int:
                                 "ok": False,
                             }
                         )
+                        continue
+                    if args.profile:
                         continue
                     ms = timed(go)
                     frac = lap_bytes / ms / 1e6 / copy_gbs
