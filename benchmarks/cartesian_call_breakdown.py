@@ -109,7 +109,8 @@ def breakdown(kind: str, backend: str, n_calls: int) -> dict[str, Any]:
         parts["go"] = lambda: go(flat)
         runner = st._runner
         plan = next(iter(runner.plans.values()))
-        parts["launch"] = plan.block.run
+        if hasattr(plan, "block"):  # compiled backends (numpy's go is the bound kernel itself)
+            parts["launch"] = plan.block.run
     if gpu:
         import cupy
 

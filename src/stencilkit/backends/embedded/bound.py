@@ -8,7 +8,9 @@ operations is the same every call. Here it is done once:
 - :func:`kernel_code` turns a kernel into a Python function of straight-line NumPy operations
   (generated once per kernel): its reads, index values and output windows are arguments;
 - :func:`bind` makes those arguments for one call's fields (views of their memory: a later
-  call sees what earlier kernels wrote) and returns the steps of the call.
+  call sees what earlier kernels wrote) and returns the steps of the call; where the reads'
+  shapes and dtypes allow it, the function it binds computes arithmetic into arrays the call
+  already has, an operand's or the output's window (``inplace.py``), instead of new ones.
 
 Same results as the evaluator, bit for bit: each read is made by the evaluator's own code, the
 same NumPy operations are applied to the same operands, a value used twice is computed once,
@@ -20,6 +22,7 @@ neighbours, tables, dynamic offsets, conditionals) run on the evaluator, and so 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from functools import partial
 from types import ModuleType
 from typing import Any
 
@@ -29,6 +32,7 @@ from ...core.domain import UnitRange
 from ...ir import nodes as ir
 from ...ir.ops import array_function
 from ...ir.visit import postorder, use_counts
+from . import inplace
 from .evaluate import _BINARY, _CALLS, _UNARY, KernelEvaluator, _detached, run_kernel
 
 #: operators written as Python operators (what the evaluator's lambdas apply)
@@ -36,6 +40,10 @@ _INFIX = {"+", "-", "*", "/", "&", "|", "^", "<", "<=", "==", "!=", ">", ">="}
 #: expression nodes the generated code computes; any other node sends the kernel to the evaluator
 _OPS = (ir.Literal, ir.Ref, ir.BinOp, ir.UnaryOp, ir.Call, ir.MakeTuple, ir.TupleGet)
 _INDICES = (ir.Pos, ir.ConstIndex, ir.LocalIndex, ir.Lookup, ir.DynIndex)
+#: a bound kernel: called with the scalars by name, and any further arguments ignored, so that
+#: a launch whose scalars are fixed is ``partial(step, scalars)`` (the runner's ``bound_launch``:
+#: called with the engine's argument list, no Python frame of its own)
+Step = Callable[..., None]
 #: nesting beyond which a subexpression gets a name of its own (Python's parser has a limit)
 _MAX_NESTING = 40
 
@@ -43,21 +51,26 @@ _MAX_NESTING = 40
 class KernelCode:
     """A kernel's generated function and the leaves whose values :func:`bind` makes.
 
-    ``fn(S, R, W)`` runs a parallel kernel: ``S`` the scalars by name, ``R`` the reads (views),
-    ``W`` the output windows. A scan's ``fn(S, R0, levels)`` takes the reads of its inits over
-    the whole domain and, per level in scan order, the reads and windows of that level."""
+    ``fn(R, W, OUTS, DT, S)`` runs a parallel kernel: ``R`` the reads (views), ``W`` the output
+    windows, ``S`` the scalars by name (any further arguments are ignored: see :data:`Step`).
+    A scan's ``fn(R0, levels, OUTS, DT, S)`` takes the reads of its inits over
+    the whole domain and, per level in scan order, the reads and windows of that level.
+    ``order`` and ``counts``: the nodes of the values (a scan's level's) as ``_order`` gives
+    them, among which :mod:`.inplace` picks the operations computed into memory."""
 
-    __slots__ = ("fn", "init_leaves", "kernel", "leaves", "source")
+    __slots__ = ("counts", "fn", "init_leaves", "kernel", "leaves", "order", "source")
 
     def __init__(
         self, kernel: ir.Kernel, fn: Callable[..., None], leaves: list[ir.Expr],
-        init_leaves: list[ir.Expr], source: str,
+        init_leaves: list[ir.Expr], source: str, order: list[ir.Expr], counts: dict[int, int],
     ) -> None:  # fmt: skip
         self.kernel = kernel  # held: the cache is by id
         self.fn = fn
         self.leaves = leaves
         self.init_leaves = init_leaves
         self.source = source
+        self.order = order
+        self.counts = counts
 
 
 def _leaf(e: ir.Expr) -> bool:
@@ -100,14 +113,23 @@ def _kids(e: ir.Expr) -> tuple[ir.Expr, ...]:
 
 
 class _Writer:
-    """Python source for the nodes of one kernel, one name per shared node."""
+    """Python source for the nodes of one kernel, one name per shared node. The operations in
+    ``into`` (by node id: the text of the array they are computed into, see :mod:`.inplace`)
+    are calls of their ufunc with ``out=``; the nodes in ``named`` (operands computed into)
+    get a name."""
 
-    def __init__(self, ns: dict[str, Any], carries: tuple[str, ...]) -> None:
+    def __init__(
+        self, ns: dict[str, Any], carries: tuple[str, ...],
+        into: dict[int, str | int] | None = None, named: frozenset[int] = frozenset(),
+    ) -> None:  # fmt: skip
         self.ns = ns
         self.carries = carries
         self.lines: list[str] = []
         self.scalars: dict[str, str] = {}
         self.text: dict[int, tuple[str, int]] = {}  # node id -> (expression, nesting)
+        # an int: that operand's array; a str: that text (an output's window)
+        self.into = into or {}
+        self.named = named
 
     def const(self, value: Any) -> str:
         name = f"c{len(self.ns)}"
@@ -124,8 +146,16 @@ class _Writer:
                 self.text[id(e)] = (f"R[{len(leaves)}]", 0)
                 leaves.append(e)
                 continue
+            target = self.into.get(id(e))
+            if target is not None:
+                args = [self.text[id(c)][0] for c in _kids(e)]
+                out = args[target] if isinstance(target, int) else target
+                fn = self.const(inplace.ufunc_of(e))
+                self.lines.append(f"{indent}{fn}({', '.join(args)}, out={out})")
+                self.text[id(e)] = (out, 0)
+                continue
             expr, depth = self._expr(e)
-            if counts.get(id(e), 0) > 1 or depth > _MAX_NESTING:
+            if counts.get(id(e), 0) > 1 or depth > _MAX_NESTING or id(e) in self.named:
                 name = f"t{len(self.text)}"
                 self.lines.append(f"{indent}{name} = {expr}")
                 expr, depth = name, 0
@@ -186,23 +216,27 @@ def _put(w: Any, value: Any, dtype: np.dtype[Any]) -> None:
     w[...] = value
 
 
-#: generated code per kernel, by id: (the kernel, held so that its id is not reused; the code)
-_CODE: dict[int, tuple[ir.Kernel, KernelCode | None]] = {}
+#: generated code per kernel and choice of :mod:`.inplace`, by the kernel's id: (the kernel,
+#: held so that its id is not reused; the code)
+_CODE: dict[tuple[int, inplace.Choice], tuple[ir.Kernel, KernelCode | None]] = {}
+_NO_CHOICE: inplace.Choice = ((), (), ())
 
 
-def kernel_code(k: ir.Kernel) -> KernelCode | None:
-    """The generated function of ``k`` (made once), or None if the evaluator must run it."""
-    hit = _CODE.get(id(k))
+def kernel_code(k: ir.Kernel, choice: inplace.Choice = _NO_CHOICE) -> KernelCode | None:
+    """The generated function of ``k`` (made once per ``choice``: the operations computed into
+    memory, :func:`.inplace.choose`), or None if the evaluator must run it."""
+    key = (id(k), choice)
+    hit = _CODE.get(key)
     if hit is not None and hit[0] is k:
         return hit[1]
-    code = _generate(k)
+    code = _generate(k, choice)
     if len(_CODE) >= 1024:
         _CODE.clear()
-    _CODE[id(k)] = (k, code)
+    _CODE[key] = (k, code)
     return code
 
 
-def _generate(k: ir.Kernel) -> KernelCode | None:
+def _generate(k: ir.Kernel, choice: inplace.Choice = _NO_CHOICE) -> KernelCode | None:
     found = _order(k.values)
     scan = k.scan
     inits = _order(scan.inits) if scan is not None else ([], {})
@@ -220,6 +254,11 @@ def _generate(k: ir.Kernel) -> KernelCode | None:
         w.lines.append("    for R, W in levels:")
         w.text = {}  # the loop's reads are other views: nothing computed above is reused
         indent = "        "
+    order = found[0]
+    into_operand, into_window, stored = choice
+    w.into = {id(order[pos]): side for pos, side in into_operand}
+    w.into.update((id(order[pos]), f"W[{j}]") for pos, j in into_window)
+    w.named = frozenset(id(_kids(order[pos])[side]) for pos, side in into_operand)
     w.emit(*found, leaves, indent)
     outs = [w.text[id(v)][0] for v in k.values]
     for j, o in enumerate(outs):
@@ -227,18 +266,22 @@ def _generate(k: ir.Kernel) -> KernelCode | None:
     names = "".join(f"v_{j}, " for j in range(len(outs)))
     if len(k.outs) > 1:
         w.lines.append(f"{indent}{names}= detached(xp, [{names}], OUTS)")
+    computed_into = {j for _, j in into_window}
     for j in range(len(outs)):
-        w.lines.append(f"{indent}put(W[{j}], v_{j}, DT[{j}])")
+        if j in stored:  # the same dtype and shape (or broadcast as put does): no checks
+            w.lines.append(f"{indent}W[{j}][...] = v_{j}")
+        elif j not in computed_into:
+            w.lines.append(f"{indent}put(W[{j}], v_{j}, DT[{j}])")
     if scan is not None:  # each level's values are the next level's carries
         for j in range(min(len(scan.carries), len(outs))):
             w.lines.append(f"{indent}k_{j} = v_{j}")
     head = [f"    {s} = S[{n!r}]" for n, s in w.scalars.items()]
-    args = "S, R, levels, OUTS, DT" if scan is not None else "S, R, W, OUTS, DT"
+    args = "R, levels, OUTS, DT, S, *_" if scan is not None else "R, W, OUTS, DT, S, *_"
     body = [f"def kernel({args}):", *head, *w.lines, "    return None"]
     source = "\n".join(body)
     # only generated names and repr'd field/parameter names are in the source
     exec(compile(source, f"<kernel {k.name}>", "exec"), ns)
-    return KernelCode(k, ns["kernel"], leaves, init_leaves, source)
+    return KernelCode(k, ns["kernel"], leaves, init_leaves, source, order, found[1])
 
 
 class _NotAView(Exception):
@@ -280,9 +323,9 @@ def bind(
     kernels: list[tuple[ir.Kernel, tuple[UnitRange, ...]]],
     fields: Mapping[str, Any],
     tables: Mapping[str, Any],
-) -> list[Callable[[dict[str, Any]], None]]:
+) -> list[Step]:
     """The steps of a call with these fields: each takes the scalars (checked) by name."""
-    steps: list[Callable[[dict[str, Any]], None]] = []
+    steps: list[Step] = []
     for k, dom in kernels:
         if any(len(r) == 0 for r in dom):
             continue
@@ -296,16 +339,32 @@ def bind(
 
 def _evaluated(
     xp: ModuleType, k: ir.Kernel, dom: Any, fields: Mapping[str, Any], tables: Mapping[str, Any]
-) -> Callable[[dict[str, Any]], None]:
-    def step(scalars: dict[str, Any]) -> None:
+) -> Step:
+    def step(scalars: dict[str, Any], *_: Any) -> None:
         run_kernel(xp, k, dom, fields, scalars, tables)
 
     return step
 
 
+def _computing_into(
+    code: KernelCode, k: ir.Kernel, reads: list[Any], wins: list[Any]
+) -> KernelCode:
+    """``code``, or its form computing operations into memory (:mod:`.inplace`) where these
+    reads and windows allow it."""
+    carries = k.scan.carries if k.scan is not None else ()
+    info = inplace.infos(code.order, code.leaves, reads, carries)
+    choice = inplace.choose(code.order, code.counts, k.values, info, wins)
+    if choice == _NO_CHOICE:
+        return code
+    special = kernel_code(k, choice)
+    if special is None or list(map(id, special.leaves)) != list(map(id, code.leaves)):
+        return code  # (never: the same nodes in the same order give the same leaves)
+    return special
+
+
 def _bound_step(
     code: KernelCode, k: ir.Kernel, dom: tuple[UnitRange, ...], fields: Mapping[str, Any]
-) -> Callable[[dict[str, Any]], None] | None:
+) -> Step | None:
     """The kernel's function with its reads and windows made for these fields, or None where a
     read cannot be made as a view (the evaluator then runs the kernel and raises what it raises)."""
     outs = [fields[o] for o in k.outs]
@@ -315,6 +374,7 @@ def _bound_step(
             reads = _reads(KernelEvaluator(np, k.dims, dom, fields, {}, {}), code.leaves)
             wins = [_window(o, k, dom) for o in outs]
             rest: Any = (reads, wins)
+            code = _computing_into(code, k, reads, wins)
         else:
             axis = k.dims.index(k.scan.axis)
             init = _reads(KernelEvaluator(np, k.dims, dom, fields, {}, {}), code.init_leaves)
@@ -329,20 +389,23 @@ def _bound_step(
                 ev = KernelEvaluator(np, k.dims, ldom, fields, {}, {})
                 per_level.append((_reads(ev, code.leaves), [_window(o, k, ldom) for o in outs]))
             rest = (init, per_level)
+            first = per_level[0] if per_level else None
+            if first is not None and all(
+                inplace.same_infos(r, first[0]) and inplace.same_infos(w, first[1])
+                for r, w in per_level[1:]
+            ):  # every level's reads and windows alike: one choice for all
+                code = _computing_into(code, k, *first)
     except Exception:
         return None
     fn = code.fn
     if any(isinstance(x, ir.Call) and x.fn == "concat_where" for x in postorder(*k.values)):
 
-        def guarded(scalars: dict[str, Any]) -> None:
+        def guarded(scalars: dict[str, Any], *_: Any) -> None:
             # the evaluator computes a concat_where's branches with errors ignored: their
             # values are discarded where the branch is not selected
             with np.errstate(all="ignore"):
-                fn(scalars, *rest, outs, dts)
+                fn(*rest, outs, dts, scalars)
 
         return guarded
 
-    def step(scalars: dict[str, Any]) -> None:
-        fn(scalars, *rest, outs, dts)
-
-    return step
+    return partial(fn, *rest, outs, dts)
