@@ -88,6 +88,7 @@ def test_every_variant_of_a_kernel_gives_the_same_bits(monkeypatch, order: str) 
     first_name, first = run_with(None)
     variants = list(offered)
     assert len(variants) >= 4, variants  # chunks, streaming stores
+    assert any(v.regs for v in variants), variants  # register-capped copies (codegen.CAPPED_REGS)
     inner = (slice(1, -1),) * 3
     np.testing.assert_allclose(first[inner], reference(u, v, w), rtol=1e-12, atol=1e-12)
     edge = np.ones(shape, bool)

@@ -41,7 +41,16 @@ from ..cprelude import PRELUDE, index_typedef
 
 CUDA_TARGET: CTarget = C_TARGET  # CUDA's device math library has C's names
 
-CUDA_PRELUDE = "#define SK_FN static __device__ __forceinline__\n" + PRELUDE
+CUDA_PRELUDE = (
+    "#define SK_FN static __device__ __forceinline__\n"
+    # a register cap per kernel (``Variant.regs``): CUDA 12.4 and later; none before (or off the GPU)
+    "#if defined(__CUDACC__) && (__CUDACC_VER_MAJOR__ > 12 || "
+    "(__CUDACC_VER_MAJOR__ == 12 && __CUDACC_VER_MINOR__ >= 4))\n"
+    "#define SK_MAXNREG(n) __maxnreg__(n)\n"
+    "#else\n"
+    "#define SK_MAXNREG(n)\n"
+    "#endif\n" + PRELUDE
+)
 
 
 def grid_dims(k: ir.Kernel, layout: ArgLayout) -> list[Dimension]:
@@ -66,6 +75,9 @@ class Variant:
     streaming: bool = False
     #: threads visit the points of ``ordered_dim`` in a locality order (a second kernel argument)
     ordered: bool = False
+    #: registers per thread at most (``__maxnreg__``; 0: the compiler's choice), see
+    #: ``CAPPED_REGS``
+    regs: int = 0
 
     @property
     def suffix(self) -> str:
@@ -73,6 +85,7 @@ class Variant:
             ("" if self.chunk == 1 else f"_z{self.chunk}")
             + ("s" if self.streaming else "")
             + ("_ord" if self.ordered else "")
+            + (f"_r{self.regs}" if self.regs else "")
         )
 
     @property
@@ -81,6 +94,20 @@ class Variant:
 
 
 PLAIN = Variant()
+
+#: The register cap of the capped copies of a small Cartesian kernel's chunk variants: 32
+#: registers per thread let 64 warps (2048 threads) run on a multiprocessor. The H200 profile of
+#: the 512^3 Laplacian (ncu, 2026-12-03) showed every form of it bound by L2 requests, with the
+#: generated chunk variants at 40-44 registers (75 % occupancy at most); capped at 32 the best
+#: variant ran in 0.578 against 0.602 ms (0.88 against 0.85 of a copy of the same bytes), a cap
+#: of 40 gained nothing. A cap changes no arithmetic (the same bits); a kernel it makes spill is
+#: slower and the block search leaves it.
+CAPPED_REGS = 32
+
+#: The largest kernel given capped copies: at most this many field reads (counted with their
+#: offsets) and expression nodes. Larger kernels (ICON's) need more registers than the cap.
+CAPPED_MAX_READS = 24
+CAPPED_MAX_NODES = 128
 
 #: Unroll factor of a scan's loop over levels. On the H200 the tridiagonal pair, best blocks each, gave 0.923 of
 #: a 256 MiB copy at 2 against 0.904 not unrolled, 0.910 at 4, 0.908 at 8 (measured with the since-removed benchmarks/explore_kernels.py --only scan; RESULTS.md).
@@ -132,9 +159,29 @@ def chunk_variants(k: ir.Kernel, layout: ArgLayout, ordered: bool = False) -> tu
         base: tuple[Variant, ...] = (PLAIN,)
     else:
         base = tuple(Variant(c, s) for s in (False, True) for c in (1, 2, 4, 8, 16))
+        if _small_cartesian(k):
+            base += tuple(
+                Variant(v.chunk, v.streaming, regs=CAPPED_REGS) for v in base if v.chunk > 1
+            )
     if not ordered or ordered_dim(k, layout) is None:
         return base
     return base + tuple(Variant(v.chunk, v.streaming, True) for v in base)
+
+
+def _small_cartesian(k: ir.Kernel) -> bool:
+    """A kernel that reads no neighbour table and is small enough (``CAPPED_MAX_READS``,
+    ``CAPPED_MAX_NODES``) to run within ``CAPPED_REGS`` registers: its chunk variants are also
+    compiled with that cap."""
+    reads: set[ir.Access] = set()
+    nodes = 0
+    for root in k.values:
+        for x in walk(root):
+            nodes += 1
+            if isinstance(x, (ir.Lookup, ir.Valid)) or nodes > CAPPED_MAX_NODES:
+                return False
+            if isinstance(x, ir.Access):
+                reads.add(x)
+    return len(reads) <= CAPPED_MAX_READS
 
 
 def kernel_name(prog: ir.StencilProgram, ki: int, variant: Variant = PLAIN) -> str:
@@ -186,8 +233,9 @@ def _kernel(
     odim = found[0] if found is not None else None
     # the locality order, indexed by the natural index (the pointer is offset by the domain's start)
     extra = ", const int32_t* __restrict__ sk_ord" if odim is not None else ""
+    cap = f"SK_MAXNREG({variant.regs}) " if variant.regs else ""
     lines = [
-        f'extern "C" __global__ void {kernel_name(prog, ki, variant)}(const SkArgs args{extra}) {{',
+        f'extern "C" __global__ void {cap}{kernel_name(prog, ki, variant)}(const SkArgs args{extra}) {{',
         "  const int64_t* a = args.v;",
     ]
     # only the fields this kernel touches are unpacked; the compiler drops the rest anyway

@@ -23,6 +23,7 @@ import os
 import tempfile
 import threading
 import time
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -92,6 +93,7 @@ def _load(cache_dir: Path | None, name: str) -> tuple[Variant, tuple[int, int, i
             int(entry["chunk"]),
             bool(entry.get("streaming", False)),
             bool(entry.get("ordered", False)),
+            int(entry.get("regs", 0)),
         )
         return variant, (int(entry["block"][0]), int(entry["block"][1]), int(entry["block"][2]))
     except (OSError, ValueError, KeyError, TypeError, IndexError):
@@ -109,6 +111,7 @@ def _store(cache_dir: Path | None, name: str, choice: tuple[Variant, tuple[int, 
             "chunk": choice[0].chunk,
             "streaming": choice[0].streaming,
             "ordered": choice[0].ordered,
+            "regs": choice[0].regs,
             "block": list(choice[1]),
         }
         fd, tmp = tempfile.mkstemp(dir=cache_dir, prefix=".tuning-")
@@ -300,6 +303,7 @@ def choose_blocks(
     work.end(
         f"block {block}, z-chunk {variant.chunk}, streaming stores {variant.streaming}"
         + (", locality order" if variant.ordered else "")
+        + (f", at most {variant.regs} registers" if variant.regs else "")
         + f"; {st['slice_timings']} timings on slices in {st['slices_s'] * 1e3:.0f} ms"
         + (" (budget reached)" if st["budget_hit"] else "")
         + f", {st['whole_timings']} on the whole domain in {st['confirm_s'] * 1e3:.0f} ms"
@@ -396,7 +400,7 @@ def _search(
         # all the best few were tried on 2026-12-02: the Laplacian's choice did not change, and
         # the random-table C2E gather's first-call search measured 356 ms with them, against
         # 47 ms without in the run before: up to twice as many whole-domain rounds.)
-        twin = (Variant(best[0].chunk, not best[0].streaming, best[0].ordered), best[1])
+        twin = (replace(best[0], streaming=not best[0].streaming), best[1])
         if twin[0] in launchers and twin not in top:
             top.append(twin)
         whole_ms = timings[best] / REPEATS * timer.scale
