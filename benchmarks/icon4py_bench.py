@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import argparse
 import cProfile
+import hashlib
 import importlib
 import io
 import json
@@ -231,6 +232,9 @@ def run(opts: argparse.Namespace) -> None:
     doc = {"impl": opts.impl, "column_layout": getattr(opts, "column_layout", ""), "backend": opts.backend, "copy_GBps": copy_bw / 1e9, "mesh": m,
            "version": _version(gtx), "programs": results}  # fmt: skip
     name = "results.json" if not opts.only else f"results-{'+'.join(opts.only)}.json"
+    if len(name) > 200:  # several programs: a name within the file system's 255 bytes
+        digest = hashlib.sha256("+".join(opts.only).encode()).hexdigest()[:16]
+        name = f"results-{len(opts.only)}-programs-{digest}.json"
     (out_dir / name).write_text(json.dumps(doc, indent=1))
 
 
