@@ -35,14 +35,12 @@ K = gtx.Dimension("K", kind=gtx.DimensionKind.VERTICAL)
 F3 = Field[Dims[I, J, K], float64]
 
 
-@gtx.field_operator
-def lap(a: F3) -> F3:
-    return -6.0 * a + a(I + 1) + a(I - 1) + a(J + 1) + a(J - 1) + a(K + 1) + a(K - 1)
+@pytest.fixture(scope="module")
+def run_lap(tmp_path_factory):
+    """The bench's 7-point Laplacian (``stencilkit_benchmarks.programs``) over ``I, J, K``."""
+    from stencilkit_benchmarks.programs import import_programs
 
-
-@gtx.program
-def run_lap(a: F3, out: F3, n: gtx.int32):
-    lap(a, out=out, domain={I: (1, n - 1), J: (1, n - 1), K: (1, n - 1)})
+    return import_programs(tmp_path_factory.mktemp("programs")).run_lap
 
 
 @gtx.field_operator
@@ -92,7 +90,7 @@ def _kernel_and_layout(program, args):
     return planned, k
 
 
-def test_a_small_cartesian_kernel_gets_capped_chunk_variants() -> None:
+def test_a_small_cartesian_kernel_gets_capped_chunk_variants(run_lap) -> None:
     n = 24
     a, out = (gtx.as_field([I, J, K], np.ones((n, n, n))) for _ in range(2))
     planned, k = _kernel_and_layout(run_lap, [a, out, n])
@@ -144,7 +142,7 @@ def test_a_gather_gets_no_capped_variants() -> None:
 @pytest.mark.parametrize(
     "variant", [Variant(4, False, regs=CAPPED_REGS), Variant(8, True, regs=CAPPED_REGS)], ids=str
 )
-def test_capped_variants_compute_the_plain_kernels_values(variant) -> None:
+def test_capped_variants_compute_the_plain_kernels_values(run_lap, variant) -> None:
     """The emulated (C++) kernels of a capped variant: the same values, the rim untouched."""
     from test_cuda_order import _run
 
@@ -187,7 +185,7 @@ _NVCC = shutil.which("nvcc") or (
 
 
 @pytest.mark.skipif(not _NVCC, reason="nvcc not installed")
-def test_capped_variants_compile_within_the_cap(tmp_path: Path) -> None:
+def test_capped_variants_compile_within_the_cap(run_lap, tmp_path: Path) -> None:
     n = 512
     dom = {I: n, J: n, K: n}
     ins = run_lap.with_backend(gtx.gpu).inspect(dom, dom, n, offset_provider={}, until="generate")
