@@ -185,8 +185,8 @@ NO_CONTRACTION = "-ffp-contract=off"
 #: loop body of ~4,850 values) took 243-254 s at ``-O3`` and builds in 16 s without it; 85 deep
 #: (3,603 lines) at ``-O2`` 54 s against 6.5 s, 86 % of it "cfg cleanup" (``-ftime-report``); 70
 #: deep (2,463 lines) at ``-O3`` 5.2 against 3.8 s. The 100-deep chain also runs faster than its
-#: ``-O1`` build did (6.8 against 8.2 ms per call). ICON's largest measured program, the graupel
-#: scan, is 1,196 lines and keeps GCC's full ``-O3``.
+#: ``-O1`` build did (5.9-6.8 against 7.6-8.2 ms per call). ICON's largest measured program, the
+#: graupel scan, is 1,196 lines and keeps GCC's full ``-O3``.
 JUMP_THREADING_LINES = 2_000
 
 
