@@ -79,13 +79,10 @@ def run_cumsum(a: F3, out: F3):
     _cumsum(a, out=out)
 
 
-def _planned(program, args, target=None):
-    runner = CompiledRunner(interface_of(program.definition), target or CudaTarget(arch="90"))
-    return runner.stages(args, {}, check_device=False, until="plan").planned
-
-
-def _kernel_and_layout(program, args):
-    planned = _planned(program, args)
+def _kernel_and_layout(program, args, provider=None):
+    """The gpu plan of ``program`` for ``args`` (no GPU needed) and its one kernel."""
+    runner = CompiledRunner(interface_of(program.definition), CudaTarget(arch="90"))
+    planned = runner.stages(args, provider or {}, check_device=False, until="plan").planned
     (k,) = planned.sprog.kernels
     return planned, k
 
@@ -130,11 +127,7 @@ def test_a_gather_gets_no_capped_variants() -> None:
     mesh = periodic_triangular_mesh(6, 6)
     e = gtx.as_field([Edge, K], np.ones((mesh.n_edges, 3)))
     out = gtx.as_field([Cell, K], np.ones((mesh.n_cells, 3)))
-    runner = CompiledRunner(interface_of(run_c2e.definition), CudaTarget(arch="90"))
-    planned = runner.stages(
-        [e, out, 0, mesh.n_cells, 3], mesh.offset_provider(), check_device=False, until="plan"
-    ).planned
-    (k,) = planned.sprog.kernels
+    planned, k = _kernel_and_layout(run_c2e, [e, out, 0, mesh.n_cells, 3], mesh.offset_provider())
     assert ordered_dim(k, planned.layout) is not None
     assert not any(v.regs for v in chunk_variants(k, planned.layout, ordered=True))
 
