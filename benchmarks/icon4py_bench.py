@@ -327,6 +327,22 @@ def _sync(xp: Any) -> None:
         xp.cuda.Device().synchronize()
 
 
+def _chosen_launches(prog: Any) -> list[dict[str, Any]]:
+    """stencilkit only: the kernels its tune stage settled on (name, block, grid), per plan.
+
+    Internals, informative only: a change of a program's time between runs can then be told
+    apart from a change of the variant chosen. Empty for gt4py or when the internals moved.
+    """
+    try:
+        out = []
+        for plan in getattr(prog, "_runner").plans.values():
+            for kl in plan.launches.kernels:
+                out.append({"kernel": getattr(kl, "name", "") or "?", "block": list(kl.block), "grid": list(kl.grid)})
+        return out
+    except Exception:  # noqa: BLE001 - informative only
+        return []
+
+
 def _run_program(p: dict[str, Any], gtx: Any, backend: Any, provider: dict[str, Any], dims: dict[str, Any],
                  xp: Any, gpu: bool, handler: Any, out_dir: Path, copy_bw: float, opts: argparse.Namespace) -> dict[str, Any]:  # fmt: skip
     name = p["name"]
@@ -397,6 +413,9 @@ def _run_program(p: dict[str, Any], gtx: Any, backend: Any, provider: dict[str, 
             save.mkdir(exist_ok=True)
             for fname, f in _written(p["params"], args).items():
                 np.save(save / f"{fname}.npy", f.asnumpy())
+        launched = _chosen_launches(prog)
+        if launched:
+            res["launches"] = launched
         res["ok"] = True
         print(f"{name:72s} first {res['first_call_s']:7.2f} s  {res['ms']:8.3f} ms"
               + (f"  {res['fraction_of_copy']:.2f} of copy" if gpu else ""), flush=True)  # fmt: skip
