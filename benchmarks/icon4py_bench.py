@@ -335,11 +335,17 @@ def _chosen_launches(prog: Any) -> list[dict[str, Any]]:
     """
     try:
         out = []
-        for plan in getattr(prog, "_runner").plans.values():
+        for plan in prog._runner.plans.values():
             for kl in plan.launches.kernels:
-                out.append({"kernel": getattr(kl, "name", "") or "?", "block": list(kl.block), "grid": list(kl.grid)})
+                out.append(
+                    {
+                        "kernel": getattr(kl, "name", "") or "?",
+                        "block": list(kl.block),
+                        "grid": list(kl.grid),
+                    }
+                )
         return out
-    except Exception:  # noqa: BLE001 - informative only
+    except Exception:
         return []
 
 
