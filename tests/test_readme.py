@@ -22,7 +22,7 @@ def test_the_readme_starts_with_two_commands_set_up_with_demo_and_tests() -> Non
     setup, tests = _first_block()
     assert setup.startswith("python3 -m venv .venv && ") and "pip install -e '.[test]'" in setup
     assert setup.endswith("&& .venv/bin/stencilkit demo")
-    assert tests == ".venv/bin/python -m pytest -q"
+    assert tests == ".venv/bin/python -m pytest -q -n auto"
 
 
 def test_ci_runs_the_readme_commands() -> None:
