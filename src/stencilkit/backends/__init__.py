@@ -2,15 +2,15 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
 from ..core.device import DeviceType
+from ..core.records import record
 from ..stages.interface import ProgramInterface
 from ..stages.runner import Runner
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class FieldAllocator:
     """``backend.allocator``: where and how a backend wants its fields; pass it (or the backend)
     as ``allocator=`` to the field constructors."""
@@ -25,7 +25,7 @@ class FieldAllocator:
         return f"<stencilkit allocator for {self.device_type.name}>"
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Backend:
     """A compiled backend; pass it as ``backend=`` to ``@program`` or as ``allocator=`` to field
     constructors (fields then land on the backend's device in its preferred layout).

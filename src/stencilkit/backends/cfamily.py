@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from types import MappingProxyType
 from typing import Any
 
@@ -18,6 +18,7 @@ import numpy as np
 from ..core.dims import Dimension
 from ..core.dtypes import C_TYPES
 from ..core.errors import InternalError
+from ..core.records import record
 from ..core.types import TupleType
 from ..ir import nodes as ir
 from ..ir.visit import children, postorder, use_counts
@@ -103,7 +104,7 @@ def c_literal(value: bool | int | float, dtype: str) -> str:
     return f"(({ctype(dtype)}){int(value)}{suffix})"
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class CTarget:
     """Emission rules for one C-family target (read-only tables: ``{0}``, ``{1}`` the operands)."""
 

@@ -8,9 +8,8 @@ compute domain of the call.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from ..core.dims import Dimension, DimensionKind
+from ..core.records import record
 
 #: The stencilkit dimensions GTScript fields live on (index 0 is the compute domain's origin).
 DIM_I = Dimension("I")
@@ -24,7 +23,7 @@ def table_dims(name: str, ndim: int) -> tuple[Dimension, ...]:
     return tuple(Dimension(f"{name}_T{k}", DimensionKind.LOCAL) for k in range(ndim))
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class AxisIndex:
     """``I[0] + offset`` (``index`` 0: from the first compute point) or ``I[-1] + offset``
     (``index`` -1: from the last)."""
@@ -56,7 +55,7 @@ class AxisIndex:
     __str__ = __repr__
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class AxisOffset:
     """``I + 1``: an offset along one axis, the newer offset syntax ``f[I + 1, K - 1]``."""
 

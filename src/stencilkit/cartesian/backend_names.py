@@ -19,11 +19,11 @@ to a multiple of ``alignment`` elements.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any, Final, Literal
 
 from ..core.device import DeviceType
 from ..core.errors import StencilValueError
+from ..core.records import record
 from ..storage.layout import Layout
 
 __all__ = [
@@ -47,7 +47,7 @@ class UnknownBackendError(StencilValueError, RuntimeError):
     and a ``RuntimeError`` (as gt4py's storage allocators raise for an unknown preset)."""
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class BackendName:
     """One gt4py.cartesian backend name and what stencilkit makes of it.
 

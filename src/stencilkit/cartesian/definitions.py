@@ -5,12 +5,12 @@ location, caught as gt4py's ``GTError`` family too)."""
 from __future__ import annotations
 
 import enum
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from ..core.errors import StencilError, StencilTypeError, StencilValueError
+from ..core.records import record
 
 
 class GTError(Exception):
@@ -56,7 +56,7 @@ class AccessKind(enum.IntFlag):
     READ_WRITE = 3
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Boundary:
     """The halo a field is read in: ``((i_minus, i_plus), (j_minus, j_plus), (k_minus, k_plus))``
     over the field's axes."""
@@ -94,7 +94,7 @@ class Boundary:
         return f"Boundary({self.extents})"
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class FieldInfo:
     """gt4py's ``field_info`` entry: access, boundary (halo), axes, data dims, dtype."""
 
@@ -121,7 +121,7 @@ class FieldInfo:
         return len(self.axes) + len(self.data_dims)
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class ParameterInfo:
     """gt4py's ``parameter_info`` entry of a scalar: access and dtype."""
 
@@ -129,7 +129,7 @@ class ParameterInfo:
     dtype: np.dtype[Any]
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class DomainInfo:
     """gt4py's ``domain_info``: the parallel and sequential axes."""
 

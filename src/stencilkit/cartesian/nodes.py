@@ -7,16 +7,15 @@ The lowering (``lowering.py``) turns this into stencilkit's program IR.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from ..core.errors import SourceLocation
+from ..core.records import record
 
 
 class Expr:
     __slots__ = ()
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Lit(Expr):
     """A literal of ``dtype`` (GTScript's literal precision applied)."""
 
@@ -24,7 +23,7 @@ class Lit(Expr):
     dtype: str
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class FieldRead(Expr):
     """A field parameter or temporary read at ``offset`` (I, J, K) from the current point."""
 
@@ -35,21 +34,21 @@ class FieldRead(Expr):
     k_expr: Expr | None = None
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class LevelIndex(Expr):
     """``K`` used as a value: the current level's index (0 at the compute domain's bottom)."""
 
     dtype: str
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class ScalarRead(Expr):
     """A scalar parameter read by name."""
 
     name: str
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class BinOp(Expr):
     """``left op right`` at the current point."""
 
@@ -58,7 +57,7 @@ class BinOp(Expr):
     right: Expr
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class UnaryOp(Expr):
     """``op operand`` at the current point."""
 
@@ -66,7 +65,7 @@ class UnaryOp(Expr):
     operand: Expr
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Builtin(Expr):
     """A math builtin under its GTScript name (``min``, ``asin``, ``mod``...)."""
 
@@ -75,7 +74,7 @@ class Builtin(Expr):
     loc: SourceLocation | None = None
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Cast(Expr):
     """``arg`` converted to ``dtype`` (an explicit cast or a promotion)."""
 
@@ -83,7 +82,7 @@ class Cast(Expr):
     arg: Expr
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Ternary(Expr):
     """``true if cond else false``, elementwise."""
 
@@ -92,7 +91,7 @@ class Ternary(Expr):
     false: Expr
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class TableRead(Expr):
     """``t.A[i, j]``: the element of ``GlobalTable`` parameter ``name`` at absolute indices."""
 
@@ -101,7 +100,7 @@ class TableRead(Expr):
     loc: SourceLocation | None = None
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class IntegerValue(Expr):
     """``expr``, which must be an integer (a run-time data index): ``what`` it is, for the error."""
 
@@ -110,14 +109,14 @@ class IntegerValue(Expr):
     loc: SourceLocation | None = None
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class LoopVar(Expr):
     """A variable of the enclosing ``Loop``, read inside it (``name`` is unique)."""
 
     name: str
 
 
-@dataclass(frozen=True, slots=True, eq=False)
+@record(eq=False)
 class Loop(Expr):
     """A ``while`` loop in a ``gtscript.function``: its locals assigned in the body are the
     variables ``names``, starting at ``inits``; while ``cond`` holds each takes its ``body``
@@ -130,7 +129,7 @@ class Loop(Expr):
     loc: SourceLocation | None = None
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class LoopResult(Expr):
     """The final value of variable ``index`` of a ``while`` loop (``Loop.names[index]``)."""
 
@@ -143,7 +142,7 @@ class Stmt:
     __slots__ = ()
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Assign(Stmt):
     """``target = value`` (a field, a temporary; at ``k_offset`` in sequential computations)."""
 
@@ -154,7 +153,7 @@ class Assign(Stmt):
     k_offset: int = 0  # ``f[0, 0, 1] = ...`` (sequential computations only)
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class If(Stmt):
     """``if cond: body else: orelse`` on a field or scalar condition."""
 
@@ -164,7 +163,7 @@ class If(Stmt):
     loc: SourceLocation
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class While(Stmt):
     """``while cond:`` in a stencil body: the body runs at each point until ``cond`` is false."""
 
@@ -173,7 +172,7 @@ class While(Stmt):
     loc: SourceLocation
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Bound:
     """A region bound: ``AxisIndex`` ``index`` (0 or -1) plus ``offset``."""
 
@@ -181,7 +180,7 @@ class Bound:
     offset: int
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Region:
     """``region[i_lo:i_hi, j_lo:j_hi]``; None bounds are unbounded, ``hi`` exclusive."""
 
@@ -189,7 +188,7 @@ class Region:
     j: tuple[Bound | None, Bound | None]
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Horizontal(Stmt):
     """``with horizontal(region[...], ...):``: ``body`` runs only in the regions."""
 
@@ -198,7 +197,7 @@ class Horizontal(Stmt):
     loc: SourceLocation
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class LevelBound:
     """An interval bound: ``offset`` levels above the bottom, or (``from_top``) the K size
     plus ``offset`` (``offset <= 0``)."""
@@ -211,7 +210,7 @@ class LevelBound:
     column: Expr | None = None
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Interval:
     """``interval(start, end)``: the levels ``[start, end)``."""
 
@@ -232,7 +231,7 @@ class Interval:
         return 0
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Block:
     """One ``with interval(...):`` block of a computation and its statements."""
 
@@ -241,7 +240,7 @@ class Block:
     loc: SourceLocation
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Computation:
     """``with computation(order):``: its interval blocks, in order."""
 
@@ -250,7 +249,7 @@ class Computation:
     loc: SourceLocation
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Param:
     """A stencil parameter: a field (its axes, dtype, data dimensions) or a scalar."""
 
@@ -261,7 +260,7 @@ class Param:
     data_dims: tuple[int, ...] = ()  # Field[IJK, (dtype, (n, ...))]
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Definition:
     """A parsed stencil definition: parameters, computations, temporaries."""
 
@@ -279,7 +278,7 @@ class Definition:
     components: tuple[tuple[str, str, tuple[int, ...]], ...] = ()
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class RegionMask(Expr):
     """True inside ``region`` (``horizontal(region[...])``), the region moved by ``shift``
     (I, J) when the mask is read at an offset."""

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import enum
-from dataclasses import dataclass
+
+from .records import record
 
 
 class DeviceType(enum.IntEnum):
@@ -22,7 +23,7 @@ class DeviceType(enum.IntEnum):
     ONE_API = 14
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Device:
     """A device: its DLPack type and ordinal, e.g. ``Device(DeviceType.CUDA, 0)``."""
 

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import enum
 import types
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, NamedTuple, TypeGuard, TypeVar
 
 import numpy as np
+
+from .records import record
 
 if TYPE_CHECKING:
     from .domain import Domain
@@ -24,7 +25,7 @@ class DimensionKind(enum.Enum):
         return self.value
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Dimension:
     """A named axis of a field, e.g. ``I = Dimension("I")``, ``K = Dimension("K", kind=DimensionKind.VERTICAL)``."""
 
@@ -102,7 +103,7 @@ class NamedIndex(NamedTuple):
     value: int
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class CartesianOffset:
     """``I + 1``: a shift by a constant along one Cartesian dimension."""
 
@@ -110,7 +111,7 @@ class CartesianOffset:
     offset: int
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class FieldOffset:
     """A named offset, Cartesian (``FieldOffset("Ioff", source=I, target=(I,))``) or through a
     neighbour table (``FieldOffset("E2C", source=Cell, target=(Edge, E2CDim))``)."""
@@ -146,7 +147,7 @@ class FieldOffset:
         return len(self.target) == 1 and self.target[0] == self.source
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class FieldOffsetElement:
     """``E2C[0]``: one neighbour of a neighbour table."""
 

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 from .dims import Dimension, NamedIndex
+from .records import record
 from .staggered import flip_staggered, is_staggered
 
 
@@ -72,7 +73,7 @@ class Infinity(enum.Enum):
 Bound = int | Infinity
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class UnitRange:
     """The half-open integer range ``[start, stop)``; either end may be infinite. An empty range
     keeps its start (gt4py.next normalises it to ``UnitRange(0, 0)``)."""
@@ -433,7 +434,7 @@ class Domain:
         )
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class _SliceAt:
     domain: Domain
 

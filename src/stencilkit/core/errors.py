@@ -10,11 +10,12 @@ keeps working. The conditions gt4py names specifically raise classes that are bo
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any
 
+from .records import record
 
-@dataclass(frozen=True, slots=True)
+
+@record
 class SourceLocation:
     """Where in the user's source a construct was written."""
 

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import enum
-from dataclasses import dataclass
 
 from .dims import Dimension
+from .records import record
 
 
 class GridType(enum.StrEnum):
@@ -18,7 +18,7 @@ class GridType(enum.StrEnum):
     UNSTRUCTURED = "unstructured"
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class CartesianConnectivity:
     """A shift by ``offset`` along ``domain_dim`` into ``codomain`` (default: the same dimension).
 

@@ -15,13 +15,13 @@ True
 from __future__ import annotations
 
 import dataclasses
-from dataclasses import dataclass
 from typing import Any
 
+from .records import record
 from .types import TupleType
 
 
-@dataclass(frozen=True, slots=True, eq=False, repr=False)
+@record(repr=False, eq=False)
 class NamedCollectionType(TupleType):
     """The type of a named collection: element ``types`` under ``names``, of class ``cls``."""
 

@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import types
 import typing
-from dataclasses import dataclass
 from typing import Any
 
 from .dims import Dimension, DimensionKind, dims_of_annotation
 from .dtypes import dtype_name
+from .records import record
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class ScalarType:
     """A scalar of ``dtype``."""
 
@@ -21,7 +21,7 @@ class ScalarType:
         return self.dtype
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class FieldType:
     """A field over ``dims`` of ``dtype``."""
 
@@ -32,7 +32,7 @@ class FieldType:
         return f"Field[[{', '.join(d.value for d in self.dims)}], {self.dtype}]"
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class TupleType:
     """A tuple of field or scalar types (a tuple-valued operator, a tuple argument)."""
 

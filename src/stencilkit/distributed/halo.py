@@ -27,6 +27,7 @@ from typing import Any
 
 import numpy as np
 
+from ..core.records import record
 from .buffers import (
     from_host,
     namespace,
@@ -54,7 +55,7 @@ def tag_base(sequence: int) -> int:
     return (sequence % _TAG_CYCLES) * TAG_SPAN
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Region:
     """Where a part of a message lies in a field's buffer: ``index`` is a tuple of slices, or
     ``(axis, indices)`` for the points of an unstructured mesh along ``axis``."""
@@ -77,7 +78,7 @@ class Region:
             arr[(slice(None),) * axis + (idx,)] = values
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Message:
     """What goes to and comes from one neighbour: per field a send and a receive region.
     ``tag_out`` / ``tag_in`` tell apart several messages between the same two ranks."""

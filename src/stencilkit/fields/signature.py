@@ -8,14 +8,13 @@ which is what the per-call path hashes.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 
 from ..core.device import DeviceType
+from ..core.records import record
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class FieldSignature:
     """A field's layout and placement, in the order of its own dimensions.
 

@@ -7,11 +7,11 @@ the output point; neighbour shifts become table ``Lookup`` indices; reductions b
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
 from ..core.dims import Dimension
 from ..core.errors import InternalError, StencilTypeError, StencilValueError
+from ..core.records import record
 from ..core.types import FieldType, ScalarType, TupleType, TypeSpec
 from . import nodes as n
 from .tuples import flat_name, flat_params, flatten_value
@@ -26,7 +26,7 @@ __all__ = [
 from .visit import children, deep, map_children
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class TableInfo:
     """What lowering needs to know of a neighbour table from ``offset_provider``."""
 

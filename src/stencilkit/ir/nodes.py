@@ -12,9 +12,8 @@ Two levels share the scalar nodes:
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from ..core.dims import Dimension
+from ..core.records import record
 from ..core.types import FieldType, ScalarType, TupleType, TypeSpec
 
 
@@ -28,7 +27,7 @@ class Node:
 
 
 # ---------------------------------------------------------------- shared scalar expressions
-@dataclass(frozen=True, slots=True, repr=False)
+@record(repr=False)
 class Literal(Node):
     """A scalar constant of ``type``."""
 
@@ -37,7 +36,7 @@ class Literal(Node):
     weak: bool = False  # a Python literal: adopts the dtype of the other operand
 
 
-@dataclass(frozen=True, slots=True, repr=False)
+@record(repr=False)
 class Ref(Node):
     """A parameter (field, scalar or tuple) by name."""
 
@@ -45,7 +44,7 @@ class Ref(Node):
     type: TypeSpec
 
 
-@dataclass(frozen=True, slots=True, repr=False)
+@record(repr=False)
 class BinOp(Node):
     """``left op right``, elementwise."""
 
@@ -55,7 +54,7 @@ class BinOp(Node):
     type: TypeSpec
 
 
-@dataclass(frozen=True, slots=True, repr=False)
+@record(repr=False)
 class UnaryOp(Node):
     """``op operand``, elementwise."""
 
@@ -64,7 +63,7 @@ class UnaryOp(Node):
     type: TypeSpec
 
 
-@dataclass(frozen=True, slots=True, repr=False)
+@record(repr=False)
 class Call(Node):
     """A builtin function applied element-wise (``sqrt``, ``where``, ``astype``, ...)."""
 
@@ -73,7 +72,7 @@ class Call(Node):
     type: TypeSpec
 
 
-@dataclass(frozen=True, slots=True, repr=False)
+@record(repr=False)
 class IfElse(Node):
     """``t if cond else f`` with a scalar condition."""
 
@@ -84,7 +83,7 @@ class IfElse(Node):
 
 
 # ---------------------------------------------------------------- operator level
-@dataclass(frozen=True, slots=True, repr=False)
+@record(repr=False)
 class CartesianShift(Node):
     """A shift by ``amount`` points along the Cartesian dimension ``dim``."""
 
@@ -92,7 +91,7 @@ class CartesianShift(Node):
     amount: int
 
 
-@dataclass(frozen=True, slots=True, repr=False)
+@record(repr=False)
 class NeighborShift(Node):
     """Shift through the neighbour table named ``offset``; ``index`` picks one neighbour."""
 
@@ -102,7 +101,7 @@ class NeighborShift(Node):
     index: int | None
 
 
-@dataclass(frozen=True, slots=True, repr=False)
+@record(repr=False)
 class DynamicShift(Node):
     """``as_offset(Off, amount)``: along ``dim`` by the integer value of ``amount`` at each point."""
 
@@ -110,7 +109,7 @@ class DynamicShift(Node):
     amount: Expr
 
 
-@dataclass(frozen=True, slots=True, repr=False)
+@record(repr=False)
 class StaggeredShift(Node):
     """A half-integer shift: a field over ``source`` read at index ``i + amount`` of ``target``,
     where ``target`` is ``source``'s staggered counterpart (or its base)."""
@@ -120,7 +119,7 @@ class StaggeredShift(Node):
     amount: int
 
 
-@dataclass(frozen=True, slots=True, repr=False)
+@record(repr=False)
 class Shift(Node):
     """``expr`` read shifted ``by`` one of the shifts above."""
 
@@ -129,7 +128,7 @@ class Shift(Node):
     type: TypeSpec
 
 
-@dataclass(frozen=True, slots=True, repr=False)
+@record(repr=False)
 class LocalSelect(Node):
     """``f[C2EDim(i)]``: neighbour slot ``index`` of a field over the local dimension ``dim``."""
 
@@ -139,7 +138,7 @@ class LocalSelect(Node):
     type: TypeSpec
 
 
-@dataclass(frozen=True, slots=True, repr=False)
+@record(repr=False)
 class Reduce(Node):
     """``neighbor_sum`` / ``max_over`` / ``min_over`` of ``expr`` along a local dimension."""
 
@@ -149,7 +148,7 @@ class Reduce(Node):
     type: TypeSpec
 
 
-@dataclass(frozen=True, slots=True, repr=False)
+@record(repr=False)
 class DimIndex(Node):
     """The index along ``dim`` at each point (``K`` in ``concat_where(K == 0, a, b)``): an integer
     field over ``dim``."""
@@ -158,7 +157,7 @@ class DimIndex(Node):
     type: TypeSpec
 
 
-@dataclass(frozen=True, slots=True, repr=False)
+@record(repr=False)
 class ScanCall(Node):
     """A scan operator applied inside a field operator: the columns it produces. ``step`` computes
     the next carry from ``Ref(carry_name)`` and the column values, as in ``ScanApply``."""
@@ -172,7 +171,7 @@ class ScanCall(Node):
     label: str = ""
 
 
-@dataclass(frozen=True, slots=True, repr=False)
+@record(repr=False)
 class While(Node):
     """A loop at each point (GTScript's ``while``): the loop variables ``names`` (read as
     ``Ref(name)`` in ``cond`` and ``body``) start at ``inits``; while ``cond`` holds, each takes
@@ -186,7 +185,7 @@ class While(Node):
     type: TupleType
 
 
-@dataclass(frozen=True, slots=True, repr=False)
+@record(repr=False)
 class MakeTuple(Node):
     """A tuple of expressions (a tuple-valued operator's result)."""
 
@@ -194,7 +193,7 @@ class MakeTuple(Node):
     type: TupleType
 
 
-@dataclass(frozen=True, slots=True, repr=False)
+@record(repr=False)
 class TupleGet(Node):
     """Element ``index`` of the tuple-valued ``expr``."""
 
@@ -204,7 +203,7 @@ class TupleGet(Node):
 
 
 # ---------------------------------------------------------------- stencil level
-@dataclass(frozen=True, slots=True, repr=False)
+@record(repr=False)
 class Pos(Node):
     """The current output index along ``dim``, plus ``offset``."""
 
@@ -212,14 +211,14 @@ class Pos(Node):
     offset: int = 0
 
 
-@dataclass(frozen=True, slots=True, repr=False)
+@record(repr=False)
 class ConstIndex(Node):
     """A constant integer index (a neighbour slot, a tuple position)."""
 
     value: int
 
 
-@dataclass(frozen=True, slots=True, repr=False)
+@record(repr=False)
 class LocalIndex(Node):
     """The loop index of an enclosing ``LocalReduce`` over ``dim``; ``var`` tells nested
     reductions over the same dimension apart."""
@@ -228,7 +227,7 @@ class LocalIndex(Node):
     var: int = 0
 
 
-@dataclass(frozen=True, slots=True, repr=False)
+@record(repr=False)
 class Lookup(Node):
     """``table[source, neighbor]``: an index read from a neighbour table."""
 
@@ -237,7 +236,7 @@ class Lookup(Node):
     neighbor: Index
 
 
-@dataclass(frozen=True, slots=True, repr=False)
+@record(repr=False)
 class DynIndex(Node):
     """``base`` plus the integer value of ``amount`` (a dynamic offset, ``as_offset``)."""
 
@@ -248,7 +247,7 @@ class DynIndex(Node):
 Index = Pos | ConstIndex | LocalIndex | Lookup | DynIndex
 
 
-@dataclass(frozen=True, slots=True, repr=False)
+@record(repr=False)
 class IndexValue(Node):
     """The value of an index (``DimIndex`` after lowering), as an int64 scalar."""
 
@@ -256,7 +255,7 @@ class IndexValue(Node):
     type: ScalarType
 
 
-@dataclass(frozen=True, slots=True, repr=False)
+@record(repr=False)
 class Access(Node):
     """Read of ``field`` at one index per field dimension."""
 
@@ -265,7 +264,7 @@ class Access(Node):
     type: ScalarType
 
 
-@dataclass(frozen=True, slots=True, repr=False)
+@record(repr=False)
 class Valid(Node):
     """True where neighbour ``table[source, neighbor]`` exists (is not the skip value)."""
 
@@ -275,7 +274,7 @@ class Valid(Node):
     type: ScalarType
 
 
-@dataclass(frozen=True, slots=True, repr=False)
+@record(repr=False)
 class LocalReduce(Node):
     """Reduce ``body`` with ``op`` over ``size`` neighbours, the loop variable ``LocalIndex(dim)``;
     terms where ``mask`` is false are skipped."""
@@ -312,7 +311,7 @@ Expr = (
 
 
 # ---------------------------------------------------------------- programs
-@dataclass(frozen=True, slots=True, repr=False)
+@record(repr=False)
 class Param(Node):
     """A program parameter: its name and type."""
 
@@ -320,7 +319,7 @@ class Param(Node):
     type: TypeSpec
 
 
-@dataclass(frozen=True, slots=True, repr=False)
+@record(repr=False)
 class DomainRange(Node):
     """Bounds along one dimension; ``start``/``stop`` are integer scalar expressions."""
 
@@ -329,7 +328,7 @@ class DomainRange(Node):
     stop: Expr
 
 
-@dataclass(frozen=True, slots=True, repr=False)
+@record(repr=False)
 class FieldOperator(Node):
     """A field operator after parsing: parameters and one (possibly tuple) result expression."""
 
@@ -338,7 +337,7 @@ class FieldOperator(Node):
     body: Expr
 
 
-@dataclass(frozen=True, slots=True, repr=False)
+@record(repr=False)
 class Apply(Node):
     """A program statement: evaluate ``expr`` over ``domain`` into ``outs`` (one per tuple element).
     ``domain`` empty means the whole domain of the first output."""
@@ -350,7 +349,7 @@ class Apply(Node):
     where: str = ""  # the user's file:line of the call
 
 
-@dataclass(frozen=True, slots=True, repr=False)
+@record(repr=False)
 class ScanApply(Node):
     """A vertical scan writing ``outs``: along ``axis`` the carry starts at ``init`` and each level
     computes ``step`` from the carry (``Ref(carry_name)``) and the column values."""
@@ -366,7 +365,7 @@ class ScanApply(Node):
     where: str = ""
 
 
-@dataclass(frozen=True, slots=True, repr=False)
+@record(repr=False)
 class Program(Node):
     """``temps`` are fields the program writes and reads but the caller never sees (the columns
     a scan passes to another scan inside one field operator); the runner allocates them."""
@@ -399,7 +398,7 @@ def scalar_of(t: TypeSpec) -> ScalarType:
 
 
 # ---------------------------------------------------------------- stencil level programs
-@dataclass(frozen=True, slots=True, repr=False)
+@record(repr=False)
 class Scan(Node):
     """Makes a kernel a vertical scan: ``carries`` start at ``inits`` and each level's values
     become the next level's carries."""
@@ -410,7 +409,7 @@ class Scan(Node):
     inits: tuple[Expr, ...]
 
 
-@dataclass(frozen=True, slots=True, repr=False)
+@record(repr=False)
 class Kernel(Node):
     """One parallel loop nest: at every point of ``domain`` (over ``dims``), ``outs[i] = values[i]``.
     An empty ``domain`` means the whole domain of ``outs[0]``."""
@@ -424,7 +423,7 @@ class Kernel(Node):
     where: str = ""  # the user's file:line of the call this kernel comes from
 
 
-@dataclass(frozen=True, slots=True, repr=False)
+@record(repr=False)
 class StencilProgram(Node):
     """A program at stencil level; tuple parameters are flattened to ``name__i``."""
 

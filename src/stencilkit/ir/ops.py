@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any, Final
+
+from ..core.records import record
 
 #: Python binary operators and their IR spelling.
 BINARY_OPS: Final[dict[str, str]] = {
@@ -32,7 +33,7 @@ BITWISE: Final = frozenset({"&", "|", "^"})
 UNARY_OPS: Final[dict[str, str]] = {"USub": "-", "UAdd": "+", "Invert": "~", "Not": "not"}
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class BuiltinSpec:
     """A math builtin: ``arity`` and how the result type follows from the argument dtype:
     ``"same"`` (the argument's dtype), ``"float"`` (argument must be floating), ``"bool"``."""

@@ -10,13 +10,12 @@ plain NumPy implementation of the same scheme.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from ..core.errors import StencilError
+from ..core.records import record
 from .shallow_water import DemoResult
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class BackendChoice:
     """The backend the demo runs on (``"gpu"``, ``"cpu"``, ``"embedded"``) and why."""
 

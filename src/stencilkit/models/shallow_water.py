@@ -29,13 +29,14 @@ from __future__ import annotations
 
 import math
 import time
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 import stencilkit as gtx
 from stencilkit import Dims, Field, float64, int32
+
+from ..core.records import record
 
 I = gtx.Dimension("I")
 J = gtx.Dimension("J")
@@ -252,7 +253,7 @@ def numpy_step(
     ]
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class DemoResult:
     """What ``run_demo`` measured and checked."""
 

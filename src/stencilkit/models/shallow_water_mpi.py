@@ -19,7 +19,6 @@ import argparse
 import sys
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -27,6 +26,7 @@ import numpy as np
 import stencilkit as gtx
 from stencilkit import distributed as dist
 
+from ..core.records import record
 from .shallow_water import (
     BACKENDS,
     CFL,
@@ -96,7 +96,7 @@ class DistributedShallowWater:
         return None if parts[0] is None else [p for p in parts if p is not None]
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class DistributedResult:
     backend: str
     ranks: int

@@ -9,11 +9,11 @@ whole domain of the element's own field.
 from __future__ import annotations
 
 import ast
-from dataclasses import dataclass
 
 from ..core.dims import Dimension
 from ..core.dtypes import is_integral
 from ..core.errors import StencilTypeError
+from ..core.records import record
 from ..core.types import FieldType, ScalarType, TupleType
 from ..ir import nodes as ir
 from ..ir.extents import FIELD_START, FIELD_STOP, field_bound
@@ -27,7 +27,7 @@ Domain = tuple[ir.DomainRange, ...]
 _INT = ScalarType("int64")
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Target:
     """One element of ``out=``: the (flattened) field parameter and the domain its slice gives."""
 

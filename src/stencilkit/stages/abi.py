@@ -9,17 +9,17 @@ addresses and scalar values on each call.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
 from typing import Any
 
 from ..core.dims import Dimension
+from ..core.records import record
 from ..core.types import FieldType, ScalarType
 from ..fields.signature import FieldSignature
 from ..ir import nodes as ir
 from ..ir.visit import walk
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class FieldSlots:
     """Where one field's pointer, strides and origins sit in the argument block."""
 
@@ -34,7 +34,7 @@ class FieldSlots:
     is_table: bool = False
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class ScalarSlot:
     """Where one scalar argument sits in the argument block."""
 
@@ -43,7 +43,7 @@ class ScalarSlot:
     slot: int
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class ReadGuard:
     """A field axis read at data-dependent positions (``as_offset``): ``a[slot]``, ``a[slot + 1]``
     hold the field's index range along ``axis``; a read outside it is reported as ``code``
@@ -55,7 +55,7 @@ class ReadGuard:
     code: int
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class ArgLayout:
     """The argument block of a program: its fields, scalars, domain bounds and guards."""
 
@@ -98,7 +98,7 @@ def dynamic_axes(prog: ir.StencilProgram) -> list[tuple[str, int]]:
     return list(found)
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Specialization:
     """What the generated code is specialized on, beyond the IR: per field (by name) its dims
     order in memory and which dimension is unit-stride."""

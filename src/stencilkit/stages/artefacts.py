@@ -9,7 +9,7 @@ a target's loaded program -> ``Launches`` (the launch configuration ``tune`` cho
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -17,12 +17,13 @@ import numpy as np
 
 from ..core.device import DeviceType
 from ..core.domain import UnitRange
+from ..core.records import record
 from ..ir import nodes as ir
 from .abi import ArgLayout, Specialization
 from .binding import Bound
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Lowered:
     """The ``lower`` stage's artefact: the program as kernels over index spaces (``stencil``),
     and the same after fusing consecutive kernels over one domain (``fused``, what the compiled
@@ -37,7 +38,7 @@ class Lowered:
         return f"{self.stencil}\n-- after fusion --\n{self.fused}"
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Planned:
     """The ``plan`` stage's artefact: what is fixed for one argument signature on one target.
 
@@ -84,7 +85,7 @@ class Planned:
         return "\n".join(lines)
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Source:
     """The ``generate`` stage's artefact: generated code for one plan."""
 
@@ -97,7 +98,7 @@ class Source:
         return self.text
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Built:
     """The ``build`` stage's artefact: the build cache entry holding the binary, beside the
     source and the IR it was built from."""
@@ -113,7 +114,7 @@ class Built:
         return f"{self.path / self.binary} ({how}; key {self.key[:16]}...)"
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class KernelLaunch:
     """One kernel's launch configuration (CUDA): the kernel (variant) and its grid and block."""
 
@@ -124,7 +125,7 @@ class KernelLaunch:
     order: Any = field(default=None, compare=False)
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Launches:
     """The ``tune`` stage's artefact: how each kernel is launched. Empty on the CPU (one call of
     the library runs every kernel); on the GPU the block shapes chosen, timed where worthwhile."""

@@ -8,8 +8,8 @@ strides, origins, devices, and the scalar values used in domain bounds), so back
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, replace
 from dataclasses import field as dataclass_field
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -17,6 +17,7 @@ import numpy as np
 from ..core.dims import Dimension, FieldOffset
 from ..core.errors import ArgumentTypeError, StencilTypeError, StencilValueError
 from ..core.named_collections import collection_values
+from ..core.records import record
 from ..core.types import FieldType, ScalarType, TupleType, TypeSpec
 from ..fields.signature import FieldSignature
 from ..ir import nodes as ir
@@ -323,7 +324,7 @@ def _check_table_kind(t: str, table: Any, program: ir.Program, name: str) -> Non
             )
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Bound:
     """The ``bind`` stage's artefact: checked arguments by parameter name: fields (viewed in
     their declared dimension order), scalars (as NumPy scalars of their type), the neighbour

@@ -24,9 +24,9 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any
 
+from ..core.records import record
 from ..core.types import FieldType, ScalarType
 from ..ir import nodes as ir
 from ..ir.extents import bound_scalars
@@ -34,7 +34,7 @@ from ..ir.tuples import flat_params
 from ..ir.visit import walk
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class ProgramInterface:
     """The facts the engine reads of one ``ir.Program`` (see the module docstring)."""
 

@@ -14,7 +14,6 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -23,6 +22,7 @@ from ..core.cuda_probe import usable_cupy
 from ..core.device import DeviceType
 from ..core.errors import StencilTypeError, StencilValueError
 from ..core.log import get_logger
+from ..core.records import record
 from ..core.types import FieldType
 from ..fields.signature import FieldSignature
 from ..ir import nodes as ir
@@ -207,7 +207,7 @@ def tune(loaded: Loaded, planned: Planned, bound: Bound, target: Target) -> Laun
 
 
 # ----------------------------------------------------------------------------- all of them
-@dataclass(frozen=True, slots=True)
+@record
 class Stages:
     """Every stage's artefact for one call signature (``Program.inspect(...)``)."""
 

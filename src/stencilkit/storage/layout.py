@@ -11,15 +11,15 @@ freely in one program.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Final
 
 from ..core.device import DeviceType
 from ..core.dims import DimensionKind
 from ..core.errors import StencilValueError
+from ..core.records import record
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Layout:
     """How the axes of an n-dimensional buffer sit in memory.
 
@@ -65,7 +65,7 @@ class Layout:
         return self.stride_order[-1] if self.stride_order else None
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class LayoutScheme:
     """A named rule giving a :class:`Layout` for any rank, from the axes' dimension kinds.
 

@@ -26,12 +26,12 @@ import shutil
 import tempfile
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 
 from .._version import __version__
 from ..core.errors import ConfigurationError
 from ..core.log import get_logger
+from ..core.records import record
 from .config import require
 
 _log = get_logger("cache")
@@ -54,7 +54,7 @@ def cache_key(parts: Sequence[tuple[str, str]]) -> str:
     return h.hexdigest()
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class CacheEntry:
     """A build cache entry: its key, directory, and whether this call built it."""
 
@@ -143,7 +143,7 @@ def get_or_build(
     return CacheEntry(key, final, True)
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class EntryInfo:
     """One cache entry as ``stencilkit cache`` lists it."""
 

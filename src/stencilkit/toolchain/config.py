@@ -13,13 +13,14 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
 from functools import cache
 from pathlib import Path
 from typing import Any
 
 from ..core.env import yes_no
 from ..core.errors import ConfigurationError
+from ..core.records import record
 
 SANITIZERS = ("address", "undefined", "leak", "thread")
 CUDA_COMPILERS = ("nvrtc", "nvcc")
@@ -85,7 +86,7 @@ def parse_size(value: str) -> int:
     return int(float(match.group(1)) * _SIZE_UNITS[match.group(2)])
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Config:
     """The process's configuration, read from the environment (see :func:`config`)."""
 

@@ -8,13 +8,13 @@ import shutil
 import subprocess
 import sys
 import tempfile
-from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
 from ..core.cuda_probe import explain
 from ..core.errors import BackendUnavailableError, BuildError
 from ..core.log import get_logger, timed
+from ..core.records import record
 from .cache import read_record, record_path, write_record
 from .config import require
 
@@ -40,7 +40,7 @@ def build_flags() -> tuple[str, ...]:
     return FLAGS + (() if own_fmad else (NO_CONTRACTION,)) + user
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class CudaCompiler:
     """NVRTC or nvcc, with what identifies it in the build cache key."""
 

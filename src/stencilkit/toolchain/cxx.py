@@ -7,12 +7,12 @@ import platform
 import shutil
 import subprocess
 import tempfile
-from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
 from ..core.errors import BackendUnavailableError, BuildError
 from ..core.log import get_logger, timed
+from ..core.records import record
 from .cache import read_record, record_path, write_record
 from .config import require
 
@@ -20,7 +20,7 @@ _log = get_logger("build")
 _toolchain_log = get_logger("toolchain")
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class CxxCompiler:
     """The C++ compiler of the cpu backend: path, version, flags, OpenMP."""
 

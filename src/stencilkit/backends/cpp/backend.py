@@ -9,13 +9,13 @@ from __future__ import annotations
 import ctypes
 import functools
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from ...core.device import DeviceType
+from ...core.records import record
 from ...ir import nodes as ir
 from ...stages.artefacts import Built, Launches, Planned, Source
 from ...stages.binding import Bound
@@ -28,7 +28,7 @@ ENTRY = "sk_program"
 BINARY = "program.so"
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class LoadedLibrary:
     """A built program loaded with ctypes: ``fn(block address)`` runs every kernel."""
 

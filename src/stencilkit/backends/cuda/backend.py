@@ -14,7 +14,7 @@ import os
 import threading
 from collections.abc import Callable
 from concurrent.futures import Future, wait
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
 
 import numpy as np
@@ -22,6 +22,7 @@ import numpy as np
 from ...core.device import DeviceType
 from ...core.errors import InternalError, StencilValueError
 from ...core.log import get_logger
+from ...core.records import record
 from ...stages.artefacts import Built, KernelLaunch, Launches, Planned, Source
 from ...stages.binding import Bound
 from ...stages.pipeline import argument_block, with_scratch_outputs
@@ -51,7 +52,7 @@ from .tuning import (
 BINARY = "program.cubin"
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class LoadedCuda:
     """A cubin loaded on one GPU; the z-chunked variants are built and loaded only when a block
     search needs them (``variant_module``), with the locality-ordered ones where a search
@@ -525,7 +526,7 @@ def _extents(planned: Planned, ki: int) -> list[int]:
     return grid.kernel_extents(k, planned.layout, planned.domains[ki], planned.block)
 
 
-@dataclass(frozen=True, slots=True, eq=False)
+@record(eq=False)
 class _Offer:
     """A locality order the search may time a kernel with: computed on first use (a search
     timing an ordered variant, or an ordered choice to launch), not when a stored choice is

@@ -17,12 +17,12 @@ from __future__ import annotations
 
 import functools
 import hashlib
-from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
 from ...core.dims import Dimension
+from ...core.records import record
 from ...ir import nodes as ir
 from ...ir.visit import deep, walk
 from ...stages.abi import ArgLayout
@@ -60,7 +60,7 @@ def grid_dims(k: ir.Kernel, layout: ArgLayout) -> list[Dimension]:
     return list(reversed(par))
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Variant:
     """How a kernel's threads cover the grid: ``chunk`` consecutive points per thread along z.
     Walking a short column, a thread reuses in registers what its neighbours along z read (the

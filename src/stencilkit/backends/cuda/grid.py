@@ -19,16 +19,16 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
 from functools import cache
 from typing import Any
 
+from ...core.records import record
 from ...ir import nodes as ir
 from ...stages.abi import ArgLayout
 from .codegen import grid_dims, x_align
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class GridLimits:
     """The most blocks a launch may have along each grid axis (``cudaDevAttrMaxGridDim*``)."""
 

@@ -32,7 +32,6 @@ import tempfile
 import time
 from collections import OrderedDict
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -40,6 +39,7 @@ import numpy as np
 import numpy.typing as npt
 
 from ...core.log import begin, get_logger
+from ...core.records import record
 from ...storage.namespaces import to_host
 
 _I64 = npt.NDArray[np.int64]
@@ -296,7 +296,7 @@ CACHE_SIZE = 16
 _CACHE: OrderedDict[tuple[Any, ...], LocalityOrder] = OrderedDict()
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class LocalityOrder:
     """The points ``[start, stop)`` of a dimension in the order an ordered kernel visits them
     (``points``, int32, on the table's device), and the seconds computing it took."""

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from functools import partial
 from typing import Any
 
 import numpy as np
 
 from ...core.errors import StencilTypeError
+from ...core.records import record
 from ...core.types import FieldType, ScalarType
 from ...fields import Field
 from ...ir import nodes as ir
@@ -26,7 +26,7 @@ from .evaluate import run_kernel
 BOUND_CALLS = 64
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class EvaluationPlan:
     """The checked plan of one argument signature: the array namespace of the fields, the
     kernels with their concrete domains, the neighbour tables checked."""

@@ -7,7 +7,6 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any, TypeAlias, TypeVar
 
 import numpy as np
@@ -25,6 +24,7 @@ from ...core.domain import (
     unit_range,
 )
 from ...core.grid import CartesianConnectivity, GridType
+from ...core.records import record
 from ...core.staggered import as_non_staggered, flip_staggered, is_staggered
 from ...core.types import promote_dims
 from ...fields import Connectivity, Field
@@ -72,7 +72,7 @@ def get_offset(offset_provider: Mapping[str, Any], offset: str) -> Any:
     return offset_provider[offset]
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class NeighborConnectivityType:
     """What ahead-of-time compilation needs to know of a neighbour table (not its values)."""
 
