@@ -120,3 +120,29 @@ def test_unsupported_fields_are_refused_at_definition() -> None:
         @record
         class NoInit:
             a: int = field(init=False)
+
+
+def test_fields_named_like_the_templates_own_names_and_keyword_only_fields() -> None:
+    @record
+    class Odd:
+        other: int
+        hash: int = 3
+
+    assert Odd(1) == Odd(1, 3) and Odd(1) != Odd(2) and hash(Odd(1)) == hash((1, 3))
+    assert Odd(other=5).other == 5
+
+    @record
+    class Kw:
+        a: int
+        b: list[int] = field(default_factory=list, kw_only=True)
+        c: str = field(default="c", init=False)
+
+    k = Kw(1, b=[2])
+    assert (k.a, k.b, k.c) == (1, [2], "c") and Kw(1).b == [] and Kw(1).b is not Kw(1).b
+    with pytest.raises(TypeError):
+        Kw(1, [2])  # type: ignore[misc]  # b is keyword-only
+
+
+def test_equal_records_hash_like_a_dataclass() -> None:
+    """``hash`` is the hash of the fields' tuple, as a dataclass's."""
+    assert hash(Point(1, (2,))) == hash(PointDC(1, (2,))) == hash((1, (2,)))
