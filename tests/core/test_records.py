@@ -146,3 +146,22 @@ def test_fields_named_like_the_templates_own_names_and_keyword_only_fields() -> 
 def test_equal_records_hash_like_a_dataclass() -> None:
     """``hash`` is the hash of the fields' tuple, as a dataclass's."""
     assert hash(Point(1, (2,))) == hash(PointDC(1, (2,))) == hash((1, (2,)))
+
+
+def test_a_plain_subclass_sets_its_own_attributes_but_not_the_fields() -> None:
+    """A dataclass's rule, which ``@record`` follows: a subclass that is not itself a dataclass
+    may set attributes other than the fields; the fields stay frozen. (Python 3.11's frozen,
+    slotted dataclass raises TypeError there instead: its ``__setattr__`` calls ``super()`` with
+    the class it had before the slots were added.)"""
+
+    class Plain(Point):
+        def __init__(self, x: int) -> None:
+            super().__init__(x)
+            self.note = "set"
+
+    p = Plain(1)
+    assert p.note == "set" and p.x == 1
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        p.x = 2
+    del p.note
+    assert not hasattr(p, "note")

@@ -20,7 +20,8 @@ The behaviour is a frozen, slotted dataclass's:
   and ``__match_args__`` work as before (its ``__dataclass_params__`` says ``frozen=False``:
   the freezing is this module's, and a record may subclass a record);
 * instances are immutable (``dataclasses.FrozenInstanceError`` on assignment or deletion),
-  slotted, and copy and pickle;
+  slotted, and copy and pickle; a plain subclass (not itself a record) may set attributes other
+  than the fields, as a dataclass's may;
 * ``==`` compares the fields with ``compare=True`` as tuples, between instances of the very same
   class (``NotImplemented`` otherwise); ``hash`` is the hash of that tuple;
 * ``repr`` is dataclass's ``Name(a=1, b=2)`` (fields with ``repr=True``), unless ``repr=False``;
@@ -48,11 +49,19 @@ _RESERVED = frozenset({"self", "other", "hash", "NotImplemented", "__sk_set", "_
 
 
 def _frozen_setattr(self: Any, name: str, value: Any) -> None:
-    raise dataclasses.FrozenInstanceError(f"cannot assign to field {name!r}")
+    # a dataclass's rule: a record's own instances are frozen; a plain subclass (not a record)
+    # may set attributes other than the fields (in its __dict__, if it has one)
+    cls = type(self)
+    if "__sk_names__" in cls.__dict__ or name in cls.__sk_names__:
+        raise dataclasses.FrozenInstanceError(f"cannot assign to field {name!r}")
+    object.__setattr__(self, name, value)
 
 
 def _frozen_delattr(self: Any, name: str) -> None:
-    raise dataclasses.FrozenInstanceError(f"cannot delete field {name!r}")
+    cls = type(self)
+    if "__sk_names__" in cls.__dict__ or name in cls.__sk_names__:
+        raise dataclasses.FrozenInstanceError(f"cannot delete field {name!r}")
+    object.__delattr__(self, name)
 
 
 def _getstate(self: Any) -> list[Any]:
