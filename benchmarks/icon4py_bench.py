@@ -334,16 +334,15 @@ def _chosen_launches(prog: Any) -> list[dict[str, Any]]:
     apart from a change of the variant chosen. Empty for gt4py or when the internals moved.
     """
     try:
+        from stencilkit_benchmarks.devices import kernel_names, launches
+
         out = []
         for plan in prog._runner.plans.values():
-            for kl in plan.launches.kernels:
-                out.append(
-                    {
-                        "kernel": getattr(kl, "name", "") or "?",
-                        "block": list(kl.block),
-                        "grid": list(kl.grid),
-                    }
-                )
+            kls = launches(plan)
+            out += [
+                {"kernel": nm, "block": list(kl.block), "grid": list(kl.grid)}
+                for kl, nm in zip(kls, kernel_names(plan, kls))
+            ]
         return out
     except Exception:
         return []

@@ -48,18 +48,21 @@ _GLOBALS: dict[str, Any] = {"__builtins__": builtins, "__sk_set": object.__setat
 _RESERVED = frozenset({"self", "other", "hash", "NotImplemented", "__sk_set", "__post_init__"})
 
 
-def _frozen_setattr(self: Any, name: str, value: Any) -> None:
-    # a dataclass's rule: a record's own instances are frozen; a plain subclass (not a record)
-    # may set attributes other than the fields (in its __dict__, if it has one)
+def _frozen(self: Any, name: str) -> bool:
+    """A dataclass's rule: a record's own instances are frozen; a plain subclass (not a record)
+    may set and delete attributes other than the fields (in its __dict__, if it has one)."""
     cls = type(self)
-    if "__sk_names__" in cls.__dict__ or name in cls.__sk_names__:
+    return "__sk_names__" in cls.__dict__ or name in cls.__sk_names__
+
+
+def _frozen_setattr(self: Any, name: str, value: Any) -> None:
+    if _frozen(self, name):
         raise dataclasses.FrozenInstanceError(f"cannot assign to field {name!r}")
     object.__setattr__(self, name, value)
 
 
 def _frozen_delattr(self: Any, name: str) -> None:
-    cls = type(self)
-    if "__sk_names__" in cls.__dict__ or name in cls.__sk_names__:
+    if _frozen(self, name):
         raise dataclasses.FrozenInstanceError(f"cannot delete field {name!r}")
     object.__delattr__(self, name)
 
@@ -177,8 +180,9 @@ def _init(cls: type, fields: tuple[dataclasses.Field[Any], ...]) -> Any:
     if not plain:
         return _init_compiled(cls, fields)
     defaults = [f.default for f in fields if f.default is not _MISSING]
-    if any(f.default is _MISSING for f in fields[len(fields) - len(defaults) :]):
-        bad = next(f.name for f in fields[len(fields) - len(defaults) :] if f.default is _MISSING)
+    tail = fields[len(fields) - len(defaults) :]  # where the defaults must all be
+    bad = next((f.name for f in tail if f.default is _MISSING), None)
+    if bad is not None:
         raise TypeError(
             f"@record {cls.__qualname__}: field {bad!r} without a default follows one with a default"
         )
