@@ -9,7 +9,9 @@
 # icon4py-testing and icon4py-driver 0.4.1 (--no-deps as well) and their dependencies other than
 # gt4py, pinned: pytest-benchmark, pooch, filelock, serialbox4py, DaCe (icon4py's model_options
 # imports `dace` itself; gt4py 1.2.3 depends on DaCe 2.0.0a10), and the io extra of
-# icon4py-common (uxarray and what it imports), which icon4py.model.testing.fixtures imports.
+# icon4py-common (uxarray and what it imports), which icon4py.model.testing.fixtures imports;
+# devtools and typer (icon4py-driver imports them) and icon-grid-generator (the grid files of
+# tests/icon4py/test_icon4py_driver.py and benchmarks/icon4py_driver.py).
 #
 # icon4py 0.4.1 needs Python >= 3.12 (PEP 695 `type` statements). The interpreter is
 # $PYTHON312, else python3.12 on PATH, else the newest pyenv 3.12. ICON4PY_WHEELS=DIR installs
@@ -30,7 +32,8 @@ SUITE_DEPENDENCIES=(pytest-benchmark==5.3.1 pooch==1.9.0 filelock==3.19.1 serial
                     dace==2.0.0a10 uxarray==2024.3.0 scipy==1.18.1 numba==0.68.1
                     scikit-learn==1.9.1 holoviews==1.23.2 Cartopy==0.26.0 dask==2026.8.0
                     pyarrow==26.0.1 datashader==0.19.1 zarr==3.4.2 netCDF4==1.7.5.1.post1
-                    cftime==1.6.6.1 matplotlib==3.11.2)
+                    cftime==1.6.6.1 matplotlib==3.11.2
+                    devtools==0.13.0 typer==0.29.3 icon-grid-generator==0.9.0)
 
 ok312() { [ -n "$1" ] && "$1" -c 'import sys; assert sys.version_info >= (3, 12)' 2>/dev/null; }
 PY=""

@@ -102,6 +102,15 @@ def _visit(ev: Any, e: ir.Node, carries: set[str]) -> None:
             ev.axes.pop()
             del ev.local_sizes[key]
         return
+    if isinstance(e, ir.Call) and e.fn == "where":  # each branch checked where it is chosen
+        _visit(ev, e.args[0], carries)
+        cond = ev.eval(e.args[0])
+        if getattr(cond, "ndim", 0) > 0:
+            with ev.masked(cond):
+                _visit(ev, e.args[1], carries)
+            with ev.masked(cond, negate=True):
+                _visit(ev, e.args[2], carries)
+            return
     if isinstance(e, ir.Access) and any(isinstance(x, ir.DynIndex) for x in walk(e)):
         if not any(isinstance(x, ir.Ref) and x.name in carries for x in walk(e)):
             ev.eval(e)  # raises on a read outside the field

@@ -25,6 +25,7 @@ from ..core.errors import StencilTypeError, StencilValueError
 from ..storage.namespaces import array_namespace
 from .connectivity import Connectivity
 from .field import Field
+from .partials import with_fluid_partial
 from .placement import (
     buffer_index,
     fill_from,
@@ -98,6 +99,7 @@ def _new(
     return Field._wrap(dom, buf, array_namespace(buf))
 
 
+@with_fluid_partial
 def empty(
     domain: Any,
     dtype: npt.DTypeLike = np.float64,
@@ -121,6 +123,7 @@ def empty(
     return _new(domain, dtype, None, aligned_index, allocator, device, layout)
 
 
+@with_fluid_partial
 def zeros(
     domain: Any,
     dtype: npt.DTypeLike = np.float64,
@@ -134,6 +137,7 @@ def zeros(
     return _new(domain, dtype, 0, aligned_index, allocator, device, layout)
 
 
+@with_fluid_partial
 def ones(
     domain: Any,
     dtype: npt.DTypeLike = np.float64,
@@ -147,6 +151,7 @@ def ones(
     return _new(domain, dtype, 1, aligned_index, allocator, device, layout)
 
 
+@with_fluid_partial
 def full(
     domain: Any,
     fill_value: Any,
@@ -202,6 +207,7 @@ def _domain_for(domain_or_dims: Any, shape: tuple[int, ...], origin: Any) -> Dom
 _NOT_GIVEN: Final = object()
 
 
+@with_fluid_partial
 def as_field(
     domain: Any = _NOT_GIVEN,
     data: Any = _NOT_GIVEN,
@@ -330,6 +336,7 @@ def _device_of(array: Any) -> Any:
     return device_of(array)
 
 
+@with_fluid_partial
 def as_connectivity(
     domain: Any = _NOT_GIVEN,
     codomain: Dimension | Any = _NOT_GIVEN,

@@ -8,6 +8,9 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+
+from ..fields.field import Field
 from ..ir.ops import MATH_BUILTINS, SPECIAL_BUILTINS, array_function
 from .builtin_docs import attach
 
@@ -31,21 +34,52 @@ class Builtin:
         return f"<stencilkit builtin {self.name}>"
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        # Outside an operator a builtin runs on concrete values, as gt4py's embedded ones do:
+        # on fields element-wise (by dimension names), on scalars as NumPy's scalar function.
         if self.name == "where" and not kwargs and len(args) == 3:
             return _where_on_values(*args)
+        if self.name == "astype" and not kwargs and len(args) == 2:
+            return _astype_on_values(*args)
+        if self.name == "broadcast" and not kwargs and len(args) == 2:
+            return _broadcast_on_values(*args)
         if self.name in MATH_BUILTINS and not kwargs:
+            field = next((a for a in args if isinstance(a, Field)), None)
+            if field is not None:
+                return field._apply(array_function(field.xp, self.name), *args)
             arrays = [getattr(a, "ndarray", a) for a in args]
-            import numpy
-
-            xp: Any = next((a.xp for a in args if hasattr(a, "xp")), numpy)
-            result = array_function(xp, self.name)(*arrays)
-            field = next((a for a in args if hasattr(a, "domain")), None)
-            if field is not None and getattr(result, "shape", None) == field.ndarray.shape:
-                return type(field)(field.domain, result)
-            return result
+            xp: Any = next((a.xp for a in args if hasattr(a, "xp")), np)
+            return array_function(xp, self.name)(*arrays)
         raise TypeError(
             f"{self.name}() works on fields only inside a @field_operator; call it there"
         )
+
+
+def _astype_on_values(value: Any, type_: Any) -> Any:
+    """``astype(value, dtype)`` on a field (a field of that dtype), a scalar (a NumPy scalar of
+    that dtype, as gt4py gives) or a tuple of them (element by element)."""
+    if isinstance(value, tuple):
+        return tuple(_astype_on_values(v, type_) for v in value)
+    target = np.dtype(type_)
+    if isinstance(value, Field):
+        return Field._wrap(value.domain, value.ndarray.astype(target), value.xp)
+    if isinstance(value, (bool, int, float, np.generic)):
+        return target.type(value)
+    raise TypeError(
+        f"astype(value, {target.name}): value must be a field, a scalar or a tuple of them,"
+        f" got {type(value).__name__}"
+    )
+
+
+def _broadcast_on_values(value: Any, dims: Any) -> Any:
+    """``broadcast(scalar, dims)`` outside an operator is the scalar: it broadcasts by itself,
+    as in gt4py. A field would need unbounded ranges on the new dimensions, which concrete
+    fields do not have here: inside an operator ``broadcast`` works on fields."""
+    if isinstance(value, (bool, int, float, np.generic)):
+        return value
+    raise TypeError(
+        "broadcast() of a field works only inside a @field_operator (outside one, combine the"
+        " fields directly: they broadcast by dimension names)"
+    )
 
 
 def _where_on_values(mask: Any, a: Any, b: Any) -> Any:

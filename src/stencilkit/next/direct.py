@@ -197,11 +197,32 @@ class _TypedArgs:
             and arg.type == ScalarType(p.type.dtype)
         ):
             return arg  # a scalar for a 0-d field
+        if _widens(arg.type, p.type):
+            # gt4py runs a direct call on the arguments as given: an int32 field where the
+            # operator declares float64 computes as NumPy promotes it, exactly as the cast does
+            return ir.Call("astype", (arg,), p.type)
         if arg.type != p.type:
             raise StencilTypeError(
                 f"{callee}(): argument '{p.name}' must be {p.type}, got {arg.type}"
             )
         return arg
+
+
+def _widens(given: TypeSpec, declared: TypeSpec) -> bool:
+    """Whether a field of ``given`` type converts to the ``declared`` one without changing a
+    value: the same dimensions, and a dtype NumPy promotes to the declared one (int32 ->
+    float64, float32 -> float64), never a narrowing or a bool."""
+    if not (isinstance(given, FieldType) and isinstance(declared, FieldType)):
+        return False
+    if (
+        given.dims != declared.dims
+        or given.dtype == declared.dtype
+        or "bool" in (given.dtype, declared.dtype)
+    ):
+        return False
+    import numpy as np
+
+    return bool(np.promote_types(given.dtype, declared.dtype) == np.dtype(declared.dtype))
 
 
 def aliases(args: tuple[Any, ...], out: Any) -> tuple[tuple[int, int], ...]:

@@ -8,6 +8,7 @@ and ``Program.inspect(...)`` returns them.
 from __future__ import annotations
 
 import copy
+import dataclasses
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -25,6 +26,7 @@ from ..stages.binding import flatten_args
 from ..stages.interface import interface_of
 from ..stages.runner import Runner, Until
 from ..stages.temporaries import Temporaries
+from .compilation_options import CompilationOptions
 from .parse import ProgramParser
 
 
@@ -104,7 +106,9 @@ class Program:
     def with_backend(self, backend: Backend | None) -> Program:
         """This program run by ``backend`` (``None``: embedded; ``gtx.cpu``, ``gtx.gpu``); the
         original is unchanged."""
-        return Program(self._definition, backend, self.__wrapped__, self.grid_type, self._deferred)
+        copy_ = Program(self._definition, backend, self.__wrapped__, self.grid_type, self._deferred)
+        copy_.compilation_options = self.compilation_options
+        return copy_
 
     def __deepcopy__(self, memo: dict[int, Any]) -> Program:
         """``copy.deepcopy(prog)`` (gt4py copies programs): the same program, its IR shared
@@ -115,6 +119,20 @@ class Program:
     def with_grid_type(self, grid_type: Any) -> Program:
         """This program with gt4py.next's ``grid_type`` recorded (``.grid_type``)."""
         return Program(self._definition, self.backend, self.__wrapped__, grid_type, self._deferred)
+
+    #: gt4py.next's compilation options (``enable_jit``, ``static_params``, ``connectivities``,
+    #: ``static_domains``), as ``with_compilation_options`` set them
+    compilation_options: CompilationOptions = CompilationOptions()
+
+    def with_compilation_options(self, **options: Any) -> Program:
+        """This program with gt4py.next's compilation options replaced, e.g.
+        ``prog.with_compilation_options(enable_jit=False)`` (icon4py's ``setup_program``); an
+        unknown option is a TypeError, as in gt4py."""
+        copy_ = Program(
+            self._definition, self.backend, self.__wrapped__, self.grid_type, self._deferred
+        )
+        copy_.compilation_options = dataclasses.replace(self.compilation_options, **options)
+        return copy_
 
     def with_bound_args(self, **kwargs: Any) -> ProgramWithBoundArgs:
         """This program with some parameters fixed: ``prog.with_bound_args(factor=10.0)``."""
@@ -336,6 +354,15 @@ class ProgramWithBoundArgs:
 
     def with_grid_type(self, grid_type: Any) -> ProgramWithBoundArgs:
         return ProgramWithBoundArgs(self.program.with_grid_type(grid_type), self.bound_args)
+
+    @property
+    def compilation_options(self) -> CompilationOptions:
+        return self.program.compilation_options
+
+    def with_compilation_options(self, **options: Any) -> ProgramWithBoundArgs:
+        return ProgramWithBoundArgs(
+            self.program.with_compilation_options(**options), self.bound_args
+        )
 
     def compile(self, *args: Any, **kwargs: Any) -> Any:
         raise NotImplementedError("compiling a program with bound arguments is not supported")

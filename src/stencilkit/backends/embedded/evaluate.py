@@ -7,7 +7,8 @@ is an array over the kernel's dimensions plus the local dimensions of enclosing 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+import contextlib
+from collections.abc import Callable, Iterator, Mapping
 from types import ModuleType
 from typing import Any
 
@@ -296,9 +297,9 @@ class KernelEvaluator:
             finally:
                 self.guarded -= 1
             return xp.asarray(xp.where(mask, t, f)).astype(dtype, copy=False)
-        args = [self.eval(a) for a in e.args]
         if e.fn == "where":
-            return xp.where(args[0], args[1], args[2]).astype(dtype, copy=False)
+            return xp.where(*self._where_branches(e)).astype(dtype, copy=False)
+        args = [self.eval(a) for a in e.args]
         if e.fn == "astype":
             a = args[0]
             return a.astype(dtype) if hasattr(a, "astype") else dtype.type(a)
@@ -307,6 +308,38 @@ class KernelEvaluator:
         if e.fn in _CALLS:
             return getattr(xp, _CALLS[e.fn])(*args)
         return array_function(xp, e.fn)(*args)
+
+    def _where_branches(self, e: ir.Call) -> tuple[Any, Any, Any]:
+        """``where(c, t, f)``'s operands, each branch evaluated with the points it is chosen at
+        as the active ones (``masked``)."""
+        cond = self.eval(e.args[0])
+        if getattr(cond, "ndim", 0) == 0:
+            return cond, self.eval(e.args[1]), self.eval(e.args[2])
+        with self.masked(cond):
+            t = self.eval(e.args[1])
+        with self.masked(cond, negate=True):
+            f = self.eval(e.args[2])
+        return cond, t, f
+
+    @contextlib.contextmanager
+    def masked(self, cond: Any, negate: bool = False) -> Iterator[None]:
+        """Evaluate with only the points where ``cond`` holds (or, ``negate``, does not) active:
+        an as_offset read counts only where its value is selected, as in the compiled kernels
+        (icon4py's truly horizontal diffusion reads past the top level where ``zd_diffcoef``
+        is 0, and its ``where`` discards the value); a read outside its field at an inactive
+        point reads inside it instead. Values computed under the mask stay under it (a memo of
+        their own), so a read outside the mask is checked again."""
+        chosen = self.xp.asarray(cond, dtype=bool)
+        if negate:
+            chosen = ~chosen
+        outer, memo = self.active, self.memo
+        if outer is not None:
+            chosen = self._with_axes(outer) & chosen
+        self.active, self.memo = chosen, dict(memo)
+        try:
+            yield
+        finally:
+            self.active, self.memo = outer, memo
 
     def _with_axes(self, a: Any) -> Any:
         """``a`` (over the axes of an enclosing loop) with size-1 axes for reductions opened since."""

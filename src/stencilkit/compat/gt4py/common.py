@@ -23,6 +23,7 @@ from ...core.domain import (
     named_range,
     unit_range,
 )
+from ...core.domain import domain as make_domain
 from ...core.grid import CartesianConnectivity, GridType
 from ...core.records import record
 from ...core.staggered import as_non_staggered, flip_staggered, is_staggered
@@ -128,6 +129,40 @@ def order_dimensions(dims: Sequence[Dimension]) -> list[Dimension]:
     return sorted(dims, key=lambda d: (rank[d.kind], as_non_staggered(d).value))
 
 
+def _field(definition: Any, /, *, domain: Any = None, dtype: Any = None) -> Field:
+    """gt4py's internal ``common._field``: a field over ``definition``'s memory (an array, never
+    copied; a view such as ``a.ndarray[:, 0]`` stays a view of ``a``), which icon4py uses for a
+    1-d view of a 2-d field. ``domain`` is required for arrays, as in gt4py."""
+    if isinstance(definition, Field):
+        if domain is not None and make_domain(domain) != definition.domain:
+            raise ValueError(f"_field(): the field's domain {definition.domain} is not {domain}")
+        if dtype is None or np.dtype(dtype) == definition.dtype:
+            return definition
+        return Field(definition.domain, definition.ndarray.astype(dtype))
+    if domain is None:
+        raise ValueError("_field(array): give domain=, the domain of the array's points")
+    if dtype is not None and np.dtype(dtype) != definition.dtype:
+        definition = definition.astype(dtype)
+    return Field(make_domain(domain), definition)
+
+
+def _connectivity(
+    definition: Any,
+    /,
+    codomain: Dimension,
+    *,
+    domain: Any = None,
+    dtype: Any = None,
+    skip_value: int | None = None,
+) -> Connectivity:
+    """gt4py's internal ``common._connectivity``: a neighbour table over ``definition``'s memory."""
+    from ...fields.constructors import as_connectivity
+
+    if domain is None:
+        raise ValueError("_connectivity(array, codomain): give domain=, the table's domain")
+    return as_connectivity(domain, codomain, definition, dtype, skip_value=skip_value, copy=None)
+
+
 __all__ = [
     "AnyIndexSpec",
     "CartesianConnectivity",
@@ -158,6 +193,8 @@ __all__ = [
     "OffsetProviderType",
     "RangeLike",
     "UnitRange",
+    "_connectivity",
+    "_field",
     "as_non_staggered",
     "connectivity_for_cartesian_shift",
     "domain",

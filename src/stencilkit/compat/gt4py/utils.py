@@ -11,6 +11,8 @@ import types
 from collections.abc import Callable, Iterator
 from typing import Any
 
+from ...fields.partials import fluid_partial, with_fluid_partial
+
 
 def tree_map(
     fun: Callable[..., Any] | None = None,
@@ -113,8 +115,10 @@ def _hashable(v: Any) -> Any:
 
 __all__ = [
     "FrozenNamespace",
+    "fluid_partial",
     "equalize_tuple_structure",
     "flatten_nested_tuple",
     "is_tuple_of",
     "tree_map",
+    "with_fluid_partial",
 ]

@@ -1,0 +1,25 @@
+"""gt4py.next's compilation options of a program (``prog.with_compilation_options(...)``).
+
+>>> CompilationOptions().enable_jit
+True
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+
+@dataclasses.dataclass(frozen=True)
+class CompilationOptions:
+    """What gt4py.next 1.2.3 lets a user set on a program before it is compiled."""
+
+    #: builds on demand at a call; False: only what ``compile(...)`` built runs (gt4py's meaning)
+    enable_jit: bool = True
+    #: the scalar parameters whose values specialise a build
+    static_params: Sequence[str] | None = None
+    #: the offset providers known ahead of time (gt4py uses them for DaCe orchestration)
+    connectivities: Mapping[str, Any] | None = None
+    #: whether the domains are compile-time values
+    static_domains: bool = False
