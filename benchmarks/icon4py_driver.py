@@ -360,7 +360,9 @@ def main(argv: list[str] | None = None) -> None:
     r.add_argument("--substeps", type=int, default=5)
     r.add_argument("--dir", default="/tmp/icon-driver")
     r.add_argument("--label", default="", help="appended to the run's folder name")
-    r.add_argument("--profile", default="", help="cProfile the steps after the first into this file")
+    r.add_argument(
+        "--profile", default="", help="cProfile the steps after the first into this file"
+    )
     c = sub.add_parser("compare")
     c.add_argument("--dir", default="/tmp/icon-driver")
     c.add_argument("runs", nargs=2)
