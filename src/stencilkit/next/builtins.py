@@ -14,6 +14,9 @@ from ..fields.field import Field
 from ..ir.ops import MATH_BUILTINS, SPECIAL_BUILTINS, array_function
 from .builtin_docs import attach
 
+#: the scalars a builtin takes outside an operator (Python's and NumPy's)
+_SCALARS = (bool, int, float, np.generic)
+
 
 class Builtin:
     """A DSL builtin; ``name`` is its IR name.
@@ -62,7 +65,7 @@ def _astype_on_values(value: Any, type_: Any) -> Any:
     target = np.dtype(type_)
     if isinstance(value, Field):
         return Field._wrap(value.domain, value.ndarray.astype(target), value.xp)
-    if isinstance(value, (bool, int, float, np.generic)):
+    if isinstance(value, _SCALARS):
         return target.type(value)
     raise TypeError(
         f"astype(value, {target.name}): value must be a field, a scalar or a tuple of them,"
@@ -74,7 +77,7 @@ def _broadcast_on_values(value: Any, dims: Any) -> Any:
     """``broadcast(scalar, dims)`` outside an operator is the scalar: it broadcasts by itself,
     as in gt4py. A field would need unbounded ranges on the new dimensions, which concrete
     fields do not have here: inside an operator ``broadcast`` works on fields."""
-    if isinstance(value, (bool, int, float, np.generic)):
+    if isinstance(value, _SCALARS):
         return value
     raise TypeError(
         "broadcast() of a field works only inside a @field_operator (outside one, combine the"

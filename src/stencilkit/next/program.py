@@ -127,7 +127,8 @@ class Program:
     def with_compilation_options(self, **options: Any) -> Program:
         """This program with gt4py.next's compilation options replaced, e.g.
         ``prog.with_compilation_options(enable_jit=False)`` (icon4py's ``setup_program``); an
-        unknown option is a TypeError, as in gt4py."""
+        unknown option is a TypeError, as in gt4py. The options are recorded; ``enable_jit=False``
+        is not enforced yet (a call with values not compiled builds them)."""
         copy_ = Program(
             self._definition, self.backend, self.__wrapped__, self.grid_type, self._deferred
         )

@@ -138,7 +138,7 @@ def _field(definition: Any, /, *, domain: Any = None, dtype: Any = None) -> Fiel
             raise ValueError(f"_field(): the field's domain {definition.domain} is not {domain}")
         if dtype is None or np.dtype(dtype) == definition.dtype:
             return definition
-        return Field(definition.domain, definition.ndarray.astype(dtype))
+        domain, definition = definition.domain, definition.ndarray
     if domain is None:
         raise ValueError("_field(array): give domain=, the domain of the array's points")
     if dtype is not None and np.dtype(dtype) != definition.dtype:
