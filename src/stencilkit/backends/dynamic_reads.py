@@ -102,7 +102,11 @@ def _visit(ev: Any, e: ir.Node, carries: set[str]) -> None:
             ev.axes.pop()
             del ev.local_sizes[key]
         return
-    if isinstance(e, ir.Call) and e.fn == "where":  # each branch checked where it is chosen
+    if (
+        isinstance(e, ir.Call)
+        and e.fn == "where"
+        and not any(isinstance(x, ir.Ref) and x.name in carries for x in walk(e.args[0]))
+    ):  # each branch checked where it is chosen (a condition on a loop's values: checked as it runs)
         _visit(ev, e.args[0], carries)
         cond = ev.eval(e.args[0])
         if getattr(cond, "ndim", 0) > 0:
