@@ -6,6 +6,8 @@ from __future__ import annotations
 import ast
 from typing import Any
 
+import numpy as np
+
 from . import nodes as cn
 from .axes import AxisIndex
 from .exprs import axis_index_bound
@@ -72,8 +74,16 @@ def _spec(scope: Scope, node: ast.expr, axis: str) -> tuple[cn.Bound | None, cn.
             hi = None if node.upper is None else scope.const(node.upper, "a region bound")
             return axis_index_bound(lo, axis), axis_index_bound(hi, axis)
         v = scope.const(node, "a region index")
+        if isinstance(v, int | np.integer) and not isinstance(v, bool | np.bool_):
+            if v == -1:
+                # gt4py reads region[-1] as -1:0, the end's last point to the start: empty
+                raise ValueError(
+                    f"region index -1 along {axis} selects nothing in gt4py (-1:0);"
+                    f" write {axis}[-1] for the last compute point"
+                )
+            return axis_index_bound(v, axis), axis_index_bound(v + 1, axis)
         if not isinstance(v, AxisIndex):
-            raise ValueError(f"{v!r} is not an {axis}[0] + n / {axis}[-1] - n index")
+            raise ValueError(f"{v!r} is not an {axis}[0] + n / {axis}[-1] - n index or an int")
         return axis_index_bound(v, axis), axis_index_bound(v + 1, axis)
     except ValueError as err:
         raise scope.src.syntax(node, str(err)) from None

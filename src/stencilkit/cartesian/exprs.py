@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+
 from . import nodes as cn
 from .axes import AxisIndex
 
@@ -124,9 +126,17 @@ def _leaves(e: cn.Expr, kinds: Any) -> list[cn.Expr]:
 
 
 def axis_index_bound(v: Any, axis: str) -> cn.Bound | None:
-    """A region bound from a compile-time value (an ``AxisIndex`` along ``axis``, or None)."""
+    """A region bound from a compile-time value: an ``AxisIndex`` along ``axis``, a plain int
+    or None (unbounded). As in gt4py, an int ``c >= 0`` is ``c`` points after the compute
+    domain's first point (``I[0] + c``) and ``c < 0`` is ``-c`` points before its end (``n + c``,
+    ``I[-1] + c + 1``), so ``region[:, :-1]`` leaves out the last row, like a Python slice of
+    the compute domain."""
     if v is None:
         return None
     if isinstance(v, AxisIndex) and v.axis == axis:
         return cn.Bound(v.index, v.offset)
-    raise ValueError(f"{v!r} is not a bound along {axis} (write {axis}[0] + n or {axis}[-1] - n)")
+    if isinstance(v, int | np.integer) and not isinstance(v, bool | np.bool_):
+        return cn.Bound(0, int(v)) if v >= 0 else cn.Bound(-1, int(v) + 1)
+    raise ValueError(
+        f"{v!r} is not a bound along {axis} (write {axis}[0] + n, {axis}[-1] - n or an int)"
+    )
