@@ -171,11 +171,12 @@ def _block_order(order: str, interval: cn.Interval, outputs: dict[str, ir.Expr])
 
 
 def _promote_mixed_scan_outputs(outputs: dict[str, ir.Expr], st: _Pass) -> None:
-    """One scan writes all its outputs over one domain: a 2-D parameter written beside 3-D
-    fields (pyFV3's fillz ``zfix = 0; sum0 = 0.0`` then ``sum0 += dm``, moist_cv's te_zsum) is
-    written level by level as a 3-D field, a view whose K stride is 0 (the same memory)."""
+    """One scan writes all its outputs over one domain along K: a 2-D parameter written beside
+    3-D fields (pyFV3's fillz ``zfix = 0; sum0 = 0.0`` then ``sum0 += dm``, moist_cv's
+    te_zsum), or alone (map_single's ``set_dp``: ``lev = 0`` in ``FORWARD, interval(0, 1)``),
+    is written level by level as a 3-D field, a view whose K stride is 0 (the same memory)."""
     axes = {o: st.fields.axes[o] for o in outputs}
-    if len(set(axes.values())) < 2:
+    if len(set(axes.values())) < 2 and all("K" in ax for ax in axes.values()):
         return
     for o, ax in axes.items():
         if o in st.fields.params and set(ax) == {"I", "J"}:
