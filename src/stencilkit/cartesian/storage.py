@@ -83,11 +83,10 @@ def _spec(
             f" {ndim} axes",
             hint="give one index per axis of the shape",
         )
-    outside = [(i, s) for i, s in zip(index, dims_shape, strict=True) if not 0 <= i < s]
-    if outside:
+    if any(i < 0 for i in index):  # past the extents is allowed, as in gt4py
         raise StencilValueError(
-            f"aligned_index {index} is outside a storage of shape {dims_shape}",
-            hint="give non-negative indices below the extents (usually the compute origin)",
+            f"aligned_index {index} contains a negative value",
+            hint="give non-negative indices (usually the compute origin)",
         )
     dt = np.dtype(dtype)
     if dt.subdtype is not None:  # e.g. (np.float64, (3,)): trailing data dimensions
