@@ -98,6 +98,26 @@ def test_ndsl_style_dimensions() -> None:
     assert b.strides == (48, 8, 576, 192)
 
 
+@pytest.mark.parametrize("name", ALL_NAMES)
+def test_ndsl_quantity_dimensions_with_none(name) -> None:
+    """NDSL's Quantity names axes past the third ``None`` (dims ``("tile", x, y, z)`` give
+    ``("6", "J", "K", None)``): a data dimension, as gt4py's layout maker counts it; storages
+    made with them are in the backend's optimal layout and hold the data."""
+    dims = ("6", "J", "K", None)
+    data = np.random.default_rng(5).standard_normal((6, 4, 5, 3))
+    info = storage.from_name(name)
+    info["is_optimal_layout"](np.ascontiguousarray(data), dims)  # answers, never raises
+    a = storage.from_array(data, backend=name, aligned_index=(0, 1, 1, 0), dimensions=dims)
+    host = a.get() if hasattr(a, "get") else a
+    np.testing.assert_array_equal(host, data)
+    assert info["is_optimal_layout"](a, dims)
+    # the same layout as naming the fourth axis as a data dimension
+    b = storage.empty(
+        (6, 4, 5, 3), backend=name, aligned_index=(0, 1, 1, 0), dimensions=("6", "J", "K", "3")
+    )
+    assert a.strides == b.strides
+
+
 def test_ifirst_and_dace_cpu_orders() -> None:
     a = storage.empty((4, 5, 6), backend="gt:cpu_ifirst")
     assert a.strides == (8, 32, 160)

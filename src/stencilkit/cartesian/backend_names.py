@@ -150,17 +150,26 @@ def storage_layout(layout_map: Sequence[int], alignment: int, itemsize: int, dev
 
 def canonical_dimensions(dimensions: Sequence[Any] | None, ndim: int) -> tuple[str, ...]:
     """Dimension names as strings: ``None`` gives ``"IJK"[:ndim]`` (more than 3 axes: I, J, K,
-    then ``"0"``, ``"1"``, ...); ``Axis`` objects give their name.
+    then ``"0"``, ``"1"``, ...); ``Axis`` objects give their name; ints their digits. A ``None``
+    entry is a data dimension (``"0"``): NDSL's ``Quantity`` names an axis past the third that
+    way (dims ``("tile", x, y, z)`` give ``("6", "J", "K", None)``), and gt4py's layout maker
+    counts every name that is not I, J or K as one.
 
     >>> canonical_dimensions(None, 4)
     ('I', 'J', 'K', '0')
+    >>> canonical_dimensions(("6", "J", "K", None), 4)
+    ('6', 'J', 'K', '0')
     """
     if dimensions is None:
         if ndim <= 3:
             return _SPATIAL[:ndim]
         return (*_SPATIAL, *(str(d) for d in range(ndim - 3)))
     names = tuple(
-        str(getattr(d, "__gt_axis_name__", getattr(d, "name", d))) if not isinstance(d, str) else d
+        "0"
+        if d is None
+        else d
+        if isinstance(d, str)
+        else str(getattr(d, "__gt_axis_name__", getattr(d, "name", d)))
         for d in dimensions
     )
     bad = [n for n in names if not (n in _SPATIAL or n.isdigit())]
