@@ -10,6 +10,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ..ir.lower import flat_params
+from . import gt_cache
 from .backend_names import lookup
 from .definitions import GTScriptCallError
 from .lowering import lower_definition
@@ -85,7 +86,7 @@ def build_stencil(
         backend, ip, fp, name,
     )  # fmt: skip
     if not rebuild and key in _CACHE:
-        return _CACHE[key]
+        return _indexed(_CACHE[key], backend, name, definition)
     t0 = time.perf_counter()
     parsed = parse_definition(definition, externals, dtypes, f"int{ip}", f"float{fp}")
     t1 = time.perf_counter()
@@ -108,6 +109,15 @@ def build_stencil(
             build_time=t3 - t2, load_time=0.0,
         )  # fmt: skip
     _CACHE[key] = obj
+    return _indexed(obj, backend, name, definition)
+
+
+def _indexed(obj: StencilObject, backend: str, name: str | None, definition: Any) -> StencilObject:
+    """``obj``, its folder made in gt4py's cache layout while the gt4py alias serves (as gt4py
+    makes it on every ``stencil`` call, under the current ``cache_settings``: gt_cache.py)."""
+    gt_cache.record_build(
+        str(backend), gt_cache.qualified_name(name, definition), type(obj).__name__
+    )
     return obj
 
 
