@@ -9,10 +9,14 @@
 # gt4py alias before NDSL is imported. It prints passed/failed/skipped/errors per backend.
 #
 #   NDSL_BACKENDS  NDSL backend strings (default "st:numpy:cpu:IJK st:gt:cpu:IJK st:gt:cpu:KJI")
-#   NDSL_TESTS     test paths inside $NDSL_SOURCE (default: tests/dsl tests/test_basic_operations.py
-#                  tests/stencils tests/test_4d_fields.py tests/quantity)
+#   NDSL_TESTS     test paths inside $NDSL_SOURCE (default: tests, as NDSL's CI)
+#   NDSL_MARK      pytest's -m selection (default "not parallel and not gpu", NDSL CI's serial run)
+#   NDSL_MPI       a number of ranks: run the tests under `mpiexec -np N python -m mpi4py` instead
+#                  (NDSL CI's parallel run; NDSL_MARK then defaults to "parallel and not gpu";
+#                  mpiexec from $NDSL_MPIEXEC, else the venv's or PATH's)
 #   NDSL_PIP       extra PyPI packages NDSL imports (e.g. "f90nml xarray"), installed if given
-#   NDSL_STUBS     a folder of stand-in modules (dace, serialbox, ...) put first on PYTHONPATH
+#   NDSL_STUBS     a folder of stand-in modules (dace, serialbox, ...) put first on PYTHONPATH;
+#                  scripts/ndsl_dace_shim lets NDSL 2026.03 import with PyPI's dace 1.0.2
 #   NDSL_PYTEST    extra pytest arguments (e.g. "-x" or "-k copy")
 #   NDSL_LOGS      a folder that receives each backend's whole pytest log
 #   NDSL_VENV=none no venv and no install: the current python3 ($NDSL_PYTHON) runs this checkout's
@@ -27,7 +31,12 @@ set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 VENV="${NDSL_VENV:-/tmp/ndsl-venv}"
 BACKENDS="${NDSL_BACKENDS:-st:numpy:cpu:IJK st:gt:cpu:IJK st:gt:cpu:KJI}"
-TESTS="${NDSL_TESTS:-tests/dsl tests/test_basic_operations.py tests/stencils tests/test_4d_fields.py tests/quantity}"
+TESTS="${NDSL_TESTS:-tests}"
+if [ -n "${NDSL_MPI:-}" ]; then
+    MARK="${NDSL_MARK:-parallel and not gpu}"
+else
+    MARK="${NDSL_MARK:-not parallel and not gpu}"
+fi
 
 NDSL_SOURCE="$(cd "$NDSL_SOURCE" && pwd)"
 [ -z "${NDSL_STUBS:-}" ] || NDSL_STUBS="$(cd "$NDSL_STUBS" && pwd)"
@@ -38,7 +47,9 @@ else
     [ -x "$VENV/bin/python" ] || python3 -m venv "$VENV"
     "$VENV/bin/pip" install -q -e "$ROOT" pytest
     [ -z "${NDSL_PIP:-}" ] || "$VENV/bin/pip" install -q ${NDSL_PIP}
-    "$VENV/bin/pip" install -q --no-deps -e "$NDSL_SOURCE"
+    # a checkout without .git (worktree-less export) has no version for setuptools-scm
+    SETUPTOOLS_SCM_PRETEND_VERSION_FOR_NDSL="${SETUPTOOLS_SCM_PRETEND_VERSION_FOR_NDSL:-0.0.0}" \
+        "$VENV/bin/pip" install -q --no-deps -e "$NDSL_SOURCE"
     PY="$VENV/bin/python"
     EXTRA_PATH=""
 fi
@@ -92,19 +103,26 @@ for b in $BACKENDS; do
     [ -n "$name" ] || { echo "unknown NDSL backend $b" >&2; exit 2; }
     echo "== $b (gt4py name $name)"
     log="$PLUGIN_DIR/log-${name//[:]/_}.txt"
-    target="$name" select=()
+    target="$name" select=() mark="$MARK"
     if [ "$name" = gt:gpu ]; then
         # NDSL's own GPU mode: the tests that name their backend "numpy" hand it NumPy arrays
         # (host memory, which a GPU stencil refuses), so nothing is redirected; NDSL's
         # `--gpu-only` runs the `cupy` parameter of its `backend` fixture (Backend
         # "st:dace:gpu:KJI", CuPy data, stencilkit's gpu backend) and skips the rest
         target=numpy select=(--gpu-only -k cupy)
+        [ -n "${NDSL_MARK:-}" ] || mark="${MARK/ and not gpu/}"
+    fi
+    launch=("$PY")
+    if [ -n "${NDSL_MPI:-}" ]; then
+        mpiexec="${NDSL_MPIEXEC:-$(dirname "$PY")/mpiexec}"
+        [ -x "$mpiexec" ] || mpiexec="$(command -v mpiexec)"
+        launch=("$mpiexec" -np "$NDSL_MPI" "$PY" -m mpi4py)
     fi
     set +e
     PYTHONPATH="$PLUGIN_DIR${NDSL_STUBS:+:$NDSL_STUBS}${EXTRA_PATH:+:$EXTRA_PATH}" NDSL_ACCEPTANCE_BACKEND="$target" \
         NDSL_TEST_BACKEND="$b" STENCILKIT_CACHE_DIR="${STENCILKIT_CACHE_DIR:-/tmp/skcache-ndsl}" \
-        "$PY" -m pytest -p stencilkit_ndsl_plugin -p no:cacheprovider -q -rfEs --continue-on-collection-errors \
-        "${select[@]}" ${NDSL_PYTEST:-} $TESTS 2>&1 | tee "$log" | grep -E "^(FAILED|ERROR|SKIPPED)"
+        "${launch[@]}" -m pytest -p stencilkit_ndsl_plugin -p no:cacheprovider -q -rfEs --continue-on-collection-errors \
+        -m "$mark" "${select[@]}" ${NDSL_PYTEST:-} $TESTS 2>&1 | tee "$log" | grep -E "^(FAILED|ERROR|SKIPPED)"
     set -e
     [ -z "${NDSL_LOGS:-}" ] || { mkdir -p "$NDSL_LOGS" && cp "$log" "$NDSL_LOGS/"; }
     line="$(grep -E "^[0-9]+ (passed|failed)|^=+ .*(passed|failed|error)" "$log" | tail -1 || true)"
