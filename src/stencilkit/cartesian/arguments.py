@@ -261,6 +261,11 @@ class Arguments:
                 flat.extend(self._elements(p, v, o))
             elif p.name in promoted:
                 flat.append(self._column_view(p.name, v, o, dom[2]))
+            elif self._unused_with_more_axes(p, v):
+                # never accessed (pruned by externals), an array of more axes than declared:
+                # gt4py does not look at it; its first plane stands in for the engine
+                view = v[(slice(None),) * len(p.axes) + (0,) * (v.ndim - len(p.axes))]
+                flat.append(self._field(p, view, o, view, (id(v), "plane")))
             else:
                 flat.append(self._field(p, v, o, v, id(v)))
         flat.extend(dom)
@@ -276,6 +281,11 @@ class Arguments:
         else:  # a new list: another thread may be reading the old one
             self.bound[ids] = [b, *kept[: PER_ARRAYS - 1]]
         return b
+
+    def _unused_with_more_axes(self, p: Any, v: Any) -> bool:
+        name = p.name
+        used = name in self.lowered.read or name in self.lowered.written
+        return not used and getattr(v, "ndim", len(p.axes)) > len(p.axes)
 
     def _field(self, p: Any, v: Any, o: tuple[int, ...], data: Any, key: Any) -> Any:
         """``data`` (``v`` or a view of it) as a field with index 0 at ``o``; the field of an

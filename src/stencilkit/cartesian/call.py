@@ -89,7 +89,8 @@ def default_domain(
 
 #: what is checked of one field: name, dtype, number of dimensions, axes, per axis its
 #: position in the domain, the halo read below and above the origin and the reads that need
-#: them (" (q[-2, 0, 0] at f.py:12)" or ""), and the sizes of its data dimensions
+#: them (" (q[-2, 0, 0] at f.py:12)" or ""), the sizes of its data dimensions, and whether
+#: the stencil accesses it
 FieldCheck = tuple[
     str,
     np.dtype[Any],
@@ -97,6 +98,7 @@ FieldCheck = tuple[
     tuple[str, ...],
     tuple[tuple[int, str, int, int, int, str, str], ...],
     tuple[int, ...],
+    bool,
 ]
 
 
@@ -122,6 +124,7 @@ def field_checks(
                 for d in (_AXES.index(ax),)
             ),
             tuple(info.data_dims),
+            info.access != AccessKind.NONE,
         )
         for name, info in field_info.items()
     )
@@ -149,7 +152,7 @@ def validate_fields(
             f"{stencil}: the K domain ({domain[2]}) is smaller than the {min_k} levels its intervals need"
             " (domain_info.min_sequential_axis_size)",
         )
-    for name, dtype, ndim, axes, per_axis, data_dims in checks:
+    for name, dtype, ndim, axes, per_axis, data_dims, used in checks:
         if name not in arrays:
             raise GTScriptCallError(f"{stencil}: field '{name}' is missing")
         a = arrays[name]
@@ -171,6 +174,10 @@ def validate_fields(
                 hint="pass an array of the declared dtype (no conversion is made)",
             )
         shape = a.shape
+        if not used and len(shape) > ndim and not data_dims:
+            # as gt4py, whose checks skip a field the stencil never accesses (pruned by its
+            # externals): pyFV3's remap_profile gets a 3-D quantity for its IJ ``qs`` there
+            continue
         if len(shape) != ndim:
             raise GTScriptCallError(
                 f"{stencil}: field '{name}' has {len(shape)} dimensions, the stencil declares"
