@@ -232,12 +232,15 @@ class KernelEvaluator:
         values = self.index_array(idx)
         if _has_dynamic(idx):
             bad = (values < r.start) | (values >= r.stop)
+            wrong = values
             if self.active is not None:
                 bad = bad & self._with_axes(self.active)
                 values = self.xp.clip(values, r.start, max(r.stop - 1, r.start))
             if bool(bad.any()):
                 d = f.domain.dims[axis]
-                lo, hi = int(values.min()), int(values.max())
+                # the offending indices (before the inactive points were clipped)
+                outside = self.xp.broadcast_to(wrong, bad.shape)[bad]
+                lo, hi = int(outside.min()), int(outside.max())
                 raise StencilValueError(
                     f"as_offset reads field '{e.field}' along {d} at indices {lo}..{hi}, but '{e.field}' is"
                     f" defined only on {r}",
