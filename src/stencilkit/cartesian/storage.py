@@ -24,7 +24,7 @@ from ..core.device import Device, DeviceType
 from ..core.errors import StencilTypeError, StencilValueError
 from ..storage import allocate
 from ..storage.namespaces import array_namespace, current_cuda_device_id, import_cupy
-from . import layout_registry
+from . import layout_registry, storage_utils
 from .backend_names import canonical_dimensions, storage_layout
 from .layout_registry import from_name, register
 
@@ -38,12 +38,15 @@ __all__ = [
     "layout_registry",
     "ones",
     "register",
+    "storage_utils",
+    "utils",
     "zeros",
 ]
 
-#: gt4py.storage's submodules: ``layout`` (the registry functions) and ``cartesian`` (the
-#: allocators); both are served by these two modules
+#: gt4py.storage's submodules: ``layout`` (the registry functions), ``cartesian`` (the
+#: allocators) and ``cartesian.utils`` (``cpu_copy``); all are served by these modules
 layout = layout_registry
+utils = storage_utils
 cartesian = sys.modules[__name__]
 
 

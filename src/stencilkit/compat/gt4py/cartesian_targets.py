@@ -10,7 +10,10 @@ independently:
                                            ``config``, ``backend``, ``definitions``, ...)
 ``gt4py.cartesian.gtc.passes.oir_pipeline``  ``stencilkit.cartesian.oir_pipeline``
 ``...passes.oir_optimizations.<module>``    ``stencilkit.cartesian.oir_pipeline`` (the pass names)
+``gt4py.cartesian.utils``                  ``stencilkit.compat.gt4py.cartesian_utils``
 ``gt4py.cartesian.utils.compiler``         ``stencilkit.cartesian.compiler``
+``...frontend.exceptions``, ``...frontend.gtscript_frontend``  ``...compat.gt4py.cartesian_frontend``
+``gt4py.storage.cartesian.utils``          ``stencilkit.cartesian.storage_utils``
 ``gt4py.storage`` (and ``.cartesian``)     ``stencilkit.cartesian.storage``
 ``gt4py.storage.cartesian.layout``         ``stencilkit.cartesian.layout_registry``
 =========================================  ====================================================
@@ -28,7 +31,7 @@ EMPTY_PACKAGES = (
     "gt4py.cartesian.gtc",
     "gt4py.cartesian.gtc.passes",
     "gt4py.cartesian.gtc.passes.oir_optimizations",
-    "gt4py.cartesian.utils",
+    "gt4py.cartesian.frontend",
 )
 
 #: gt4py's modules of the OIR passes (``from ...oir_optimizations.horizontal_execution_merging
@@ -42,7 +45,11 @@ _PASS_MODULES = (
 TARGETS = {
     "gt4py.cartesian": "stencilkit.compat.gt4py.cartesian_package",
     "gt4py.cartesian.gtc.passes.oir_pipeline": "stencilkit.cartesian.oir_pipeline",
+    "gt4py.cartesian.utils": "stencilkit.compat.gt4py.cartesian_utils",
     "gt4py.cartesian.utils.compiler": "stencilkit.cartesian.compiler",
+    "gt4py.cartesian.frontend.exceptions": "stencilkit.compat.gt4py.cartesian_frontend",
+    "gt4py.cartesian.frontend.gtscript_frontend": "stencilkit.compat.gt4py.cartesian_frontend",
+    "gt4py.storage.cartesian.utils": "stencilkit.cartesian.storage_utils",
     "gt4py.storage": "stencilkit.cartesian.storage",
     "gt4py.storage.cartesian": "stencilkit.cartesian.storage",
     "gt4py.storage.cartesian.interface": "stencilkit.cartesian.storage",
