@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 
-from .axes import axes_names
+from .axes import IJ, IJK, IK, JK, I, J, K, axes_names
 
 #: GTScript's math builtins: GTScript name -> stencilkit builtin (``ir/ops.py``), or None where
 #: stencilkit has none yet (refused at decoration, naming the builtin).
@@ -97,6 +97,17 @@ region = _Subscriptable("region")
 compile_assert = _Marker("compile_assert")
 INLINED = _Marker("__INLINED")
 builtins: dict[str, _Marker] = {name: _Marker(name) for name in MATH_BUILTINS}
+
+#: GTScript's keywords, which gt4py's frontend knows by name: a definition may use
+#: ``computation``, ``interval``, ``PARALLEL``, ``horizontal``, ``region``, ``__INLINED``, ``I``
+#: ... without importing them (a name the definition's module or closure binds wins)
+BY_NAME: dict[str, Any] = {
+    "computation": computation, "interval": interval, "horizontal": horizontal,
+    "region": region, "compile_assert": compile_assert, "__INLINED": INLINED,
+    "PARALLEL": PARALLEL, "FORWARD": FORWARD, "BACKWARD": BACKWARD,
+    "I": I, "J": J, "K": K, "IJ": IJ, "IK": IK, "JK": JK, "IJK": IJK,
+    **builtins,
+}  # fmt: skip
 
 
 # ---------------------------------------------------------------- Field[...]

@@ -16,7 +16,7 @@ from . import vectors
 from .axes import Axis, AxisOffset
 from .context import Context
 from .exprs import shifted
-from .language import INLINED, MATH_BUILTINS, GTScriptFunction, _Marker, builtins
+from .language import BY_NAME, INLINED, MATH_BUILTINS, GTScriptFunction, _Marker, builtins
 from .source import Source
 from .vectors import Vec
 
@@ -87,6 +87,8 @@ class Scope:
             )
         if n in self.src.names:
             return Const(self.src.names[n])
+        if n in BY_NAME:  # a GTScript keyword used without importing it, as gt4py allows
+            return Const(BY_NAME[n])
         raise self.src.symbol(
             node,
             f"'{n}' is not defined",
