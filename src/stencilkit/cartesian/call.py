@@ -71,8 +71,8 @@ def default_domain(
     """The largest domain that fits every accessed field: shape - origin - upper halo."""
     size: list[int | None] = [None, None, None]
     for name, info in field_info.items():
-        if info.access == AccessKind.NONE or name not in arrays:
-            continue
+        if info.access == AccessKind.NONE or arrays.get(name) is None:
+            continue  # None for a used field: refused by validate_fields, naming it
         shape = np.shape(arrays[name]) if not hasattr(arrays[name], "shape") else arrays[name].shape
         for j, a in enumerate(info.axes):
             d = _AXES.index(a)

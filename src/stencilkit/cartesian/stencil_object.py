@@ -4,6 +4,7 @@ arguments (gt4py's rules, before anything runs); ``run`` is the fast path NDSL u
 
 from __future__ import annotations
 
+import inspect
 import time
 from collections.abc import Mapping
 from typing import Any
@@ -36,9 +37,28 @@ class StencilObject:
     """A GTScript stencil built for one backend (read-only; ``copy.deepcopy`` returns it)."""
 
     __slots__ = (
-        "__name__", "__wrapped__", "_args", "_defaults", "_definition", "_field_checks", "_frozen",
-        "_has_temps", "_lowered", "_on_gpu", "_param_dtypes", "_param_names", "_param_set", "_runner",
-        "backend", "constants", "domain_info", "field_info", "options", "parameter_info", "source",
+        "__name__",
+        "__wrapped__",
+        "_args",
+        "_defaults",
+        "_definition",
+        "_field_checks",
+        "_frozen",
+        "_has_temps",
+        "_lowered",
+        "_on_gpu",
+        "_param_dtypes",
+        "_param_names",
+        "_param_set",
+        "_runner",
+        "_unused",
+        "backend",
+        "constants",
+        "domain_info",
+        "field_info",
+        "options",
+        "parameter_info",
+        "source",
     )  # fmt: skip
     __name__: str
     __wrapped__: Any
@@ -54,6 +74,7 @@ class StencilObject:
     _on_gpu: bool
     _param_names: tuple[str, ...]
     _runner: Any
+    _unused: tuple[str, ...]
     backend: str
     constants: dict[str, Any]
     domain_info: DomainInfo
@@ -79,11 +100,8 @@ class StencilObject:
         s(self, "__name__", definition.name)
         s(self, "__wrapped__", fn)
         s(self, "_param_names", tuple(p.name for p in definition.params))
-        s(
-            self,
-            "_defaults",
-            {p.name: p.default for p in definition.params if p.default is not None},
-        )
+        # the definition's defaults, None included (an optional field left out of the call)
+        s(self, "_defaults", _defaults_of(fn, definition))
         s(self, "_param_set", frozenset(self._param_names))
         s(self, "_args", Arguments(definition, lowered))
         s(self, "_has_temps", bool(lowered.program.temps))
@@ -118,6 +136,10 @@ class StencilObject:
             )
             for p in definition.params if p.axes is None
         })  # fmt: skip
+        # fields and scalars the stencil never reads or writes: gt4py lets a call pass None
+        unused = [n for n, i in finfo.items() if not i.access]
+        unused += [n for n, p in self.parameter_info.items() if not p.access]
+        s(self, "_unused", tuple(unused))
         s(self, "domain_info", DomainInfo(min_sequential_axis_size=lowered.min_k))
         reads = {}
         for p in definition.params:  # a data-dimension field: the first of its elements' reads
@@ -164,6 +186,8 @@ class StencilObject:
         # all by keyword, none left to its default: the keywords are the values
         if args or kwargs.keys() != self._param_set:
             kwargs = self._bind_names(args, kwargs)
+        if self._unused and any(kwargs[n] is None for n in self._unused):
+            kwargs = self._stand_ins(kwargs, origin, domain)
         binder = self._args
         arrays = binder.arrays_of(kwargs)
         okey, dkey = spec_key(origin), spec_key(domain)
@@ -197,6 +221,33 @@ class StencilObject:
         ):
             binder.keep_checked(okey, dkey, Checked(b, validate_args))
         self._launch(b, kwargs, exec_info, True)
+
+    def _stand_ins(self, kwargs: dict[str, Any], origin: Any, domain: Any) -> dict[str, Any]:
+        """``kwargs`` with each ``None`` given for a field the stencil never touches replaced by
+        a read-only stand-in of zeros (no memory: zero strides) over the call's domain, and for
+        a scalar it never reads by a zero."""
+        given = {n: kwargs[n] for n in self.field_info if kwargs[n] is not None}
+        origins = field_origins(self.field_info, given, origin)
+        dom = (
+            tuple(int(d) for d in domain)
+            if domain is not None
+            else default_domain(self.field_info, given, origins)
+        )
+        xp: Any = np
+        if self._on_gpu:
+            from ..storage.namespaces import import_cupy
+
+            xp = import_cupy()
+        out = dict(kwargs)
+        for n in self._unused:
+            if out[n] is None and n in self.parameter_info:
+                out[n] = self.parameter_info[n].dtype.type(0)
+            elif out[n] is None:
+                info = self.field_info[n]
+                o = field_origin(n, info, origin, None)
+                shape = tuple(o[j] + dom["IJK".index(a)] for j, a in enumerate(info.axes))
+                out[n] = xp.broadcast_to(xp.zeros((), info.dtype), shape + tuple(info.data_dims))
+        return out
 
     def _validate_fields(
         self, values: Mapping[str, Any], origins: Mapping[str, Any], dom: tuple[int, ...]
@@ -299,6 +350,15 @@ class StencilObject:
 
     def freeze(self, *, origin: Mapping[str, Any], domain: Any) -> FrozenStencil:
         return FrozenStencil(self, origin, domain)
+
+
+def _defaults_of(fn: Any, definition: Definition) -> dict[str, Any]:
+    try:
+        params = inspect.signature(fn).parameters
+    except (TypeError, ValueError):  # no Python signature: the parsed defaults (never None)
+        return {p.name: p.default for p in definition.params if p.default is not None}
+    names = {p.name for p in definition.params}
+    return {n: p.default for n, p in params.items() if n in names and p.default is not p.empty}
 
 
 def _aggregate(info: dict[str, Any], key: str) -> None:
