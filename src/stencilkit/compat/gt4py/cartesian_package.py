@@ -21,6 +21,7 @@ SUBMODULES = (
     "gtc",
     "gtscript",
     "stencil_object",
+    "testing",
     "utils",
 )
 
