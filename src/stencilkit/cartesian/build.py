@@ -6,8 +6,11 @@ from __future__ import annotations
 import hashlib
 import os
 import time
+import warnings
 from collections.abc import Callable
 from typing import Any
+
+import numpy as np
 
 from ..ir.lower import flat_params
 from . import gt_cache
@@ -21,7 +24,7 @@ from .stencil_object import StencilObject
 _NATIVE = {"embedded": "embedded", "cpu": "cpu", "gpu": "gpu"}
 #: Backend options gt4py users pass that change nothing here (accepted as hints).
 _HINT_OPTIONS = frozenset(
-    {"format_source", "device_sync", "oir_pipeline", "verbose", "clean", "skip_passes", "opt_level",
+    {"format_source", "device_sync", "ignore_np_errstate", "oir_pipeline", "verbose", "clean", "skip_passes", "opt_level",
      "extra_opt_flags", "add_profile_info", "log_level", "cache_settings", "raise_if_not_cached"}
 )  # fmt: skip
 _PRIVATE_OPTIONS = frozenset({"_impl_opts"})
@@ -69,14 +72,19 @@ def build_stencil(
     kind = _NATIVE.get(backend) if isinstance(backend, str) else None
     if kind is None:
         kind = lookup(backend).target  # UnknownBackendError (a ValueError) names the known ones
-    for k in kwargs:
+    for k in list(kwargs):
         if (k.startswith("_") and k not in _PRIVATE_OPTIONS) or (
             not k.startswith("_") and k not in _HINT_OPTIONS
         ):
+            # gt4py warns and goes on (a backend option another backend does not know)
             known = ", ".join(sorted(_HINT_OPTIONS | _PRIVATE_OPTIONS))
-            raise ValueError(
-                f"unknown option {k!r} of gtscript.stencil; the known options are: {known}"
+            warnings.warn(
+                f"Unknown option {k!r} of gtscript.stencil for backend {backend!r}, ignored;"
+                f" the known options are: {known}",
+                RuntimeWarning,
+                stacklevel=3,
             )
+            del kwargs[k]
     ip = _precision(literal_int_precision, "GT4PY_LITERAL_INT_PRECISION")
     fp = _precision(literal_float_precision, "GT4PY_LITERAL_FLOAT_PRECISION")
     externals = dict(externals or {})
@@ -93,6 +101,8 @@ def build_stencil(
     lowered = lower_definition(parsed)
     t2 = time.perf_counter()
     runner, on_gpu = _runner(kind, lowered.program)
+    if kind == "embedded" and kwargs.get("ignore_np_errstate", True):
+        runner = _QuietRunner(runner)
     t3 = time.perf_counter()
     options = {
         "literal_int_precision": ip,
@@ -139,6 +149,32 @@ def _stencil_class(definition: Any, backend: Any, key: tuple[Any, ...]) -> type[
     attrs = {"__slots__": (), "__module__": StencilObject.__module__}
     attrs["_gt_id_"] = hashlib.sha1(what).hexdigest()
     return type(name, (StencilObject,), attrs)
+
+
+class _QuietRunner:
+    """An embedded runner whose launches run under ``numpy.errstate(all="ignore")``: gt4py's
+    NumPy backends do so unless ``ignore_np_errstate=False`` (then NumPy's warnings show)."""
+
+    def __init__(self, runner: Any) -> None:
+        self.runner = runner
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.runner, name)
+
+    def __call__(self, *args: Any) -> Any:
+        with np.errstate(all="ignore"):
+            return self.runner(*args)
+
+    def bound_launch(self, flat: Any, fixed: Any) -> Any:
+        fn = self.runner.bound_launch(flat, fixed)
+        if fn is None:
+            return None
+
+        def quiet(args: Any) -> Any:
+            with np.errstate(all="ignore"):
+                return fn(args)
+
+        return quiet
 
 
 def _runner(kind: str, program: Any) -> tuple[Any, bool]:
