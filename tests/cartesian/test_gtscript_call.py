@@ -107,7 +107,7 @@ def test_wrong_dtype_rank_and_missing_arguments(backend, arrays) -> None:
     before = arrays.host(out)
     with pytest.raises(GTScriptCallError, match="dtype float32, the stencil declares float64"):
         s(a, out, arrays.random(6, 3, 2, dtype=np.float32), 0.5, origin=(1, 0, 0))
-    with pytest.raises(GTScriptCallError, match="has 2 dimensions, the stencil declares 3"):
+    with pytest.raises(GTScriptCallError, match="has 2 dimensions but the API signature expects 3"):
         s(a, out, arrays.random(6, 3), 0.5, origin=(1, 0, 0))
     with pytest.raises(GTScriptCallError, match="missing argument"):
         s(a, out, origin=(1, 0, 0))

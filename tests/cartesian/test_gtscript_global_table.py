@@ -64,7 +64,7 @@ def test_a_table_of_the_wrong_shape_is_refused_before_anything_runs() -> None:
     out = np.random.default_rng(0).random((3, 3, 3))
     before = out.copy()
     with pytest.raises(
-        GTScriptCallError, match=r"data dimensions \(4, 3\), the stencil declares \(5, 3\)"
+        GTScriptCallError, match=r"expects data dimensions \(5, 3\) but got \(4, 3\)"
     ):
         lookup(np.zeros((4, 3)), out)
     np.testing.assert_array_equal(out, before)

@@ -40,6 +40,67 @@ def field_origin(name: str, info: FieldInfo, origin: Any, array: Any) -> tuple[i
     return tuple(full[: len(info.axes)])
 
 
+def needs_unwrap(arrays: tuple[Any, ...]) -> bool:
+    """Whether an argument is an array-like object rather than an array, or names its
+    dimensions (``__gt_dims__``)."""
+    return any(
+        a is not None and (not hasattr(a, "shape") or hasattr(a, "__gt_dims__")) for a in arrays
+    )
+
+
+def unwrap_arrays(
+    field_info: Mapping[str, FieldInfo], values: Mapping[str, Any], origin: Any
+) -> tuple[dict[str, Any], Any]:
+    """gt4py's array-like arguments as arrays: an object exposing ``__array_interface__`` or
+    ``__cuda_array_interface__`` is viewed as a NumPy or CuPy array (no copy); its
+    ``__gt_origin__`` is its origin unless ``origin`` gives one for it (a tuple or ``_all_``
+    for every field, or its own entry); its ``__gt_dims__`` (e.g. ``"KJI"``) must be the
+    field's axes in some order, and the view is transposed to the stencil's order."""
+    out = dict(values)
+    found: dict[str, tuple[int, ...]] = {}
+    for name, info in field_info.items():
+        v = out.get(name)
+        if v is None or (hasattr(v, "shape") and not hasattr(v, "__gt_dims__")):
+            continue
+        a = v if hasattr(v, "shape") else _as_array(name, v)
+        gt_origin = getattr(v, "__gt_origin__", None)
+        dims = getattr(v, "__gt_dims__", None)
+        if dims is not None:
+            dims = tuple(str(d) for d in dims)
+            spatial = [d for d in dims if d in _AXES]
+            if sorted(spatial) != sorted(info.axes):
+                raise GTScriptCallError(
+                    f"Storage for '{name}' has dimensions '{list(dims)}' but the API signature"
+                    f" expects '[{', '.join(info.axes)}]'",
+                    hint="pass an array with the stencil's axes (in any order)",
+                )
+            order = [dims.index(ax) for ax in info.axes]
+            order += [j for j, d in enumerate(dims) if d not in _AXES]
+            if order != sorted(order):
+                a = a.transpose(order)
+                if gt_origin is not None and len(gt_origin) == len(order):
+                    gt_origin = tuple(gt_origin[j] for j in order)
+        out[name] = a
+        if gt_origin is not None:
+            found[name] = tuple(int(x) for x in gt_origin)
+    if found:
+        if origin is None:
+            origin = found
+        elif isinstance(origin, Mapping) and "_all_" not in origin:
+            origin = {**found, **origin}
+    return out, origin
+
+
+def _as_array(name: str, v: Any) -> Any:
+    if hasattr(v, "__array_interface__"):
+        return np.asarray(v)
+    if hasattr(v, "__cuda_array_interface__"):
+        from ..storage.namespaces import import_cupy
+
+        return import_cupy().asarray(v)
+    return v  # refused by validate_fields, naming the field
+
+
 def field_origins(
     field_info: Mapping[str, FieldInfo], arrays: Mapping[str, Any], origin: Any
 ) -> dict[str, tuple[int, ...]]:
@@ -178,15 +239,15 @@ def validate_fields(
             # as gt4py, whose checks skip a field the stencil never accesses (pruned by its
             # externals): pyFV3's remap_profile gets a 3-D quantity for its IJ ``qs`` there
             continue
-        if len(shape) != ndim:
+        if len(shape) != ndim:  # gt4py's words first: users match on them
             raise GTScriptCallError(
-                f"{stencil}: field '{name}' has {len(shape)} dimensions, the stencil declares"
-                f" {ndim} ({''.join(axes)})",
+                f"{stencil}: Storage for '{name}' has {len(shape)} dimensions but the API"
+                f" signature expects {ndim} ({''.join(axes)}{' + data dims' if data_dims else ''})",
             )
         if tuple(shape[len(axes) :]) != data_dims:
             raise GTScriptCallError(
-                f"{stencil}: field '{name}' has data dimensions {tuple(shape[len(axes) :])},"
-                f" the stencil declares {data_dims}",
+                f"{stencil}: Field '{name}' expects data dimensions {data_dims} but got"
+                f" {tuple(shape[len(axes) :])}",
             )
         o = origins[name]
         for j, ax, d, lo, hi, lo_read, hi_read in per_axis:

@@ -18,6 +18,8 @@ from .call import (
     field_checks,
     field_origin,
     field_origins,
+    needs_unwrap,
+    unwrap_arrays,
     validate_fields,
     validate_scalars,
 )
@@ -202,6 +204,10 @@ class StencilObject:
                     self._validate_scalars(kwargs)
                 self._launch(c.bound, kwargs, exec_info, True)
                 return
+        if needs_unwrap(arrays):  # gt4py's array-likes (__array_interface__, __gt_dims__)
+            kwargs, origin = unwrap_arrays(self.field_info, kwargs, origin)
+            arrays = binder.arrays_of(kwargs)
+            cacheable = False
         fields = {n: kwargs[n] for n in self.field_info}
         origins = field_origins(self.field_info, fields, origin)
         dom = (
