@@ -8,6 +8,7 @@ build system are accepted and have no effect.
 
 from __future__ import annotations
 
+import enum
 import os
 from typing import Any
 
@@ -67,20 +68,40 @@ NEIGHBOUR_TEMPORARIES: bool = _flag("STENCILKIT_NEIGHBOUR_TEMPORARIES", True)
 #: ``gt4py.next.ffront.decorator.DEFAULT_BACKEND = gtx.cpu``, reads and sets this one.
 DEFAULT_BACKEND: Any = None
 
+class BuildCacheLifetime(enum.Enum):
+    """gt4py.next's ``config.BuildCacheLifetime`` (the type of ``BUILD_CACHE_LIFETIME``)."""
+
+    SESSION = 1
+    PERSISTENT = 2
+
+
+class CMakeBuildType(enum.Enum):
+    """gt4py.next's ``config.CMakeBuildType`` (the type of ``CMAKE_BUILD_TYPE``)."""
+
+    DEBUG = "Debug"
+    RELEASE = "Release"
+    REL_WITH_DEB_INFO = "RelWithDebInfo"
+    MIN_SIZE_REL = "MinSizeRel"
+
+
 #: gt4py.next names, accepted for compatibility.
 DEBUG: bool = _flag("GT4PY_DEBUG", False)
 VERBOSE_EXCEPTIONS: bool = _flag("GT4PY_VERBOSE_EXCEPTIONS", DEBUG)
-BUILD_CACHE_LIFETIME: str = _one_of(
-    "GT4PY_BUILD_CACHE_LIFETIME", ("persistent", "session"), "persistent"
-)
+BUILD_CACHE_LIFETIME: BuildCacheLifetime = BuildCacheLifetime[
+    _one_of("GT4PY_BUILD_CACHE_LIFETIME", ("persistent", "session"), "persistent").upper()
+]
 BUILD_CACHE_DIR: str | None = os.environ.get("STENCILKIT_CACHE_DIR")
 #: The build cache's size limit: bytes (an int) or a size such as ``"500MiB"``; 0 for no limit;
 #: ``None`` (the default) takes ``STENCILKIT_CACHE_MAX_SIZE``, else 2 GiB. Least recently used
 #: entries are evicted after a build that takes the cache over it.
 BUILD_CACHE_MAX_SIZE: int | str | None = None
-CMAKE_BUILD_TYPE: str = _one_of(
-    "GT4PY_CMAKE_BUILD_TYPE", ("debug", "release", "min_size_rel", "rel_with_deb_info"), "release"
-)
+CMAKE_BUILD_TYPE: CMakeBuildType = CMakeBuildType[
+    _one_of(
+        "GT4PY_CMAKE_BUILD_TYPE",
+        ("debug", "release", "min_size_rel", "rel_with_deb_info"),
+        "release",
+    ).upper()
+]
 #: gt4py.next's metrics level (``stencilkit.instrumentation.metrics``): 0 collects nothing.
 COLLECT_METRICS_LEVEL: int = _level("GT4PY_COLLECT_METRICS_LEVEL")
 UNSTRUCTURED_HORIZONTAL_HAS_UNIT_STRIDE: bool = _flag(

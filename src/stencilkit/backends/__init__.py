@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 from ..core.device import DeviceType
@@ -31,21 +32,45 @@ class Backend:
     constructors (fields then land on the backend's device in its preferred layout).
 
     Shaped like a gt4py.next backend: ``.name``, ``.allocator`` (also ``__gt_allocator__``),
-    ``.executor`` and ``.compile(program, compile_time_args)``. Programs run through
-    :meth:`runner`, so a subclass overriding it (e.g. to refuse running) takes effect.
+    ``.executor``, ``.compile(program, compile_time_args)`` and ``backend(program, *args,
+    offset_provider=...)``; gt4py's constructor keywords (``Backend(name=..., executor=...,
+    allocator=..., transforms=...)``) are accepted. Programs run through :meth:`runner`, so a
+    subclass overriding it (e.g. to refuse running) takes effect; a subclass overriding
+    ``__call__`` (gt4py's way) is called for every run of a program on it.
     """
 
     name: str
-    device_type: DeviceType
+    device_type: DeviceType = DeviceType.CPU
+    custom_executor: Any = dataclasses.field(default=None, compare=False, repr=False)
+    custom_allocator: Any = dataclasses.field(default=None, compare=False, repr=False)
+
+    def __init__(
+        self,
+        name: str,
+        device_type: DeviceType = DeviceType.CPU,
+        custom_executor: Any = None,
+        custom_allocator: Any = None,
+        *,
+        executor: Any = None,
+        allocator: Any = None,
+        transforms: Any = None,
+    ) -> None:
+        setter = object.__setattr__
+        setter(self, "name", name)
+        setter(self, "device_type", device_type)
+        setter(self, "custom_executor", executor if executor is not None else custom_executor)
+        setter(self, "custom_allocator", allocator if allocator is not None else custom_allocator)
 
     def __repr__(self) -> str:
         return f"<stencilkit backend {self.name}>"
 
     @property
-    def allocator(self) -> FieldAllocator:
+    def allocator(self) -> Any:
         """Where this backend wants its fields. Pass it (or the backend itself) as
         ``allocator=`` to ``as_field``/``zeros``/...; ``gtx.gpu.allocator`` gives CuPy arrays in
         the GPU layout, ``gtx.cpu.allocator`` NumPy arrays."""
+        if self.custom_allocator is not None:
+            return self.custom_allocator
         return FieldAllocator(self.device_type)
 
     @property
@@ -57,7 +82,17 @@ class Backend:
         """What runs a program, as ``executor(interface)`` -> a runner (``interface``: the
         program's ``stencilkit.stages.interface.ProgramInterface``; the runner follows the
         ``stencilkit.stages.runner.Runner`` protocol)."""
+        if self.custom_executor is not None:
+            return self.custom_executor
         return self.runner
+
+    def __call__(
+        self, program: ProgramInterface, *args: Any, offset_provider: Any = None, **kwargs: Any
+    ) -> None:
+        """Run ``program`` (its interface) with the flat ``args``: gt4py's way of calling a
+        backend. A subclass overriding this is called for every run of a program on it (and may
+        end with ``super().__call__(program, *args, offset_provider=offset_provider)``)."""
+        self.runner(program)(list(args), offset_provider)
 
     @property
     def transforms(self) -> tuple[()]:
@@ -119,7 +154,23 @@ def runner_for(backend: Backend | None, interface: ProgramInterface) -> Runner:
         from ..core.errors import StencilTypeError
 
         raise StencilTypeError(f"backend must be None, gtx.cpu or gtx.gpu, got {backend!r}")
+    if type(backend).__call__ is not Backend.__call__:
+        return _CallingRunner(backend, interface)  # the user's backend object decides
     return backend.runner(interface)
+
+
+class _CallingRunner:
+    """The runner of a program on a backend whose class overrides ``__call__``: each run calls
+    ``backend(interface, *args, offset_provider=...)``, as gt4py calls its backends."""
+
+    __slots__ = ("backend", "interface")
+
+    def __init__(self, backend: Backend, interface: ProgramInterface) -> None:
+        self.backend = backend
+        self.interface = interface
+
+    def __call__(self, args: list[Any], offset_provider: Any) -> None:
+        self.backend(self.interface, *args, offset_provider=offset_provider)
 
 
 def wait_for_tuning(timeout: float | None = None) -> bool:

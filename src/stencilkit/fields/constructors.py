@@ -73,7 +73,9 @@ def _dtype(dtype: Any) -> np.dtype[Any]:
 
 def _domain(spec: Any) -> Domain:
     try:
-        return make_domain(spec)
+        dom = make_domain(spec)
+        dom.check_staggered()
+        return dom
     except TypeError as err:
         raise StencilTypeError(str(err), hint="e.g. {I: 10, K: (0, 80)}") from None
     except ValueError as err:

@@ -11,7 +11,6 @@ from .. import config
 from ..backends import Backend
 from ..core.dims import Dimension
 from ..core.errors import StencilTypeError
-from ..core.named_collections import collection_values
 from .decorator_keywords import check_decorator_keywords
 from .operator import FieldOperator
 from .parse import parse_field_operator
@@ -121,13 +120,7 @@ def scan_operator(
 
     def wrap(fn: Callable[..., Any]) -> FieldOperator:
         parsed = parse_field_operator(fn)
-        scan = (axis, forward, scan_init(fn, *parsed, _plain_values(init)))
+        scan = (axis, forward, scan_init(fn, *parsed, init))
         return FieldOperator(fn, _backend_arg(backend), scan, parsed, grid_type)
 
     return wrap(definition) if definition is not None else wrap
-
-
-def _plain_values(v: Any) -> Any:
-    """``init=`` with named-collection instances (dataclasses) turned into tuples, at any depth."""
-    v = collection_values(v)
-    return tuple(_plain_values(x) for x in v) if isinstance(v, tuple) else v

@@ -8,6 +8,7 @@ from typing import Any
 
 import numpy as np
 
+from ..core.named_collections import NamedCollectionType, collection_values
 from ..core.types import (
     FieldType,
     ScalarType,
@@ -116,14 +117,24 @@ def scan_init(fn: Any, fop: ir.FieldOperator, src: SourceFunction, init: Any) ->
             src.tree.args.args[0],
             f"the carry of a scan must be scalars or (nested) tuples of scalars, not {carry.type}",
         )
-    init_t = _init_type(init)
+    plain = _plain_values(init)
+    if isinstance(carry.type, NamedCollectionType) and type(init) is carry.type.cls:
+        init_t: TypeSpec | str = carry.type  # an instance of the carry's class: its types
+    else:
+        init_t = _init_type(plain)
     if init_t != carry.type:
         raise src.type_error(
             src.tree,
             f"Argument 'init' to scan operator '{name}' must have same type as"
             f" '{carry.name}' argument: expected '{carry.type}', got '{init_t}'.",
         )
-    return _init_expr(init, carry.type)
+    return _init_expr(plain, carry.type)
+
+
+def _plain_values(v: Any) -> Any:
+    """``init=`` with named-collection instances (dataclasses) turned into tuples, at any depth."""
+    v = collection_values(v)
+    return tuple(_plain_values(x) for x in v) if isinstance(v, tuple) else v
 
 
 def _return_annotation(fn: Callable[..., Any]) -> TypeSpec | None:
@@ -158,7 +169,7 @@ def _init_type(v: Any) -> TypeSpec | str:
 
 def _init_expr(v: Any, t: TypeSpec) -> ir.Expr:
     if isinstance(t, TupleType):
-        elems = tuple(_init_expr(x, s) for x, s in zip(v, t.types))
+        elems = tuple(_init_expr(x, s) for x, s in zip(v, t.types, strict=True))
         return ir.MakeTuple(elems, t)
     assert isinstance(t, ScalarType)
     return ir.Literal(np.dtype(t.dtype).type(v).item(), t)

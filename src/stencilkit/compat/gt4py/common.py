@@ -29,6 +29,10 @@ from ...core.records import record
 from ...core.staggered import as_non_staggered, flip_staggered, is_staggered
 from ...core.types import promote_dims
 from ...fields import Connectivity, Field
+from ...fields.constructors import DEFAULT_SKIP_VALUE
+
+#: gt4py's name of the default skip value of neighbour tables (-1), which its tests use.
+_DEFAULT_SKIP_VALUE = DEFAULT_SKIP_VALUE
 
 #: Fields are mutable buffers in stencilkit; gt4py's read-only/mutable split is one class here.
 MutableField = Field

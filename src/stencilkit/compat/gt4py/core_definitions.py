@@ -5,7 +5,7 @@ Served as ``gt4py._core.definitions`` by the alias (``stencilkit.compat.gt4py.al
 
 from __future__ import annotations
 
-from typing import TypeAlias, TypeVar
+from typing import Any, TypeAlias, TypeVar
 
 import numpy as np
 
@@ -15,10 +15,12 @@ __all__ = [
     "BoolScalar",
     "Device",
     "DeviceType",
+    "DeviceTypeT",
     "FloatingScalar",
     "IntegralScalar",
     "Scalar",
     "ScalarT",
+    "is_scalar_type",
 ]
 
 BoolScalar: TypeAlias = bool | np.bool_
@@ -26,3 +28,9 @@ IntegralScalar: TypeAlias = int | np.integer
 FloatingScalar: TypeAlias = float | np.floating
 Scalar: TypeAlias = BoolScalar | IntegralScalar | FloatingScalar
 ScalarT = TypeVar("ScalarT", bound=Scalar)
+DeviceTypeT = TypeVar("DeviceTypeT", bound=DeviceType)
+
+
+def is_scalar_type(value: Any) -> bool:
+    """Whether ``value`` is a scalar (a Python or NumPy bool, integer or floating-point number)."""
+    return isinstance(value, bool | int | float | np.bool_ | np.number)

@@ -7,11 +7,31 @@
 from __future__ import annotations
 
 from types import ModuleType
-from typing import Any
+from typing import Any, Protocol, TypeAlias, TypeVar
 
 from ...backends import Backend, FieldAllocator
 from ...core.device import DeviceType
 from ...storage import Allocator
+
+_DeviceT = TypeVar("_DeviceT", bound=DeviceType)
+
+
+class FieldBufferAllocatorProtocol(Protocol[_DeviceT]):
+    """gt4py's protocol of a buffer allocator (for annotations; ``FieldAllocator`` is one)."""
+
+    @property
+    def device_type(self) -> DeviceType: ...
+
+
+class FieldBufferAllocatorFactoryProtocol(Protocol[_DeviceT]):
+    """gt4py's protocol of an object that hands out an allocator (a backend)."""
+
+    @property
+    def __gt_allocator__(self) -> FieldBufferAllocatorProtocol[_DeviceT]: ...
+
+
+#: What ``allocator=`` accepts (annotations only; ``is_field_allocation_tool`` checks a value).
+FieldBufferAllocationUtil: TypeAlias = Any
 
 #: One allocator per device type stencilkit allocates on.
 device_allocators: dict[DeviceType, FieldAllocator] = {
@@ -41,4 +61,11 @@ def get_allocator(obj: Any, *, default: Any = None) -> Any:
     raise TypeError(f"{obj!r} is not a field allocation tool")
 
 
-__all__ = ["device_allocators", "get_allocator", "is_field_allocation_tool"]
+__all__ = [
+    "FieldBufferAllocationUtil",
+    "FieldBufferAllocatorFactoryProtocol",
+    "FieldBufferAllocatorProtocol",
+    "device_allocators",
+    "get_allocator",
+    "is_field_allocation_tool",
+]
