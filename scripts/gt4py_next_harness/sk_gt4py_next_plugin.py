@@ -187,7 +187,7 @@ def _optional(name: str) -> Any:
 
 def install_stand_ins() -> None:
     import gt4py.eve
-    import gt4py.next  # noqa: F401  (the alias: stencilkit)
+    import gt4py.next
 
     try:
         import typing_extensions

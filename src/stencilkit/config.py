@@ -68,6 +68,7 @@ NEIGHBOUR_TEMPORARIES: bool = _flag("STENCILKIT_NEIGHBOUR_TEMPORARIES", True)
 #: ``gt4py.next.ffront.decorator.DEFAULT_BACKEND = gtx.cpu``, reads and sets this one.
 DEFAULT_BACKEND: Any = None
 
+
 class BuildCacheLifetime(enum.Enum):
     """gt4py.next's ``config.BuildCacheLifetime`` (the type of ``BUILD_CACHE_LIFETIME``)."""
 
@@ -90,7 +91,7 @@ VERBOSE_EXCEPTIONS: bool = _flag("GT4PY_VERBOSE_EXCEPTIONS", DEBUG)
 BUILD_CACHE_LIFETIME: BuildCacheLifetime = BuildCacheLifetime[
     _one_of("GT4PY_BUILD_CACHE_LIFETIME", ("persistent", "session"), "persistent").upper()
 ]
-BUILD_CACHE_DIR: str | None = os.environ.get("STENCILKIT_CACHE_DIR")
+BUILD_CACHE_DIR: str | None = os.environ.get("STENCILKIT_CACHE_DIR", "").strip() or None
 #: The build cache's size limit: bytes (an int) or a size such as ``"500MiB"``; 0 for no limit;
 #: ``None`` (the default) takes ``STENCILKIT_CACHE_MAX_SIZE``, else 2 GiB. Least recently used
 #: entries are evicted after a build that takes the cache over it.

@@ -292,3 +292,22 @@ def test_every_environment_variable_the_library_reads_is_documented() -> None:
     assert len(read) >= 10, read
     missing = sorted(v for v in read if f"`{v}" not in doc)
     assert not missing, missing
+
+
+@pytest.mark.parametrize("value", ["", "   "])
+def test_an_empty_cache_dir_is_the_default_not_the_cwd(
+    value: str, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    from stencilkit.toolchain import config as tc
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("STENCILKIT_CACHE_DIR", value)
+    tc.reset_config()
+    try:
+        cfg = tc.require("STENCILKIT_CACHE_DIR")
+        assert cfg.cache_dir == tc._default_cache_dir()
+        assert cfg.cache_dir.resolve() != tmp_path.resolve()
+        assert "STENCILKIT_CACHE_DIR" not in cfg.problems
+    finally:
+        monkeypatch.undo()  # the suite's own cache directory back, then read again
+        tc.reset_config()

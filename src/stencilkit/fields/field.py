@@ -420,6 +420,10 @@ class Field(FieldInterop):
         # Lets NumPy ufuncs (np.sin(f), np.float64(2) * f) return fields instead of arrays.
         if method != "__call__" or "out" in kwargs:
             return NotImplemented
+        if any(isinstance(a, np.ndarray) and a.ndim > 0 for a in inputs):
+            # an array with a field (``array == field``): arrays, as NumPy makes of gt4py's fields
+            # (their __array__); the field's values in its own index order
+            return ufunc(*(a.asnumpy() if isinstance(a, Field) else a for a in inputs), **kwargs)
         return self._apply(lambda *a: ufunc(*a, **kwargs), *inputs)
 
     def __bool__(self) -> bool:

@@ -203,6 +203,8 @@ def config() -> Config:
     for name, (attr, parse) in VARIABLES.items():
         if name not in env:
             continue
+        if name == "STENCILKIT_CACHE_DIR" and not env[name].strip():
+            continue  # set but empty: unset (the XDG rule for XDG_CACHE_HOME), not the cwd
         try:
             values[attr] = parse(env[name])
         except ValueError as err:
