@@ -52,10 +52,19 @@ def _level(name: str) -> int:
     return int(value)
 
 
-#: Parse operators and programs when they are decorated (errors at import, as gt4py.next 1.2.3
-#: reports them) instead of at first use (a call, ``.compile()``, ``.ir_text()``), the default,
-#: so that a module with one unsupported operator still imports.
-PARSE_AT_DECORATION: bool = _flag("STENCILKIT_PARSE_AT_DECORATION", False)
+def _tri_state(name: str) -> bool | None:
+    """A yes/no variable whose absence means "the default" (None)."""
+    if os.environ.get(name) is None:
+        return None
+    return _flag(name, False) if os.environ[name].strip() else None
+
+
+#: When operators and programs are parsed (their DSL errors raised): ``None``, the default, at
+#: decoration unless the definition is on record as parsing (a record across processes, so that
+#: importing unchanged model code parses nothing: ``stencilkit/next/decoration.py``), i.e. gt4py's
+#: errors at decoration at the cost of a lazy import; ``True`` every definition at decoration;
+#: ``False`` none (at first use: a call, ``.compile()``, ``.ir_text()``).
+PARSE_AT_DECORATION: bool | None = _tri_state("STENCILKIT_PARSE_AT_DECORATION")
 
 #: Compute a value that a program statement reads at several neighbours of each point (ICON's
 #: vorticity at vertices, read from edges through E2V) once per point of its own location, into

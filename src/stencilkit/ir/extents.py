@@ -44,6 +44,10 @@ class FieldExtent:
 
     offsets: dict[Dimension, tuple[int, int]] = field(default_factory=dict)
     indirect: dict[Dimension, set[str]] = field(default_factory=dict)
+    #: per table read here: the (row dimension, row offset, slot) of each read, where the row is
+    #: the output index plus an offset and the slot a constant; None where any other (all rows
+    #: and slots count)
+    lookups: dict[str, set[tuple[Dimension, int, int | None]] | None] = field(default_factory=dict)
 
 
 def _widen(ext: FieldExtent, d: Dimension, lo: int, hi: int) -> None:
@@ -76,6 +80,12 @@ class _Extents:
                 _widen(ext, d, idx.offset, idx.offset)
         elif isinstance(idx, n.Lookup):
             ext.indirect.setdefault(d, set()).add(idx.table)
+            known = ext.lookups.setdefault(idx.table, set())
+            if known is not None and isinstance(idx.source, n.Pos) and not guard:
+                slot = idx.neighbor.value if isinstance(idx.neighbor, n.ConstIndex) else None
+                known.add((idx.source.dim, idx.source.offset, slot))
+            else:
+                ext.lookups[idx.table] = None
 
     def visit(self, e: n.Node, guard: Region) -> None:
         if any(not ivs for ivs in guard.values()):

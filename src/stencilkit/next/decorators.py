@@ -11,6 +11,7 @@ from .. import config
 from ..backends import Backend
 from ..core.dims import Dimension
 from ..core.errors import StencilTypeError
+from .decoration import check_at_decoration
 from .decorator_keywords import check_decorator_keywords
 from .operator import FieldOperator
 from .parse import parse_field_operator
@@ -36,10 +37,6 @@ def _backend_arg(backend: Any) -> Backend | None:
     return backend  # type: ignore[no-any-return]
 
 
-def _parse_now() -> bool:
-    return bool(config.PARSE_AT_DECORATION)
-
-
 def program(
     definition: Callable[..., Any] | None = None,
     *,
@@ -60,8 +57,7 @@ def program(
 
     def wrap(fn: Callable[..., Any]) -> Program:
         prog = Program(None, chosen, fn, grid_type)
-        if _parse_now():
-            _ = prog.definition
+        check_at_decoration(fn, lambda: prog.definition)
         return prog
 
     return wrap(definition) if definition is not None else wrap
@@ -87,8 +83,7 @@ def field_operator(
 
     def wrap(fn: Callable[..., Any]) -> FieldOperator:
         op = FieldOperator(fn, chosen, grid_type=grid_type)
-        if _parse_now():
-            op._parse()
+        check_at_decoration(fn, op._parse)
         return op
 
     return wrap(definition) if definition is not None else wrap

@@ -144,13 +144,42 @@ def check_kernel_bounds(
                 )
         for d, table_names in ext.indirect.items():
             for t in table_names:
-                _check_table_targets(t, tables[t], name, f, d)
+                reads = ext.lookups.get(t)
+                _check_table_targets(t, tables[t], name, f, d, _rows_read(tables[t], reads, where))
 
 
-def _check_table_targets(tname: str, table: Any, fname: str, f: Any, d: Dimension) -> None:
+def _rows_read(
+    table: Any, reads: set[tuple[Dimension, int, int | None]] | None, where: Mapping[Any, Any]
+) -> list[tuple[slice, slice]] | None:
+    """The parts of ``table`` (row range, slots) the kernel reads over ``where``: the rows of the
+    domain (shifted by the read's offset) and, for ``c(E2V[0])``, one slot; None for all of it."""
+    if not reads or not hasattr(table, "domain"):
+        return None
+    row_dim = table.domain.dims[0]
+    first = table.domain.ranges[0].start
+    parts = []
+    for d, offset, slot in reads:
+        if d != row_dim or d not in where:
+            return None
+        r = where[d]
+        rows = slice(r.start + offset - first, r.stop + offset - first)
+        parts.append((rows, slice(None) if slot is None else slice(slot, slot + 1)))
+    return parts
+
+
+def _check_table_targets(
+    tname: str,
+    table: Any,
+    fname: str,
+    f: Any,
+    d: Dimension,
+    parts: list[tuple[slice, slice]] | None = None,
+) -> None:
     # Not cached by table identity: ids are reused after a table is freed. Compiled backends
-    # run this once per argument signature anyway.
-    data = table.asnumpy()
+    # run this once per argument signature anyway. Only what the kernel reads counts: a field
+    # that starts at 2 may be read through the rows of a table that point at 2 and above.
+    whole = table.asnumpy()
+    data = whole if parts is None else np.concatenate([whole[p].ravel() for p in parts])
     skip = table.skip_value
     valid = data[data != skip] if skip is not None else data
     rng = f.domain.range_of(d)
