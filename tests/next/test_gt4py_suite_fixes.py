@@ -282,3 +282,26 @@ def test_a_definition_on_record_is_not_parsed_again(default_decoration: Path, rn
     path.write_text(path.read_text() + "\n# edited\n")
     decoration.forget()
     assert _run(path)["twice"]._parsed is not None
+
+
+# -- a scalar as out= of a direct call is refused ------------------------------------------------
+@gtx.field_operator
+def _doubled(a: EF) -> EF:
+    return 2.0 * a
+
+
+@gtx.field_operator
+def _doubled_scalar(x: float64) -> float64:
+    return 2.0 * x
+
+
+@pytest.mark.parametrize("out", [1.0, np.float64(1.0), np.zeros(3)], ids=["float", "np", "array"])
+def test_a_scalar_out_is_refused(case: Any, out: Any, rng: np.random.Generator):
+    a = case.field([Edge], rng.random(3))
+    with pytest.raises(gtx.StencilTypeError, match=r"out=\.\.\.\) must be a field"):
+        _doubled.with_backend(case.backend)(a, out=out, offset_provider={})
+    with pytest.raises(gtx.StencilTypeError, match=r"out=\.\.\.\) must be a field"):
+        _doubled_scalar.with_backend(case.backend)(3.0, out=out, offset_provider={})
+    good = case.field([Edge], np.zeros(3))
+    with pytest.raises(gtx.StencilTypeError, match="got a float"):
+        _doubled.with_backend(case.backend)(a, out=(good, 1.0), offset_provider={})

@@ -9,7 +9,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from ..backends import Backend
-from ..core.errors import MissingOutError
+from ..core.errors import MissingOutError, StencilTypeError
 from ..ir import nodes as ir
 from .direct import aliases, allocate_result, direct_program, domain_args, domain_key, type_of_value
 from .parse import parse_field_operator
@@ -128,6 +128,7 @@ class FieldOperator:
                 " to get new fields over the domain where the result is defined",
             )
         args = self._positional(args, kwargs)
+        _check_out_fields(self.__name__, out)
         prog = self._program_for(args, out, domain)
         dom_args = domain_args(domain)
         prog(*args, out, *dom_args, offset_provider=offset_provider)
@@ -165,3 +166,22 @@ class FieldOperator:
             )
             self._programs[key] = prog
         return prog
+
+
+def _check_out_fields(name: str, out: Any) -> None:
+    """``out=`` of a direct call holds fields only (gt4py raises for a scalar there too)."""
+    from ..core.named_collections import collection_values
+    from ..fields import Field
+
+    value = collection_values(out)
+    if isinstance(value, tuple | list):
+        for v in value:
+            _check_out_fields(name, v)
+        return
+    if not isinstance(value, Field):
+        raise StencilTypeError(
+            f"{name}(..., out=...) must be a field or a tuple of fields, got a"
+            f" {type(value).__name__} ({value!r:.40})",
+            hint=f"allocate the result, e.g. out = gtx.zeros(domain); {name}(..., out=out);"
+            " a scalar result comes from a program whose statement writes a field",
+        )
