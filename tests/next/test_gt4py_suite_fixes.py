@@ -305,3 +305,11 @@ def test_a_scalar_out_is_refused(case: Any, out: Any, rng: np.random.Generator):
     good = case.field([Edge], np.zeros(3))
     with pytest.raises(gtx.StencilTypeError, match="got a float"):
         _doubled.with_backend(case.backend)(a, out=(good, 1.0), offset_provider={})
+
+
+def test_a_field_with_an_array_gives_arrays(rng: np.random.Generator):
+    data = rng.random(6)
+    f = gtx.as_field([Edge], data)
+    same = f == data
+    assert isinstance(same, np.ndarray) and same.all()
+    np.testing.assert_array_equal(f - data, np.zeros(6))

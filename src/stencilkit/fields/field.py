@@ -393,6 +393,9 @@ class Field(FieldInterop):
 
     def _apply(self, fn: Callable[..., Any], *args: Any) -> Field:
         fields = [a for a in args if isinstance(a, Field)]
+        if any(isinstance(a, np.ndarray) and a.ndim > 0 for a in args):
+            # ``field == array``: arrays, as gt4py's fields give (NumPy reads them as arrays)
+            return fn(*(a.asnumpy() if isinstance(a, Field) else a for a in args))  # type: ignore[no-any-return]
         for a in args:
             if not isinstance(a, (Field, *_SCALARS)) and not (
                 getattr(a, "ndim", None) == 0 and hasattr(a, "dtype")
