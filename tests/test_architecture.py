@@ -25,7 +25,8 @@ ALLOWED: dict[str, set[str]] = {
     "config": {"core", "toolchain"},
     "instrumentation": {"config"},
     # the gt4py.next language: above the engine, which it enters through stages/interface.py
-    # (toolchain: the build cache directory, where next/decoration.py keeps its record)
+    # (toolchain, _version: the build cache directory and the version that key next/decoration.py's
+    # record)
     "next": {
         "core",
         "ir",
@@ -34,6 +35,7 @@ ALLOWED: dict[str, set[str]] = {
         "stages",
         "backends",
         "toolchain",
+        "_version",
         "config",
         "instrumentation",
     },
