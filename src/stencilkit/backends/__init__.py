@@ -74,7 +74,7 @@ class Backend:
         return FieldAllocator(self.device_type)
 
     @property
-    def __gt_allocator__(self) -> FieldAllocator:
+    def __gt_allocator__(self) -> Any:
         return self.allocator
 
     @property
@@ -171,6 +171,13 @@ class _CallingRunner:
 
     def __call__(self, args: list[Any], offset_provider: Any) -> None:
         self.backend(self.interface, *args, offset_provider=offset_provider)
+
+    def stages_for(self, args: list[Any], offset_provider: Any) -> Any:
+        """Ahead-of-time stages (``compile``): the backend's own runner's."""
+        return self.backend.runner(self.interface).stages_for(args, offset_provider)
+
+    def stages(self, *args: Any, **kwargs: Any) -> Any:
+        return self.backend.runner(self.interface).stages(*args, **kwargs)
 
 
 def wait_for_tuning(timeout: float | None = None) -> bool:

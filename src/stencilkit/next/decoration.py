@@ -105,7 +105,8 @@ def _entry_for(filename: str) -> tuple[Path | None, set[str], list[bool]] | None
     except OSError:
         return None
     digest = hashlib.sha256(data + __version__.encode()).hexdigest()[:32]
-    record = _record_dir() / f"{digest}.json" if _record_dir() is not None else None
+    folder = _record_dir()
+    record = folder / f"{digest}.json" if folder is not None else None
     known: set[str] = set()
     if record is not None:
         try:

@@ -13,7 +13,7 @@ from ...backends import Backend, FieldAllocator
 from ...core.device import DeviceType
 from ...storage import Allocator
 
-_DeviceT = TypeVar("_DeviceT", bound=DeviceType)
+_DeviceT = TypeVar("_DeviceT", bound=DeviceType, covariant=True)
 
 
 class FieldBufferAllocatorProtocol(Protocol[_DeviceT]):
