@@ -313,3 +313,36 @@ def test_a_field_with_an_array_gives_arrays(rng: np.random.Generator):
     same = f == data
     assert isinstance(same, np.ndarray) and same.all()
     np.testing.assert_array_equal(f - data, np.zeros(6))
+
+
+# -- a domain dict in another order than the output's dimensions: ValueError when called ---------
+IDim, JDim = gtx.Dimension("IDim"), gtx.Dimension("JDim")
+IJF = Field[Dims[IDim, JDim], float64]
+
+
+@gtx.field_operator
+def _copy_ij(a: IJF) -> IJF:
+    return a
+
+
+@gtx.program
+def _swapped_domain(a: IJF, out: IJF):
+    _copy_ij(a, out=out, domain={JDim: (0, 2), IDim: (0, 3)})
+
+
+@gtx.program
+def _ordered_domain(a: IJF, out: IJF):
+    _copy_ij(a, out=out, domain={IDim: (1, 3), JDim: (0, 2)})
+
+
+def test_a_domain_in_another_order_is_refused_when_called(case: Any, rng: np.random.Generator):
+    data = rng.random((4, 3))
+    a = case.field([IDim, JDim], data)
+    out = case.field([IDim, JDim], np.full((4, 3), -1.0))
+    with pytest.raises(ValueError, match="Dimensions in out field and field domain are not equiv"):
+        _swapped_domain.with_backend(case.backend)(a, out, offset_provider={})
+    assert (np.asarray(out.asnumpy()) == -1.0).all()  # nothing ran
+    _ordered_domain.with_backend(case.backend)(a, out, offset_provider={})
+    got = np.asarray(out.asnumpy())
+    np.testing.assert_array_equal(got[1:3, 0:2], data[1:3, 0:2])
+    assert (got[0] == -1.0).all() and (got[3] == -1.0).all() and (got[:, 2] == -1.0).all()

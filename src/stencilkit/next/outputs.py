@@ -12,7 +12,7 @@ import ast
 
 from ..core.dims import Dimension
 from ..core.dtypes import is_integral
-from ..core.errors import StencilTypeError
+from ..core.errors import StencilTypeError, StencilValueError
 from ..core.records import record
 from ..core.types import FieldType, ScalarType, TupleType
 from ..ir import nodes as ir
@@ -45,6 +45,28 @@ def leaves(tree: Tree) -> list[Target]:
 class ScalarOutputError(StencilTypeError):
     """``out=`` names a scalar parameter. The program is accepted when parsed (as gt4py accepts
     it) and this error is raised when the program is called or compiled: nothing ever runs."""
+
+
+class DomainOrderError(StencilValueError):
+    """``domain=`` lists the output's dimensions in another order than the output field has
+    them; raised, as gt4py raises it, when the program is called or compiled."""
+
+
+def check_domain_order(
+    src: SourceFunction, node: ast.AST, outs: list[Target], domains: list[Domain]
+) -> None:
+    """gt4py's ``ValueError`` where a domain dict orders the output's dimensions otherwise."""
+    for t, dom in zip(outs, domains):
+        out_dims = tuple(t.ref.type.dims) if isinstance(t.ref.type, FieldType) else ()
+        dims = tuple(r.dim for r in dom)
+        if dims and set(dims) == set(out_dims) and dims != out_dims:
+            names = lambda ds: "[" + ", ".join(d.value for d in ds) + "]"  # noqa: E731
+            raise DomainOrderError(
+                "Dimensions in out field and field domain are not equivalent: expected"
+                f" '{names(out_dims)}', got '{names(dims)}'.",
+                src.loc(node),
+                hint=f"list the domain's dimensions in the output's order: {names(out_dims)}",
+            )
 
 
 class TargetParser:

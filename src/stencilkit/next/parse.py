@@ -19,7 +19,7 @@ from ..ir.tuples import flatten_value
 from ..ir.visit import deep, substitute
 from .annotations import type_from_annotation
 from .expressions import ExprBuilder, with_names
-from .outputs import ScalarOutputError, TargetParser, leaves
+from .outputs import DomainOrderError, ScalarOutputError, TargetParser, check_domain_order, leaves
 from .scans import scan_call
 from .source import SourceFunction, parse_function
 from .typing_rules import TypingError, unify_operands
@@ -431,10 +431,11 @@ class ProgramParser:
         self.src = parse_function(fn)
         self.params, _ = parse_params(self.src, read_return=False)  # gt4py ignores it too (-> None)
         self.builder = ExprBuilder(self.src, {p.name: ir.Ref(p.name, p.type) for p in self.params})
-        # a statement whose out= is a scalar: gt4py accepts such a program when it is defined and
-        # fails when it runs; here the program parses (without that statement) and this error is
-        # raised by every call and compile, before anything runs
-        self.deferred: ScalarOutputError | None = None
+        # a statement whose out= is a scalar, or whose domain= orders the output's dimensions
+        # otherwise: gt4py accepts such a program when it is defined and fails when it runs; here
+        # the program parses (without that statement) and this error is raised by every call and
+        # compile, before anything runs
+        self.deferred: ScalarOutputError | DomainOrderError | None = None
 
     def parse(self) -> ir.Program:
         stmts: list[ir.Apply | ir.ScanApply] = []
@@ -450,7 +451,7 @@ class ProgramParser:
                 )
             try:
                 new, new_temps = self.statement(stmt.value, f"__tmp{len(stmts)}_")
-            except ScalarOutputError as err:
+            except (ScalarOutputError, DomainOrderError) as err:
                 self.deferred = self.deferred or err
                 continue
             stmts.extend(new)
@@ -496,6 +497,8 @@ class ProgramParser:
         domains = (
             targets.domains(kw["domain"], tree) if "domain" in kw else [t.domain for t in outs]
         )
+        if "domain" in kw:
+            check_domain_order(self.src, kw["domain"], outs, domains)
         return build_apply(
             op, args, tuple(t.ref for t in outs), domains, self.src, call, self.builder, prefix
         )
