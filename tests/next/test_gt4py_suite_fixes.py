@@ -346,3 +346,22 @@ def test_a_domain_in_another_order_is_refused_when_called(case: Any, rng: np.ran
     got = np.asarray(out.asnumpy())
     np.testing.assert_array_equal(got[1:3, 0:2], data[1:3, 0:2])
     assert (got[0] == -1.0).all() and (got[3] == -1.0).all() and (got[:, 2] == -1.0).all()
+
+
+# -- metrics levels: MINIMAL collects total, PERFORMANCE also compute (gt4py's rule) ------------
+@pytest.mark.parametrize(
+    "level, names", [("MINIMAL", {"total"}), ("PERFORMANCE", {"total", "compute"})]
+)
+def test_metrics_levels(level: str, names: set[str], monkeypatch, rng):
+    import collections
+
+    from stencilkit.instrumentation import metrics
+
+    monkeypatch.setattr(gtx.config, "COLLECT_METRICS_LEVEL", getattr(metrics, level))
+    monkeypatch.setattr(metrics, "sources", collections.defaultdict(metrics.Source))
+    data = rng.random((4, 3))
+    out = gtx.as_field([IDim, JDim], np.zeros((4, 3)))
+    _ordered_domain.with_backend(gtx.cpu)(gtx.as_field([IDim, JDim], data), out, offset_provider={})
+    (source,) = metrics.sources.values()
+    assert set(source.metrics) == names
+    np.testing.assert_array_equal(out.asnumpy()[1:3, 0:2], data[1:3, 0:2])

@@ -1,8 +1,8 @@
 """gt4py.next's metrics store: per source (a program on a backend), named lists of samples.
 
 Collection is off unless ``GT4PY_COLLECT_METRICS_LEVEL`` (``stencilkit.config.COLLECT_METRICS_LEVEL``)
-is above 0; then every program call adds its wall time, in seconds, to the ``compute`` and
-``total`` metrics of the source ``"<program name><'<backend name>'>"`` (stencilkit times the
+is above 0; then every program call adds its wall time, in seconds, to the ``total`` metric
+(from ``MINIMAL``) and the ``compute`` metric (from ``PERFORMANCE``, gt4py's levels) of the source ``"<program name><'<backend name>'>"`` (stencilkit times the
 whole call: it has no separate kernel timer here).
 
 >>> m = Metric("t"); m.add_sample(0.1); m.add_sample(0.3); round(m.mean, 3)
