@@ -365,3 +365,36 @@ def test_metrics_levels(level: str, names: set[str], monkeypatch, rng):
     (source,) = metrics.sources.values()
     assert set(source.metrics) == names
     np.testing.assert_array_equal(out.asnumpy()[1:3, 0:2], data[1:3, 0:2])
+
+
+# -- compile(name=[values]): a variant per value, with the value in its code ---------------------
+@gtx.field_operator
+def _scaled_by(a: IJF, n: gtx.int32) -> IJF:
+    return a * gtx.astype(n, float64)
+
+
+@gtx.program
+def _scale_rows(a: IJF, n: gtx.int32, out: IJF):
+    _scaled_by(a, n, out=out, domain={IDim: (0, n), JDim: (0, 3)})
+
+
+def test_static_arguments_specialise_the_build(case: Any, rng: np.random.Generator):
+    prog = _scale_rows.with_backend(case.backend)
+    prog.compile(offset_provider={}, n=[2, 3])
+    assert set(prog._variants) == {(2,), (3,)}
+    texts = {k: v.ir_text() for k, v in prog._variants.items()}
+    assert texts[(2,)] != texts[(3,)]  # the value is in the code, so in the build cache's key
+    from stencilkit.ir import nodes as ir
+    from stencilkit.ir.visit import walk
+
+    for variant in prog._variants.values():  # the body no longer reads the parameter
+        refs = {x.name for s in variant.definition.body for x in walk(s) if isinstance(x, ir.Ref)}
+        assert "n" not in refs
+    data = rng.random((5, 3))
+    for n in (2, 3, 4):  # 4 was not listed: its variant is made at the call
+        out = case.field([IDim, JDim], np.full((5, 3), -1.0))
+        prog(case.field([IDim, JDim], data), np.int32(n), out, offset_provider={})
+        got = np.asarray(out.asnumpy())
+        np.testing.assert_allclose(got[:n], data[:n] * n)
+        assert (got[n:] == -1.0).all()
+    assert set(prog._variants) == {(2,), (3,), (4,)}

@@ -47,6 +47,10 @@ class ScalarOutputError(StencilTypeError):
     it) and this error is raised when the program is called or compiled: nothing ever runs."""
 
 
+def _names(dims: tuple[Dimension, ...]) -> str:
+    return "[" + ", ".join(d.value for d in dims) + "]"
+
+
 class DomainOrderError(StencilValueError):
     """``domain=`` lists the output's dimensions in another order than the output field has
     them; raised, as gt4py raises it, when the program is called or compiled."""
@@ -60,12 +64,11 @@ def check_domain_order(
         out_dims = tuple(t.ref.type.dims) if isinstance(t.ref.type, FieldType) else ()
         dims = tuple(r.dim for r in dom)
         if dims and set(dims) == set(out_dims) and dims != out_dims:
-            names = lambda ds: "[" + ", ".join(d.value for d in ds) + "]"  # noqa: E731
             raise DomainOrderError(
                 "Dimensions in out field and field domain are not equivalent: expected"
-                f" '{names(out_dims)}', got '{names(dims)}'.",
+                f" '{_names(out_dims)}', got '{_names(dims)}'.",
                 src.loc(node),
-                hint=f"list the domain's dimensions in the output's order: {names(out_dims)}",
+                hint=f"list the domain's dimensions in the output's order: {_names(out_dims)}",
             )
 
 

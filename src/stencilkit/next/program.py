@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import itertools
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -28,6 +29,7 @@ from ..stages.runner import Runner, Until
 from ..stages.temporaries import Temporaries
 from .compilation_options import CompilationOptions
 from .parse import ProgramParser
+from .static_args import static_definition, static_key, static_value
 
 
 class IRText(str):
@@ -61,6 +63,9 @@ class Program:
         )
         self.__doc__ = getattr(fn, "__doc__", None)
         self._run: Any = None  # the backend's runner, made on first use
+        # compile(name=[values]): the static parameters, and a program per their values
+        self._static: tuple[str, ...] | None = None
+        self._variants: dict[tuple[Any, ...], Program] = {}
 
     @property
     def definition(self) -> ir.Program:
@@ -106,9 +111,10 @@ class Program:
     def with_backend(self, backend: Backend | None) -> Program:
         """This program run by ``backend`` (``None``: embedded; ``gtx.cpu``, ``gtx.gpu``); the
         original is unchanged."""
-        copy_ = Program(self._definition, backend, self.__wrapped__, self.grid_type, self._deferred)
-        copy_.compilation_options = self.compilation_options
-        return copy_
+        prog = Program(self._definition, backend, self.__wrapped__, self.grid_type, self._deferred)
+        prog._static = self._static
+        prog.compilation_options = self.compilation_options
+        return prog
 
     def __deepcopy__(self, memo: dict[int, Any]) -> Program:
         """``copy.deepcopy(prog)`` (gt4py copies programs): the same program, its IR shared
@@ -129,9 +135,7 @@ class Program:
         ``prog.with_compilation_options(enable_jit=False)`` (icon4py's ``setup_program``); an
         unknown option is a TypeError, as in gt4py. The options are recorded; ``enable_jit=False``
         is not enforced yet (a call with values not compiled builds them)."""
-        copy_ = Program(
-            self._definition, self.backend, self.__wrapped__, self.grid_type, self._deferred
-        )
+        copy_ = self.with_backend(self.backend)
         copy_.compilation_options = dataclasses.replace(self.compilation_options, **options)
         return copy_
 
@@ -155,6 +159,11 @@ class Program:
         offset_provider: Mapping[str, Any] | None,
         kwargs: dict[str, Any],
     ) -> None:
+        if self._static is not None:
+            self._variant(static_key(self.definition, self._static, args, kwargs))._call(
+                args, offset_provider, kwargs
+            )
+            return
         run = self._run
         if run is None:
             run = self._runner
@@ -223,14 +232,25 @@ class Program:
         )
         return self
 
+    def _variant(self, key: tuple[Any, ...]) -> Program:
+        """The program with the static parameters' values ``key`` in its body (static_args.py)."""
+        prog = self._variants.get(key)
+        if prog is None:
+            assert self._static is not None
+            values = dict(zip(self._static, key, strict=True))
+            definition = static_definition(self.definition, values)
+            prog = Program(definition, self.backend, self.__wrapped__, self.grid_type)
+            self._variants[key] = prog
+        return prog
+
     def _compile_static_variants(
         self, static_args: dict[str, list[Any]], offset_provider: Mapping[str, Any] | None
     ) -> Program:
         """gt4py.next's ``compile(offset_provider=..., name=[value, ...])``: the values each
-        scalar parameter will take. stencilkit checks them (names, scalar parameters, values of
-        the parameter's dtype) and parses the program; it builds on the first call, where the
-        fields' layout is known, and every call runs whatever value it is given (as gt4py does
-        with ``enable_jit``, its default)."""
+        scalar parameter will take. Each combination is a variant of the program with the values
+        in its body (its own build and build-cache key, as gt4py specialises); the variants are
+        made now and built at their first call, where the fields' layout is known. A call with
+        values not listed makes their variant then (gt4py's ``enable_jit``, its default)."""
         if offset_provider is None:
             raise ValueError(
                 "Cannot compile a program without connectivities / OffsetProviderType."
@@ -257,6 +277,14 @@ class Program:
                         f"{self.__name__}.compile(): static argument '{name}' takes scalar"
                         f" values, got {value!r}"
                     )
+        names = tuple(p.name for p in self.definition.params if p.name in static_args)
+        if self._static is not None and self._static != names:
+            self._variants.clear()  # other static parameters: other variants
+        self._static = names
+        for combination in itertools.product(*(static_args[n] for n in names)):
+            self._variant(
+                tuple(static_value(v, params[n].type) for n, v in zip(names, combination))
+            )
         return self
 
     def _placeholder_fields(self, flat: list[Any], on_host: bool) -> list[Any]:
