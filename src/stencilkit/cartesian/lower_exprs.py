@@ -16,7 +16,7 @@ from .axes import DIMS
 from .definitions import GTScriptDefinitionError, GTScriptNotSupportedError, GTScriptSyntaxError
 from .exprs import field_reads
 from .language import MATH_BUILTINS
-from .promotion import arithmetic, cast, common, dtype_of, is_float, is_int, typed
+from .promotion import arithmetic, cast, common, dtype_of, is_float, is_int, typed, ufunc_operands
 
 INT = ScalarType("int64")
 SIZES = {"I": ir.Ref("__nI", INT), "J": ir.Ref("__nJ", INT), "K": ir.Ref("__nK", INT)}
@@ -200,11 +200,14 @@ class ExprLowerer:
         spec = IR_BUILTINS[fn]
         if any(dtype_of(a) == "bool" for a in args):
             raise GTScriptDefinitionError(f"{e.fn}() of a bool value", e.loc)
-        t = common(*(dtype_of(a) for a in args))
-        if spec.needs_float and not is_float(t):
-            t = common(t, "float64") if t != "float32" else t
-        args = [cast(a, t) for a in args]
-        out = "bool" if spec.result == "bool" else t
+        targets = ufunc_operands(fn, [dtype_of(a) for a in args])
+        if targets is None:
+            t = common(*(dtype_of(a) for a in args))
+            if spec.needs_float and not is_float(t):
+                t = common(t, "float64") if t != "float32" else t
+            targets = [t] * len(args)
+        args = [cast(a, t) for a, t in zip(args, targets)]
+        out = "bool" if spec.result == "bool" else targets[0]
         return ir.Call(fn, tuple(args), typed(out, *args))
 
 

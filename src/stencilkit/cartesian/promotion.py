@@ -63,3 +63,53 @@ def arithmetic(op: str, a: ir.Expr, b: ir.Expr) -> tuple[ir.Expr, ir.Expr, str]:
         return cast(a, t), cast(b, t), t
     t = common(da, db)
     return cast(a, t), cast(b, t), t
+
+
+# gt4py's order of data types (``gtc.common.DataType``); others (unsigned, float16, complex,
+# long double, object) are never chosen
+_RANK = {
+    "bool": 10,
+    "int8": 11,
+    "int16": 12,
+    "int32": 14,
+    "int64": 18,
+    "float32": 104,
+    "float64": 108,
+}
+_UFUNC = {"abs": "absolute"}
+#: builtins that are no NumPy ufunc (gt4py takes them from SciPy): their loops
+_FLOAT_LOOPS = ("f", "d")
+_NOT_NUMPY = {"gamma": _FLOAT_LOOPS, "erf": _FLOAT_LOOPS, "erfc": _FLOAT_LOOPS}
+
+
+def _loops(fn: str) -> list[tuple[str, ...]] | None:
+    if fn in _NOT_NUMPY:
+        return [(c,) for c in _NOT_NUMPY[fn]]
+    ufunc = getattr(np, _UFUNC.get(fn, fn), None)
+    if not isinstance(ufunc, np.ufunc):
+        return None
+    return [tuple(t.split("->")[0]) for t in ufunc.types]
+
+
+def ufunc_operands(fn: str, dtypes: list[str]) -> list[str] | None:
+    """The types the arguments of the math builtin ``fn`` are cast to, by gt4py 1.2's rule
+    (``gtir_upcaster._numpy_ufunc_upcasting_rule``): among the loops of NumPy's ufunc whose every
+    input type ranks at or above its argument's (bool < int8 < ... < int64 < float32 < float64),
+    the one of the lowest ranks. So ``sqrt`` of an int32 or int64 is computed in float32, ``abs``
+    of an int32 in int32, ``min(int32, float32)`` in float32. None: not a ufunc (the caller
+    decides)."""
+    loops = _loops(fn)
+    if loops is None or any(d not in _RANK for d in dtypes):
+        return None
+    best: tuple[int, list[str]] | None = None
+    for inputs in loops:
+        if len(inputs) != len(dtypes):
+            continue
+        names = [np.dtype(c).name for c in inputs]
+        if any(n not in _RANK for n in names):
+            continue
+        if all(_RANK[d] <= _RANK[n] for d, n in zip(dtypes, names)):
+            rank = sum(_RANK[n] for n in names)
+            if best is None or rank < best[0]:
+                best = (rank, names)
+    return None if best is None else best[1]
