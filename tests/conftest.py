@@ -34,6 +34,7 @@ os.environ.setdefault("STENCILKIT_TUNE", "first-call")
 stencilkit.ir.verify.VERIFY_IR = True
 
 
+@pytest.hookimpl(optionalhook=True)  # pytest-xdist's hook: the suite also runs without xdist
 def pytest_xdist_auto_num_workers(config: Any) -> int:
     """``-n auto`` (the README's test command): one worker per core this process may use, at
     most 8. Most of the suite's time is C++ and CUDA builds (a compiler process each), so two
