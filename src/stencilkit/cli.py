@@ -52,10 +52,8 @@ def _configuration_line() -> str:
 
 def _threads_line() -> str:
     from .toolchain import threads
-    from .toolchain.config import require
 
-    cfg = require("STENCILKIT_NUM_THREADS", "STENCILKIT_PARALLEL_MIN_WORK")
-    source = "STENCILKIT_NUM_THREADS" if cfg.num_threads else "OpenMP default"
+    source = threads.threads_source()
     policy = threads.wait_policy()
     return (
         f"{threads.get_num_threads()} ({source}), in parallel from {threads.get_parallel_min_work():,} "

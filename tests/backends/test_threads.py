@@ -177,17 +177,29 @@ spec.loader.exec_module(m)
 a = gtx.as_field([I], np.arange(5.0)); b = gtx.zeros({I: 5})
 m.p(a, b, offset_provider={})
 print(os.environ.get("OMP_WAIT_POLICY"), gtx.get_num_threads(), gtx.get_parallel_min_work(), b.asnumpy().tolist())
+import ctypes, subprocess, sys
+from stencilkit.toolchain import threads
+print("policy:", threads.wait_policy())
+print("child:", subprocess.run(["env"], capture_output=True, text=True).stdout.count("OMP_WAIT_POLICY"))
+sys.stdout.flush()
+ctypes.CDLL("libgomp.so.1").omp_display_env(0)  # what libgomp itself runs with, on stderr
 """
 
 
 def test_environment_sets_threads_and_wait_policy_defaults_to_passive() -> None:
+    """OpenMP runs with the passive wait policy, given to libgomp as it loads, while the
+    process environment (os.environ, and what a child process inherits) stays as it was."""
     r = _child(CHILD, STENCILKIT_NUM_THREADS="3", STENCILKIT_PARALLEL_MIN_WORK="77")
     assert r.returncode == 0, r.stderr
-    assert r.stdout.split()[:3] == ["passive", "3", "77"]
+    assert r.stdout.split()[:3] == ["None", "3", "77"]  # os.environ untouched
     assert "[1.0, 2.0, 3.0, 4.0, 5.0]" in r.stdout
+    assert "policy: passive (stencilkit's default, given to OpenMP" in r.stdout
+    assert "child: 0" in r.stdout  # a process started later does not inherit it
+    assert "OMP_WAIT_POLICY = 'PASSIVE'" in r.stderr  # libgomp's own view
     r = _child(CHILD, OMP_WAIT_POLICY="active")  # the user's choice is kept
     assert r.returncode == 0, r.stderr
-    assert r.stdout.split()[0] == "active"
+    assert r.stdout.split()[0] == "active" and "policy: active (set by the user)" in r.stdout
+    assert "OMP_WAIT_POLICY = 'ACTIVE'" in r.stderr
 
 
 def test_a_bad_thread_count_names_the_variable_when_a_cpu_program_loads() -> None:
@@ -215,3 +227,29 @@ def test_one_thread_by_default_on_a_small_machine(monkeypatch) -> None:
     monkeypatch.setattr(T, "usable_cpus", lambda: 2)
     monkeypatch.setenv("OMP_NUM_THREADS", "2")
     assert T.default_threads() == 0
+
+
+@pytest.mark.parametrize(
+    ("env", "source"),
+    [
+        ({}, None),  # the default: depends on the CPUs here, checked below
+        ({"STENCILKIT_NUM_THREADS": "3"}, "3 (STENCILKIT_NUM_THREADS)"),
+        ({"OMP_NUM_THREADS": "2"}, "2 (OMP_NUM_THREADS)"),
+    ],
+)
+def test_info_says_who_chose_the_thread_count(env: dict[str, str], source: str | None) -> None:
+    """`stencilkit info`'s CPU threads line names the real source of the count: one thread on
+    a small machine is stencilkit's policy, not OpenMP's default."""
+    from stencilkit.toolchain import threads
+
+    r = _child("from stencilkit.cli import main; main(['info'])", **env)
+    assert r.returncode == 0, r.stderr
+    line = next(x for x in r.stdout.splitlines() if x.startswith("CPU threads"))
+    if source is None:
+        cpus = threads.usable_cpus()
+        if cpus < threads.MIN_CPUS_FOR_THREADS:
+            source = f"1 (stencilkit's default: one thread below 4 usable CPUs, {cpus} here"
+        else:
+            source = f"{cpus} (OpenMP's default: one per usable CPU)"
+    assert line.split(None, 2)[2].startswith(source), line
+    assert "OpenMP default)" not in line

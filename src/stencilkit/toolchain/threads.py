@@ -6,9 +6,12 @@ The block is handed to each library when it loads, so :func:`set_num_threads` ac
 every program, already built or not, without a rebuild.
 
 Defaults: ``STENCILKIT_NUM_THREADS`` (else OpenMP's own default: ``OMP_NUM_THREADS``, else one
-thread per core; one thread on a machine of fewer than ``MIN_CPUS_FOR_THREADS`` usable CPUs) and ``STENCILKIT_PARALLEL_MIN_WORK``. Before the first library loads, and only
-if it is not set then, ``OMP_WAIT_POLICY`` is set to ``passive`` (idle threads sleep rather
-than spin; see docs/configuration.md for the measurements).
+thread per core; one thread on a machine of fewer than ``MIN_CPUS_FOR_THREADS`` usable CPUs) and ``STENCILKIT_PARALLEL_MIN_WORK``. Idle threads sleep rather than spin
+(OpenMP's ``passive`` wait policy; see docs/configuration.md for the measurements) unless the
+user set ``OMP_WAIT_POLICY``: OpenMP has no call for the wait policy and libgomp reads it only
+from the C environment, once, when it loads, so the first cpu library is loaded with
+``OMP_WAIT_POLICY=passive`` in the C environment and the variable is removed again right
+after. ``os.environ`` is never changed and processes started later do not inherit it.
 
 Fork: libgomp's thread pool belongs to the process that started it, and a child made by
 ``os.fork()`` (multiprocessing's default start method on Linux) that starts a parallel region
@@ -40,15 +43,38 @@ _settings: Any = None
 _forked_after_parallel = False  # this process is a fork of one whose OpenMP pool was started
 _first_load = True
 _lock = threading.Lock()
-_chose_passive = False  # stencilkit set OMP_WAIT_POLICY (the user had not)
+_chose_passive = False  # libgomp was loaded with stencilkit's passive policy
+_chosen_by_call = False  # set_num_threads(n) chose the count
+_gomp_was_loaded = False  # libgomp was in the process before the first cpu library (its policy)
 
 
 def wait_policy() -> str:
     """``OMP_WAIT_POLICY`` of the cpu backend's threads, and who chose it."""
     value = os.environ.get("OMP_WAIT_POLICY")
-    if value is None:
-        return "passive (stencilkit's default, set when the first cpu program loads)"
-    return "passive (stencilkit's default)" if _chose_passive else f"{value} (set by the user)"
+    if value is not None:
+        return f"{value} (set by the user)"
+    if _chose_passive:
+        return "passive (stencilkit's default, given to OpenMP when the first cpu program loaded)"
+    if _gomp_was_loaded:
+        return "OpenMP's default (another library loaded OpenMP first)"
+    return "passive (stencilkit's default, given to OpenMP when the first cpu program loads)"
+
+
+def threads_source() -> str:
+    """Who chose the thread count of the cpu backend, in words (``stencilkit info``)."""
+    if _chosen_by_call:
+        return "set_num_threads()"
+    if require(*_VARIABLES).num_threads:
+        return "STENCILKIT_NUM_THREADS"
+    if omp_num_threads():
+        return "OMP_NUM_THREADS"
+    cpus = usable_cpus()
+    if cpus < MIN_CPUS_FOR_THREADS:
+        return (
+            f"stencilkit's default: one thread below {MIN_CPUS_FOR_THREADS} usable CPUs, "
+            f"{cpus} here; STENCILKIT_NUM_THREADS or set_num_threads() choose more"
+        )
+    return "OpenMP's default: one per usable CPU"
 
 
 def _block() -> Any:
@@ -105,24 +131,54 @@ os.register_at_fork(after_in_child=_after_fork_in_child)
 
 def load_library(path: Path) -> ctypes.CDLL:
     """``ctypes.CDLL(path)`` of a generated C++ library, bound to the thread settings."""
-    global _first_load, _chose_passive
+    global _first_load
     if _first_load:
         check_wait_policy()
     block = _block()
     with _lock:
-        # libgomp reads its environment once, when the first library that needs it loads.
-        if _first_load and "OMP_WAIT_POLICY" not in os.environ:
-            os.environ["OMP_WAIT_POLICY"] = "passive"
-            _chose_passive = True
-            _log.debug("OMP_WAIT_POLICY=passive (unset by the user): idle OpenMP threads sleep")
-        _first_load = False
-    lib = ctypes.CDLL(str(path))
+        first, _first_load = _first_load, False
+        lib = _load_passive(path) if first else ctypes.CDLL(str(path))
     bind = getattr(lib, "sk_bind_settings", None)
     if bind is not None:  # libraries of older stencilkit versions have no settings
         bind.argtypes = [ctypes.c_void_p]
         bind.restype = None
         bind(ctypes.addressof(block))
     return lib
+
+
+def _load_passive(path: Path) -> ctypes.CDLL:
+    """Load the first cpu library with OpenMP's passive wait policy, unless the user chose one.
+
+    libgomp reads OMP_WAIT_POLICY from the C environment in its constructor, when the first
+    library that needs it loads, and has no call to set it later. The variable is put into the
+    C environment (``setenv``, not ``os.environ``) for that load only and removed after it."""
+    global _chose_passive, _gomp_was_loaded
+    if "OMP_WAIT_POLICY" in os.environ or os.environ.get("GOMP_SPINCOUNT"):
+        return ctypes.CDLL(str(path))
+    if _gomp_loaded():
+        _gomp_was_loaded = True
+        return ctypes.CDLL(str(path))
+    libc = ctypes.CDLL(None)
+    libc.setenv.argtypes = [ctypes.c_char_p, ctypes.c_char_p, ctypes.c_int]
+    libc.unsetenv.argtypes = [ctypes.c_char_p]
+    libc.setenv(b"OMP_WAIT_POLICY", b"passive", 0)
+    try:
+        lib = ctypes.CDLL(str(path))
+    finally:
+        libc.unsetenv(b"OMP_WAIT_POLICY")
+    _chose_passive = _gomp_loaded()
+    if _chose_passive:
+        _log.debug("OpenMP loaded with the passive wait policy: idle threads sleep")
+    return lib
+
+
+def _gomp_loaded() -> bool:
+    """Whether libgomp is already in the process (its environment has been read)."""
+    try:
+        ctypes.CDLL("libgomp.so.1", mode=os.RTLD_NOLOAD)
+    except OSError:
+        return False
+    return True
 
 
 def set_num_threads(n: int | None) -> None:
@@ -133,6 +189,7 @@ def set_num_threads(n: int | None) -> None:
 
     >>> stencilkit.set_num_threads(1)   # serial: e.g. one MPI rank per core
     """
+    global _chosen_by_call
     if n is not None and (not isinstance(n, int) or isinstance(n, bool) or n < 1):
         raise ValueError(f"set_num_threads() takes a whole number >= 1 or None, not {n!r}")
     if _forked_after_parallel:
@@ -145,6 +202,7 @@ def set_num_threads(n: int | None) -> None:
                 " 'forkserver') to give them threads of their own",
             )
         return
+    _chosen_by_call = n is not None
     _block()[0] = n or default_threads()
 
 
