@@ -98,43 +98,96 @@ def test_a_hook_set_by_the_user_is_left_alone(tmp_path: Path) -> None:
     assert err.strip() == "my hook: UndefinedNameError"
 
 
-def test_under_ipython_the_custom_exception_handler_is_set(
-    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
-) -> None:
-    """IPython ignores sys.excepthook: install() registers a custom handler for DSLError there
-    (a stand-in shell here; IPython itself is not installed in the test environment)."""
-    import types
+IMPORT_CHANGES_NOTHING = """\
+import logging, sys, types, warnings
 
-    from stencilkit.core import tracebacks
-    from stencilkit.core.errors import DSLError, StencilValueError
+calls = []
 
-    class Shell:
-        registered: tuple[object, ...] = ()
 
-        def set_custom_exc(self, exc_tuple: tuple[type, ...], handler: object) -> None:
-            self.registered = (exc_tuple, handler)
+class Shell:  # a stand-in IPython shell (IPython is not installed in the test environment)
+    def set_custom_exc(self, exc_tuple, handler):
+        calls.append(exc_tuple)
 
-        def showtraceback(self, exc_tuple: object, tb_offset: object = None) -> None:
-            print("full traceback", file=sys.stderr)
 
-    shell = Shell()
-    monkeypatch.setitem(sys.modules, "IPython", types.SimpleNamespace(get_ipython=lambda: shell))
-    monkeypatch.delenv("STENCILKIT_TRACEBACK", raising=False)
-    monkeypatch.delenv("STENCILKIT_LOG", raising=False)
-    tracebacks.install()
-    exc_tuple, handler = shell.registered
-    assert exc_tuple == (DSLError,)
-    monkeypatch.setattr(sys, "excepthook", sys.excepthook)  # uninstall() below: restored after
-    monkeypatch.setattr(tracebacks, "_previous", tracebacks._previous)
+shell = Shell()
+sys.modules["IPython"] = types.SimpleNamespace(get_ipython=lambda: shell)
+import numpy  # its own import adds warning filters (numpy's, not stencilkit's)
+
+filters, root = list(warnings.filters), list(logging.getLogger().handlers)
+import stencilkit
+
+assert sys.excepthook is sys.__excepthook__, sys.excepthook
+assert calls == [], calls  # IPython's custom exception handler (the user's) left alone
+assert warnings.filters == filters and logging.getLogger().handlers == root
+# the library's own logger holds only the NullHandler the logging HOWTO asks libraries for
+assert [type(h).__name__ for h in logging.getLogger("stencilkit").handlers] == ["NullHandler"]
+print("unchanged")
+"""
+
+
+def test_importing_stencilkit_changes_no_global_state(tmp_path: Path) -> None:
+    """No sys.excepthook, no IPython handler, no warning filter, no root logging handler."""
+    env = {k: v for k, v in os.environ.items() if k not in ("STENCILKIT_LOG",)}
+    env.update(PYTHONPATH=SRC)
+    r = subprocess.run(
+        [sys.executable, "-c", IMPORT_CHANGES_NOTHING],
+        env=env, capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    assert r.returncode == 0 and r.stdout.strip() == "unchanged", r.stderr
+    r = subprocess.run(
+        [sys.executable, "-c", "import sys, stencilkit; assert sys.excepthook is sys.__excepthook__"],
+        env=env, capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    assert r.returncode == 0, r.stderr
+
+
+def test_the_traceback_is_short_for_every_handler() -> None:
+    """The exception itself carries the short traceback (cut where it leaves stencilkit), so
+    whatever prints it (IPython, pytest, a user's handler) shows the user's frames and the note."""
+    import traceback
+
+    import numpy as np
+
+    import stencilkit as gtx
+
+    I = gtx.Dimension("I")
+
+    def user_code() -> None:
+        gtx.as_field([I, I], np.ones(4))  # a user error raised deep inside the constructor
+
     try:
-        raise StencilValueError("bad domain", hint="fix it")
-    except StencilValueError as caught:
+        user_code()
+    except gtx.errors.DSLError as caught:
         err = caught
-    handler(shell, type(err), err, err.__traceback__)  # type: ignore[operator]
-    err_text = capsys.readouterr().err
-    assert "StencilValueError: bad domain" in err_text and "hint: fix it" in err_text
-    monkeypatch.setenv("STENCILKIT_TRACEBACK", "full")
-    handler(shell, type(err), err, err.__traceback__)  # type: ignore[operator]
-    assert capsys.readouterr().err.strip() == "full traceback"
-    tracebacks.uninstall()
-    assert shell.registered[0] == ()
+    frames = traceback.extract_tb(err.__traceback__)
+    assert [f.name for f in frames] == [
+        "test_the_traceback_is_short_for_every_handler",
+        "user_code",
+    ]
+    assert any("inside stencilkit hidden" in n for n in err.__notes__)
+    text = "".join(traceback.format_exception(err))
+    assert PACKAGE not in text
+
+
+GTSCRIPT = """\
+import numpy as np
+from stencilkit.cartesian import gtscript
+from stencilkit.cartesian.gtscript import PARALLEL, Field, computation, interval
+
+
+def main():
+    @gtscript.stencil(backend="numpy")
+    def bad(a: Field[float], b: Field[float]):
+        with computation(PARALLEL), interval(...):
+            b = a + undefined_name
+
+
+main()
+"""
+
+
+def test_a_gtscript_error_at_decoration_is_short(tmp_path: Path) -> None:
+    err = _run(tmp_path, GTSCRIPT)
+    assert f'File "{tmp_path / "model.py"}", line 7, in main' in err
+    assert PACKAGE not in err and "frames inside stencilkit hidden" in err
+    assert "undefined_name" in err

@@ -18,6 +18,7 @@ from typing import Any
 
 import numpy as np
 
+from ..core.tracebacks import api_boundary
 from .axes import IJ, IJK, IK, JK, Axis, AxisIndex, I, J, K
 from .build import build_stencil
 from .language import (
@@ -64,6 +65,7 @@ round = builtins["round"]
 round_away_from_zero = builtins["round_away_from_zero"]
 
 
+@api_boundary
 def stencil(
     backend: str | None = None,
     definition: Callable[..., Any] | None = None,
@@ -78,12 +80,14 @@ def stencil(
     if definition is not None:
         return build_stencil(backend, definition, **kwargs)
 
+    @api_boundary
     def wrap(fn: Callable[..., Any]) -> StencilObject:
         return build_stencil(backend, fn, **kwargs)
 
     return wrap
 
 
+@api_boundary
 def lazy_stencil(
     backend: str | None = None,
     definition: Callable[..., Any] | None = None,
@@ -98,6 +102,7 @@ def lazy_stencil(
     if backend is None:
         backend = "numpy"
 
+    @api_boundary
     def wrap(fn: Callable[..., Any]) -> LazyStencil:
         lazy = LazyStencil(backend, fn, kwargs)
         if eager:
@@ -142,6 +147,7 @@ class LazyStencil:
     def field_info(self) -> Any:
         return self.implementation.field_info
 
+    @api_boundary
     def __call__(self, *args: Any, **kwargs: Any) -> None:
         self.implementation(*args, **kwargs)
 

@@ -11,6 +11,7 @@ from typing import Any
 
 import numpy as np
 
+from ..core.tracebacks import api_boundary
 from .arguments import Arguments, Bound, Checked, spec_key
 from .call import (
     FieldCheck,
@@ -179,6 +180,7 @@ class StencilObject:
             bound.clear()
 
     # ------------------------------------------------------------ calls
+    @api_boundary
     def __call__(
         self, *args: Any, origin: Any = None, domain: Any = None, validate_args: bool = True,
         exec_info: dict[str, Any] | None = None, **kwargs: Any,
@@ -401,6 +403,7 @@ class FrozenStencil:
             n: field_origin(n, info, origin, None) for n, info in stencil_object.field_info.items()
         }
 
+    @api_boundary
     def __call__(self, exec_info: dict[str, Any] | None = None, **kwargs: Any) -> None:
         if exec_info is not None:
             exec_info["call_run_start_time"] = time.perf_counter()

@@ -261,9 +261,3 @@ class MissingOutError(StencilTypeError, MissingArgumentError):
 class ArgumentTypeError(StencilTypeError):
     """Arguments of a program call with the wrong types; raised from a ``ValueError`` listing them
     (gt4py.next: ``Invalid argument types in call to '<prog>'.``)."""
-
-
-# Uncaught user errors print the user's frames only (core/tracebacks.py; STENCILKIT_TRACEBACK=full).
-from .tracebacks import install as _install_short_tracebacks  # noqa: E402
-
-_install_short_tracebacks()

@@ -22,6 +22,7 @@ from ..core.domain import Domain, UnitRange
 from ..core.domain import domain as make_domain
 from ..core.dtypes import dtype_name
 from ..core.errors import StencilTypeError, StencilValueError
+from ..core.tracebacks import api_boundary
 from ..storage.namespaces import array_namespace
 from .connectivity import Connectivity
 from .field import Field
@@ -102,6 +103,7 @@ def _new(
 
 
 @with_fluid_partial
+@api_boundary
 def empty(
     domain: Any,
     dtype: npt.DTypeLike = np.float64,
@@ -126,6 +128,7 @@ def empty(
 
 
 @with_fluid_partial
+@api_boundary
 def zeros(
     domain: Any,
     dtype: npt.DTypeLike = np.float64,
@@ -140,6 +143,7 @@ def zeros(
 
 
 @with_fluid_partial
+@api_boundary
 def ones(
     domain: Any,
     dtype: npt.DTypeLike = np.float64,
@@ -154,6 +158,7 @@ def ones(
 
 
 @with_fluid_partial
+@api_boundary
 def full(
     domain: Any,
     fill_value: Any,
@@ -210,6 +215,7 @@ _NOT_GIVEN: Final = object()
 
 
 @with_fluid_partial
+@api_boundary
 def as_field(
     domain: Any = _NOT_GIVEN,
     data: Any = _NOT_GIVEN,
@@ -339,6 +345,7 @@ def _device_of(array: Any) -> Any:
 
 
 @with_fluid_partial
+@api_boundary
 def as_connectivity(
     domain: Any = _NOT_GIVEN,
     codomain: Dimension | Any = _NOT_GIVEN,

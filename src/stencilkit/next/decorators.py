@@ -11,6 +11,7 @@ from .. import config
 from ..backends import Backend
 from ..core.dims import Dimension
 from ..core.errors import StencilTypeError
+from ..core.tracebacks import api_boundary
 from .decoration import check_at_decoration
 from .decorator_keywords import check_decorator_keywords
 from .operator import FieldOperator
@@ -37,6 +38,7 @@ def _backend_arg(backend: Any) -> Backend | None:
     return backend  # type: ignore[no-any-return]
 
 
+@api_boundary
 def program(
     definition: Callable[..., Any] | None = None,
     *,
@@ -55,6 +57,7 @@ def program(
     check_decorator_keywords("program", options)
     chosen = _backend_arg(backend)
 
+    @api_boundary
     def wrap(fn: Callable[..., Any]) -> Program:
         prog = Program(None, chosen, fn, grid_type)
         check_at_decoration(fn, lambda: prog.definition)
@@ -63,6 +66,7 @@ def program(
     return wrap(definition) if definition is not None else wrap
 
 
+@api_boundary
 def field_operator(
     definition: Callable[..., Any] | None = None,
     *,
@@ -81,6 +85,7 @@ def field_operator(
     check_decorator_keywords("field_operator", options)
     chosen = _backend_arg(backend)
 
+    @api_boundary
     def wrap(fn: Callable[..., Any]) -> FieldOperator:
         op = FieldOperator(fn, chosen, grid_type=grid_type)
         check_at_decoration(fn, op._parse)
@@ -89,6 +94,7 @@ def field_operator(
     return wrap(definition) if definition is not None else wrap
 
 
+@api_boundary
 def scan_operator(
     definition: Callable[..., Any] | None = None,
     *,
@@ -113,6 +119,7 @@ def scan_operator(
     if not isinstance(forward, bool):
         raise StencilTypeError(f"scan_operator(forward=...) must be True or False, got {forward!r}")
 
+    @api_boundary
     def wrap(fn: Callable[..., Any]) -> FieldOperator:
         parsed = parse_field_operator(fn)
         scan = (axis, forward, scan_init(fn, *parsed, init))

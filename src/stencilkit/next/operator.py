@@ -9,7 +9,8 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from ..backends import Backend
-from ..core.errors import MissingOutError, StencilTypeError
+from ..core.errors import DSLError, MissingOutError, StencilTypeError
+from ..core.tracebacks import api_boundary, shorten
 from ..ir import nodes as ir
 from .direct import aliases, allocate_result, direct_program, domain_args, domain_key, type_of_value
 from .parse import parse_field_operator
@@ -64,6 +65,7 @@ class FieldOperator:
         raising its DSL error if it has one."""
         return IRText(str(self.definition))
 
+    @api_boundary
     def compile(self, *args: Any, **kwargs: Any) -> FieldOperator:
         """Parse now (reporting DSL errors); returns ``self``."""
         self._parse()
@@ -121,19 +123,25 @@ class FieldOperator:
         offset_provider: Mapping[str, Any] | None = None,
         **kwargs: Any,
     ) -> Any:
-        if out is None:
-            raise MissingOutError(
-                "Expected keyword-argument 'out'.",
-                hint=f"call {self.__name__}(..., out=result_field); or use {self.__name__}.returning(...)"
-                " to get new fields over the domain where the result is defined",
-            )
-        args = self._positional(args, kwargs)
-        _check_out_fields(self.__name__, out)
-        prog = self._program_for(args, out, domain)
-        dom_args = domain_args(domain)
-        prog(*args, out, *dom_args, offset_provider=offset_provider)
+        try:
+            if out is None:
+                raise MissingOutError(
+                    "Expected keyword-argument 'out'.",
+                    hint=f"call {self.__name__}(..., out=result_field); or use"
+                    f" {self.__name__}.returning(...) to get new fields over the domain where the"
+                    " result is defined",
+                )
+            args = self._positional(args, kwargs)
+            _check_out_fields(self.__name__, out)
+            prog = self._program_for(args, out, domain)
+            dom_args = domain_args(domain)
+            prog(*args, out, *dom_args, offset_provider=offset_provider)
+        except DSLError as err:  # the API boundary: the user's frames only (core/tracebacks.py)
+            shorten(err)
+            raise
         return None
 
+    @api_boundary
     def returning(
         self,
         *args: Any,

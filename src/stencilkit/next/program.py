@@ -17,7 +17,8 @@ from .. import config, stages
 from ..backends import Backend, runner_for
 from ..core.cuda_probe import usable_cupy
 from ..core.device import DeviceType
-from ..core.errors import BackendUnavailableError, StencilTypeError
+from ..core.errors import BackendUnavailableError, DSLError, StencilTypeError
+from ..core.tracebacks import api_boundary, shorten
 from ..core.types import FieldType, TupleType, scalar_type_of_value
 from ..instrumentation import hooks as _hooks
 from ..ir import nodes as ir
@@ -146,12 +147,16 @@ class Program:
     def __call__(
         self, *args: Any, offset_provider: Mapping[str, Any] | None = None, **kwargs: Any
     ) -> None:
-        if _hooks.program_call_context.registry or config.COLLECT_METRICS_LEVEL:
-            # gt4py.next's hook around each call (instrumentation.hooks), only when used
-            with _hooks.program_call_context(self, args, offset_provider, True, kwargs):
-                self._call(args, offset_provider, kwargs)
-            return
-        self._call(args, offset_provider, kwargs)
+        try:
+            if _hooks.program_call_context.registry or config.COLLECT_METRICS_LEVEL:
+                # gt4py.next's hook around each call (instrumentation.hooks), only when used
+                with _hooks.program_call_context(self, args, offset_provider, True, kwargs):
+                    self._call(args, offset_provider, kwargs)
+                return
+            self._call(args, offset_provider, kwargs)
+        except DSLError as err:  # the API boundary: the user's frames only (core/tracebacks.py)
+            shorten(err)
+            raise
 
     def _call(
         self,
@@ -200,6 +205,7 @@ class Program:
             flat.extend(self._temps.fields(flat, offset_provider))
         return flat
 
+    @api_boundary
     def compile(
         self, *args: Any, offset_provider: Mapping[str, Any] | None = None, **kwargs: Any
     ) -> Program:
