@@ -14,7 +14,7 @@ trap 'rm -rf "$work"' EXIT
 t0=$(date +%s)
 "$python" -m pip wheel -q --no-deps . -w "$work/dist"
 python3 -m venv "$work/venv"
-"$work/venv/bin/pip" install -q "$work"/dist/stencilkit-*.whl      # the README's `pip install stencilkit`
+"$work/venv/bin/pip" install -q "$work"/dist/stencilkit-*.whl      # the README's `pip install .`, as a wheel
 t1=$(date +%s)
 echo "user path: wheel built and installed in $((t1 - t0)) s, $(du -sm "$work/venv" | cut -f1) MB"
 
@@ -28,5 +28,7 @@ cd "$work/elsewhere"
 STENCILKIT_CACHE_DIR="$work/cache" "$work/venv/bin/python" -c 'import stencilkit, sys; sys.exit(stencilkit.__file__.startswith(sys.argv[1]))' "$root"
 STENCILKIT_CACHE_DIR="$work/cache" "$work/venv/bin/python" "$work/example.py"
 STENCILKIT_CACHE_DIR="$work/cache" "$work/venv/bin/stencilkit" demo --steps 20 --size 64 --quiet
+# the pages the hints name ship in the wheel (stencilkit help TOPIC)
+"$work/venv/bin/stencilkit" help configuration | grep -q '^# Configuration'
 t2=$(date +%s)
 echo "user path: example and demo ran in $((t2 - t1)) s"

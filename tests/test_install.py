@@ -18,6 +18,7 @@ import stencilkit as gtx
 from stencilkit import Dims, Field, float64, neighbor_sum
 from stencilkit.core import cuda_probe
 from stencilkit.core.errors import BackendUnavailableError
+from stencilkit.core.install import install_hint
 from stencilkit.toolchain import cuda as cuda_toolchain
 
 ROOT = Path(__file__).parents[1]
@@ -96,7 +97,7 @@ def test_without_cupy_a_gpu_allocation_says_what_to_install(no_cupy, how) -> Non
         BackendUnavailableError, match=r"needs CuPy, which is not installed"
     ) as info:
         ALLOCATIONS[how]()
-    assert "pip install 'stencilkit[cuda]'" in str(info.value)
+    assert install_hint("cuda") in str(info.value) and "'cupy-cuda13x>=" in str(info.value)
     assert not isinstance(info.value, ValueError)  # not a wrong value: the machine lacks something
 
 
@@ -151,9 +152,7 @@ def test_missing_nvrtc_library_says_to_install_the_wheel(monkeypatch, fresh_cuda
     monkeypatch.setattr(nvrtc, "nvrtcVersion", missing)
     with pytest.raises(BackendUnavailableError, match=r"needs NVRTC \(libnvrtc\.so\.13\)") as info:
         cuda_toolchain.find_cuda_compiler("nvrtc")
-    assert "pip install 'stencilkit[cuda]'" in str(info.value) and "nvidia-cuda-nvrtc" in str(
-        info.value
-    )
+    assert install_hint("cuda") in str(info.value) and "nvidia-cuda-nvrtc" in str(info.value)
     assert "STENCILKIT_CUDA_COMPILER=nvcc" in str(info.value)
 
 
@@ -176,7 +175,37 @@ def test_driver_library_missing_from_cuda_pathfinder(monkeypatch) -> None:
 
 def test_gpu_report_never_raises(no_cupy) -> None:
     report = cuda_probe.gpu_report()
-    assert report["cupy"].startswith("missing") and "stencilkit[cuda]" in report["cupy"]
+    assert report["cupy"].startswith("missing") and install_hint("cuda") in report["cupy"]
+
+
+def test_install_hints_name_packages_a_wheel_user_can_install() -> None:
+    """stencilkit is not on PyPI: a hint names the extra's packages themselves, from the
+    installed metadata, never ``pip install 'stencilkit[...]'`` or a checkout command."""
+    extras = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"][
+        "optional-dependencies"
+    ]
+    for extra in ("cuda", "mpi", "xarray", "plot", "icon-grid"):
+        hint = install_hint(extra)
+        assert "stencilkit[" not in hint and "-e" not in hint, hint
+        for requirement in extras[extra]:  # the same packages as pyproject.toml's extra
+            name = re.split(r"[<>=\[]", requirement)[0]
+            assert f"'{name}" in hint, (extra, hint)
+
+
+def test_demo_on_ranks_without_mpi_says_what_to_install(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import os
+    import shutil
+
+    from stencilkit import cli
+
+    monkeypatch.setattr(os.path, "exists", lambda path: False)
+    monkeypatch.setattr(shutil, "which", lambda name: None)
+    assert cli.main(["demo", "--ranks", "4"]) == cli.EXIT_ERROR
+    err = capsys.readouterr().err
+    assert "--ranks needs mpiexec" in err and "pip install 'mpi4py>=4' 'mpich>=4'" in err
+    assert "-e '.[mpi]'" not in err
 
 
 # ----------------------------------------------------------------------- raw tables as providers
@@ -248,3 +277,28 @@ def test_the_wheel_metadata_has_classifiers_and_no_invented_urls() -> None:
         c.startswith("Programming Language :: Python :: 3.11") for c in project["classifiers"]
     )
     assert "Typing :: Typed" in project["classifiers"]
+
+
+def test_help_lists_and_prints_the_documentation(capsys: pytest.CaptureFixture[str]) -> None:
+    """Hints say `stencilkit help TOPIC`: the pages a wheel ships (pyproject's data-files, the
+    same docs/*.md) are listed and printed; a misspelt topic suggests the nearest."""
+    from stencilkit import cli
+    from stencilkit.core import manual
+
+    assert PYPROJECT["tool"]["setuptools"]["data-files"] == {"share/stencilkit/docs": ["docs/*.md"]}
+    assert set(manual.pages()) == {p.stem for p in (ROOT / "docs").glob("*.md")}
+    assert cli.main(["help"]) == cli.EXIT_OK
+    listing = capsys.readouterr().out
+    assert "configuration" in listing and "cartesian" in listing
+    assert cli.main(["help", "configuration"]) == cli.EXIT_OK
+    assert capsys.readouterr().out.startswith("# Configuration")
+    assert cli.main(["help", "configuraton"]) == cli.EXIT_ERROR
+    assert "did you mean 'configuration'?" in capsys.readouterr().err
+
+
+def test_configuration_hints_name_the_help_command(monkeypatch: pytest.MonkeyPatch) -> None:
+    from stencilkit.core.errors import ConfigurationError
+
+    err = ConfigurationError("STENCILKIT_CUDA_COMPILER", "nvvc", "use one of nvrtc, nvcc")
+    assert "`stencilkit help configuration` lists every variable" in str(err)
+    assert "docs/" not in str(err)

@@ -37,12 +37,30 @@ def test_ci_runs_the_readme_commands() -> None:
     assert "scripts/user_path_check.sh" in ci
 
 
-def test_the_user_install_line_names_only_extras_that_exist() -> None:
+def _user_block() -> list[str]:
+    """The second code block: how a user installs stencilkit today."""
+    blocks = re.findall(r"```\n(.*?)```", README, re.S)
+    return [line for line in blocks[1].splitlines() if line.strip()]
+
+
+def test_the_user_block_leads_with_what_works_today() -> None:
+    """stencilkit is not on PyPI: the user block installs from the checkout, and no command a
+    reader would copy says `pip install stencilkit` before the first release."""
+    lines = _user_block()
+    assert lines[0].startswith("pip install . "), lines[0]
+    assert all(not line.startswith("pip install stencilkit") for line in lines)
+    before = README[: README.index(lines[0])]
+    assert "not on PyPI yet" in before.split("```")[-2]  # said in the text leading to the block
+    assert "pip install 'stencilkit-0.1.0-py3-none-any.whl[cuda]'" in README  # a wheel's extras
+    assert "stencilkit help" in README
+
+
+def test_the_user_install_lines_name_only_extras_that_exist() -> None:
     extras = set(
         tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["optional-dependencies"]
     )
-    lines = re.findall(r"^pip install '?stencilkit(?:\[([^\]]*)\])?'?", README, re.M)
-    assert "" in lines, "no plain `pip install stencilkit` line"
-    named = {e for group in lines for e in group.split(",") if e}
+    lines = [re.match(r"pip install '?\.(?:\[([^\]]*)\])?'?", x) for x in _user_block()[:-1]]
+    assert all(lines), _user_block()
+    named = {e for m in lines if m and m.group(1) for e in m.group(1).split(",")}
     assert {"cuda", "mpi", "xarray"} <= named
     assert named <= extras, named - extras

@@ -1,4 +1,4 @@
-"""The ``stencilkit`` command: ``info``, ``demo``, ``cache info|clear``, ``bench``.
+"""The ``stencilkit`` command: ``info``, ``demo``, ``cache info|clear``, ``bench``, ``help``.
 
 One function per subcommand: ``_add_<name>(subparsers)`` declares it and sets ``func``, a
 function from the parsed arguments to the exit code. A new subcommand is one more ``_add_*``
@@ -35,7 +35,9 @@ def _bindings_line() -> str:
 
         return str(getattr(cuda.bindings, "__version__", "installed"))
     except Exception as err:
-        return f"missing ({type(err).__name__}: {err}); pip install 'stencilkit[cuda]'"
+        from .core.install import install_hint
+
+        return f"missing ({type(err).__name__}: {err}); {install_hint('cuda')}"
 
 
 def _configuration_line() -> str:
@@ -235,9 +237,9 @@ def _demo_ranks(args: argparse.Namespace) -> int:
     here = os.path.join(os.path.dirname(sys.executable), "mpiexec")
     mpiexec = here if os.path.exists(here) else shutil.which("mpiexec")
     if mpiexec is None:
-        raise ValueError(
-            "--ranks needs mpiexec: pip install -e '.[mpi]' (mpi4py and the mpich wheel)"
-        )
+        from .core.install import install_hint
+
+        raise ValueError(f"--ranks needs mpiexec and mpi4py: {install_hint('mpi')}")
     cmd = [
         mpiexec,
         "-n",
@@ -336,7 +338,7 @@ BENCH_MISSING = (
     "stencilkit bench: the benchmark suite (package 'stencilkit_benchmarks') is not "
     "installed beside this stencilkit ({where}). It ships in the stencilkit "
     "distribution and lives in benchmarks/stencilkit_benchmarks/ of the source tree: "
-    "reinstall stencilkit (pip install stencilkit, or pip install -e . in a checkout), "
+    "reinstall stencilkit (pip install of its wheel, or pip install -e . in a checkout), "
     "or run python benchmarks/cpu_bench.py / gpu_bench.py from a checkout."
 )
 
@@ -377,9 +379,46 @@ def _add_bench(sub: Any) -> None:
     p.set_defaults(func=_bench)
 
 
+# --- help ----------------------------------------------------------------------------------------
+
+
+def _help(args: argparse.Namespace) -> int:
+    from .core import manual
+
+    if args.topic is None:
+        known = manual.pages()
+        print("stencilkit help TOPIC prints a page of the documentation:")
+        for topic, path in known.items():
+            lines = path.read_text().splitlines()
+            title = next((x.lstrip("# ").strip() for x in lines if x.startswith("#")), "")
+            print(f"  {topic:<22} {title}")
+        if not known:
+            print("  (no pages found in this installation)")
+        return EXIT_OK
+    print(manual.page(args.topic))
+    return EXIT_OK
+
+
+def _add_help(sub: Any) -> None:
+    p = sub.add_parser(
+        "help",
+        help="the documentation: list its pages, or print one (stencilkit help configuration)",
+        description="The user documentation, installed with stencilkit (a checkout reads its "
+        "docs/): without TOPIC, the list of pages; with one, the page as Markdown.",
+    )
+    p.add_argument("topic", nargs="?", help="a page, e.g. configuration, cartesian, gpu")
+    p.set_defaults(func=_help)
+
+
 # --- entry point ---------------------------------------------------------------------------------
 
-SUBCOMMANDS: tuple[Callable[[Any], None], ...] = (_add_info, _add_demo, _add_cache, _add_bench)
+SUBCOMMANDS: tuple[Callable[[Any], None], ...] = (
+    _add_info,
+    _add_demo,
+    _add_cache,
+    _add_bench,
+    _add_help,
+)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -401,6 +440,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.error(f"unrecognized arguments: {' '.join(extra)}")
     try:
         code: int = args.func(args)
+    except BrokenPipeError:  # `stencilkit help cartesian | head`: the reader has gone
+        import os
+
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return EXIT_OK
     except (StencilError, ValueError) as err:  # a user error: say what and how to fix, no traceback
         print(f"stencilkit {args.command}: {err}", file=sys.stderr)
         return EXIT_ERROR

@@ -14,9 +14,8 @@ from types import ModuleType
 from typing import Any
 
 from .errors import BackendUnavailableError
+from .install import install_hint
 
-#: The pip extra that brings CuPy, cuda-bindings, NVRTC and the CUDA headers.
-INSTALL = "pip install 'stencilkit[cuda]'"
 #: The oldest NVIDIA driver for CUDA 13 (what the cuda extra's wheels are built for).
 MIN_DRIVER = "580"
 _NO_DRIVER_HINT = (
@@ -48,15 +47,17 @@ def explain(err: BaseException, what: str = "the GPU") -> BackendUnavailableErro
     text = str(err)
     missing = (err.name or "").split(".")[0] if isinstance(err, ModuleNotFoundError) else ""
     if missing == "cupy":
-        return BackendUnavailableError(f"{what} needs CuPy, which is not installed", hint=INSTALL)
+        return BackendUnavailableError(
+            f"{what} needs CuPy, which is not installed", hint=install_hint("cuda")
+        )
     if missing == "cuda":
         return BackendUnavailableError(
-            f"{what} needs cuda-bindings, which is not installed", hint=INSTALL
+            f"{what} needs cuda-bindings, which is not installed", hint=install_hint("cuda")
         )
     if name == "DynamicLibNotFoundError" and "nvrtc" in text.lower():
         return BackendUnavailableError(
             f"{what} needs NVRTC (libnvrtc.so.13), the CUDA compiler library, and it was not found ({text.strip()})",
-            hint=f"{INSTALL} (it brings the nvidia-cuda-nvrtc wheel), or pip install 'nvidia-cuda-nvrtc==13.*';"
+            hint=f"{install_hint('cuda')} (it brings the nvidia-cuda-nvrtc wheel), or pip install 'nvidia-cuda-nvrtc==13.*';"
             " or STENCILKIT_CUDA_COMPILER=nvcc with a CUDA toolkit",
         )
     status = _status(err)
@@ -128,6 +129,6 @@ def gpu_report() -> dict[str, Any]:
         except BackendUnavailableError as err:
             report["gpu"] = f"none usable: {err.message}"
     except BackendUnavailableError as err:
-        report["cupy"] = f"missing: {err.message} ({INSTALL})"
+        report["cupy"] = f"missing: {err.message} ({install_hint('cuda')})"
         report["gpu"] = "unknown without CuPy"
     return report

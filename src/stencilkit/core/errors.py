@@ -205,7 +205,7 @@ class ConfigurationError(StencilValueError):
         what = "the setting" if "." in variable else "the environment variable"
         super().__init__(
             f"{what} {variable}={value!r} is not valid: {problem}",
-            hint=f"fix or unset {variable} (docs/configuration.md lists every variable)",
+            hint=f"fix or unset {variable} (`stencilkit help configuration` lists every variable)",
         )
 
     def __reduce__(
@@ -227,7 +227,7 @@ def warn_configuration(variable: str, value: str, problem: str, instead: str) ->
     warnings.warn(
         ConfigurationWarning(
             f"the environment variable {variable}={value!r} is not valid: {problem}; using "
-            f"{instead} (fix or unset {variable}; docs/configuration.md lists every variable)"
+            f"{instead} (fix or unset {variable}; `stencilkit help configuration` lists every variable)"
         ),
         stacklevel=3,
     )

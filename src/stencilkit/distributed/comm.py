@@ -18,6 +18,7 @@ from types import TracebackType
 from typing import Any
 
 from ..core.errors import StencilError, StencilValueError
+from ..core.install import install_hint
 
 
 class DistributedError(StencilValueError):
@@ -43,7 +44,7 @@ def _load_mpi() -> Any:
     except ImportError as err:  # pragma: no cover - the mpi extra is installed in CI
         raise DistributedError(
             f"stencilkit.distributed needs mpi4py and an MPI library ({err})",
-            hint="pip install -e '.[mpi]' (mpi4py and the mpich wheel)",
+            hint=install_hint("mpi"),
         ) from None
     _MPI = MPI
     return MPI

@@ -5,6 +5,8 @@ from __future__ import annotations
 import importlib
 from types import ModuleType
 
+from ..core.install import install_hint
+
 
 def require(module: str, extra: str, what: str) -> ModuleType:
     """``module``, or an ``ImportError`` saying which stencilkit extra provides it.
@@ -16,5 +18,5 @@ def require(module: str, extra: str, what: str) -> ModuleType:
     except ImportError as err:
         raise ImportError(
             f"{what} needs the optional package {module!r} ({err});"
-            f" install it with: pip install 'stencilkit[{extra}]'"
+            f" install it with: {install_hint(extra)}"
         ) from None
