@@ -72,9 +72,13 @@ print(json.dumps({"res": res, "checks": R.checks, "targets": R.targets, "rows": 
     assert cumsum["fraction_of_copy"] == pytest.approx(1.0)
     assert all(ok for _, ok, _ in doc["checks"]) and len(doc["checks"]) == 2
     assert [t[0] for t in doc["targets"]] == [
-        "cartesian PARALLEL >= 0.80 of copy",
-        "cartesian FORWARD >= 0.60 of copy",
+        "cartesian PARALLEL lap 14^3 run(): target >= 0.80 of copy",
+        "cartesian FORWARD cumsum 14^3 run(): target >= 0.60 of copy",
     ]
+    assert [r[4].split(";")[0].rsplit(":", 1)[0] for r in doc["rows"]] == [
+        "target >= 0.80 of copy",
+        "target >= 0.60 of copy",
+    ]  # each row says its target, and it is the one counted
 
 
 def test_bandwidth_rows_flag_a_wrong_result() -> None:
@@ -82,7 +86,9 @@ def test_bandwidth_rows_flag_a_wrong_result() -> None:
     res = {"lap": {"n": 8, "error": float("nan"), "ms": 1.0, "GBps": 90.0}}
     bandwidth_rows(R, res, copy_gbs=100.0)
     assert R.checks[0][1] is False and not R.ok
-    assert R.targets == [("cartesian PARALLEL >= 0.80 of copy", True, "0.90")]
+    assert R.targets == [
+        ("cartesian PARALLEL lap 8^3 run(): target >= 0.80 of copy", True, "1.000 ms 0.90")
+    ]
 
 
 def test_call_targets_met_and_missed_keep_ok() -> None:

@@ -219,10 +219,8 @@ def bandwidth_rows(R: Runner, results: dict[str, dict[str, Any]], copy_gbs: floa
             f"{r['ms']:.3f} ms",
             f"{r['GBps']:.0f} GB/s",
             f"{frac:.2f}",
-            f"target >= {limits[kind]:.2f} of copy ({copy_gbs:.0f} GB/s)",
-        )
-        R.target(
-            f"cartesian {order} >= {limits[kind]:.2f} of copy", frac >= limits[kind], f"{frac:.2f}"
+            f"copy {copy_gbs:.0f} GB/s",
+            target=(f"target >= {limits[kind]:.2f} of copy", frac >= limits[kind]),
         )
 
 
@@ -251,7 +249,10 @@ def gpu_cartesian_section(
     res: dict[str, Any] = {
         "gt:gpu": per_call_part(R, C, P, "gt:gpu", opts, sync=dev.sync, batch=100)
     }
-    R.row("  (gpu per-call times are host time incl. the launch; Python-only target <= 5 us)")
+    R.row(
+        "  (gpu per-call times are host time incl. the launch, not the Python part alone:"
+        f" DESIGN's {DESIGN['cartesian_gpu_python_us']:.0f} us is not measured by this row)"
+    )
     if not opts.skip_compile:
         res["builds"] = build_part(R, C, "gt:gpu")
     bw = {

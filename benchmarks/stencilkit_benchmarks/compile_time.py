@@ -185,14 +185,18 @@ def compile_section(R: Runner, backend: str) -> dict[str, Any]:
         f"{cold['first_call_s'] * 1e3:.0f} ms",
         "",
         "",
-        f"target <= {first * 1e3:.0f} ms; 2nd call {cold['second_call_s'] * 1e3:.2f} ms",
+        f"2nd call {cold['second_call_s'] * 1e3:.2f} ms",
+        target=(f"target <= {first * 1e3:.0f} ms", cold["first_call_s"] <= first),
     )
     R.row(
         "first call, cached (new process)",
         f"{warm['first_call_s'] * 1e3:.1f} ms",
         "",
         "",
-        f"target <= {DESIGN['cached_new_process_s'] * 1e3:.0f} ms",
+        target=(
+            f"target <= {DESIGN['cached_new_process_s'] * 1e3:.0f} ms",
+            warm["first_call_s"] <= DESIGN["cached_new_process_s"],
+        ),
     )
     extra = f"incl. CuPy init {warm['setup_s'] * 1e3:.0f} ms; " if backend == "gpu" else ""
     R.row(
@@ -207,7 +211,10 @@ def compile_section(R: Runner, backend: str) -> dict[str, Any]:
         f"{warm['import_s'] * 1e3:.0f} ms",
         "",
         "",
-        f"target <= {DESIGN['import_s'] * 1e3:.0f} ms; GPU libs loaded by it: "
-        f"{warm['gpu_libs_imported_by_import_stencilkit'] or 'none'}",
+        f"GPU libs loaded by it: {warm['gpu_libs_imported_by_import_stencilkit'] or 'none'}",
+        target=(
+            f"target <= {DESIGN['import_s'] * 1e3:.0f} ms",
+            warm["import_s"] <= DESIGN["import_s"],
+        ),
     )
     return r

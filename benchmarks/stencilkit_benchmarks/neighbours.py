@@ -328,10 +328,11 @@ def nb_section(
         variants[name] = (fn, adaptive_reps(firsts[name], opts.emb_reps) if slow else opts.reps)
         nb[name] = nbytes
     notes = {
-        dev.compiled_name: f"target >= {DESIGN['neighbour_sum_fraction_of_copy']:.2f} (locality-numbered mesh);"
-        f" first call {firsts[dev.compiled_name] * 1e3:.0f} ms",
+        dev.compiled_name: f"locality-numbered mesh; first call {firsts[dev.compiled_name] * 1e3:.0f} ms",
         fam_name: "same tables, numbered by edge family",
     }
+    # DESIGN.md's bandwidth targets are the GPU's (H200): a cpu run shows the fraction, no target
+    targets = {dev.compiled_name: DESIGN["neighbour_sum_fraction_of_copy"]} if dev.gpu else {}
     R.row(
         f"{op}: {spec['what']}, {n_out} x {nk}",
         "",
@@ -341,7 +342,7 @@ def nb_section(
         + (" + fp64 weights" if w is not None else "")
         + " once",
     )
-    time_variants(R, dev, op, variants, nb, state.get("copy_gbs"), notes, res)
+    time_variants(R, dev, op, variants, nb, state.get("copy_gbs"), notes, res, targets)
     check_outputs("after timing")
     check_family("after timing")
     return res

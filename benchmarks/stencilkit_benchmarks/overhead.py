@@ -100,7 +100,7 @@ def gpu_overhead_section(R: Runner, dev: Dev, P: Any, opts: Options) -> dict[str
                 f"{python_us:.2f} us",
                 "",
                 "",
-                f"target <= {target:.0f} us",
+                target=(f"target <= {target:.0f} us", python_us <= target),
             )
         except Exception as err:
             entry["breakdown_error"] = repr(err)
@@ -209,7 +209,7 @@ def cpu_overhead_section(R: Runner, dev: Dev, P: Any, opts: Options) -> dict[str
                 f"{python_us:.2f} us",
                 "",
                 "",
-                f"target <= {target:.0f} us",
+                target=(f"target <= {target:.0f} us", python_us <= target),
             )
         except Exception as err:
             entry["breakdown_error"] = repr(err)

@@ -71,8 +71,24 @@ class Runner:
                 print(f"could not save {self.autosave[0]}: {err!r}", file=sys.stderr)
 
     def row(
-        self, what: str, time_: str = "", rate: str = "", ratio: str = "", note: str = ""
+        self,
+        what: str,
+        time_: str = "",
+        rate: str = "",
+        ratio: str = "",
+        note: str = "",
+        target: tuple[str, bool] | None = None,
     ) -> None:
+        """One row of the table. A row that states a target passes it as ``target=(text,
+        met)``: the note says whether it was met and the footer counts it, so the rows and the
+        footer's "targets: m/n met" always agree (a target in a free-text note is refused)."""
+        if target is not None:
+            text, met = target
+            self.target(f"{what.strip()}: {text}", met, " ".join(x for x in (time_, ratio) if x))
+            shown = f"{text}: {'met' if met else 'MISSED'}"
+            note = f"{shown}; {note}" if note else shown
+        elif "target" in note:
+            raise ValueError(f"row {what!r}: a target goes in target=(text, met), not the note")
         self.rows.append((what, time_, rate, ratio, note))
         self.say(f"  {what:<50} {time_:>12} {rate:>12} {ratio:>9}  {note}")
 

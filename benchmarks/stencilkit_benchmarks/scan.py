@@ -217,11 +217,12 @@ def scan_section(
         "",
         "bytes: fwd reads a,b,c,d writes cp,dp; bwd reads cp,dp writes x; 9 x 8 B/point",
     )
-    notes[dev.compiled_name] = (
-        f"target >= {DESIGN['scan_fraction_of_copy']:.2f} "
-        f"(Triton ~{DESIGN['triton_scan_fraction_of_copy']:.2f})"
-    )
-    time_variants(R, dev, "scan", variants, nb, state.get("copy_gbs"), notes, res)
+    # DESIGN.md's bandwidth targets are the GPU's (H200): a cpu run shows the fraction, no target
+    targets = {}
+    if dev.gpu:
+        notes[dev.compiled_name] = f"Triton ~{DESIGN['triton_scan_fraction_of_copy']:.2f}"
+        targets[dev.compiled_name] = DESIGN["scan_fraction_of_copy"]
+    time_variants(R, dev, "scan", variants, nb, state.get("copy_gbs"), notes, res, targets)
     fast = [k for k in calls if k.startswith("hand CUDA")]
     if fast and dev.compiled_name in res:
         best = min(res[k]["ms"]["median"] for k in fast)

@@ -110,9 +110,11 @@ def time_variants(
     ceiling: float | None,
     notes: dict[str, str],
     res: dict[str, Any],
+    targets: dict[str, float] | None = None,
 ) -> None:
     """Two interleaved rounds of every variant, then one table row each: median time, GB/s
-    (``nbytes[name]`` / median), fraction of ``ceiling`` (or of the variant named 'copy ...')."""
+    (``nbytes[name]`` / median), fraction of ``ceiling`` (or of the variant named 'copy ...');
+    ``targets[name]``: the least fraction of the copy that variant is meant to reach (counted)."""
     samples: dict[str, list[float]] = {k: [] for k in variants}
     rounds: dict[str, list[float]] = {k: [] for k in variants}
     for _ in range(2):
@@ -146,6 +148,11 @@ def time_variants(
             f"{gbs:.0f} GB/s" if gbs >= 10 else f"{gbs:.2f} GB/s",
             f"{gbs / ceil:.2f}",
             note,
+            target=(
+                (f"target >= {targets[name]:.2f} of copy", gbs / ceil >= targets[name])
+                if targets and name in targets
+                else None
+            ),
         )
 
 
