@@ -65,6 +65,24 @@ def test_sizes_parse_and_bad_sizes_name_the_variable(monkeypatch: pytest.MonkeyP
         cache.max_size()
 
 
+@pytest.mark.parametrize("cached", [False, True])
+def test_a_bad_size_stops_a_hit_and_a_miss_before_any_build(
+    small_cache: Path, monkeypatch: pytest.MonkeyPatch, cached: bool
+) -> None:
+    """Validated before anything is built: a cache miss does not build and then raise, and a
+    hit does not run on quietly while the next miss would fail."""
+    if cached:
+        _put("there")
+    monkeypatch.setenv("STENCILKIT_CACHE_MAX_SIZE", "lots")
+    reset_config()
+    built: list[Path] = []
+    key = cache.cache_key([("test", "there" if cached else "new")])
+    with pytest.raises(ConfigurationError, match="STENCILKIT_CACHE_MAX_SIZE='lots'"):
+        cache.get_or_build(key, built.append)
+    assert built == []  # nothing was built
+    assert _names() == ({cache.cache_key([("test", "there")])} if cached else set())
+
+
 def test_the_least_recently_used_entries_go_first(small_cache: Path) -> None:
     a, b, c = _put("a"), _put("b"), _put("c")  # 90 KiB + manifests: under 100 KiB
     _age(a, 300), _age(b, 100), _age(c, 200)

@@ -117,7 +117,9 @@ def get_or_build(
 ) -> CacheEntry:
     """The cache entry ``key``; if absent or corrupted, ``build(tmpdir)`` writes its files first.
     A build is followed by an eviction of the least recently used entries, where the cache is
-    over its size limit."""
+    over its size limit. The limit is read first, hit or miss: a bad STENCILKIT_CACHE_MAX_SIZE
+    stops the first program before anything is built, never after a build."""
+    limit = max_size()
     final = entry_dir(key)
     if _touch(final) and _valid(final):
         _log.debug("cache hit %s (%s)", key[:16], meta or "")
@@ -139,7 +141,7 @@ def get_or_build(
         finally:
             if tmp.exists():
                 shutil.rmtree(tmp, ignore_errors=True)
-    evict(keep=final)
+    evict(limit, keep=final)
     return CacheEntry(key, final, True)
 
 
