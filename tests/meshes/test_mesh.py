@@ -347,3 +347,16 @@ def test_morton_keys_interleave_bits() -> None:
     )
     assert keys.tolist()[:5] == [0, 1, 2, 3, 4]
     assert keys[5] == 2**32 - 1  # 1.0 is clipped into the last cell
+
+
+def test_the_mesh_docstring_example_runs() -> None:
+    """periodic_triangular_mesh's docstring example uses only names it defines, and holds."""
+    import doctest
+
+    from stencilkit.meshes import triangular
+
+    finder = doctest.DocTestFinder()
+    (test,) = [t for t in finder.find(triangular) if t.name.endswith(".periodic_triangular_mesh")]
+    assert test.examples, "the docstring has an example"
+    result = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS).run(test)
+    assert result.failed == 0 and result.attempted == len(test.examples)
