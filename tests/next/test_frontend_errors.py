@@ -116,3 +116,45 @@ def test_errors_are_stencil_errors_and_builtin_types() -> None:
 
     assert isinstance(info.value, TypeError)
     assert info.value.location is not None and info.value.location.filename == __file__
+
+
+def test_a_misspelt_offset_is_an_undeclared_symbol_with_the_nearest_dimension() -> None:
+    """`a(Ii - 1)` names the typo (gt4py: "Undeclared symbol 'Ii'") and the dimension meant,
+    not "'Ii - 1' is not an offset"."""
+    with pytest.raises(gtx.errors.UndefinedSymbolError, match=r"Undeclared symbol 'Ii'\.") as info:
+
+        @gtx.field_operator
+        def bad(a: Field[Dims[I], float64]) -> Field[Dims[I], float64]:
+            return a(Ii - 1)  # noqa: F821
+
+    assert "hint: did you mean 'I'?" in str(info.value)
+    assert "return a(Ii - 1)" in str(info.value) and "is not an offset" not in str(info.value)
+
+
+Cell = gtx.Dimension("Cell")
+E2CDim = gtx.Dimension("E2C", kind=gtx.DimensionKind.LOCAL)
+E2C = gtx.FieldOffset("E2C", source=Cell, target=(I, E2CDim))
+
+
+def test_misspelt_field_and_offset_names_suggest_the_nearest() -> None:
+    with pytest.raises(TypeError, match=r"Undeclared symbol 'alph'\.") as info:
+
+        @gtx.field_operator
+        def bad(alpha: Field[Dims[I], float64]) -> Field[Dims[I], float64]:
+            return alph * 2.0  # noqa: F821
+
+    assert "hint: did you mean 'alpha'?" in str(info.value)
+    with pytest.raises(TypeError, match=r"Undeclared symbol 'E2c'\.") as info:
+
+        @gtx.field_operator
+        def bad2(a: Field[Dims[I], float64]) -> Field[Dims[I], float64]:
+            return a(E2c[0])  # noqa: F821
+
+    assert "hint: did you mean 'E2C'?" in str(info.value)
+    with pytest.raises(TypeError, match=r"Undeclared symbol 'zzz'\.") as info:
+
+        @gtx.field_operator
+        def bad3(a: Field[Dims[I], float64]) -> Field[Dims[I], float64]:
+            return a + zzz  # noqa: F821
+
+    assert "did you mean" not in str(info.value)  # nothing close: no guess

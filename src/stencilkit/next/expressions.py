@@ -14,6 +14,7 @@ from ..core.dims import Dimension
 from ..core.dtypes import dtype_name, is_bool, is_integral
 from ..core.errors import UndefinedNameError
 from ..core.named_collections import NamedCollectionType, is_collection_class
+from ..core.suggest import did_you_mean
 from ..core.types import FieldType, ScalarType, TupleType, TypeSpec
 from ..ir import nodes as ir
 from ..ir.ops import BINARY_OPS, UNARY_OPS
@@ -94,7 +95,7 @@ class ExprBuilder(ShiftCalls, BuiltinCalls):
         if isinstance(node, ast.Name):
             if node.id in self.src.names:
                 return self.src.names[node.id]
-            raise UndefinedNameError(f"Undeclared symbol '{node.id}'.", self.src.loc(node))
+            raise self.undefined(node)
         if isinstance(node, ast.Attribute):
             base = self.resolve(node.value)
             try:
@@ -104,6 +105,16 @@ class ExprBuilder(ShiftCalls, BuiltinCalls):
                     node, f"{ast.unparse(node.value)} has no attribute '{node.attr}'"
                 ) from None
         raise self.error(node, f"'{ast.unparse(node)}' is not a name this stencil can use")
+
+    def undefined(self, node: ast.Name, kinds: tuple[type, ...] = ()) -> UndefinedNameError:
+        """gt4py's "Undeclared symbol" for ``node``, with the nearest name that exists (of
+        ``kinds`` where given: the dimensions and offsets for an offset) as the hint."""
+        names = [*self.symbols, *self.src.names]
+        if kinds:
+            names = [n for n, v in self.src.names.items() if isinstance(v, kinds)]
+        return UndefinedNameError(
+            f"Undeclared symbol '{node.id}'.", self.src.loc(node), did_you_mean(node.id, names)
+        )
 
     def wrap(self, node: ast.AST, fn: Any, *args: Any) -> Any:
         try:

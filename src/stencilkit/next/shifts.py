@@ -31,7 +31,11 @@ class ShiftCalls:
     def build(self, node: ast.expr) -> ir.Expr:
         raise NotImplementedError
 
+    def undefined(self, node: ast.Name, kinds: tuple[type, ...] = ()) -> Exception:
+        raise NotImplementedError
+
     symbols: dict[str, ir.Expr]
+    src: Any
 
     def _named_index(self, node: ast.expr) -> tuple[Dimension, int] | None:
         """``C2EDim(0)`` as (dimension, slot), or None if ``node`` is not of that form."""
@@ -132,6 +136,10 @@ class ShiftCalls:
         return ir.Shift(result, by, t)
 
     def _offset(self, node: ast.expr) -> Shift:
+        head = node.left if isinstance(node, ast.BinOp) else node
+        head = head.value if isinstance(head, ast.Subscript) else head
+        if isinstance(head, ast.Name) and head.id not in {**self.src.names, **self.symbols}:
+            raise self.undefined(head, (Dimension, FieldOffset))
         if isinstance(node, ast.Call):
             return self._as_offset(node)
         if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add | ast.Sub):
