@@ -14,6 +14,7 @@ from ..core.staggered import flip_staggered, is_staggered
 from ..core.types import FieldType, canonical_dims, promote_dims
 from ..ir import nodes as ir
 from .builtins import Builtin
+from .source import SourceFunction
 from .typing_rules import dims_of, dtype_of, make_type
 
 Shift = ir.CartesianShift | ir.NeighborShift | ir.DynamicShift | ir.StaggeredShift
@@ -35,7 +36,7 @@ class ShiftCalls:
         raise NotImplementedError
 
     symbols: dict[str, ir.Expr]
-    src: Any
+    src: SourceFunction
 
     def _named_index(self, node: ast.expr) -> tuple[Dimension, int] | None:
         """``C2EDim(0)`` as (dimension, slot), or None if ``node`` is not of that form."""
