@@ -115,20 +115,26 @@ def _lower_blocks(d: cn.Definition, st: _Pass) -> list[Block]:
             # its own interval writes the field (pyFV3's nh_p_grad writes pk3 in interval(0, 1)
             # and reads pk3[0, 0, 1] in interval(1, None))
             block_written: dict[str, SourceLocation] = {}
-            k_read: dict[str, tuple[SourceLocation | None, int]] = {}
+            k_read: dict[str, tuple[SourceLocation | None, int, str]] = {}
             st.column = comp.order != "PARALLEL" or _single_level(block.interval)
             st.order = comp.order
             reader = _reader(st, comp.order, block, env, offset_read, k_read)
             lower = ExprLowerer(st.fields, reader)
             for s in block.body:
                 _stmt(s, env, lower, st, block_written)
-            for name, (loc, dk) in k_read.items():
+            for name, (loc, dk, via) in k_read.items():
                 if name in block_written:
+                    through = f", through the temporary '{via}'" if via else ""
+                    old = (
+                        f"; to read the old values, make '{via}' in a computation of its own first"
+                        if via
+                        else ""
+                    )
                     raise GTScriptDefinitionError(
-                        f"'{name}' is written and read at a K offset ({dk}) in a PARALLEL"
+                        f"'{name}' is written and read at a K offset ({dk}{through}) in a PARALLEL"
                         " computation, where the levels have no order",
                         loc or block_written[name],
-                        hint="use FORWARD or BACKWARD to read levels written before",
+                        hint=f"use FORWARD or BACKWARD to read levels written before{old}",
                     )
             for name, loc in block_written.items():
                 written.setdefault(name, loc)
@@ -189,7 +195,7 @@ def _reader(
     block: cn.Block,
     env: dict[str, ir.Expr],
     offset_read: dict[str, SourceLocation | None],
-    k_read: dict[str, tuple[SourceLocation | None, int]],
+    k_read: dict[str, tuple[SourceLocation | None, int, str]],
 ) -> Reader:
     single = _single_level(block.interval)
 
@@ -229,11 +235,16 @@ def _reader(
         if not is_tmp and (off[0] or off[1]):
             offset_read.setdefault(name, r.loc)
         if not is_tmp and off[2] and order == "PARALLEL" and not single:
-            k_read.setdefault(name, (r.loc, off[2]))
+            k_read.setdefault(name, (r.loc, off[2], ""))
         if name in env:
             if order == "PARALLEL":
                 if is_tmp:
-                    return shift(env[name], off)
+                    shifted = shift(env[name], off)
+                    if off[2] and not single:  # t[0, 0, -1] reads the fields t was made of there
+                        for field, (_, _, dk) in memory_reads(shifted):
+                            if dk and field in st.fields.params:
+                                k_read.setdefault(field, (r.loc, dk, name))
+                    return shifted
                 if off[2] and not single:
                     raise GTScriptDefinitionError(
                         f"'{name}' is written and read at a K offset ({off[2]}) in a PARALLEL"
