@@ -192,14 +192,14 @@ def _init(cls: type, fields: tuple[dataclasses.Field[Any], ...]) -> Any:
 
 
 # ---------------------------------------------------------------- the decorator
-def _make(cls: _C, repr: bool, eq: bool) -> _C:
+def _make(cls: _C, repr: bool, eq: bool, weakref: bool = False) -> _C:
     own = cls.__dict__
     keep = {name for name in ("__eq__", "__repr__", "__init__") if name in own}
     # a body that defines __eq__ alone gets __hash__ = None from Python: not a hash of its own
     if "__hash__" in own and not (own["__hash__"] is None and "__eq__" in own):
         keep.add("__hash__")
     made: Any = dataclasses.dataclass(
-        cls, init=False, repr=False, eq=False, frozen=False, slots=True
+        cls, init=False, repr=False, eq=False, frozen=False, slots=True, weakref_slot=weakref
     )
     fields = dataclasses.fields(made)
     if any(f.hash is not None for f in fields):
@@ -230,13 +230,15 @@ def record(cls: _C, /) -> _C: ...
 
 
 @overload
-def record(*, repr: bool = True, eq: bool = True) -> Callable[[_C], _C]: ...
+def record(*, repr: bool = True, eq: bool = True, weakref: bool = False) -> Callable[[_C], _C]: ...
 
 
 @dataclass_transform(frozen_default=True, eq_default=True)
-def record(cls: Any = None, /, *, repr: bool = True, eq: bool = True) -> Any:
+def record(cls: Any = None, /, *, repr: bool = True, eq: bool = True, weakref: bool = False) -> Any:
     """``@record`` / ``@record(repr=False, eq=False)``: the class as a frozen, slotted
-    dataclass (see the module's docstring)."""
+    dataclass (see the module's docstring). ``weakref=True`` gives it a ``__weakref__`` slot
+    (dataclass's ``weakref_slot``), for the objects that caches hold by identity
+    (:mod:`stencilkit.core.identity`)."""
     if cls is None:
-        return lambda c: _make(c, repr, eq)
-    return _make(cls, repr, eq)
+        return lambda c: _make(c, repr, eq, weakref)
+    return _make(cls, repr, eq, weakref)

@@ -365,7 +365,7 @@ class ScanApply(Node):
     where: str = ""
 
 
-@record(repr=False)
+@record(repr=False, weakref=True)  # weakly referenced by the caches by identity (core/identity.py)
 class Program(Node):
     """``temps`` are fields the program writes and reads but the caller never sees (the columns
     a scan passes to another scan inside one field operator); the runner allocates them."""
@@ -409,7 +409,7 @@ class Scan(Node):
     inits: tuple[Expr, ...]
 
 
-@record(repr=False)
+@record(repr=False, weakref=True)
 class Kernel(Node):
     """One parallel loop nest: at every point of ``domain`` (over ``dims``), ``outs[i] = values[i]``.
     An empty ``domain`` means the whole domain of ``outs[0]``."""
@@ -423,7 +423,7 @@ class Kernel(Node):
     where: str = ""  # the user's file:line of the call this kernel comes from
 
 
-@record(repr=False)
+@record(repr=False, weakref=True)
 class StencilProgram(Node):
     """A program at stencil level; tuple parameters are flattened to ``name__i``."""
 

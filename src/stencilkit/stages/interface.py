@@ -22,10 +22,10 @@ cache key of one call (the fields' signatures, the domain scalars' values, the t
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Mapping
 from typing import Any
 
+from ..core.identity import IdentityCache
 from ..core.records import record
 from ..core.types import FieldType, ScalarType
 from ..ir import nodes as ir
@@ -34,7 +34,7 @@ from ..ir.tuples import flat_params
 from ..ir.visit import walk
 
 
-@record
+@record(weakref=True)  # the cache below holds it weakly: it refers to its program
 class ProgramInterface:
     """The facts the engine reads of one ``ir.Program`` (see the module docstring)."""
 
@@ -64,8 +64,8 @@ class ProgramInterface:
 
 def interface_of(program: ir.Program) -> ProgramInterface:
     """The :class:`ProgramInterface` of ``program``, computed once per program object."""
-    hit = _SEEN.get(id(program))
-    if hit is not None and hit.program is program:
+    hit = _SEEN.get(program)
+    if hit is not None:
         return hit
     flat = flat_params(program.params + program.temps)
     domain = bound_scalars(program)
@@ -79,16 +79,11 @@ def interface_of(program: ir.Program) -> ProgramInterface:
         tuple(i for i, p in enumerate(flat) if isinstance(p.type, ScalarType)),
         tuple(i for i, p in enumerate(flat) if isinstance(p.type, ScalarType) and p.name in domain),
     )
-    with _LOCK:
-        if len(_SEEN) >= _SEEN_SIZE:
-            _SEEN.pop(next(iter(_SEEN)))
-        _SEEN[id(program)] = face
-    return face
+    return _SEEN.put(program, face)
 
 
-_SEEN: dict[int, ProgramInterface] = {}
-_SEEN_SIZE = 1024  # programs remembered (by identity; the oldest dropped beyond this)
-_LOCK = threading.Lock()
+#: programs' interfaces by identity, as long as the program and its interface are used
+_SEEN: IdentityCache[ir.Program, ProgramInterface] = IdentityCache(1024, weak_values=True)
 
 
 def used_tables(program: ir.Program) -> tuple[str, ...]:

@@ -21,6 +21,7 @@ import numpy as np
 from ..core.cuda_probe import usable_cupy
 from ..core.device import DeviceType
 from ..core.errors import StencilTypeError, StencilValueError
+from ..core.identity import IdentityCache
 from ..core.log import get_logger
 from ..core.records import record
 from ..core.types import FieldType
@@ -98,7 +99,10 @@ def check_device_of(name: str, target: Target, what: str, sig: FieldSignature) -
 
 
 # ----------------------------------------------------------------------------- 2. lower
-_LOWERED: dict[tuple[int, tuple[tuple[str, TableInfo], ...]], tuple[ir.Program, Lowered]] = {}
+#: per program (by identity, as long as it lives): its lowering per shape of neighbour tables
+_LOWERED: IdentityCache[ir.Program, dict[tuple[tuple[str, TableInfo], ...], Lowered]] = (
+    IdentityCache(_CACHE_SIZE)
+)
 
 
 def lower(program: ir.Program, bound: Bound | Mapping[str, TableInfo]) -> Lowered:
@@ -106,13 +110,15 @@ def lower(program: ir.Program, bound: Bound | Mapping[str, TableInfo]) -> Lowere
     every caller, keyed by the program and the neighbour tables' shapes (``bound.infos``, or
     the table descriptions themselves where there are no arguments to bind)."""
     infos = bound.infos if isinstance(bound, Bound) else dict(bound)
-    key = (id(program), tuple(sorted(infos.items())))
-    hit = _LOWERED.get(key)
-    if hit is not None and hit[0] is program:
-        return hit[1]
+    key = tuple(sorted(infos.items()))
+    per_program = _LOWERED.get(program)
+    if per_program is None:
+        per_program = _LOWERED.put(program, {})
+    hit = per_program.get(key)
+    if hit is not None:
+        return hit
     stencil = lower_program(program, infos)
-    lowered = Lowered(stencil, fuse_kernels(stencil))
-    _remember(_LOWERED, key, (program, lowered))
+    lowered = per_program[key] = Lowered(stencil, fuse_kernels(stencil))
     return lowered
 
 

@@ -6,8 +6,10 @@ the build cache), ``load`` (ctypes), ``tune`` (nothing: one call runs every kern
 
 from __future__ import annotations
 
+import _ctypes
 import ctypes
 import functools
+import weakref
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -28,9 +30,11 @@ ENTRY = "sk_program"
 BINARY = "program.so"
 
 
-@record
+@record(weakref=True)
 class LoadedLibrary:
-    """A built program loaded with ctypes: ``fn(block address)`` runs every kernel."""
+    """A built program loaded with ctypes: ``fn(block address)`` runs every kernel. The library
+    is unloaded (``dlclose``) once nothing uses it: no program, plan or bound call holds its
+    function (a notebook's edited cells do not keep every old library mapped)."""
 
     built: Built
     fn: Any
@@ -39,7 +43,16 @@ class LoadedLibrary:
         return functools.partial(self.fn, block.ctypes.data)  # type: ignore[no-any-return]
 
 
-_LOADED: dict[str, LoadedLibrary] = {}
+#: the libraries loaded now, by cache key, as long as something uses them
+_LOADED: weakref.WeakValueDictionary[str, LoadedLibrary] = weakref.WeakValueDictionary()
+
+
+def _unload(handle: int) -> None:
+    """``dlclose`` a library nothing refers to any more (its ctypes objects are gone)."""
+    try:
+        _ctypes.dlclose(handle)  # type: ignore[attr-defined]
+    except (AttributeError, OSError):  # not on this platform: the mapping stays
+        pass
 
 
 class CppTarget:
@@ -68,6 +81,9 @@ class CppTarget:
         fn = getattr(lib, ENTRY)
         fn.argtypes = [ctypes.c_void_p]
         fn.restype = ctypes.c_int
+        # the function object keeps the library object alive; when both are collected, no
+        # Python object can call into the library any more and it is closed
+        weakref.finalize(lib, _unload, lib._handle)
         loaded = _LOADED[built.key] = LoadedLibrary(built, fn)
         return loaded
 

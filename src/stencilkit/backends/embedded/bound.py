@@ -29,6 +29,7 @@ from typing import Any
 import numpy as np
 
 from ...core.domain import UnitRange
+from ...core.identity import IdentityCache
 from ...ir import nodes as ir
 from ...ir.ops import array_function
 from ...ir.visit import postorder, use_counts
@@ -58,13 +59,12 @@ class KernelCode:
     ``order`` and ``counts``: the nodes of the values (a scan's level's) as ``_order`` gives
     them, among which :mod:`.inplace` picks the operations computed into memory."""
 
-    __slots__ = ("counts", "fn", "init_leaves", "kernel", "leaves", "order", "source")
+    __slots__ = ("counts", "fn", "init_leaves", "leaves", "order", "source")
 
     def __init__(
-        self, kernel: ir.Kernel, fn: Callable[..., None], leaves: list[ir.Expr],
+        self, fn: Callable[..., None], leaves: list[ir.Expr],
         init_leaves: list[ir.Expr], source: str, order: list[ir.Expr], counts: dict[int, int],
     ) -> None:  # fmt: skip
-        self.kernel = kernel  # held: the cache is by id
         self.fn = fn
         self.leaves = leaves
         self.init_leaves = init_leaves
@@ -216,23 +216,21 @@ def _put(w: Any, value: Any, dtype: np.dtype[Any]) -> None:
     w[...] = value
 
 
-#: generated code per kernel and choice of :mod:`.inplace`, by the kernel's id: (the kernel,
-#: held so that its id is not reused; the code)
-_CODE: dict[tuple[int, inplace.Choice], tuple[ir.Kernel, KernelCode | None]] = {}
+#: generated code per kernel (by identity, as long as the kernel lives) and choice of
+#: :mod:`.inplace`
+_CODE: IdentityCache[ir.Kernel, dict[inplace.Choice, KernelCode | None]] = IdentityCache(1024)
 _NO_CHOICE: inplace.Choice = ((), (), ())
 
 
 def kernel_code(k: ir.Kernel, choice: inplace.Choice = _NO_CHOICE) -> KernelCode | None:
     """The generated function of ``k`` (made once per ``choice``: the operations computed into
     memory, :func:`.inplace.choose`), or None if the evaluator must run it."""
-    key = (id(k), choice)
-    hit = _CODE.get(key)
-    if hit is not None and hit[0] is k:
-        return hit[1]
-    code = _generate(k, choice)
-    if len(_CODE) >= 1024:
-        _CODE.clear()
-    _CODE[key] = (k, code)
+    per_kernel = _CODE.get(k)
+    if per_kernel is None:
+        per_kernel = _CODE.put(k, {})
+    if choice in per_kernel:
+        return per_kernel[choice]
+    code = per_kernel[choice] = _generate(k, choice)
     return code
 
 
@@ -281,7 +279,7 @@ def _generate(k: ir.Kernel, choice: inplace.Choice = _NO_CHOICE) -> KernelCode |
     source = "\n".join(body)
     # only generated names and repr'd field/parameter names are in the source
     exec(compile(source, f"<kernel {k.name}>", "exec"), ns)
-    return KernelCode(k, ns["kernel"], leaves, init_leaves, source, order, found[1])
+    return KernelCode(ns["kernel"], leaves, init_leaves, source, order, found[1])
 
 
 class _NotAView(Exception):

@@ -17,6 +17,7 @@ import numpy as np
 from ...core.dims import Dimension
 from ...core.domain import UnitRange
 from ...core.errors import InternalError, StencilValueError
+from ...core.identity import IdentityCache
 from ...ir import nodes as ir
 from ...ir.ops import array_function
 from ...ir.visit import deep, use_counts
@@ -426,21 +427,17 @@ def _has_dynamic(idx: ir.Index) -> bool:
     )
 
 
-#: Shared nodes per kernel, kept with the kernel (so that its id cannot be reused meanwhile).
-_SHARED: dict[int, tuple[ir.Kernel, frozenset[int]]] = {}
+#: Shared nodes per kernel (by identity, as long as the kernel lives).
+_SHARED: IdentityCache[ir.Kernel, frozenset[int]] = IdentityCache(512)
 
 
 def shared_nodes(k: ir.Kernel) -> frozenset[int]:
     """The ids of the nodes of ``k`` that more than one parent uses (found once per kernel)."""
-    hit = _SHARED.get(id(k))
-    if hit is not None and hit[0] is k:
-        return hit[1]
+    hit = _SHARED.get(k)
+    if hit is not None:
+        return hit
     roots = (*k.values, *(k.scan.inits if k.scan else ()))
-    shared = frozenset(i for i, n in use_counts(*roots).items() if n > 1)
-    if len(_SHARED) >= 512:
-        _SHARED.pop(next(iter(_SHARED)))
-    _SHARED[id(k)] = (k, shared)
-    return shared
+    return _SHARED.put(k, frozenset(i for i, n in use_counts(*roots).items() if n > 1))
 
 
 @deep
