@@ -33,10 +33,20 @@ sys.path.insert(0, str(ROOT / "tests"))
 def features(p: object, source: str) -> list[str]:
     """What a program exercises, for the coverage table of the summary."""
     found = [p.kind, p.dtype]  # type: ignore[attr-defined]
-    marks = {"scan": "@gtx.scan_operator", "tuple-carry": "init=(", "backward-scan": "forward=False",
-             "concat_where": "concat_where", "where": "gtx.where", "neighbor_sum": "neighbor_sum",
-             "max/min_over": "_over(", "E2C[i]": "(E2C[", "tuple-out": "out=(", "domain=": "domain=",
-             "shift": " + 1)", "tuple-local": "[0]"}
+    marks = {
+        "scan": "@gtx.scan_operator",
+        "tuple-carry": "init=(",
+        "backward-scan": "forward=False",
+        "concat_where": "concat_where",
+        "where": "gtx.where",
+        "neighbor_sum": "neighbor_sum",
+        "max/min_over": "_over(",
+        "E2C[i]": "(E2C[",
+        "tuple-out": "out=(",
+        "domain=": "domain=",
+        "shift": " + 1)",
+        "tuple-local": "[0]",
+    }
     found += [k for k, m in marks.items() if m in source]
     layouts = {f.layout for f in p.fields}  # type: ignore[attr-defined]
     found += [f"layout:{x}" for x in sorted(layouts)]
@@ -65,12 +75,24 @@ def worker(args: argparse.Namespace) -> None:
         source = render(p)
         t = time.perf_counter()
         o = check(p, backends, args.rounds)
-        record = {"seed": seed, "status": o.status, "backend": o.backend, "seconds": round(time.perf_counter() - t, 3),
-                  "features": features(p, source)}
+        record = {
+            "seed": seed,
+            "status": o.status,
+            "backend": o.backend,
+            "seconds": round(time.perf_counter() - t, 3),
+            "features": features(p, source),
+        }
         if not o.ok:
             record["message"] = o.message[-3000:]
-            values = shrink(ch.record, fails_like(o, [o.backend] if o.backend in backends else backends, args.rounds),
-                            args.shrink_budget) if args.shrink_budget else ch.record
+            values = (
+                shrink(
+                    ch.record,
+                    fails_like(o, [o.backend] if o.backend in backends else backends, args.rounds),
+                    args.shrink_budget,
+                )
+                if args.shrink_budget
+                else ch.record
+            )
             small = draw_program(Replay(values))
             record["shrunk"] = {"choices": values, "program": repr(small), "source": render(small)}
             small_o = check(small, [o.backend] if o.backend in backends else backends, args.rounds)
@@ -78,16 +100,28 @@ def worker(args: argparse.Namespace) -> None:
             if args.save:
                 path = Path(args.save) / f"{o.status}-{o.backend}-seed{seed}.json"
                 path.parent.mkdir(parents=True, exist_ok=True)
-                path.write_text(json.dumps({"seed": seed, "status": o.status, "backend": o.backend,
-                                            "choices": values, "program": repr(small),
-                                            "source": record["shrunk"]["source"],
-                                            "message": record["shrunk"]["message"]}, indent=1))
+                path.write_text(
+                    json.dumps(
+                        {
+                            "seed": seed,
+                            "status": o.status,
+                            "backend": o.backend,
+                            "choices": values,
+                            "program": repr(small),
+                            "source": record["shrunk"]["source"],
+                            "message": record["shrunk"]["message"],
+                        },
+                        indent=1,
+                    )
+                )
         print(json.dumps(record), flush=True)
         del source
 
 
 def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     ap.add_argument("--backends", default="embedded,cpu")
     ap.add_argument("--programs", type=int, default=1000)
     ap.add_argument("--seed", type=int, default=0)
@@ -112,10 +146,26 @@ def supervise(args: argparse.Namespace) -> int:
     t0 = time.time()
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join([str(ROOT / "src"), env.get("PYTHONPATH", "")])
-    base = [sys.executable, __file__, "--backends", args.backends, "--programs", str(args.programs),
-            "--seed", str(args.seed), "--jobs", str(args.jobs), "--rounds", str(args.rounds),
-            "--max-statements", str(args.max_statements), "--shrink-budget", str(args.shrink_budget),
-            "--save", args.save]
+    base = [
+        sys.executable,
+        __file__,
+        "--backends",
+        args.backends,
+        "--programs",
+        str(args.programs),
+        "--seed",
+        str(args.seed),
+        "--jobs",
+        str(args.jobs),
+        "--rounds",
+        str(args.rounds),
+        "--max-statements",
+        str(args.max_statements),
+        "--shrink-budget",
+        str(args.shrink_budget),
+        "--save",
+        args.save,
+    ]
     records: list[dict] = []
     lock = threading.Lock()
     log = open(args.log, "a") if args.log else None
@@ -128,13 +178,20 @@ def supervise(args: argparse.Namespace) -> int:
                 log.flush()
             if len(records) % 100 == 0:
                 bad = sum(r["status"] != "ok" for r in records)
-                print(f"[{time.time() - t0:7.0f}s] {len(records)} programs, {bad} failures", flush=True)
+                print(
+                    f"[{time.time() - t0:7.0f}s] {len(records)} programs, {bad} failures",
+                    flush=True,
+                )
 
     def run_worker(w: int) -> None:
         resume = 0
         while True:
-            proc = subprocess.Popen([*base, "--worker", str(w), "--resume-from", str(resume)],
-                                    stdout=subprocess.PIPE, text=True, env=env)
+            proc = subprocess.Popen(
+                [*base, "--worker", str(w), "--resume-from", str(resume)],
+                stdout=subprocess.PIPE,
+                text=True,
+                env=env,
+            )
             started = None
             assert proc.stdout is not None
             for line in proc.stdout:
@@ -147,9 +204,16 @@ def supervise(args: argparse.Namespace) -> int:
             code = proc.wait()
             if started is None:
                 return
-            keep({"seed": started, "status": "crash", "backend": args.backends, "features": [],
-                  "message": f"worker exited with {code} (signal {-code if code < 0 else 'none'})"},
-                 json.dumps({"seed": started, "status": "crash"}))
+            keep(
+                {
+                    "seed": started,
+                    "status": "crash",
+                    "backend": args.backends,
+                    "features": [],
+                    "message": f"worker exited with {code} (signal {-code if code < 0 else 'none'})",
+                },
+                json.dumps({"seed": started, "status": "crash"}),
+            )
             resume = started + 1
 
     threads = [threading.Thread(target=run_worker, args=(w,)) for w in range(args.jobs)]
@@ -164,13 +228,21 @@ def report(args: argparse.Namespace, records: list[dict], seconds: float) -> int
     status = collections.Counter(r["status"] for r in records)
     feats = collections.Counter(f for r in records for f in r.get("features", []))
     failures = [r for r in records if r["status"] != "ok"]
-    summary = {"backends": args.backends.split(","), "programs": len(records), "seed": args.seed,
-               "status": dict(status), "seconds": round(seconds, 1), "features": dict(feats.most_common()),
-               "failures": failures}
+    summary = {
+        "backends": args.backends.split(","),
+        "programs": len(records),
+        "seed": args.seed,
+        "status": dict(status),
+        "seconds": round(seconds, 1),
+        "features": dict(feats.most_common()),
+        "failures": failures,
+    }
     print(f"\n{len(records)} programs on {args.backends} in {seconds:.0f} s: {dict(status)}")
     print("features: " + ", ".join(f"{k} {v}" for k, v in feats.most_common()))
     for r in failures:
-        print(f"\n--- seed {r['seed']}: {r['status']} on {r['backend']}\n{r.get('message', '')[-1500:]}")
+        print(
+            f"\n--- seed {r['seed']}: {r['status']} on {r['backend']}\n{r.get('message', '')[-1500:]}"
+        )
         if "shrunk" in r:
             print(f"shrunk program:\n{r['shrunk']['source']}")
     if args.json:

@@ -44,7 +44,9 @@ def _run(tmp_path: Path, source: str, **env: str) -> str:
     script = tmp_path / "model.py"
     script.write_text(source)
     full_env = {
-        k: v for k, v in os.environ.items() if k not in ("STENCILKIT_LOG", "STENCILKIT_TRACEBACK")
+        k: v
+        for k, v in os.environ.items()
+        if k not in ("STENCILKIT_LOG", "STENCILKIT_TRACEBACK", "STENCILKIT_PARSE_AT_DECORATION")
     }
     full_env.update(PYTHONPATH=SRC, STENCILKIT_CACHE_DIR=str(tmp_path / "cache"), **env)
     r = subprocess.run(
@@ -54,12 +56,17 @@ def _run(tmp_path: Path, source: str, **env: str) -> str:
     return r.stderr
 
 
-def test_a_dsl_error_shows_the_users_frames_only(tmp_path: Path) -> None:
-    err = _run(tmp_path, SCRIPT)
+@pytest.mark.parametrize("at_decoration", [True, False])
+def test_a_dsl_error_shows_the_users_frames_only(tmp_path: Path, at_decoration: bool) -> None:
+    err = _run(tmp_path, SCRIPT, STENCILKIT_PARSE_AT_DECORATION=str(int(at_decoration)))
     lines = err.splitlines()
     assert lines[0] == "Traceback (most recent call last):"
-    assert f'File "{tmp_path / "model.py"}", line 22, in <module>' in err
-    assert f'File "{tmp_path / "model.py"}", line 19, in main' in err
+    if at_decoration:  # the default: the decorator's line
+        assert f'File "{tmp_path / "model.py"}", line 8, in <module>' in err
+        assert "@gtx.field_operator" in err
+    else:  # parsed at the first call: the user's call chain
+        assert f'File "{tmp_path / "model.py"}", line 22, in <module>' in err
+        assert f'File "{tmp_path / "model.py"}", line 19, in main' in err
     assert PACKAGE not in err  # no frame of stencilkit's own files
     assert "frames inside stencilkit hidden: STENCILKIT_TRACEBACK=full shows them" in err
     assert (

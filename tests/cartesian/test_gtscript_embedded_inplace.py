@@ -70,11 +70,12 @@ def _fast_and_slow(definition: Any) -> tuple[Any, Any]:
 
 def _chosen(st: Any) -> list[tuple[inplace.Choice, bound.KernelCode]]:
     """The specialised codes made for ``st``'s kernels (their choice, their code)."""
-    kernels = {id(k) for p in st._runner.plans.values() for k, _ in p.kernels}
+    kernels = [k for p in st._runner.plans.values() for k, _ in p.kernels]
     return [
         (choice, code)
-        for (kid, choice), (k, code) in list(bound._CODE.items())
-        if kid in kernels and code is not None and choice != ((), (), ())
+        for k in kernels
+        for choice, code in list((bound._CODE.get(k) or {}).items())
+        if code is not None and choice != ((), (), ())
     ]
 
 

@@ -38,6 +38,7 @@ from ..core.device import DeviceType
 from ..core.dims import Dimension
 from ..core.domain import Domain
 from ..core.errors import BackendUnavailableError, StencilTypeError, StencilValueError
+from ..core.install import install_hint
 
 
 def _restore(
@@ -56,7 +57,7 @@ def _restore(
         except ImportError:
             raise BackendUnavailableError(
                 f"this field was pickled on GPU {dev_id}; restoring it needs CuPy and a GPU",
-                hint="install stencilkit[cuda], or pickle field.to(numpy) for a host copy",
+                hint=f"{install_hint('cuda')}; or pickle field.to(numpy) for a host copy",
             ) from None
         with cupy.cuda.Device(dev_id):
             buffer = cupy.asarray(values)

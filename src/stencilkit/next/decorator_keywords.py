@@ -13,6 +13,7 @@ whatever these say: the compilation options are accepted and checked for their t
 from __future__ import annotations
 
 import difflib
+import os
 import sys
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -47,11 +48,16 @@ KEYWORDS: dict[str, tuple[str, ...]] = {
 }
 
 
+_PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
+
+
 def _caller() -> SourceLocation | None:
-    """The user's line that called the decorator (two frames above the decorator)."""
-    try:
-        frame = sys._getframe(3)
-    except ValueError:
+    """The user's line that called the decorator: the nearest frame outside stencilkit (the
+    decorators' wrappers, such as the API boundary, add frames of their own)."""
+    frame = sys._getframe(1)
+    while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(_PACKAGE):
+        frame = frame.f_back  # type: ignore[assignment]
+    if frame is None:
         return None
     return SourceLocation(frame.f_code.co_filename, frame.f_lineno, 1)
 
