@@ -143,6 +143,10 @@ class CompiledRunner:
         self.table_names = interface.tables
         self.written = interface.written
         self.signature = interface.key  # the per-call key, bound once
+        #: (argument index, type) pairs a plan accepted for a scalar outside _SCALAR_TYPES (an
+        #: IntEnum such as icon4py's RayleighType, passed every substep): checked once, not
+        #: re-planned at every call
+        self._scalar_types_seen: set[tuple[int, type]] = set()
 
     def __call__(self, args: list[Any], offset_provider: Mapping[str, Any] | None) -> None:
         try:
@@ -278,8 +282,11 @@ class CompiledRunner:
         """Write the scalar arguments into their slots of an argument block."""
         for i, slot, kind in slots:
             value = args[i]
-            if type(value) not in _SCALAR_TYPES[kind]:
+            if type(value) not in _SCALAR_TYPES[kind] and (i, type(value)) not in (
+                seen := self._scalar_types_seen
+            ):
                 self.make_plan(list(args), offset_provider)  # raises the precise error
+                seen.add((i, type(value)))  # accepted: a plan was made with it
             if kind == "f":
                 floats[slot] = value
             else:
