@@ -15,8 +15,8 @@ from typing import Any
 class CompilationOptions:
     """What gt4py.next 1.2.3 lets a user set on a program before it is compiled."""
 
-    #: gt4py: False means only what ``compile(...)`` built may run. stencilkit records it but does
-    #: not enforce it yet: a call whose values were not compiled still builds
+    #: False: only what ``compile(...)`` made may run (a call with static values not compiled,
+    #: or a program never compiled, raises gt4py's RuntimeError)
     enable_jit: bool = True
     #: the scalar parameters whose values specialise a build
     static_params: Sequence[str] | None = None

@@ -4,6 +4,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 from typing import Any
 
@@ -60,6 +61,9 @@ def program(
     @api_boundary
     def wrap(fn: Callable[..., Any]) -> Program:
         prog = Program(None, chosen, fn, grid_type)
+        compilation = {k: v for k, v in options.items() if k != "frozen"}
+        if compilation:  # @program(enable_jit=False, static_params=[...]), as gt4py takes them
+            prog.compilation_options = dataclasses.replace(prog.compilation_options, **compilation)
         check_at_decoration(fn, lambda: prog.definition)
         return prog
 

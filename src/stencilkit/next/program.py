@@ -67,6 +67,7 @@ class Program:
         # compile(name=[values]): the static parameters, and a program per their values
         self._static: tuple[str, ...] | None = None
         self._variants: dict[tuple[Any, ...], Program] = {}
+        self._compiled = False  # compile() ran with arguments: what enable_jit=False calls need
 
     @property
     def definition(self) -> ir.Program:
@@ -134,8 +135,9 @@ class Program:
     def with_compilation_options(self, **options: Any) -> Program:
         """This program with gt4py.next's compilation options replaced, e.g.
         ``prog.with_compilation_options(enable_jit=False)`` (icon4py's ``setup_program``); an
-        unknown option is a TypeError, as in gt4py. The options are recorded; ``enable_jit=False``
-        is not enforced yet (a call with values not compiled builds them)."""
+        unknown option is a TypeError, as in gt4py. With ``enable_jit=False`` (and a backend), a
+        call must find what ``compile(...)`` made: static values not compiled, or no compile at
+        all, raise gt4py's ``RuntimeError``."""
         copy_ = self.with_backend(self.backend)
         copy_.compilation_options = dataclasses.replace(self.compilation_options, **options)
         return copy_
@@ -164,11 +166,15 @@ class Program:
         offset_provider: Mapping[str, Any] | None,
         kwargs: dict[str, Any],
     ) -> None:
+        jit = self.compilation_options.enable_jit or self.backend is None
         if self._static is not None:
-            self._variant(static_key(self.definition, self._static, args, kwargs))._call(
-                args, offset_provider, kwargs
-            )
+            key = static_key(self.definition, self._static, args, kwargs)
+            if not jit and key not in self._variants:
+                self._not_compiled(key)
+            self._variant(key)._call(args, offset_provider, kwargs)
             return
+        if not jit and not self._compiled:
+            self._not_compiled(None)
         run = self._run
         if run is None:
             run = self._runner
@@ -184,6 +190,23 @@ class Program:
             self._own(*args, offset_provider=offset_provider, **kwargs)
             return
         run(flat, offset_provider)
+
+    def _not_compiled(self, key: tuple[Any, ...] | None) -> None:
+        """gt4py's error for a call that ``enable_jit=False`` forbids to compile."""
+        assert self.compilation_options.enable_jit is False
+        if key is None:
+            hint = f"call {self.__name__}.compile(...) first, or leave enable_jit at True"
+        else:
+            values = ", ".join(f"{n}={v!r}" for n, v in zip(self._static or (), key))
+            compiled = "; ".join(
+                ", ".join(f"{n}={v!r}" for n, v in zip(self._static or (), k))
+                for k in self._variants
+            )
+            hint = (
+                f"this call has {values}; {self.__name__}.compile(...) made {compiled or 'none'}:"
+                " list these values in compile(), or leave enable_jit at True"
+            )
+        raise RuntimeError(f"No program compiled for this set of static arguments.\nhint: {hint}")
 
     def _flat(
         self,
@@ -225,10 +248,15 @@ class Program:
             _ = self.definition
             if self._deferred is not None:
                 raise self._deferred
+            # gt4py's compile(offset_provider=...) of a program without static values: the one
+            # variant every call runs (enable_jit=False calls may run it)
+            self._compiled = self._compiled or offset_provider is not None
             return self
         if not args and all(isinstance(v, list) for v in kwargs.values()):
+            self._compiled = True
             return self._compile_static_variants(kwargs, offset_provider)
         runner = self._runner
+        self._compiled = True
         if not isinstance(runner, Runner):  # the runner of a user's backend: nothing ahead of time
             return self
         _device_here(self.backend, f"{self.__name__}.compile()", inspect_hint=True)
