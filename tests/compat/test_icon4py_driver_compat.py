@@ -173,3 +173,26 @@ def test_with_compilation_options() -> None:
 @gtx.field_operator
 def _identity(a: Field[Dims[Cell], float64]) -> Field[Dims[Cell], float64]:
     return a
+
+
+def test_allocation_tools_by_device_as_icon4py_asks() -> None:
+    """icon4py's ``device_utils.is_cupy_device`` (on a machine with CuPy) asks
+    ``is_field_allocation_tool_for(allocator, gtx.CUPY_DEVICE_TYPE)``."""
+    import stencilkit.compat
+
+    stencilkit.compat.install_gt4py_alias()
+    import gt4py.next as gtx_alias
+    import gt4py.next.custom_layout_allocators as allocators
+
+    cpu, cuda = gtx_alias.DeviceType.CPU, gtx_alias.DeviceType.CUDA
+    assert allocators.is_field_allocation_tool_for(np, cpu)
+    assert not allocators.is_field_allocation_tool_for(np, cuda)
+    assert allocators.is_field_allocation_tool_for(gtx.cpu, cpu)
+    assert allocators.is_field_allocation_tool_for(gtx.gpu, cuda)
+    assert not allocators.is_field_allocation_tool_for(gtx.gpu, cpu)
+    gpu_allocator = allocators.device_allocators[cuda]
+    assert allocators.is_field_allocator_for(gpu_allocator, cuda)
+    assert not allocators.is_field_allocator_for(gtx.gpu, cuda)  # a backend is a factory
+    assert allocators.is_field_allocator_factory_for(gtx.gpu, cuda)
+    assert not allocators.is_field_allocator_factory_for(gtx.cpu, cuda)
+    assert not allocators.is_field_allocation_tool_for(object(), cpu)

@@ -50,6 +50,46 @@ def is_field_allocation_tool(obj: Any) -> bool:
     return hasattr(obj, "__gt_allocator__") or hasattr(obj, "device_type")
 
 
+def _device_type(obj: Any) -> DeviceType | None:
+    """The device type ``obj`` allocates on, or None if it is not an allocation tool."""
+    if not is_field_allocation_tool(obj):
+        return None
+    if isinstance(obj, ModuleType):
+        return DeviceType.CPU if obj.__name__.split(".")[0] == "numpy" else DeviceType.CUDA
+    for attr in ("__gt_device_type__", "device_type"):
+        value = getattr(obj, attr, None)
+        if value is not None:
+            return DeviceType(value)
+    inner = getattr(obj, "__gt_allocator__", None)
+    return None if inner is None or inner is obj else _device_type(inner)
+
+
+def is_field_allocator(obj: Any) -> bool:
+    """Whether ``obj`` is an allocator itself (not a backend that hands one out)."""
+    return is_field_allocation_tool(obj) and not isinstance(obj, Backend)
+
+
+def is_field_allocator_for(obj: Any, device: DeviceType) -> bool:
+    """Whether ``obj`` is an allocator for ``device``."""
+    return is_field_allocator(obj) and _device_type(obj) == device
+
+
+def is_field_allocator_factory(obj: Any) -> bool:
+    """Whether ``obj`` hands out an allocator (``__gt_allocator__``: a backend)."""
+    return hasattr(obj, "__gt_allocator__")
+
+
+def is_field_allocator_factory_for(obj: Any, device: DeviceType) -> bool:
+    """Whether ``obj`` hands out an allocator for ``device``."""
+    return is_field_allocator_factory(obj) and _device_type(obj.__gt_allocator__) == device
+
+
+def is_field_allocation_tool_for(obj: Any, device: DeviceType) -> bool:
+    """Whether ``obj`` (an allocator, a backend, ``numpy``/``cupy``) allocates on ``device``:
+    icon4py's ``device_utils.is_cupy_device`` asks it with ``gtx.CUPY_DEVICE_TYPE``."""
+    return _device_type(obj) == device
+
+
 def get_allocator(obj: Any, *, default: Any = None) -> Any:
     """``obj``'s allocator: ``obj.__gt_allocator__`` for a backend, ``obj`` for an allocator."""
     if obj is None:
@@ -68,4 +108,9 @@ __all__ = [
     "device_allocators",
     "get_allocator",
     "is_field_allocation_tool",
+    "is_field_allocation_tool_for",
+    "is_field_allocator",
+    "is_field_allocator_factory",
+    "is_field_allocator_factory_for",
+    "is_field_allocator_for",
 ]
