@@ -223,3 +223,32 @@ def test_an_output_that_cannot_be_written_in_place_is_refused() -> None:
     with pytest.raises(Exception, match="strides"):
         s(a, reversed_out, a, 0.5, origin=(1, 0, 0), domain=(4, 3, 2))
     assert (base == 0).all()
+
+
+def test_a_negative_origin_reads_shifted_into_the_array(backend, arrays) -> None:
+    """gt4py's origin (-1, 0, 0) for a field read at [1, 0, 0] (and (0, 0, -1) read at
+    [0, 0, 1]): every read lies in the array, so the call runs; reading it unshifted or writing
+    at a negative origin is refused before anything runs."""
+
+    @gtscript.stencil(backend=backend)
+    def shifted(a: F64, out: F64):
+        with computation(PARALLEL), interval(...):
+            out = a[1, 0, 0] + 2.0 * a[2, 0, 1]
+
+    @gtscript.stencil(backend=backend)
+    def plain(a: F64, out: F64):
+        with computation(PARALLEL), interval(...):
+            out = a
+
+    a, out = arrays.random(5, 3, 4), arrays.random(6, 3, 3)
+    ah, before = arrays.host(a), arrays.host(out)
+    shifted(a, out, origin={"a": (-1, 0, 0), "out": (1, 0, 0)})  # domain (5, 3, 3)
+    # the domain along I: a gives 5 - (-1) - 2 = 4, out 6 - 1 = 5; out[5] stays untouched
+    ref = before.copy()
+    ref[1:5] = ah[0:4, :, 0:3] + 2.0 * ah[1:5, :, 1:4]
+    np.testing.assert_array_equal(arrays.host(out), ref)
+    with pytest.raises(ValueError, match="reads field 'a' along I over 0:4"):
+        plain(a, out, origin={"a": (-1, 0, 0), "out": (0, 0, 0)}, domain=(4, 3, 3))
+    with pytest.raises(ValueError, match="lies outside the output 'out'"):
+        plain(a, out, origin={"a": (0, 0, 0), "out": (-1, 0, 0)}, domain=(4, 3, 3))
+    np.testing.assert_array_equal(arrays.host(out), ref)
