@@ -252,3 +252,57 @@ def test_a_negative_origin_reads_shifted_into_the_array(backend, arrays) -> None
     with pytest.raises(ValueError, match="lies outside the output 'out'"):
         plain(a, out, origin={"a": (0, 0, 0), "out": (-1, 0, 0)}, domain=(4, 3, 3))
     np.testing.assert_array_equal(arrays.host(out), ref)
+
+
+def test_exec_info_keys_as_gt4py(backend, arrays) -> None:
+    """gt4py's exec_info: the origin's ``_all_`` entry beside the fields', ``__aggregate_data``
+    set to False when absent, per stencil class the last call's start and end times, and on a
+    C++ backend the generated code's own times inside the run's."""
+    s = _stencil(backend)
+    a, out, unused = arrays.random(6, 3, 2), arrays.random(6, 3, 2), arrays.random(6, 3, 2)
+    info: dict = {}
+    s(a, out, unused, 0.5, origin=(1, 0, 0), domain=(4, 3, 2), exec_info=info)
+    assert info["origin"] == {
+        "_all_": (1, 0, 0),
+        "a": (1, 0, 0),
+        "out": (1, 0, 0),
+        "unused": (1, 0, 0),
+    }
+    assert info["__aggregate_data"] is False and type(s).__name__ not in info
+    s(a, out, unused, 0.5, origin=(1, 0, 0), domain=(4, 3, 2), exec_info=info)  # cached binding
+    assert info["origin"]["_all_"] == (1, 0, 0)
+    info = {"__aggregate_data": True}
+    for _ in range(2):
+        s(a, out, unused, 0.5, origin={"_all_": (1, 0, 0)}, exec_info=info)
+    agg = info[type(s).__name__]
+    assert agg["ncalls"] == 2 and agg["total_call_time"] > agg["call_time"]
+    assert (agg["call_start_time"], agg["call_end_time"]) == (
+        info["call_start_time"],
+        info["call_end_time"],
+    )
+    if backend.startswith("gt:cpu"):
+        assert info["run_start_time"] < info["run_cpp_start_time"] < info["run_cpp_end_time"]
+        assert info["run_cpp_end_time"] < info["run_end_time"]
+        assert agg["run_time"] > agg["run_cpp_time"] and agg["total_run_cpp_time"] > 0
+    else:
+        assert "run_cpp_start_time" not in info
+
+
+def test_a_scalar_left_none_is_a_type_error(backend, arrays) -> None:
+    """gt4py raises TypeError for a scalar of the wrong type, a default None included (test
+    _call_interface's test_default_arguments); stencilkit's call error is both."""
+
+    @gtscript.stencil(backend=backend)
+    def scaled(a: F64, out: F64, *, w: float = None):  # type: ignore[assignment]  # noqa: RUF013
+        with computation(PARALLEL), interval(...):
+            out = a * w
+
+    a, out = arrays.random(3, 3, 2), arrays.random(3, 3, 2)
+    before = arrays.host(out)
+    with pytest.raises(TypeError, match="parameter 'w' must be a float64 scalar, got NoneType"):
+        scaled(a, out)
+    with pytest.raises(GTScriptCallError):
+        scaled(a, out, w="2")
+    np.testing.assert_array_equal(arrays.host(out), before)
+    scaled(a, out, w=2.0)
+    np.testing.assert_array_equal(arrays.host(out), 2.0 * arrays.host(a))

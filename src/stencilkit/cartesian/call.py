@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 
-from .definitions import AccessKind, FieldInfo, GTScriptCallError
+from .definitions import AccessKind, FieldInfo, GTScriptCallError, GTScriptCallTypeError
 
 _AXES = ("I", "J", "K")
 
@@ -284,11 +284,11 @@ def validate_scalars(
         kind = np.dtype(dt).kind
         given = np.asarray(v).dtype.kind if isinstance(v, int | float | bool | np.generic) else None
         if given is None:
-            raise GTScriptCallError(
+            raise GTScriptCallTypeError(
                 f"{stencil}: parameter '{name}' must be a {dt} scalar, got {type(v).__name__}"
             )
         if (kind in "iu" and given not in "iub") or (kind == "b" and given != "b"):
-            raise GTScriptCallError(
+            raise GTScriptCallTypeError(
                 f"{stencil}: parameter '{name}' is {dt}, got {v!r} ({type(v).__name__})",
                 hint="pass a value of the declared type (no conversion is made)",
             )

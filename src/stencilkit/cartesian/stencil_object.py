@@ -13,6 +13,7 @@ import numpy as np
 
 from ..core.tracebacks import api_boundary
 from .arguments import Arguments, Bound, Checked, spec_key
+from .backend_names import BACKENDS
 from .call import (
     FieldCheck,
     default_domain,
@@ -43,6 +44,7 @@ class StencilObject:
         "__name__",
         "__wrapped__",
         "_args",
+        "_cpp",
         "_defaults",
         "_definition",
         "_field_checks",
@@ -75,6 +77,7 @@ class StencilObject:
     _frozen: bool
     _lowered: Lowered
     _on_gpu: bool
+    _cpp: bool
     _param_names: tuple[str, ...]
     _runner: Any
     _unused: tuple[str, ...]
@@ -97,6 +100,7 @@ class StencilObject:
         s(self, "_runner", runner)
         s(self, "_on_gpu", on_gpu)
         s(self, "backend", backend)
+        s(self, "_cpp", backend in BACKENDS and BACKENDS[backend].language == "c++")
         s(self, "options", dict(options))
         s(self, "constants", {})
         s(self, "source", str(lowered.program))
@@ -205,6 +209,8 @@ class StencilObject:
                         c.validated = True
                     self._validate_scalars(kwargs)
                 self._launch(c.bound, kwargs, exec_info, True)
+                if exec_info is not None:
+                    _all_origin(exec_info, origin)
                 return
         if needs_unwrap(arrays):  # gt4py's array-likes (__array_interface__, __gt_dims__)
             kwargs, origin = unwrap_arrays(self.field_info, kwargs, origin)
@@ -229,6 +235,8 @@ class StencilObject:
         ):
             binder.keep_checked(okey, dkey, Checked(b, validate_args))
         self._launch(b, kwargs, exec_info, True)
+        if exec_info is not None:
+            _all_origin(exec_info, origin)
 
     def _stand_ins(self, kwargs: dict[str, Any], origin: Any, domain: Any) -> dict[str, Any]:
         """``kwargs`` with each ``None`` given for a field the stencil never touches replaced by
@@ -283,6 +291,8 @@ class StencilObject:
             if called:
                 exec_info["call_run_start_time"] = exec_info["run_start_time"]
         flat = self._args.flat(b, values)
+        if exec_info is not None and self._cpp:  # gt4py's times of the generated C++ alone
+            exec_info["run_cpp_start_time"] = time.perf_counter()
         if self._has_temps:
             temps = self._args.take_temporaries(b)
             try:
@@ -292,12 +302,14 @@ class StencilObject:
         else:
             self._run_engine(b, flat, None)
         if exec_info is not None:
+            if self._cpp:
+                exec_info["run_cpp_end_time"] = time.perf_counter()
             exec_info["run_end_time"] = time.perf_counter()
             exec_info["domain"] = b.dom
             exec_info["origin"] = dict(b.origins)
             if called:
                 exec_info["call_run_end_time"] = exec_info["call_end_time"] = time.perf_counter()
-                if exec_info.get("__aggregate_data"):
+                if exec_info.setdefault("__aggregate_data", False):
                     _aggregate(exec_info, type(self).__name__)
 
     def _run_engine(self, b: Bound, flat: list[Any], temps: list[Any] | None) -> None:
@@ -382,11 +394,16 @@ def _aggregate(info: dict[str, Any], key: str) -> None:
     )
     call = info["call_end_time"] - info["call_start_time"]
     run = info["run_end_time"] - info["run_start_time"]
+    agg["call_start_time"], agg["call_end_time"] = info["call_start_time"], info["call_end_time"]
     agg["call_time"] = call
     agg["total_call_time"] += call
     agg["run_time"] = run
     agg["total_run_time"] += run
     agg["ncalls"] += 1
+    if "run_cpp_start_time" in info:
+        cpp = info["run_cpp_end_time"] - info["run_cpp_start_time"]
+        agg["run_cpp_time"] = cpp
+        agg["total_run_cpp_time"] = agg.get("total_run_cpp_time", 0.0) + cpp
 
 
 class FrozenStencil:
@@ -417,3 +434,15 @@ class FrozenStencil:
         if exec_info is not None:
             exec_info["origin"] = dict(self.origin)
             exec_info["call_run_end_time"] = time.perf_counter()
+
+
+def _all_origin(exec_info: dict[str, Any], origin: Any) -> None:
+    """gt4py's ``exec_info["origin"]`` holds the call's ``_all_`` entry beside the fields': the
+    origin given for all fields (a tuple, or an int for K), or the ``_all_`` of a dict."""
+    if isinstance(origin, Mapping):
+        if "_all_" in origin:
+            exec_info["origin"]["_all_"] = tuple(int(x) for x in origin["_all_"])
+    elif isinstance(origin, int | np.integer):
+        exec_info["origin"]["_all_"] = (0, 0, int(origin))
+    elif origin is not None:
+        exec_info["origin"]["_all_"] = tuple(int(x) for x in origin)
