@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 
 from ..core.tracebacks import api_boundary
-from .arguments import Arguments, Bound, Checked, spec_key
+from .arguments import KEEP, Arguments, Bound, Checked, spec_key
 from .backend_names import BACKENDS
 from .call import (
     FieldCheck,
@@ -47,6 +47,7 @@ class StencilObject:
         "_cpp",
         "_defaults",
         "_definition",
+        "_domain_origin_cache",
         "_field_checks",
         "_frozen",
         "_has_temps",
@@ -78,6 +79,9 @@ class StencilObject:
     _lowered: Lowered
     _on_gpu: bool
     _cpp: bool
+    #: per call signature (shapes, dtypes, devices, origins, domain): the domain, the origins
+    #: and whether the fields were checked
+    _domain_origin_cache: dict[Any, tuple[tuple[int, ...], dict[str, tuple[int, ...]], bool]]
     _param_names: tuple[str, ...]
     _runner: Any
     _unused: tuple[str, ...]
@@ -100,6 +104,7 @@ class StencilObject:
         s(self, "_runner", runner)
         s(self, "_on_gpu", on_gpu)
         s(self, "backend", backend)
+        s(self, "_domain_origin_cache", {})
         s(self, "_cpp", backend in BACKENDS and BACKENDS[backend].language == "c++")
         s(self, "options", dict(options))
         s(self, "constants", {})
@@ -177,8 +182,10 @@ class StencilObject:
     __sdfg_signature__ = __sdfg_closure__ = __sdfg__
 
     def clean_call_args_cache(self) -> None:
-        """Forget the arrays of earlier calls (the caches of bound arguments hold them)."""
+        """Forget the arrays of earlier calls (the caches of bound arguments hold them) and the
+        origins and domains normalised for them."""
         self._args.clear()
+        self._domain_origin_cache.clear()
         bound = getattr(self._runner, "bound", None)
         if isinstance(bound, dict):  # the embedded backend's calls bound to their fields
             bound.clear()
@@ -194,6 +201,8 @@ class StencilObject:
         # all by keyword, none left to its default: the keywords are the values
         if args or kwargs.keys() != self._param_set:
             kwargs = self._bind_names(args, kwargs)
+        if exec_info is not None:  # gt4py's call_run: normalising, checking and running
+            exec_info["call_run_start_time"] = time.perf_counter()
         if self._unused and any(kwargs[n] is None for n in self._unused):
             kwargs = self._stand_ins(kwargs, origin, domain)
         binder = self._args
@@ -217,15 +226,28 @@ class StencilObject:
             arrays = binder.arrays_of(kwargs)
             cacheable = False
         fields = {n: kwargs[n] for n in self.field_info}
-        origins = field_origins(self.field_info, fields, origin)
-        dom = (
-            tuple(int(d) for d in domain)
-            if domain is not None
-            else default_domain(self.field_info, fields, origins)
-        )
-        if validate_args:
-            self._validate_fields(kwargs, origins, dom)
-            self._validate_scalars(kwargs)
+        # as gt4py's _domain_origin_cache: the origins and domain normalised (and the fields
+        # checked) once per set of shapes, dtypes, devices and origins given
+        nkey = _normalised_key(fields, origin, dkey)
+        hit = self._domain_origin_cache.get(nkey) if nkey is not None else None
+        if hit is not None and (hit[2] or not validate_args):
+            dom, origins = hit[0], dict(hit[1])
+            if validate_args:
+                self._validate_scalars(kwargs)
+        else:
+            origins = field_origins(self.field_info, fields, origin)
+            dom = (
+                tuple(int(d) for d in domain)
+                if domain is not None
+                else default_domain(self.field_info, fields, origins)
+            )
+            if validate_args:
+                self._validate_fields(kwargs, origins, dom)
+                self._validate_scalars(kwargs)
+            if nkey is not None:
+                if len(self._domain_origin_cache) >= 4 * KEEP:
+                    self._domain_origin_cache.clear()
+                self._domain_origin_cache[nkey] = (dom, dict(origins), validate_args)
         b = binder.make(arrays, dom, origins, kwargs)
         # origins taken from the arrays' __gt_origin__ (no origin given, or not for every field)
         # are looked up again on each call, unless no array can have one
@@ -288,8 +310,6 @@ class StencilObject:
             return
         if exec_info is not None:
             exec_info["run_start_time"] = time.perf_counter()
-            if called:
-                exec_info["call_run_start_time"] = exec_info["run_start_time"]
         flat = self._args.flat(b, values)
         if exec_info is not None and self._cpp:  # gt4py's times of the generated C++ alone
             exec_info["run_cpp_start_time"] = time.perf_counter()
@@ -434,6 +454,25 @@ class FrozenStencil:
         if exec_info is not None:
             exec_info["origin"] = dict(self.origin)
             exec_info["call_run_end_time"] = time.perf_counter()
+
+
+def _normalised_key(fields: Mapping[str, Any], origin: Any, dkey: Any) -> Any:
+    """What the normalised origins and domain of a call (and the checks of its fields) depend
+    on: each field's shape, dtype, device and ``__gt_origin__``, the origin and domain given;
+    None where one of them cannot be a key."""
+    okey = spec_key(origin)
+    if okey is NotImplemented or dkey is NotImplemented:
+        return None
+    per: list[Any] = []
+    for a in fields.values():
+        if a is None or not hasattr(a, "shape") or not hasattr(a, "dtype"):
+            per.append(None if a is None else id(a))
+            continue
+        gt_origin = getattr(a, "__gt_origin__", None)
+        if gt_origin is not None:
+            gt_origin = tuple(int(x) for x in gt_origin)
+        per.append((tuple(a.shape), a.dtype.str, hasattr(a, "__cuda_array_interface__"), gt_origin))
+    return (okey, dkey, tuple(per))
 
 
 def _all_origin(exec_info: dict[str, Any], origin: Any) -> None:
