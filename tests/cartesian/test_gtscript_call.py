@@ -306,3 +306,26 @@ def test_a_scalar_left_none_is_a_type_error(backend, arrays) -> None:
     np.testing.assert_array_equal(arrays.host(out), before)
     scaled(a, out, w=2.0)
     np.testing.assert_array_equal(arrays.host(out), 2.0 * arrays.host(a))
+
+
+def test_an_array_in_another_order_than_the_backends_warns_as_gt4py() -> None:
+    """gt4py warns (once per call signature: its checks are cached) when an accessed field's
+    strides are not in the backend's order; the run is right all the same."""
+
+    @gtscript.stencil(backend="numpy")
+    def copy(a: F64, out: F64):
+        with computation(PARALLEL), interval(...):
+            out = a
+
+    rng = np.random.default_rng(8)
+    a_h = rng.standard_normal((4, 3, 5))
+    a_f, out = np.asfortranarray(a_h), np.zeros((4, 3, 5))
+    with pytest.warns(UserWarning, match="The layout of the field 'a' is not recommended") as w:
+        copy(a_f, out)
+    assert len(w) == 1  # out is in the numpy backend's order
+    np.testing.assert_array_equal(out, a_h)
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        copy(a_h, out)  # C order: no warning

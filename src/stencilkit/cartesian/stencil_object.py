@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import inspect
 import time
+import warnings
 from collections.abc import Mapping
 from typing import Any
 
@@ -294,6 +295,23 @@ class StencilObject:
             self.__name__, self._field_checks, values, origins, dom,
             self.domain_info.min_sequential_axis_size, self._on_gpu,
         )  # fmt: skip
+        record = BACKENDS.get(self.backend)
+        if record is None:
+            return
+        for name, info in self.field_info.items():
+            if info.access == AccessKind.NONE:
+                continue
+            dims = (*info.axes, *(str(d) for d in range(len(info.data_dims))))
+            if not record.is_optimal_layout(values[name], dims):
+                warnings.warn(  # gt4py's words (its spacing too): its tests match on them
+                    f"The layout of the field '{name}' is not recommended for this backend."
+                    "This may lead to performance degradation. Please consider using the"
+                    "provided allocators in `gt4py.storage`. (stencilkit: strides"
+                    f" {tuple(values[name].strides)} of a {'x'.join(map(str, values[name].shape))}"
+                    f" array; {self.backend} prefers the order of gt4py.storage's allocators)",
+                    UserWarning,
+                    stacklevel=4,
+                )
 
     def _validate_scalars(self, values: Mapping[str, Any]) -> None:
         if self._param_dtypes:
