@@ -56,3 +56,18 @@ def test_testing_module(alias: None) -> None:
     from gt4py.cartesian import testing as gt_testing
 
     assert {"StencilTestSuite", "field", "parameter", "global_name", "none"} <= set(dir(gt_testing))
+
+
+def test_core_definitions_cupy_device_type(alias: None) -> None:
+    """``gt4py._core.definitions.CUPY_DEVICE_TYPE`` and ``cp``, as GT4Py's layout tests read
+    them: None without CuPy, else the kind of GPU CuPy runs on."""
+    import importlib.util
+
+    from gt4py._core import definitions as core_defs
+
+    if importlib.util.find_spec("cupy") is None:
+        assert core_defs.cp is None and core_defs.CUPY_DEVICE_TYPE is None
+    else:
+        assert core_defs.CUPY_DEVICE_TYPE in (core_defs.DeviceType.CUDA, core_defs.DeviceType.ROCM)
+    with pytest.raises(AttributeError, match="no attribute 'NO_SUCH_NAME'"):
+        core_defs.NO_SUCH_NAME  # noqa: B018

@@ -88,3 +88,31 @@ def test_wrong_gt_dims_refused() -> None:
         match="Storage for 'out' has 3 dimensions but the API signature expects 2",
     ):
         st(np.zeros((3, 3, 3)))
+
+
+def test_normalised_origins_and_domains_are_kept_per_shapes_and_origins(backend: str) -> None:
+    """gt4py's ``_domain_origin_cache``: array-likes of the same shapes, dtypes and origins are
+    normalised and checked once; another origin or shape adds an entry; a dtype that differs is
+    still refused; ``clean_call_args_cache()`` forgets them. exec_info's call_run span holds
+    the normalising and the run."""
+    if backend == "gt:gpu":
+        pytest.skip("host arrays")
+    st = gtscript.stencil(backend, shift_add, rebuild=True)
+    rng = np.random.default_rng(5)
+    a_h, b_h = rng.standard_normal((6, 4, 3)), rng.standard_normal((6, 4, 3))
+    ref = b_h.copy()
+    for _ in range(2):
+        a, b = Wrapper(a_h.copy(), (0, 0, 0)), Wrapper(b_h, (0, 0, 0))
+        info: dict = {}
+        st(a, b, exec_info=info)
+        ref[:5] = a_h[1:6] + 2.0 * ref[:5]  # domain (5, 4, 3): I plane 5 untouched
+        np.testing.assert_array_equal(b_h, ref)
+        assert info["call_run_start_time"] < info["run_start_time"] < info["run_end_time"]
+        assert info["run_end_time"] <= info["call_run_end_time"]
+    assert len(st._domain_origin_cache) == 1
+    st(Wrapper(a_h, (1, 0, 0)), Wrapper(b_h, (1, 0, 0)))
+    assert len(st._domain_origin_cache) == 2
+    with pytest.raises(GTScriptCallError, match="dtype float32"):
+        st(Wrapper(a_h.astype(np.float32), (0, 0, 0)), Wrapper(b_h, (0, 0, 0)))
+    st.clean_call_args_cache()
+    assert len(st._domain_origin_cache) == 0

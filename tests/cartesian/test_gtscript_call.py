@@ -223,3 +223,109 @@ def test_an_output_that_cannot_be_written_in_place_is_refused() -> None:
     with pytest.raises(Exception, match="strides"):
         s(a, reversed_out, a, 0.5, origin=(1, 0, 0), domain=(4, 3, 2))
     assert (base == 0).all()
+
+
+def test_a_negative_origin_reads_shifted_into_the_array(backend, arrays) -> None:
+    """gt4py's origin (-1, 0, 0) for a field read at [1, 0, 0] (and (0, 0, -1) read at
+    [0, 0, 1]): every read lies in the array, so the call runs; reading it unshifted or writing
+    at a negative origin is refused before anything runs."""
+
+    @gtscript.stencil(backend=backend)
+    def shifted(a: F64, out: F64):
+        with computation(PARALLEL), interval(...):
+            out = a[1, 0, 0] + 2.0 * a[2, 0, 1]
+
+    @gtscript.stencil(backend=backend)
+    def plain(a: F64, out: F64):
+        with computation(PARALLEL), interval(...):
+            out = a
+
+    a, out = arrays.random(5, 3, 4), arrays.random(6, 3, 3)
+    ah, before = arrays.host(a), arrays.host(out)
+    shifted(a, out, origin={"a": (-1, 0, 0), "out": (1, 0, 0)})  # domain (5, 3, 3)
+    # the domain along I: a gives 5 - (-1) - 2 = 4, out 6 - 1 = 5; out[5] stays untouched
+    ref = before.copy()
+    ref[1:5] = ah[0:4, :, 0:3] + 2.0 * ah[1:5, :, 1:4]
+    np.testing.assert_array_equal(arrays.host(out), ref)
+    with pytest.raises(ValueError, match="reads field 'a' along I over 0:4"):
+        plain(a, out, origin={"a": (-1, 0, 0), "out": (0, 0, 0)}, domain=(4, 3, 3))
+    with pytest.raises(ValueError, match="lies outside the output 'out'"):
+        plain(a, out, origin={"a": (0, 0, 0), "out": (-1, 0, 0)}, domain=(4, 3, 3))
+    np.testing.assert_array_equal(arrays.host(out), ref)
+
+
+def test_exec_info_keys_as_gt4py(backend, arrays) -> None:
+    """gt4py's exec_info: the origin's ``_all_`` entry beside the fields', ``__aggregate_data``
+    set to False when absent, per stencil class the last call's start and end times, and on a
+    C++ backend the generated code's own times inside the run's."""
+    s = _stencil(backend)
+    a, out, unused = arrays.random(6, 3, 2), arrays.random(6, 3, 2), arrays.random(6, 3, 2)
+    info: dict = {}
+    s(a, out, unused, 0.5, origin=(1, 0, 0), domain=(4, 3, 2), exec_info=info)
+    assert info["origin"] == {
+        "_all_": (1, 0, 0),
+        "a": (1, 0, 0),
+        "out": (1, 0, 0),
+        "unused": (1, 0, 0),
+    }
+    assert info["__aggregate_data"] is False and type(s).__name__ not in info
+    s(a, out, unused, 0.5, origin=(1, 0, 0), domain=(4, 3, 2), exec_info=info)  # cached binding
+    assert info["origin"]["_all_"] == (1, 0, 0)
+    info = {"__aggregate_data": True}
+    for _ in range(2):
+        s(a, out, unused, 0.5, origin={"_all_": (1, 0, 0)}, exec_info=info)
+    agg = info[type(s).__name__]
+    assert agg["ncalls"] == 2 and agg["total_call_time"] > agg["call_time"]
+    assert (agg["call_start_time"], agg["call_end_time"]) == (
+        info["call_start_time"],
+        info["call_end_time"],
+    )
+    if backend.startswith("gt:cpu"):
+        assert info["run_start_time"] < info["run_cpp_start_time"] < info["run_cpp_end_time"]
+        assert info["run_cpp_end_time"] < info["run_end_time"]
+        assert agg["run_time"] > agg["run_cpp_time"] and agg["total_run_cpp_time"] > 0
+    else:
+        assert "run_cpp_start_time" not in info
+
+
+def test_a_scalar_left_none_is_a_type_error(backend, arrays) -> None:
+    """gt4py raises TypeError for a scalar of the wrong type, a default None included (test
+    _call_interface's test_default_arguments); stencilkit's call error is both."""
+
+    @gtscript.stencil(backend=backend)
+    def scaled(a: F64, out: F64, *, w: float = None):  # type: ignore[assignment]  # noqa: RUF013
+        with computation(PARALLEL), interval(...):
+            out = a * w
+
+    a, out = arrays.random(3, 3, 2), arrays.random(3, 3, 2)
+    before = arrays.host(out)
+    with pytest.raises(TypeError, match="parameter 'w' must be a float64 scalar, got NoneType"):
+        scaled(a, out)
+    with pytest.raises(GTScriptCallError):
+        scaled(a, out, w="2")
+    np.testing.assert_array_equal(arrays.host(out), before)
+    scaled(a, out, w=2.0)
+    np.testing.assert_array_equal(arrays.host(out), 2.0 * arrays.host(a))
+
+
+def test_an_array_in_another_order_than_the_backends_warns_as_gt4py() -> None:
+    """gt4py warns (once per call signature: its checks are cached) when an accessed field's
+    strides are not in the backend's order; the run is right all the same."""
+
+    @gtscript.stencil(backend="numpy")
+    def copy(a: F64, out: F64):
+        with computation(PARALLEL), interval(...):
+            out = a
+
+    rng = np.random.default_rng(8)
+    a_h = rng.standard_normal((4, 3, 5))
+    a_f, out = np.asfortranarray(a_h), np.zeros((4, 3, 5))
+    with pytest.warns(UserWarning, match="The layout of the field 'a' is not recommended") as w:
+        copy(a_f, out)
+    assert len(w) == 1  # out is in the numpy backend's order
+    np.testing.assert_array_equal(out, a_h)
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        copy(a_h, out)  # C order: no warning

@@ -14,7 +14,7 @@ from stencilkit.cartesian.definitions import (
     GTScriptDefinitionError,
     GTScriptSyntaxError,
 )
-from stencilkit.cartesian.gtscript import IJ, IJK, PARALLEL, Field, computation, interval
+from stencilkit.cartesian.gtscript import FORWARD, IJ, IJK, PARALLEL, Field, computation, interval
 
 F64 = Field[np.float64]
 TRACERS = Field[IJK, (np.float64, (4,))]
@@ -140,3 +140,65 @@ def test_absolute_level_of_an_element(backend, arrays) -> None:
     a = np.take_along_axis(qh[..., 2], lev_h, axis=2)
     b = np.take_along_axis(np.broadcast_to(qh[:, :, :1, :], qh.shape), (lev_h % 4)[..., None], 3)
     np.testing.assert_array_equal(arrays.host(out), a - b[..., 0])
+
+
+def test_sizes_written_as_one_bare_integer(backend, arrays) -> None:
+    """gt4py's ``(np.int32, (np.int32(3)))`` and ``GlobalTable[(np.float64, (4))]``: the
+    parentheses hold one integer, not a tuple; a NumPy integer counts too."""
+
+    @gtscript.stencil(backend=backend)
+    def bare(
+        out: Field[IJK, np.int32],
+        q: Field[IJK, (np.int32, (np.int32(3)))],
+        t: gtscript.GlobalTable[(np.float64, (4))],
+        w: F64,
+    ):
+        with computation(PARALLEL), interval(...):
+            out = q[0, 0, 0][2] - q[0, 0, 0][0]
+            w = t.A[1] * w + t.A[3]
+
+    assert bare.field_info["q"].data_dims == (3,) and bare.field_info["t"].data_dims == (4,)
+    rng = np.random.default_rng(11)
+    q_h = rng.integers(-50, 50, (4, 3, 5, 3)).astype(np.int32)
+    t_h, w_h = rng.standard_normal(4), rng.standard_normal((4, 3, 5))
+    out_h = rng.integers(-50, 50, (4, 3, 5)).astype(np.int32)
+    out, q, t, w = arrays.put(out_h), arrays.put(q_h), arrays.put(t_h), arrays.put(w_h)
+    bare(out, q, t, w, domain=(3, 3, 4))  # the last I plane and K level stay untouched
+    ref_out, ref_w = out_h.copy(), w_h.copy()
+    ref_out[:3, :, :4] = q_h[:3, :, :4, 2] - q_h[:3, :, :4, 0]
+    ref_w[:3, :, :4] = t_h[1] * w_h[:3, :, :4] + t_h[3]
+    np.testing.assert_array_equal(arrays.host(out), ref_out)
+    np.testing.assert_array_equal(arrays.host(w), ref_w)
+    with pytest.raises(ValueError, match="data dimensions 'x' must be integers"):
+        Field[IJK, (np.float64, "x")]
+
+
+def test_an_element_of_a_2d_field_written_level_by_level(backend, arrays) -> None:
+    """gt4py's test_data_dimension_1d: a 2-D field's element written in a FORWARD computation
+    over K holds the top level's value (the element is bound as a column view)."""
+
+    @gtscript.stencil(backend=backend)
+    def d1(a: F64, out: Field[IJ, (np.float64, (2,))]):
+        with computation(FORWARD), interval(...):
+            out[0, 0][1] = out[0, 0][1] + a
+
+    rng = np.random.default_rng(12)
+    a_h, out_h = rng.standard_normal((3, 4, 5)), rng.standard_normal((3, 4, 2))
+    a, out = arrays.put(a_h), arrays.put(out_h)
+    d1(a, out)
+    ref = out_h.copy()
+    ref[..., 1] += a_h.sum(axis=2)  # element 0 untouched
+    np.testing.assert_allclose(arrays.host(out), ref, rtol=1e-14)
+
+
+def test_a_run_time_index_into_one_element_warns() -> None:
+    with pytest.warns(UserWarning, match="Accessing without a Literal is suspicious"):
+
+        @gtscript.stencil(backend="numpy")
+        def one(out: Field[IJ, (np.float64, (1,))], index: int):
+            with computation(FORWARD), interval(...):
+                out[0, 0][index] = 42.0
+
+    out = np.zeros((2, 3, 1))
+    one(out, 0)
+    np.testing.assert_array_equal(out, 42.0)

@@ -79,21 +79,41 @@ def test_a_temporary_written_ahead(backend, arrays) -> None:
     np.testing.assert_array_equal(arrays.host(out), t)
 
 
-def test_a_write_beyond_the_array_is_refused_before_anything_runs(backend, arrays) -> None:
+def test_the_default_domain_leaves_out_the_levels_written_beyond_it(backend, arrays) -> None:
+    """As gt4py's K boundary, writes count: f[0, 0, 1] over interval(...) gives f a K halo of
+    one above, so the default domain stops a level below the top (the top level is written from
+    the level below); a domain reaching the top is refused before anything runs."""
+
     @gtscript.stencil(backend=backend)
     def full(a: F64, f: F64):
         with computation(FORWARD), interval(...):
             f[0, 0, 1] = f + a
 
+    @gtscript.stencil(backend=backend)
+    def down(a: F64, f: F64):
+        with computation(BACKWARD), interval(...):
+            f[0, 0, -1] = f * a
+
+    assert full.field_info["f"].boundary == ((0, 0), (0, 0), (0, 1))
+    assert down.field_info["f"].boundary == ((0, 0), (0, 0), (1, 0))
     a, f = arrays.random(3, 2, 6), arrays.random(3, 2, 6)
     before = arrays.host(f)
-    with pytest.raises(ValueError, match="allocate a larger output field"):
-        full(a, f)
+    with pytest.raises(ValueError, match=r"too small along K: origin 0 \+ domain 6 \+ halo 1"):
+        full(a, f, domain=(3, 2, 6))
     np.testing.assert_array_equal(arrays.host(f), before)
-    full(a, f, domain=(3, 2, 5))  # the top level is written from the level below
+    full(a, f)
     ref = before.copy()
     for k in range(5):
         ref[..., k + 1] = ref[..., k] + arrays.host(a)[..., k]
+    np.testing.assert_array_equal(arrays.host(f), ref)
+
+    f = arrays.random(3, 2, 6)
+    ref = arrays.host(f)
+    with pytest.raises(ValueError, match="read 1 point"):
+        down(a, f)
+    down(a, f, origin=(0, 0, 1))  # levels 1..5 visited from the top, each writes the one below
+    for k in range(5, 0, -1):
+        ref[..., k - 1] = ref[..., k] * arrays.host(a)[..., k]
     np.testing.assert_array_equal(arrays.host(f), ref)
 
 

@@ -95,3 +95,38 @@ def test_data_dimension_temporary_inside_a_computation_is_refused() -> None:
 
     with pytest.raises(GTScriptSyntaxError, match="declared at the top of the definition"):
         gtscript.stencil(backend="numpy", definition=ddim)
+
+
+def test_a_bare_dtypes_name_and_a_2d_temporary_bounding_an_interval(backend, arrays) -> None:
+    """gt4py's test_2d_temporaries and test_runtime_interval_bounds: ``tmp: MyFancySymbol = 0``
+    with ``dtypes={"MyFancySymbol": Field[IJ, np.float64]}`` (a name bound nowhere in Python),
+    and ``interval(0, tmp)`` with a 2-D temporary, one bound per column (a float truncated)."""
+
+    @gtscript.stencil(backend=backend, dtypes={"MyFancySymbol": Field[IJ, np.float64]})
+    def bounded(a: F64, kb: Field[IJ, np.int64], out: F64):
+        with computation(FORWARD), interval(0, 1):
+            top: MyFancySymbol = kb + 0.5  # type: ignore[name-defined]
+        with computation(PARALLEL), interval(0, top):
+            out = a * 2.0
+
+    rng = np.random.default_rng(31)
+    a_h, out_h = rng.standard_normal((4, 3, 6)), rng.standard_normal((4, 3, 6))
+    kb_h = rng.integers(0, 7, (4, 3)).astype(np.int64)
+    a, kb, out = arrays.put(a_h), arrays.put(kb_h), arrays.put(out_h)
+    bounded(a, kb, out)
+    ref = out_h.copy()
+    for i in range(4):
+        for j in range(3):
+            ref[i, j, : kb_h[i, j]] = 2.0 * a_h[i, j, : kb_h[i, j]]  # levels above untouched
+    np.testing.assert_array_equal(arrays.host(out), ref)
+
+
+def test_a_typed_temporary_over_k_alone_is_refused_in_gt4py_words() -> None:
+    with pytest.raises(GTScriptSyntaxError, match="Typed temporaries must be IJ,"):
+
+        @gtscript.stencil(backend="numpy")
+        def over_k(a: F64, out: F64):
+            with computation(FORWARD), interval(0, 1):
+                tmp: Field[gtscript.K, np.float64] = 0  # type: ignore[valid-type]
+            with computation(FORWARD), interval(...):
+                out = tmp + a

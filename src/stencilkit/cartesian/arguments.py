@@ -258,7 +258,7 @@ class Arguments:
                 continue
             o = origins[p.name]
             if p.data_dims:
-                flat.extend(self._elements(p, v, o))
+                flat.extend(self._elements(p, v, o, dom[2]))
             elif p.name in promoted:
                 flat.append(self._column_view(p.name, v, o, dom[2]))
             elif self._unused_with_more_axes(p, v):
@@ -334,11 +334,15 @@ class Arguments:
         self.fields[key] = (v, (), geometry, field)
         return field
 
-    def _elements(self, p: Any, v: Any, o: tuple[int, ...]) -> list[Any]:
+    def _elements(self, p: Any, v: Any, o: tuple[int, ...], nk: int) -> list[Any]:
         """The fields of the elements a data-dimension field's readers use: views of the
-        array at each constant data index (no copy)."""
+        array at each constant data index (no copy); an element of a 2-D field written level
+        by level as ``_column_view``."""
+        promoted = self.lowered.promoted
         return [
-            self._field(p, v, o, v[(Ellipsis, *index)], (id(v), comp))
+            self._column_view(comp, v[(Ellipsis, *index)], o, nk)
+            if comp in promoted
+            else self._field(p, v, o, v[(Ellipsis, *index)], (id(v), comp))
             for comp, base, index in self.definition.components
             if base == p.name
         ]

@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 
-from .definitions import AccessKind, FieldInfo, GTScriptCallError
+from .definitions import AccessKind, FieldInfo, GTScriptCallError, GTScriptCallTypeError
 
 _AXES = ("I", "J", "K")
 
@@ -251,9 +251,10 @@ def validate_fields(
             )
         o = origins[name]
         for j, ax, d, lo, hi, lo_read, hi_read in per_axis:
-            if o[j] < 0:
-                raise GTScriptCallError(f"{stencil}: origin {o} of field '{name}' is negative")
-            if o[j] - lo < 0:
+            # a negative origin is fine where every access is shifted into the array (gt4py's
+            # input_field[1, 0, 0] at origin -1): the engine checks each read and write at its
+            # exact offset before anything runs (the halo here is only the part below 0)
+            if lo and o[j] - lo < 0:
                 raise GTScriptCallError(
                     f"{stencil}: field '{name}' is read {lo} point(s) before its origin along"
                     f" {ax}{lo_read}, but its origin there is {o[j]}",
@@ -283,11 +284,11 @@ def validate_scalars(
         kind = np.dtype(dt).kind
         given = np.asarray(v).dtype.kind if isinstance(v, int | float | bool | np.generic) else None
         if given is None:
-            raise GTScriptCallError(
+            raise GTScriptCallTypeError(
                 f"{stencil}: parameter '{name}' must be a {dt} scalar, got {type(v).__name__}"
             )
         if (kind in "iu" and given not in "iub") or (kind == "b" and given != "b"):
-            raise GTScriptCallError(
+            raise GTScriptCallTypeError(
                 f"{stencil}: parameter '{name}' is {dt}, got {v!r} ({type(v).__name__})",
                 hint="pass a value of the declared type (no conversion is made)",
             )

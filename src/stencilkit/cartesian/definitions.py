@@ -49,6 +49,10 @@ class GTScriptCallError(StencilValueError, GTSpecificationError):
     """A stencil call with bad arguments, refused before anything runs."""
 
 
+class GTScriptCallTypeError(GTScriptCallError, TypeError):
+    """A scalar argument of the wrong type (None included): a ``TypeError`` too, as gt4py's."""
+
+
 class AccessKind(enum.IntFlag):
     NONE = 0
     READ = 1

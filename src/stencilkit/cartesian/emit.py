@@ -156,6 +156,17 @@ def emit(
                     ext[o] = (*widest, *ext[o][4:])
         reads_of[bi] = {}
         for o, v in b.outputs.items():
+            if o in boundary:
+                # as gt4py's K boundary, writes count too: a write at a K offset (k_writes.py:
+                # its levels beyond the interval) needs the levels above/below the domain, so
+                # the default domain leaves them out rather than writing past the array
+                lo, hi = _k_extent(b.interval, 0)
+                old = boundary[o]
+                if lo > old[4] or hi > old[5]:
+                    for side, now in ((4, lo), (5, hi)):
+                        if now > old[side]:
+                            halo_reads[o][side] = f"a write at a K offset at {b.loc}"
+                    boundary[o] = (*old[:4], max(old[4], lo), max(old[5], hi))
             e = ext.get(o, (0,) * 6)
             # (in a fixed order: the read an error names is the same every build)
             for name, (di, dj, dk), guard in sorted(guarded_reads(v), key=repr):

@@ -33,6 +33,7 @@ from .language import (
     builtins,
     compile_assert,
     computation,
+    data_dims_of,
     function,
     horizontal,
     interval,
@@ -160,7 +161,7 @@ class _GlobalTableMaker:
         if not isinstance(spec, tuple) or len(spec) != 2:
             raise ValueError("GlobalTable is defined by a tuple (type, [axes_size..])")
         dtype, data_dims = spec
-        return _FieldDescriptor(dtype, (), tuple(data_dims))
+        return _FieldDescriptor(dtype, (), data_dims_of(data_dims))
 
 
 GlobalTable = _GlobalTableMaker()

@@ -137,6 +137,16 @@ class _FieldDescriptor:
         return hash((str(self.dtype), self.axes, self.data_dims))
 
 
+def data_dims_of(spec: Any) -> tuple[int, ...]:
+    """The sizes of data dimensions written ``(3, 2)``, ``[3]`` or one bare integer (``3``,
+    ``np.int32(3)``: gt4py writes ``(np.float64, (4))``, which is ``(np.float64, 4)``)."""
+    if isinstance(spec, int | np.integer):
+        return (int(spec),)
+    if isinstance(spec, tuple | list) and all(isinstance(n, int | np.integer) for n in spec):
+        return tuple(int(n) for n in spec)
+    raise ValueError(f"data dimensions {spec!r} must be integers, e.g. (3,) or (3, 2)")
+
+
 class _FieldDescriptorMaker:
     def __getitem__(self, spec: Any) -> _FieldDescriptor:
         axes: tuple[str, ...] = ("I", "J", "K")
@@ -154,7 +164,7 @@ class _FieldDescriptorMaker:
             if len(dtype) != 2:
                 raise ValueError(f"Field[{spec!r}]: data dimensions are written (dtype, (n, ...))")
             dtype, dd = dtype
-            data_dims = (dd,) if isinstance(dd, int) else tuple(dd)
+            data_dims = data_dims_of(dd)
         if isinstance(dtype, _FieldDescriptor):
             raise ValueError(f"Field[{spec!r}]: a field of fields")
         if not isinstance(dtype, str):

@@ -116,12 +116,23 @@ def _lower_blocks(d: cn.Definition, st: _Pass) -> list[Block]:
             # and reads pk3[0, 0, 1] in interval(1, None))
             block_written: dict[str, SourceLocation] = {}
             k_read: dict[str, tuple[SourceLocation | None, int, str]] = {}
+            var_k_read: dict[str, SourceLocation | None] = {}
             st.column = comp.order != "PARALLEL" or _single_level(block.interval)
             st.order = comp.order
-            reader = _reader(st, comp.order, block, env, offset_read, k_read)
+            reader = _reader(st, comp.order, block, env, offset_read, k_read, var_k_read)
             lower = ExprLowerer(st.fields, reader)
             for s in block.body:
                 _stmt(s, env, lower, st, block_written)
+            for name, vloc in var_k_read.items():
+                if name in block_written:  # read before or after the write: gt4py refuses both
+                    raise GTScriptDefinitionError(
+                        "Not allowed to write and read with `VariableKOffset` and/or"
+                        f" `AbsoluteKIndex` in PARALLEL loops: '{name}' is written and read at a"
+                        " variable K offset (or .at(K=...)) in a PARALLEL computation",
+                        vloc or block_written[name],
+                        hint="use FORWARD or BACKWARD, or read a field this computation does not"
+                        " write",
+                    )
             for name, (loc, dk, via) in k_read.items():
                 if name in block_written:
                     through = f", through the temporary '{via}'" if via else ""
@@ -130,9 +141,10 @@ def _lower_blocks(d: cn.Definition, st: _Pass) -> list[Block]:
                         if via
                         else ""
                     )
-                    raise GTScriptDefinitionError(
-                        f"'{name}' is written and read at a K offset ({dk}{through}) in a PARALLEL"
-                        " computation, where the levels have no order",
+                    raise GTScriptDefinitionError(  # gt4py's words first: users match on them
+                        "Not allowed to write and read with k-offsets in PARALLEL loops:"
+                        f" '{name}' is written and read at a K offset ({dk}{through}) in a"
+                        " PARALLEL computation, where the levels have no order",
                         loc or block_written[name],
                         hint=f"use FORWARD or BACKWARD to read levels written before{old}",
                     )
@@ -156,8 +168,9 @@ def _lower_blocks(d: cn.Definition, st: _Pass) -> list[Block]:
         for name, loc in offset_read.items():
             if name in written:
                 raise GTScriptDefinitionError(
-                    f"'{name}' is written and also read with a horizontal offset in one"
-                    " computation; only temporaries may be",
+                    f"Illegal write and read with horizontal offset detected for '{name}': '{name}'"
+                    " is written and also read with a horizontal offset in one computation; only"
+                    " temporaries may be",
                     loc or written[name],
                     hint="write the new values into a temporary, or split the computation",
                 )
@@ -196,6 +209,7 @@ def _reader(
     env: dict[str, ir.Expr],
     offset_read: dict[str, SourceLocation | None],
     k_read: dict[str, tuple[SourceLocation | None, int, str]],
+    var_k_read: dict[str, SourceLocation | None],
 ) -> Reader:
     single = _single_level(block.interval)
 
@@ -217,9 +231,13 @@ def _reader(
             )
         is_tmp = name not in st.fields.params
         if r.k_expr is not None:  # a variable K offset reads memory
+            if order == "PARALLEL" and (name in env or not single):
+                var_k_read.setdefault(name, r.loc)
             if name in env and order == "PARALLEL":
                 raise GTScriptDefinitionError(
-                    f"'{name}' is written and read at a variable K offset in a PARALLEL computation",
+                    "Not allowed to write and read with `VariableKOffset` and/or `AbsoluteKIndex`"
+                    f" in PARALLEL loops: '{name}' is written and read at a variable K offset in a"
+                    " PARALLEL computation",
                     r.loc,
                     hint="use FORWARD or BACKWARD, or read a field this computation does not write",
                 )
@@ -247,7 +265,8 @@ def _reader(
                     return shifted
                 if off[2] and not single:
                     raise GTScriptDefinitionError(
-                        f"'{name}' is written and read at a K offset ({off[2]}) in a PARALLEL"
+                        "Not allowed to write and read with k-offsets in PARALLEL loops:"
+                        f" '{name}' is written and read at a K offset ({off[2]}) in a PARALLEL"
                         " computation, where the levels have no order",
                         r.loc,
                         hint="use FORWARD or BACKWARD to read levels written before",
@@ -285,8 +304,8 @@ def _stmt(
         for r in field_reads(s.value):
             if r.name == name and (r.offset[0] or r.offset[1]):
                 raise GTScriptDefinitionError(
-                    f"'{name}' is assigned and read at a horizontal offset {r.offset} in the same"
-                    " assignment",
+                    f"Self-assignment with offset in I or J is illegal. '{name}' is assigned and"
+                    f" read at a horizontal offset {r.offset} in the same assignment",
                     r.loc or s.loc,
                     hint="assign the new values to another name (a temporary)",
                 )

@@ -194,7 +194,9 @@ class _BodyParser:
         level = cn.LevelIndex(self.scope.ctx.int_dtype)
         for b, op in ((ivl.start, ">="), (ivl.end, "<")):
             if b.column is not None:
-                part = cn.BinOp(op, level, b.column)
+                # a float bound (a Field[IJ, float] temporary in gt4py's tests) counts whole
+                # levels: truncated, as a level index
+                part = cn.BinOp(op, level, cn.Cast("int64", b.column))
                 mask = part if mask is None else cn.BinOp("and", mask, part)
         if mask is None:
             return cn.Block(ivl, body, loc)
@@ -281,7 +283,9 @@ class _BodyParser:
             for r in reads:
                 if not isinstance(r, cn.FieldRead) or r.name not in self.scope.ctx.fields:
                     raise self.src.syntax(a, "an interval bound reads scalars and 2-D fields only")
-                if "K" in self.scope.ctx.fields[r.name] or r.offset != (0, 0, 0) or r.k_expr:
+                flat = r.name in self.flat_temps  # a Field[IJ, ...] temporary: one per column
+                axes = self.scope.ctx.fields[r.name]
+                if ("K" in axes and not flat) or r.offset != (0, 0, 0) or r.k_expr:
                     raise self.src.syntax(
                         a, f"an interval bound read from '{r.name}' must read a field without a K"
                         " axis, at the point",
@@ -355,7 +359,13 @@ class _BodyParser:
         if isinstance(s, ast.AnnAssign):
             if s.value is None:
                 raise src.syntax(s, "a declaration without a value")
-            ann = scope.const(s.annotation, "a temporary's annotation")
+            named = s.annotation.id if isinstance(s.annotation, ast.Name) else None
+            if named is not None and named in scope.ctx.dtypes:
+                # a key of the stencil's dtypes= (gt4py: tmp: MyFancySymbol = 0 with
+                # dtypes={"MyFancySymbol": Field[IJ, np.float64]}) needs no Python binding
+                ann = scope.ctx.dtypes[named]
+            else:
+                ann = scope.const(s.annotation, "a temporary's annotation")
             if isinstance(ann, str) and ann in scope.ctx.dtypes:
                 ann = scope.ctx.dtypes[ann]
             flat = False
@@ -368,9 +378,11 @@ class _BodyParser:
                         " = 0.0 before the first `with computation(...)`",
                     )  # fmt: skip
                 if tuple(ann.axes) not in (("I", "J"), ("I", "J", "K")):
-                    raise src.unsupported(
-                        s, f"a temporary over {''.join(ann.axes)} (only IJ and IJK temporaries)"
-                    )
+                    raise src.syntax(  # gt4py's words first: its tests match on them
+                        s, f"Typed temporaries must be IJ, temporaries for axes"
+                        f" {''.join(ann.axes)} are not available (stencilkit: IJ and IJK"
+                        " temporaries)",
+                    )  # fmt: skip
                 flat = tuple(ann.axes) == ("I", "J")
                 dtype = ann.dtype  # a dtypes key, or a NumPy dtype
                 dtype = scope.ctx.dtypes.get(dtype, dtype) if isinstance(dtype, str) else dtype

@@ -6,6 +6,7 @@ from __future__ import annotations
 import ast
 import itertools
 import operator
+import warnings
 from dataclasses import dataclass
 from typing import Any
 
@@ -349,6 +350,15 @@ class Scope:
         out: list[Value] = []
         for item, n in zip(items, shape):
             v = self.expr(item)
+            if not isinstance(v, Const) and n == 1:
+                loc = self.src.loc(item)
+                warnings.warn(  # gt4py's words first: its tests match on them
+                    f"Accessing without a Literal is suspicious. {loc}: '{name}' has one element"
+                    " along this data dimension, but is indexed by a run-time value (only 0 is"
+                    " valid)",
+                    UserWarning,
+                    stacklevel=2,
+                )
             if not isinstance(v, Const):
                 v = cn.IntegerValue(v, f"the data index of '{name}'", self.src.loc(item))
             if isinstance(v, Const):
@@ -356,7 +366,8 @@ class Scope:
                     raise self.src.syntax(item, f"data index {v.value!r} is not an integer")
                 if not 0 <= int(v.value) < n:
                     raise self.src.syntax(
-                        item, f"data index {int(v.value)} of '{name}' is outside [0, {n})",
+                        item, f"Data index out of bounds. The data index {int(v.value)} of '{name}'"
+                        f" is outside [0, {n})",
                         hint=f"'{name}' has data dimensions {shape}",
                     )  # fmt: skip
                 v = Const(int(v.value))

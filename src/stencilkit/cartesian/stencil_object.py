@@ -6,13 +6,15 @@ from __future__ import annotations
 
 import inspect
 import time
+import warnings
 from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
 
 from ..core.tracebacks import api_boundary
-from .arguments import Arguments, Bound, Checked, spec_key
+from .arguments import KEEP, Arguments, Bound, Checked, spec_key
+from .backend_names import BACKENDS
 from .call import (
     FieldCheck,
     default_domain,
@@ -43,8 +45,10 @@ class StencilObject:
         "__name__",
         "__wrapped__",
         "_args",
+        "_cpp",
         "_defaults",
         "_definition",
+        "_domain_origin_cache",
         "_field_checks",
         "_frozen",
         "_has_temps",
@@ -75,6 +79,10 @@ class StencilObject:
     _frozen: bool
     _lowered: Lowered
     _on_gpu: bool
+    _cpp: bool
+    #: per call signature (shapes, dtypes, devices, origins, domain): the domain, the origins
+    #: and whether the fields were checked
+    _domain_origin_cache: dict[Any, tuple[tuple[int, ...], dict[str, tuple[int, ...]], bool]]
     _param_names: tuple[str, ...]
     _runner: Any
     _unused: tuple[str, ...]
@@ -97,6 +105,8 @@ class StencilObject:
         s(self, "_runner", runner)
         s(self, "_on_gpu", on_gpu)
         s(self, "backend", backend)
+        s(self, "_domain_origin_cache", {})
+        s(self, "_cpp", backend in BACKENDS and BACKENDS[backend].language == "c++")
         s(self, "options", dict(options))
         s(self, "constants", {})
         s(self, "source", str(lowered.program))
@@ -173,8 +183,10 @@ class StencilObject:
     __sdfg_signature__ = __sdfg_closure__ = __sdfg__
 
     def clean_call_args_cache(self) -> None:
-        """Forget the arrays of earlier calls (the caches of bound arguments hold them)."""
+        """Forget the arrays of earlier calls (the caches of bound arguments hold them) and the
+        origins and domains normalised for them."""
         self._args.clear()
+        self._domain_origin_cache.clear()
         bound = getattr(self._runner, "bound", None)
         if isinstance(bound, dict):  # the embedded backend's calls bound to their fields
             bound.clear()
@@ -190,6 +202,8 @@ class StencilObject:
         # all by keyword, none left to its default: the keywords are the values
         if args or kwargs.keys() != self._param_set:
             kwargs = self._bind_names(args, kwargs)
+        if exec_info is not None:  # gt4py's call_run: normalising, checking and running
+            exec_info["call_run_start_time"] = time.perf_counter()
         if self._unused and any(kwargs[n] is None for n in self._unused):
             kwargs = self._stand_ins(kwargs, origin, domain)
         binder = self._args
@@ -205,21 +219,36 @@ class StencilObject:
                         c.validated = True
                     self._validate_scalars(kwargs)
                 self._launch(c.bound, kwargs, exec_info, True)
+                if exec_info is not None:
+                    _all_origin(exec_info, origin)
                 return
         if needs_unwrap(arrays):  # gt4py's array-likes (__array_interface__, __gt_dims__)
             kwargs, origin = unwrap_arrays(self.field_info, kwargs, origin)
             arrays = binder.arrays_of(kwargs)
             cacheable = False
         fields = {n: kwargs[n] for n in self.field_info}
-        origins = field_origins(self.field_info, fields, origin)
-        dom = (
-            tuple(int(d) for d in domain)
-            if domain is not None
-            else default_domain(self.field_info, fields, origins)
-        )
-        if validate_args:
-            self._validate_fields(kwargs, origins, dom)
-            self._validate_scalars(kwargs)
+        # as gt4py's _domain_origin_cache: the origins and domain normalised (and the fields
+        # checked) once per set of shapes, dtypes, devices and origins given
+        nkey = _normalised_key(fields, origin, dkey)
+        hit = self._domain_origin_cache.get(nkey) if nkey is not None else None
+        if hit is not None and (hit[2] or not validate_args):
+            dom, origins = hit[0], dict(hit[1])
+            if validate_args:
+                self._validate_scalars(kwargs)
+        else:
+            origins = field_origins(self.field_info, fields, origin)
+            dom = (
+                tuple(int(d) for d in domain)
+                if domain is not None
+                else default_domain(self.field_info, fields, origins)
+            )
+            if validate_args:
+                self._validate_fields(kwargs, origins, dom)
+                self._validate_scalars(kwargs)
+            if nkey is not None:
+                if len(self._domain_origin_cache) >= 4 * KEEP:
+                    self._domain_origin_cache.clear()
+                self._domain_origin_cache[nkey] = (dom, dict(origins), validate_args)
         b = binder.make(arrays, dom, origins, kwargs)
         # origins taken from the arrays' __gt_origin__ (no origin given, or not for every field)
         # are looked up again on each call, unless no array can have one
@@ -229,6 +258,8 @@ class StencilObject:
         ):
             binder.keep_checked(okey, dkey, Checked(b, validate_args))
         self._launch(b, kwargs, exec_info, True)
+        if exec_info is not None:
+            _all_origin(exec_info, origin)
 
     def _stand_ins(self, kwargs: dict[str, Any], origin: Any, domain: Any) -> dict[str, Any]:
         """``kwargs`` with each ``None`` given for a field the stencil never touches replaced by
@@ -264,6 +295,23 @@ class StencilObject:
             self.__name__, self._field_checks, values, origins, dom,
             self.domain_info.min_sequential_axis_size, self._on_gpu,
         )  # fmt: skip
+        record = BACKENDS.get(self.backend)
+        if record is None:
+            return
+        for name, info in self.field_info.items():
+            if info.access == AccessKind.NONE:
+                continue
+            dims = (*info.axes, *(str(d) for d in range(len(info.data_dims))))
+            if not record.is_optimal_layout(values[name], dims):
+                warnings.warn(  # gt4py's words (its spacing too): its tests match on them
+                    f"The layout of the field '{name}' is not recommended for this backend."
+                    "This may lead to performance degradation. Please consider using the"
+                    "provided allocators in `gt4py.storage`. (stencilkit: strides"
+                    f" {tuple(values[name].strides)} of a {'x'.join(map(str, values[name].shape))}"
+                    f" array; {self.backend} prefers the order of gt4py.storage's allocators)",
+                    UserWarning,
+                    stacklevel=4,
+                )
 
     def _validate_scalars(self, values: Mapping[str, Any]) -> None:
         if self._param_dtypes:
@@ -280,9 +328,9 @@ class StencilObject:
             return
         if exec_info is not None:
             exec_info["run_start_time"] = time.perf_counter()
-            if called:
-                exec_info["call_run_start_time"] = exec_info["run_start_time"]
         flat = self._args.flat(b, values)
+        if exec_info is not None and self._cpp:  # gt4py's times of the generated C++ alone
+            exec_info["run_cpp_start_time"] = time.perf_counter()
         if self._has_temps:
             temps = self._args.take_temporaries(b)
             try:
@@ -292,12 +340,14 @@ class StencilObject:
         else:
             self._run_engine(b, flat, None)
         if exec_info is not None:
+            if self._cpp:
+                exec_info["run_cpp_end_time"] = time.perf_counter()
             exec_info["run_end_time"] = time.perf_counter()
             exec_info["domain"] = b.dom
             exec_info["origin"] = dict(b.origins)
             if called:
                 exec_info["call_run_end_time"] = exec_info["call_end_time"] = time.perf_counter()
-                if exec_info.get("__aggregate_data"):
+                if exec_info.setdefault("__aggregate_data", False):
                     _aggregate(exec_info, type(self).__name__)
 
     def _run_engine(self, b: Bound, flat: list[Any], temps: list[Any] | None) -> None:
@@ -382,11 +432,16 @@ def _aggregate(info: dict[str, Any], key: str) -> None:
     )
     call = info["call_end_time"] - info["call_start_time"]
     run = info["run_end_time"] - info["run_start_time"]
+    agg["call_start_time"], agg["call_end_time"] = info["call_start_time"], info["call_end_time"]
     agg["call_time"] = call
     agg["total_call_time"] += call
     agg["run_time"] = run
     agg["total_run_time"] += run
     agg["ncalls"] += 1
+    if "run_cpp_start_time" in info:
+        cpp = info["run_cpp_end_time"] - info["run_cpp_start_time"]
+        agg["run_cpp_time"] = cpp
+        agg["total_run_cpp_time"] = agg.get("total_run_cpp_time", 0.0) + cpp
 
 
 class FrozenStencil:
@@ -417,3 +472,34 @@ class FrozenStencil:
         if exec_info is not None:
             exec_info["origin"] = dict(self.origin)
             exec_info["call_run_end_time"] = time.perf_counter()
+
+
+def _normalised_key(fields: Mapping[str, Any], origin: Any, dkey: Any) -> Any:
+    """What the normalised origins and domain of a call (and the checks of its fields) depend
+    on: each field's shape, dtype, device and ``__gt_origin__``, the origin and domain given;
+    None where one of them cannot be a key."""
+    okey = spec_key(origin)
+    if okey is NotImplemented or dkey is NotImplemented:
+        return None
+    per: list[Any] = []
+    for a in fields.values():
+        if a is None or not hasattr(a, "shape") or not hasattr(a, "dtype"):
+            per.append(None if a is None else id(a))
+            continue
+        gt_origin = getattr(a, "__gt_origin__", None)
+        if gt_origin is not None:
+            gt_origin = tuple(int(x) for x in gt_origin)
+        per.append((tuple(a.shape), a.dtype.str, hasattr(a, "__cuda_array_interface__"), gt_origin))
+    return (okey, dkey, tuple(per))
+
+
+def _all_origin(exec_info: dict[str, Any], origin: Any) -> None:
+    """gt4py's ``exec_info["origin"]`` holds the call's ``_all_`` entry beside the fields': the
+    origin given for all fields (a tuple, or an int for K), or the ``_all_`` of a dict."""
+    if isinstance(origin, Mapping):
+        if "_all_" in origin:
+            exec_info["origin"]["_all_"] = tuple(int(x) for x in origin["_all_"])
+    elif isinstance(origin, int | np.integer):
+        exec_info["origin"]["_all_"] = (0, 0, int(origin))
+    elif origin is not None:
+        exec_info["origin"]["_all_"] = tuple(int(x) for x in origin)
