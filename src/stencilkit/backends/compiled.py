@@ -29,7 +29,7 @@ from ..stages.binding import wrap_arrays
 from ..stages.interface import ProgramInterface
 from ..stages.runner import PlanCache, Until
 from ..toolchain.config import require
-from .dynamic_reads import check_call, has_dynamic_reads
+from .dynamic_reads import check_call, has_dynamic_reads, stale_dynamic_read
 
 
 class ArgBlock:
@@ -67,6 +67,9 @@ class Plan:
     errors_at_once: bool = False  # read after each call (cpu); else before the next (gpu)
     check_every: bool = False  # STENCILKIT_OFFSET_CHECKS=every
     offsets_checked: bool = False  # the first call's host check of as_offset reads is done
+    #: as_offset reads whose offsets depend on a field the call writes (a host check before the
+    #: call would see old values): the probe runs on copies of the written fields instead
+    stale_offsets: bool = False
     provisional: bool = False  # launches of the plain variants while the others build (gpu)
     store_pointers: Any = field(init=False)
     #: held by the call using ``block``; a call that finds it held takes a spare block
@@ -296,8 +299,10 @@ class CompiledRunner:
         scratch outputs and reads their guards (``_probe``), every call with
         STENCILKIT_OFFSET_CHECKS=every checks every read on the host; both raise before anything
         is written. Later calls rely on the kernels' guards, whose errors a GPU reports at the
-        next call."""
-        if plan.check_every:
+        next call. Offsets that depend on what the call writes (``plan.stale_offsets``) cannot be
+        checked on the host before it: the probe, run on copies of the written fields, stands
+        for the host check there (every call with STENCILKIT_OFFSET_CHECKS=every)."""
+        if plan.check_every and not plan.stale_offsets:
             check_call(
                 plan.sprog,
                 plan.domains,
@@ -307,21 +312,25 @@ class CompiledRunner:
             )
         elif plan.errors[0]:  # type: ignore[index]  # set by a kernel of an earlier call
             self._guard_failed(plan, "an earlier call")
-        elif not plan.offsets_checked:
+        elif plan.check_every or not plan.offsets_checked:
             self._probe(plan, block)
             plan.offsets_checked = True
 
     def _probe(self, plan: Plan, block: ArgBlock) -> None:
         """A plan's first call with as_offset reads: its kernels run once on scratch outputs
-        (the call's own inputs, this call's block otherwise), and their guards' error word is
-        read after a synchronisation; a read outside a field raises before anything of the
-        caller's is written. Exact (the kernels' own reads) and cheap: one extra run of the
-        kernels, no host evaluation of the offsets (which costs NumPy or CuPy time per call, and
-        CuPy's kernel compilation on first use)."""
+        (the call's own inputs, this call's block otherwise; copies of the written fields where
+        the offsets depend on them), and their guards' error word is read after a
+        synchronisation; a read outside a field raises before anything of the caller's is
+        written. Exact (the kernels' own reads) and cheap: one extra run of the kernels, no host
+        evaluation of the offsets (which costs NumPy or CuPy time per call, and CuPy's kernel
+        compilation on first use)."""
         st = plan.stages
         assert st.loaded is not None and st.launches is not None
         probe = block.buf.copy()
-        scratch = stages.with_scratch_outputs(st.planned, st.bound, probe, self.target.scratch)
+        copy = self.target.copy_memory if plan.stale_offsets else None
+        scratch = stages.with_scratch_outputs(
+            st.planned, st.bound, probe, self.target.scratch, copy
+        )
         st.loaded.bind(st.launches, probe)()
         self.target.synchronize()
         del scratch
@@ -446,6 +455,7 @@ class CompiledRunner:
             errors is not None and self.target.device_type is DeviceType.CPU,
             require("STENCILKIT_OFFSET_CHECKS").offset_checks == "every",
             offsets_checked=False,
+            stale_offsets=stale_dynamic_read(sprog.kernels) is not None,
             provisional=bool(getattr(done.launches, "provisional", False)),
         )
 
