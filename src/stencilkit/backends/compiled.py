@@ -70,6 +70,8 @@ class Plan:
     #: as_offset reads whose offsets depend on a field the call writes (a host check before the
     #: call would see old values): the probe runs on copies of the written fields instead
     stale_offsets: bool = False
+    #: (argument, output) pairs that may be one field if the argument is read from a copy
+    copy_ok: frozenset[tuple[int, int]] = frozenset()
     provisional: bool = False  # launches of the plain variants while the others build (gpu)
     store_pointers: Any = field(init=False)
     #: held by the call using ``block``; a call that finds it held takes a spare block
@@ -195,8 +197,8 @@ class CompiledRunner:
         buf = plan.block.buf.copy()  # the constant part; the addresses are written next
         assert plan.stages.loaded is not None and plan.stages.launches is not None
         block = ArgBlock(buf, plan.stages.loaded.bind(plan.stages.launches, buf))
-        if plan.store_pointers(args, block.ints):
-            self._check_aliasing(plan, args)
+        if plan.store_pointers(args, block.ints) and self._check_aliasing(plan, args, block.ints):
+            return None  # an argument read from a copy: made anew by each call
         lock = threading.Lock()
         ints, floats, run = block.ints, block.floats, block.run
         self._store_scalars(plan.scalar_slots, args, ints, floats, None)
@@ -262,8 +264,9 @@ class CompiledRunner:
     ) -> None:
         """Write this call's addresses and scalars into ``block`` and launch on it."""
         ints, floats = block.ints, block.floats
+        copies = None
         if plan.store_pointers(args, ints):  # True: an output is also another argument
-            self._check_aliasing(plan, args)
+            copies = self._check_aliasing(plan, args, ints)
         if plan.scalar_slots:
             self._store_scalars(plan.scalar_slots, args, ints, floats, offset_provider)
         for name, slot in plan.table_slots:
@@ -271,6 +274,7 @@ class CompiledRunner:
         if plan.dynamic:  # as_offset: the read positions are data
             self._check_offsets(plan, block, args, offset_provider)
         block.run()
+        del copies  # after the launch (a GPU's frees are ordered on its stream)
         if plan.errors_at_once and plan.errors[0]:  # type: ignore[index]
             self._guard_failed(plan, "this call")
 
@@ -362,14 +366,29 @@ class CompiledRunner:
             " on the host before it runs (slower; nothing is written on a bad offset)",
         )
 
-    def _check_aliasing(self, plan: Plan, args: list[Any]) -> None:
+    def _check_aliasing(self, plan: Plan, args: list[Any], ints: Any) -> list[Any]:
         """Two parameters can be one field only if their signatures are equal, so only those
-        pairs (found once per plan) are compared on each call."""
+        pairs (found once per plan) are compared on each call. An argument in ``copy_ok`` is
+        read from a copy (its slot in ``ints`` pointed at it): the memory, to keep until the
+        launch."""
+        copies: list[Any] = []
+        copied: set[int] = set()
         for i, j, (ilo, ihi), (jlo, jhi) in plan.alias_pairs:
             pi, pj = args[i].address, args[j].address
             if pi == pj and args[i].signature == args[j].signature:
                 if (i, j) in plan.same_ok:
                     continue  # read only where it is written, before the write: an in-place update
+                if (i, j) in plan.copy_ok:
+                    # read only before the output is written (pyFV3's corner fills, which
+                    # read the field at offsets and write it in the corner regions): the
+                    # argument's values before the call, as gt4py's statements see them
+                    if i not in copied and ihi > ilo:
+                        mem, address = self.target.scratch(ihi - ilo)
+                        self.target.copy_memory(address, pi + ilo, ihi - ilo)
+                        ints[dict(plan.field_slots)[i]] = address - ilo
+                        copies.append(mem)
+                        copied.add(i)
+                    continue
                 raise StencilValueError(
                     f"{self.program.name}(): argument '{self.flat[i].name}' is the same field as output"
                     f" '{self.flat[j].name}'; the compiled code assumes they do not overlap",
@@ -382,6 +401,7 @@ class CompiledRunner:
                     " assumes they do not overlap",
                     hint="pass an output field with memory of its own (e.g. a copy)",
                 )
+        return copies
 
     # ------------------------------------------------------------------ slow path
     def stages_for(self, args: list[Any], offset_provider: Mapping[str, Any] | None) -> Stages:
@@ -456,6 +476,11 @@ class CompiledRunner:
             require("STENCILKIT_OFFSET_CHECKS").offset_checks == "every",
             offsets_checked=False,
             stale_offsets=stale_dynamic_read(sprog.kernels) is not None,
+            copy_ok=frozenset(
+                (index[a], index[o])
+                for a, o in (copy_field_ok(sprog) if self.program.alias_reads_before else ())
+                if a in index and o in index
+            ),
             provisional=bool(getattr(done.launches, "provisional", False)),
         )
 
@@ -477,6 +502,37 @@ def same_field_ok(sprog: ir.StencilProgram) -> set[tuple[str, str]]:
                 continue
             at = reads[w].get(name)
             if at is None or (at and len(kernels[w].outs) == 1):
+                ok.add((name, out))
+    return ok
+
+
+def copy_field_ok(sprog: ir.StencilProgram) -> set[tuple[str, str]]:
+    """(input, output) parameter pairs that may be one field if the input is read from a copy
+    made before the call: the input is never written, is not read after the first kernel
+    writing the output, and in that kernel (not a scan) only by the output's own value; every
+    read then sees the values before the write, as in gt4py's statement order."""
+    from ..ir.visit import walk
+
+    kernels = sprog.kernels
+    written = {o for k in kernels for o in k.outs}
+    reads = [_field_reads(k) for k in kernels]
+    ok: set[tuple[str, str]] = set()
+    for out in written:
+        w = next(i for i, k in enumerate(kernels) if out in k.outs)
+        k = kernels[w]
+        if k.scan is not None:
+            continue
+        later = set().union(*reads[w + 1 :])
+        others = {
+            x.field
+            for o, v in zip(k.outs, k.values)
+            if o != out
+            for x in walk(v)
+            if isinstance(x, ir.Access)
+        }
+        for p in sprog.params:
+            name = p.name
+            if isinstance(p.type, FieldType) and name not in written | later | others:
                 ok.add((name, out))
     return ok
 
