@@ -148,6 +148,7 @@ class CompiledRunner:
         self.table_names = interface.tables
         self.written = interface.written
         self.signature = interface.key  # the per-call key, bound once
+        self._embedded: Any = None  # for calls run in statement order (_in_statement_order)
 
     def __call__(self, args: list[Any], offset_provider: Mapping[str, Any] | None) -> None:
         try:
@@ -197,8 +198,11 @@ class CompiledRunner:
         buf = plan.block.buf.copy()  # the constant part; the addresses are written next
         assert plan.stages.loaded is not None and plan.stages.launches is not None
         block = ArgBlock(buf, plan.stages.loaded.bind(plan.stages.launches, buf))
-        if plan.store_pointers(args, block.ints) and self._check_aliasing(plan, args, block.ints):
-            return None  # an argument read from a copy: made anew by each call
+        if (
+            plan.store_pointers(args, block.ints)
+            and self._check_aliasing(plan, args, block.ints) != []
+        ):
+            return None  # an argument read from a copy, or the call run in statement order
         lock = threading.Lock()
         ints, floats, run = block.ints, block.floats, block.run
         self._store_scalars(plan.scalar_slots, args, ints, floats, None)
@@ -264,9 +268,12 @@ class CompiledRunner:
     ) -> None:
         """Write this call's addresses and scalars into ``block`` and launch on it."""
         ints, floats = block.ints, block.floats
-        copies = None
+        copies: list[Any] | None = []
         if plan.store_pointers(args, ints):  # True: an output is also another argument
             copies = self._check_aliasing(plan, args, ints)
+            if copies is None:
+                self._in_statement_order(args, offset_provider)
+                return
         if plan.scalar_slots:
             self._store_scalars(plan.scalar_slots, args, ints, floats, offset_provider)
         for name, slot in plan.table_slots:
@@ -366,11 +373,11 @@ class CompiledRunner:
             " on the host before it runs (slower; nothing is written on a bad offset)",
         )
 
-    def _check_aliasing(self, plan: Plan, args: list[Any], ints: Any) -> list[Any]:
+    def _check_aliasing(self, plan: Plan, args: list[Any], ints: Any) -> list[Any] | None:
         """Two parameters can be one field only if their signatures are equal, so only those
         pairs (found once per plan) are compared on each call. An argument in ``copy_ok`` is
         read from a copy (its slot in ``ints`` pointed at it): the memory, to keep until the
-        launch."""
+        launch. None: the call must run in statement order (``_in_statement_order``)."""
         copies: list[Any] = []
         copied: set[int] = set()
         for i, j, (ilo, ihi), (jlo, jhi) in plan.alias_pairs:
@@ -389,6 +396,8 @@ class CompiledRunner:
                         copies.append(mem)
                         copied.add(i)
                     continue
+                if self.program.alias_reads_before:
+                    return None
                 raise StencilValueError(
                     f"{self.program.name}(): argument '{self.flat[i].name}' is the same field as output"
                     f" '{self.flat[j].name}'; the compiled code assumes they do not overlap",
@@ -402,6 +411,20 @@ class CompiledRunner:
                     hint="pass an output field with memory of its own (e.g. a copy)",
                 )
         return copies
+
+    def _in_statement_order(
+        self, args: list[Any], offset_provider: Mapping[str, Any] | None
+    ) -> None:
+        """A GTScript call passing one field as an input and an output, read where the output
+        may already be written (NDSL's ``fill_corners_dgrid_defn(x, x, y, y)``: each statement
+        reads the other field at offsets): gt4py's statements run one after the other, so this
+        call runs on the embedded evaluator, which follows them (the compiled kernels fuse
+        them). Exact, slower; calls without the overlap stay compiled."""
+        from .embedded.runner import EmbeddedRunner
+
+        if self._embedded is None:
+            self._embedded = EmbeddedRunner(self.interface)
+        self._embedded(args, offset_provider)
 
     # ------------------------------------------------------------------ slow path
     def stages_for(self, args: list[Any], offset_provider: Mapping[str, Any] | None) -> Stages:
