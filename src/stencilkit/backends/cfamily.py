@@ -476,9 +476,18 @@ class ExprEmitter:
         saved = {name: self.loop_c.get(name) for name in e.names}
         self.loop_c.update(zip(e.names, cvars))
 
+        # a guarded read (as_offset) gone out of its field reads its first element instead,
+        # which can keep the condition true for ever (pyFV3's remapping walking past the top):
+        # the loop stops once a guard has fired, and the call raises
+        guarded = self.layout.error_slot is not None and any(
+            isinstance(x, ir.DynIndex) for x in postorder(e.cond, *e.body)
+        )
+
         def step() -> None:
             cond = self.emit(e.cond)
             self.lines.append(f"if (!({cond})) break;")
+            if guarded:
+                self.lines.append("if (sk_err && sk_err[0]) break;")
             new = [self.emit(x) for x in e.body]
             fresh = [self.fresh("w") for _ in new]
             self.lines += [f"const {t} {f} = {x};" for t, f, x in zip(types, fresh, new)]

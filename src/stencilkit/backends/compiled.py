@@ -29,7 +29,7 @@ from ..stages.binding import wrap_arrays
 from ..stages.interface import ProgramInterface
 from ..stages.runner import PlanCache, Until
 from ..toolchain.config import require
-from .dynamic_reads import check_call, has_dynamic_reads
+from .dynamic_reads import check_call, has_dynamic_reads, stale_dynamic_read
 
 
 class ArgBlock:
@@ -67,6 +67,11 @@ class Plan:
     errors_at_once: bool = False  # read after each call (cpu); else before the next (gpu)
     check_every: bool = False  # STENCILKIT_OFFSET_CHECKS=every
     offsets_checked: bool = False  # the first call's host check of as_offset reads is done
+    #: as_offset reads whose offsets depend on a field the call writes (a host check before the
+    #: call would see old values): the probe runs on copies of the written fields instead
+    stale_offsets: bool = False
+    #: (argument, output) pairs that may be one field if the argument is read from a copy
+    copy_ok: frozenset[tuple[int, int]] = frozenset()
     provisional: bool = False  # launches of the plain variants while the others build (gpu)
     store_pointers: Any = field(init=False)
     #: held by the call using ``block``; a call that finds it held takes a spare block
@@ -147,6 +152,7 @@ class CompiledRunner:
         #: IntEnum such as icon4py's RayleighType, passed every substep): checked once, not
         #: re-planned at every call
         self._scalar_types_seen: set[tuple[int, type]] = set()
+        self._embedded: Any = None  # for calls run in statement order (_in_statement_order)
 
     def __call__(self, args: list[Any], offset_provider: Mapping[str, Any] | None) -> None:
         try:
@@ -196,8 +202,11 @@ class CompiledRunner:
         buf = plan.block.buf.copy()  # the constant part; the addresses are written next
         assert plan.stages.loaded is not None and plan.stages.launches is not None
         block = ArgBlock(buf, plan.stages.loaded.bind(plan.stages.launches, buf))
-        if plan.store_pointers(args, block.ints):
-            self._check_aliasing(plan, args)
+        if (
+            plan.store_pointers(args, block.ints)
+            and self._check_aliasing(plan, args, block.ints) != []
+        ):
+            return None  # an argument read from a copy, or the call run in statement order
         lock = threading.Lock()
         ints, floats, run = block.ints, block.floats, block.run
         self._store_scalars(plan.scalar_slots, args, ints, floats, None)
@@ -263,8 +272,12 @@ class CompiledRunner:
     ) -> None:
         """Write this call's addresses and scalars into ``block`` and launch on it."""
         ints, floats = block.ints, block.floats
+        copies: list[Any] | None = []
         if plan.store_pointers(args, ints):  # True: an output is also another argument
-            self._check_aliasing(plan, args)
+            copies = self._check_aliasing(plan, args, ints)
+            if copies is None:
+                self._in_statement_order(args, offset_provider)
+                return
         if plan.scalar_slots:
             self._store_scalars(plan.scalar_slots, args, ints, floats, offset_provider)
         for name, slot in plan.table_slots:
@@ -272,6 +285,7 @@ class CompiledRunner:
         if plan.dynamic:  # as_offset: the read positions are data
             self._check_offsets(plan, block, args, offset_provider)
         block.run()
+        del copies  # after the launch (a GPU's frees are ordered on its stream)
         if plan.errors_at_once and plan.errors[0]:  # type: ignore[index]
             self._guard_failed(plan, "this call")
 
@@ -303,8 +317,10 @@ class CompiledRunner:
         scratch outputs and reads their guards (``_probe``), every call with
         STENCILKIT_OFFSET_CHECKS=every checks every read on the host; both raise before anything
         is written. Later calls rely on the kernels' guards, whose errors a GPU reports at the
-        next call."""
-        if plan.check_every:
+        next call. Offsets that depend on what the call writes (``plan.stale_offsets``) cannot be
+        checked on the host before it: the probe, run on copies of the written fields, stands
+        for the host check there (every call with STENCILKIT_OFFSET_CHECKS=every)."""
+        if plan.check_every and not plan.stale_offsets:
             check_call(
                 plan.sprog,
                 plan.domains,
@@ -314,21 +330,25 @@ class CompiledRunner:
             )
         elif plan.errors[0]:  # type: ignore[index]  # set by a kernel of an earlier call
             self._guard_failed(plan, "an earlier call")
-        elif not plan.offsets_checked:
+        elif plan.check_every or not plan.offsets_checked:
             self._probe(plan, block)
             plan.offsets_checked = True
 
     def _probe(self, plan: Plan, block: ArgBlock) -> None:
         """A plan's first call with as_offset reads: its kernels run once on scratch outputs
-        (the call's own inputs, this call's block otherwise), and their guards' error word is
-        read after a synchronisation; a read outside a field raises before anything of the
-        caller's is written. Exact (the kernels' own reads) and cheap: one extra run of the
-        kernels, no host evaluation of the offsets (which costs NumPy or CuPy time per call, and
-        CuPy's kernel compilation on first use)."""
+        (the call's own inputs, this call's block otherwise; copies of the written fields where
+        the offsets depend on them), and their guards' error word is read after a
+        synchronisation; a read outside a field raises before anything of the caller's is
+        written. Exact (the kernels' own reads) and cheap: one extra run of the kernels, no host
+        evaluation of the offsets (which costs NumPy or CuPy time per call, and CuPy's kernel
+        compilation on first use)."""
         st = plan.stages
         assert st.loaded is not None and st.launches is not None
         probe = block.buf.copy()
-        scratch = stages.with_scratch_outputs(st.planned, st.bound, probe, self.target.scratch)
+        copy = self.target.copy_memory if plan.stale_offsets else None
+        scratch = stages.with_scratch_outputs(
+            st.planned, st.bound, probe, self.target.scratch, copy
+        )
         st.loaded.bind(st.launches, probe)()
         self.target.synchronize()
         del scratch
@@ -360,14 +380,31 @@ class CompiledRunner:
             " on the host before it runs (slower; nothing is written on a bad offset)",
         )
 
-    def _check_aliasing(self, plan: Plan, args: list[Any]) -> None:
+    def _check_aliasing(self, plan: Plan, args: list[Any], ints: Any) -> list[Any] | None:
         """Two parameters can be one field only if their signatures are equal, so only those
-        pairs (found once per plan) are compared on each call."""
+        pairs (found once per plan) are compared on each call. An argument in ``copy_ok`` is
+        read from a copy (its slot in ``ints`` pointed at it): the memory, to keep until the
+        launch. None: the call must run in statement order (``_in_statement_order``)."""
+        copies: list[Any] = []
+        copied: set[int] = set()
         for i, j, (ilo, ihi), (jlo, jhi) in plan.alias_pairs:
             pi, pj = args[i].address, args[j].address
             if pi == pj and args[i].signature == args[j].signature:
                 if (i, j) in plan.same_ok:
                     continue  # read only where it is written, before the write: an in-place update
+                if (i, j) in plan.copy_ok:
+                    # read only before the output is written (pyFV3's corner fills, which
+                    # read the field at offsets and write it in the corner regions): the
+                    # argument's values before the call, as gt4py's statements see them
+                    if i not in copied and ihi > ilo:
+                        mem, address = self.target.scratch(ihi - ilo)
+                        self.target.copy_memory(address, pi + ilo, ihi - ilo)
+                        ints[dict(plan.field_slots)[i]] = address - ilo
+                        copies.append(mem)
+                        copied.add(i)
+                    continue
+                if self.program.alias_reads_before:
+                    return None
                 raise StencilValueError(
                     f"{self.program.name}(): argument '{self.flat[i].name}' is the same field as output"
                     f" '{self.flat[j].name}'; the compiled code assumes they do not overlap",
@@ -380,6 +417,21 @@ class CompiledRunner:
                     " assumes they do not overlap",
                     hint="pass an output field with memory of its own (e.g. a copy)",
                 )
+        return copies
+
+    def _in_statement_order(
+        self, args: list[Any], offset_provider: Mapping[str, Any] | None
+    ) -> None:
+        """A GTScript call passing one field as an input and an output, read where the output
+        may already be written (NDSL's ``fill_corners_dgrid_defn(x, x, y, y)``: each statement
+        reads the other field at offsets): gt4py's statements run one after the other, so this
+        call runs on the embedded evaluator, which follows them (the compiled kernels fuse
+        them). Exact, slower; calls without the overlap stay compiled."""
+        from .embedded.runner import EmbeddedRunner
+
+        if self._embedded is None:
+            self._embedded = EmbeddedRunner(self.interface)
+        self._embedded(args, offset_provider)
 
     # ------------------------------------------------------------------ slow path
     def stages_for(self, args: list[Any], offset_provider: Mapping[str, Any] | None) -> Stages:
@@ -453,6 +505,12 @@ class CompiledRunner:
             errors is not None and self.target.device_type is DeviceType.CPU,
             require("STENCILKIT_OFFSET_CHECKS").offset_checks == "every",
             offsets_checked=False,
+            stale_offsets=stale_dynamic_read(sprog.kernels) is not None,
+            copy_ok=frozenset(
+                (index[a], index[o])
+                for a, o in (copy_field_ok(sprog) if self.program.alias_reads_before else ())
+                if a in index and o in index
+            ),
             provisional=bool(getattr(done.launches, "provisional", False)),
         )
 
@@ -474,6 +532,37 @@ def same_field_ok(sprog: ir.StencilProgram) -> set[tuple[str, str]]:
                 continue
             at = reads[w].get(name)
             if at is None or (at and len(kernels[w].outs) == 1):
+                ok.add((name, out))
+    return ok
+
+
+def copy_field_ok(sprog: ir.StencilProgram) -> set[tuple[str, str]]:
+    """(input, output) parameter pairs that may be one field if the input is read from a copy
+    made before the call: the input is never written, is not read after the first kernel
+    writing the output, and in that kernel (not a scan) only by the output's own value; every
+    read then sees the values before the write, as in gt4py's statement order."""
+    from ..ir.visit import walk
+
+    kernels = sprog.kernels
+    written = {o for k in kernels for o in k.outs}
+    reads = [_field_reads(k) for k in kernels]
+    ok: set[tuple[str, str]] = set()
+    for out in written:
+        w = next(i for i, k in enumerate(kernels) if out in k.outs)
+        k = kernels[w]
+        if k.scan is not None:
+            continue
+        later = set().union(*reads[w + 1 :])
+        others = {
+            x.field
+            for o, v in zip(k.outs, k.values)
+            if o != out
+            for x in walk(v)
+            if isinstance(x, ir.Access)
+        }
+        for p in sprog.params:
+            name = p.name
+            if isinstance(p.type, FieldType) and name not in written | later | others:
                 ok.add((name, out))
     return ok
 

@@ -4,7 +4,9 @@ kernel of the call writes, because the offsets are field values.
 The index arrays are computed with the embedded evaluator on the fields' own device (NumPy or
 CuPy); a read that would leave its field raises ``StencilValueError`` naming the field and the
 indices. Reads whose offsets depend on a scan's carry cannot be checked ahead and are left to the
-kernel.
+kernel; so are, on compiled backends, reads whose offsets depend on a field the same call writes
+(pyFV3's remapping carries its level offset in an IJ field): there the first call's probe runs
+the kernels on copies of the written fields (backends/compiled.py).
 """
 
 from __future__ import annotations
@@ -13,7 +15,6 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ..core.domain import UnitRange
-from ..core.errors import StencilValueError
 from ..core.types import FieldType, ScalarType
 from ..ir import nodes as ir
 from ..ir.visit import children, walk
@@ -21,18 +22,8 @@ from ..stages.binding import as_declared
 
 
 def has_dynamic_reads(sprog: ir.StencilProgram) -> bool:
-    """Whether any kernel of ``sprog`` reads at a data-dependent position. For compiled code,
-    whose kernels all run in one launch, such reads must be checkable before the call: a read
-    whose position depends on a field the same call writes is refused."""
-    stale = stale_dynamic_read(sprog.kernels)
-    if stale is not None:
-        k, name = stale
-        raise StencilValueError(
-            f"{k.where + ': ' if k.where else ''}in {k.name}(): an as_offset read depends on '{name}', which this"
-            " program call writes; compiled backends check such reads before the call, so the offsets must be"
-            " known then",
-            hint="compute the offsets (or the field read) in a separate program call",
-        )
+    """Whether any kernel of ``sprog`` reads at a data-dependent position (guarded in compiled
+    kernels; see ``stale_dynamic_read`` for those no check before the call can see)."""
     return any(has_dynamic_reads_kernel(k) for k in sprog.kernels)
 
 

@@ -220,7 +220,7 @@ def emit(
             for n in names
         )
     params.extend(ir.Param(f"__n{a}", INT) for a in "IJK")
-    program = ir.Program(d.name, tuple(params), tuple(body), temps)
+    program = ir.Program(d.name, tuple(params), tuple(body), temps, alias_reads_before=True)
     min_k = max(b.interval.min_levels() for b in blocks) if blocks else 0
     declared = {p.name: p.axes or () for p in d.params}
     declared.update({c: declared[base] for c, base, _ in d.components})

@@ -5,6 +5,7 @@ selections (``a if cond else b``), and its result (or tuple of results) is the c
 from __future__ import annotations
 
 import ast
+from collections.abc import Callable
 from typing import Any
 
 from . import nodes as cn
@@ -23,7 +24,19 @@ def _source(f: GTScriptFunction) -> Source:
     return hit[1]
 
 
-def inline_call(caller: Scope, f: GTScriptFunction, node: ast.Call) -> Value | tuple[Value, ...]:
+#: ``stage(value)`` of a tuple assignment's call: the value of a local the callee assigned, as
+#: the caller will read it when it writes the targets (see ``inline_call``)
+Stage = Callable[[Value], Value]
+
+
+def inline_call(
+    caller: Scope, f: GTScriptFunction, node: ast.Call, stage: Stage | None = None
+) -> Value | tuple[Value, ...]:
+    """The value of ``f(...)`` at ``node``, inlined. ``stage``: the call's tuple result is
+    assigned to fields, one target after the other; as in gt4py, whose inliner turns the
+    callee's assigned names into temporaries computed before the targets are written (and leaves
+    its other names the caller's), each such local that the returned tuple names is passed to
+    ``stage``, and the result reads what it returns."""
     ctx = caller.ctx
     if f.__name__ in ctx.functions:
         raise caller.src.syntax(node, f"gtscript.function {f.__name__}() calls itself")
@@ -55,7 +68,7 @@ def inline_call(caller: Scope, f: GTScriptFunction, node: ast.Call) -> Value | t
     callee.local.update(bound)
     ctx.functions.append(f.__name__)
     try:
-        result = _body(callee, src.tree.body, top=True)
+        result = _body(callee, src.tree.body, top=True, stage=stage)
     finally:
         ctx.functions.pop()
     if result is None:
@@ -64,7 +77,7 @@ def inline_call(caller: Scope, f: GTScriptFunction, node: ast.Call) -> Value | t
     return out
 
 
-def _body(scope: Scope, stmts: list[ast.stmt], top: bool) -> Any:
+def _body(scope: Scope, stmts: list[ast.stmt], top: bool, stage: Stage | None = None) -> Any:
     src = scope.src
     for i, s in enumerate(stmts):
         if isinstance(s, ast.Return):
@@ -79,10 +92,26 @@ def _body(scope: Scope, stmts: list[ast.stmt], top: bool) -> Any:
             if s.value is None:
                 return None
             if isinstance(s.value, ast.Tuple):
+                if stage is not None:
+                    _stage_locals(scope, stmts, s.value, stage)
                 return tuple(scope.expr(e) for e in s.value.elts)
             return scope.expr(s.value)
         _statement(scope, s)
     return None
+
+
+def _stage_locals(scope: Scope, stmts: list[ast.stmt], value: ast.expr, stage: Stage) -> None:
+    """Pass each local assigned in ``stmts`` and named by ``value`` through ``stage``."""
+    assigned = {
+        t.id
+        for x in stmts
+        for t in ast.walk(x)
+        if isinstance(t, ast.Name) and isinstance(t.ctx, ast.Store)
+    }
+    named = {t.id for t in ast.walk(value) if isinstance(t, ast.Name)}
+    for name in sorted(assigned & named):
+        if name in scope.local:
+            scope.local[name] = stage(scope.local[name])
 
 
 def _statement(scope: Scope, s: ast.stmt) -> None:

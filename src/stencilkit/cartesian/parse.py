@@ -16,7 +16,7 @@ from . import vectors
 from .axes import AxisIndex
 from .constructs import call_of, compile_assert_call, horizontal_regions
 from .context import Context
-from .exprs import parsed_reads, statement_reads
+from .exprs import field_reads, parsed_reads, statement_reads
 from .language import (
     BACKWARD,
     FORWARD,
@@ -461,10 +461,11 @@ class _BodyParser:
         self, target: ast.expr, value: ast.expr, s: ast.stmt, dt: str | None = None
     ) -> list[cn.Stmt]:
         if isinstance(target, ast.Tuple):
-            results = self._tuple_value(value)
+            staged, results = self._tuple_value(value, target.elts)
             if len(results) != len(target.elts):
                 raise self.src.syntax(s, f"{len(target.elts)} targets for {len(results)} values")
-            return [w for t, r in zip(target.elts, results) for w in self._write(t, r, s, dt)]
+            writes = [w for t, r in zip(target.elts, results) for w in self._write(t, r, s, dt)]
+            return staged + writes
         if self._vector_target(target):
             return self._write_vector(target, value, s)
         return self._write(target, self.scope.value(value), s, dt)
@@ -505,18 +506,50 @@ class _BodyParser:
             for idx in vec.indices()
         ]
 
-    def _tuple_value(self, node: ast.expr) -> list[cn.Expr]:
+    def _tuple_value(
+        self, node: ast.expr, targets: list[ast.expr]
+    ) -> tuple[list[cn.Stmt], list[cn.Expr]]:
+        """The values of ``targets = node`` and the statements to run before the targets are
+        written (one after the other, as gt4py writes them)."""
         from .inline import inline_call
 
-        if isinstance(node, ast.Tuple):
-            return [self.scope.value(e) for e in node.elts]
+        if isinstance(node, ast.Tuple):  # gt4py: a, b = b, a writes a, then b from the new a
+            return [], [self.scope.value(e) for e in node.elts]
         if isinstance(node, ast.Call):
             f = self.scope.expr(node.func)
             if isinstance(f, Const) and isinstance(f.value, GTScriptFunction):
                 r = inline_call(self.scope, f.value, node)
                 if isinstance(r, tuple):
-                    return [self.scope.as_expr(x, node) for x in r]
+                    results = [self.scope.as_expr(x, node) for x in r]
+                    names = [_base_name(t) for t in targets]
+                    if not _reads_earlier_target(names, results):
+                        return [], results
+                    # a later value reads a field an earlier target writes: the callee's
+                    # locals are computed before any write, as gt4py's temporaries are
+                    # (pyFV3 remap_profile: a4_1, a4_2, a4_3, a4_4 = remap_constraint(...))
+                    staged: list[cn.Stmt] = []
+                    r = inline_call(
+                        self.scope,
+                        f.value,
+                        node,
+                        lambda v: self._stage(v, set(names), node, staged),
+                    )
+                    assert isinstance(r, tuple)
+                    return staged, [self.scope.as_expr(x, node) for x in r]
         raise self.src.syntax(node, "a tuple assignment needs a tuple or a function returning one")
+
+    def _stage(self, v: Any, targets: set[str], at: ast.Call, out: list[cn.Stmt]) -> Any:
+        """``v`` computed into a new temporary (a statement appended to ``out``) if it reads one
+        of ``targets``; else ``v``."""
+        if not isinstance(v, cn.Expr) or not (_all_reads(v) & targets):
+            return v
+        ctx = self.scope.ctx
+        name = f"__staged_{at.lineno}_{at.col_offset}_{len(out)}"
+        if name not in ctx.fields:
+            ctx.fields[name] = ("I", "J", "K")
+            self.temps.append((name, None, self.src.loc(at)))
+        out.append(cn.Assign(name, v, self.src.loc(at)))
+        return cn.FieldRead(name, (0, 0, 0), self.src.loc(at))
 
     def _write_element(self, t: ast.Subscript, value: cn.Expr, s: ast.stmt) -> list[cn.Stmt]:
         """``q[0, 0, 0][n] = value``: a write of one element field (a view of the array); with
@@ -601,6 +634,30 @@ class _BodyParser:
         elif dt is not None:
             raise src.syntax(t, f"temporary '{name}' is annotated again")
         return [cn.Assign(name, value, src.loc(s), dt, k)]
+
+
+def _all_reads(e: cn.Expr) -> set[str]:
+    """The fields and temporaries ``e`` reads, in variable K offsets too."""
+    out: set[str] = set()
+    stack = [e]
+    while stack:
+        for r in field_reads(stack.pop()):
+            out.add(r.name)
+            if r.k_expr is not None:
+                stack.append(r.k_expr)
+    return out
+
+
+def _base_name(t: ast.expr) -> str:
+    """The field or temporary an assignment target names (``a``, ``a[0, 0, 1]``, ``v[0, 0, 0][1]``)."""
+    while isinstance(t, ast.Subscript | ast.Attribute):
+        t = t.value
+    return t.id if isinstance(t, ast.Name) else ""
+
+
+def _reads_earlier_target(names: list[str], values: list[cn.Expr]) -> bool:
+    """Whether a value of a tuple assignment reads a field an earlier target writes."""
+    return any(_all_reads(v) & set(names[:i]) for i, v in enumerate(values))
 
 
 def _assigned(body: list[cn.Stmt] | tuple[cn.Stmt, ...]) -> set[str]:

@@ -374,6 +374,9 @@ class Program(Node):
     params: tuple[Param, ...]
     body: tuple[Apply | ScanApply, ...]
     temps: tuple[Param, ...] = ()
+    #: an input passed as an output too is read as it was before the call where it can be
+    #: (GTScript: gt4py's statements read it before the output is written); else refused
+    alias_reads_before: bool = False
 
 
 def as_expr(x: Node) -> Expr:

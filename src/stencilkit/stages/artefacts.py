@@ -186,6 +186,10 @@ class Target(Protocol):
         """Zeroed memory on the target's device and its address."""
         ...
 
+    def copy_memory(self, dst: int, src: int, nbytes: int) -> None:
+        """Copy ``nbytes`` from device address ``src`` to ``dst`` (a probe's copied outputs)."""
+        ...
+
     def synchronize(self) -> None:
         """Wait until the kernels launched so far are done."""
         ...

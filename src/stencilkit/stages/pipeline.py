@@ -315,12 +315,18 @@ def argument_block(planned: Planned, bound: Bound) -> np.ndarray:
 
 
 def with_scratch_outputs(
-    planned: Planned, bound: Bound, block: np.ndarray, allocate: Callable[[int], tuple[Any, int]]
+    planned: Planned,
+    bound: Bound,
+    block: np.ndarray,
+    allocate: Callable[[int], tuple[Any, int]],
+    copy: Callable[[int, int, int], None] | None = None,
 ) -> list[Any]:
     """Point every field a kernel of ``planned`` writes, in ``block``, at zeroed scratch memory
     of the field's span (``allocate(nbytes)`` gives the memory and its address): kernels then
     read the call's inputs and never write the caller's fields (the tune stage's timing runs,
-    the as_offset probe of a first call). The memory, to keep alive while ``block`` is used."""
+    the as_offset probe of a first call). With ``copy(dst, src, nbytes)`` the scratch starts as
+    a copy of the field (a probe whose read offsets depend on what the call writes). The
+    memory, to keep alive while ``block`` is used."""
     assert planned.layout is not None
     written = {o for k in planned.sprog.kernels for o in k.outs}
     scratch = []
@@ -329,5 +335,7 @@ def with_scratch_outputs(
             lo, hi = bound.signature(f.name).span()
             mem, address = allocate(max(hi - lo, 1))
             scratch.append(mem)
+            if copy is not None and hi > lo:
+                copy(address, int(block[f.ptr]) + lo, hi - lo)
             block[f.ptr] = address - lo
     return scratch

@@ -97,6 +97,10 @@ class CppTarget:
         mem = np.zeros(nbytes, dtype=np.uint8)
         return mem, int(mem.ctypes.data)
 
+    def copy_memory(self, dst: int, src: int, nbytes: int) -> None:
+        """Host memory to host memory (a probe run's copies of the written fields)."""
+        ctypes.memmove(dst, src, nbytes)
+
     def ready_to_retune(self, loaded: LoadedLibrary) -> bool:
         """Never: the cpu tune stage makes no provisional choice."""
         return False

@@ -276,6 +276,13 @@ class CudaTarget:
         """Zeroed GPU memory and its address, for a probe run's outputs (compiled.py)."""
         return _scratch(nbytes)
 
+    def copy_memory(self, dst: int, src: int, nbytes: int) -> None:
+        """GPU memory to GPU memory on the current stream (a probe run's copied outputs)."""
+        rt = cupy().cuda.runtime
+        rt.memcpyAsync(
+            dst, src, nbytes, rt.memcpyDeviceToDevice, cupy().cuda.get_current_stream().ptr
+        )
+
     def synchronize(self) -> None:
         """Wait for the current stream (a probe run's guards are read after it)."""
         cupy().cuda.get_current_stream().synchronize()
