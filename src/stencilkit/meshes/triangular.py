@@ -67,6 +67,13 @@ class _Grid:
 def periodic_triangular_mesh(nx: int, ny: int, *, bounded: bool = False) -> Mesh:
     """The ``nx x ny``-quad triangular mesh of the unit square, periodic in both directions.
 
+    Right triangles with centroids as cell centres: the dual edges (centroid to centroid) do
+    not cross the edges at right angles, so ICON's div(grad) of a smooth field is a
+    checkerboard, not its Laplacian (the error grows with resolution). Good for tables, skip
+    values and identities that do not depend on the geometry; for a model mesh use
+    :func:`periodic_equilateral_mesh` (or an ICON grid file:
+    :func:`stencilkit.io.icon_grid.read_icon_grid`).
+
     ``bounded=True`` gives the same mesh without the periodic wrap: ``(nx+1)(ny+1)`` vertices,
     boundary entries in the tables are -1 (skip values).
 

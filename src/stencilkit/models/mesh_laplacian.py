@@ -1,5 +1,5 @@
 # DSL code is not plain typed Python for mypy (see shallow_water.py).
-# mypy: disable-error-code="valid-type, type-arg, operator, no-untyped-def"
+# mypy: disable-error-code="valid-type, type-arg, operator, no-untyped-def, no-any-return"
 """The unstructured part of ``stencilkit demo``: ICON's div(grad psi) on an ICON-like mesh.
 
 The operator is the textbook one of ICON's triangular C-grid: the normal gradient on each edge,
@@ -14,7 +14,7 @@ length (in the max norm, as on ICON's own torus grids), so the check allows
 
 The mesh (:func:`demo_mesh`): an ICON torus grid from icon-grid-generator (package
 ``icon-grid-generator``, module ``grid_generator``) read with
-:func:`stencilkit.io.read_icon_grid` where both it and the ``icon-grid`` extra are installed,
+:func:`stencilkit.io.icon_grid.read_icon_grid` where both it and the ``icon-grid`` extra are installed,
 else :func:`stencilkit.meshes.periodic_equilateral_mesh`. Not
 :func:`~stencilkit.meshes.periodic_triangular_mesh`: its right triangles with a centroid dual
 turn this operator into a checkerboard (about +-200 where ``-8 pi^2 psi`` is +-79 at 16 x 16).
@@ -101,7 +101,7 @@ def icon_generator_available() -> bool:
 def icon_torus(n: int) -> DemoMesh:
     """ICON's planar torus grid of ``n`` equilateral triangles' bases per row (edge 1/n) and the
     even number of rows nearest to ``2 n / sqrt(3)``, written by icon-grid-generator to a
-    temporary file and read back with :func:`stencilkit.io.read_icon_grid`."""
+    temporary file and read back with :func:`stencilkit.io.icon_grid.read_icon_grid`."""
     from grid_generator import TorusGridSpec, generate_grid
 
     from ..io import read_icon_grid
