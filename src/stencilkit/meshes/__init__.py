@@ -26,7 +26,7 @@ from .mesh import (
     Vertex,
 )
 from .reorder import morton_keys, reorder_for_locality
-from .triangular import periodic_triangular_mesh
+from .triangular import periodic_equilateral_mesh, periodic_triangular_mesh
 
 __all__ = [
     "C2E",
@@ -48,6 +48,7 @@ __all__ = [
     "V2EDim",
     "Vertex",
     "morton_keys",
+    "periodic_equilateral_mesh",
     "periodic_triangular_mesh",
     "reorder_for_locality",
 ]

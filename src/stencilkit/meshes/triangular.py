@@ -25,8 +25,9 @@ _Ints = npt.NDArray[np.int64]
 class _Grid:
     """Index arithmetic of the structured blocks (vertices, quads, the three edge families)."""
 
-    def __init__(self, nx: int, ny: int, periodic: bool) -> None:
-        self.nx, self.ny, self.periodic = nx, ny, periodic
+    def __init__(self, nx: int, ny: int, periodic: bool, shift: int = 0) -> None:
+        # ``shift``: on the sheared torus, row ``j + ny`` is row ``j`` moved ``shift`` columns
+        self.nx, self.ny, self.periodic, self.shift = nx, ny, periodic, shift
         extra = 0 if periodic else 1
         # (columns, rows) of each block; on the torus the extra row/column wraps onto the first
         self.shape = {
@@ -53,6 +54,7 @@ class _Grid:
         """The index of element ``(i, j)``: wrapped on the torus, -1 outside a bounded mesh."""
         cols, rows = self.shape[block]
         if self.periodic:
+            i = i + (j // rows) * self.shift
             return self.base[block] + (j % rows) * cols + (i % cols)
         inside = (i >= 0) & (i < cols) & (j >= 0) & (j < rows)
         return np.where(inside, self.base[block] + j * cols + i, SKIP_VALUE)
@@ -64,6 +66,13 @@ class _Grid:
 
 def periodic_triangular_mesh(nx: int, ny: int, *, bounded: bool = False) -> Mesh:
     """The ``nx x ny``-quad triangular mesh of the unit square, periodic in both directions.
+
+    Right triangles with centroids as cell centres: the dual edges (centroid to centroid) do
+    not cross the edges at right angles, so ICON's div(grad) of a smooth field is a
+    checkerboard, not its Laplacian (the error grows with resolution). Good for tables, skip
+    values and identities that do not depend on the geometry; for a model mesh use
+    :func:`periodic_equilateral_mesh` (or an ICON grid file:
+    :func:`stencilkit.io.icon_grid.read_icon_grid`).
 
     ``bounded=True`` gives the same mesh without the periodic wrap: ``(nx+1)(ny+1)`` vertices,
     boundary entries in the tables are -1 (skip values).
@@ -89,7 +98,45 @@ def periodic_triangular_mesh(nx: int, ny: int, *, bounded: bool = False) -> Mesh
             f"a {'periodic' if periodic else 'bounded'} triangular mesh needs at least"
             f" {smallest} x {smallest} quads, got nx={nx}, ny={ny}"
         )
-    g = _Grid(int(nx), int(ny), periodic)
+    return _triangular(_Grid(int(nx), int(ny), periodic), sheared=False)
+
+
+def periodic_equilateral_mesh(nx: int, ny: int | None = None) -> Mesh:
+    """An ICON-like periodic mesh of the unit square: near-equilateral triangles, Voronoi dual.
+
+    ``nx`` triangles' bases per row, ``ny`` rows (even; by default the even number nearest to
+    ``nx * 2 / sqrt(3)``, which makes the triangles closest to equilateral). Every second row of
+    vertices is shifted by half an edge, so each triangle is isosceles with base ``1/nx`` and
+    height ``1/ny`` (all angles acute). As on ICON grids, cell centres are the circumcentres,
+    the dual edges join the circumcentres of neighbouring cells (orthogonal to the edges, of
+    length ``dual_edge_length``) and the dual cells are the Voronoi cells of the vertices, so
+    the textbook discrete operators (normal gradient ``(q(E2C[1]) - q(E2C[0])) /
+    dual_edge_length``, divergence ``sum(orientation * edge_length * v) / cell_area``) are
+    consistent: their Laplacian converges to the exact one.
+
+    :func:`periodic_triangular_mesh` (right triangles, centroid dual) has the same tables but
+    not this property: its div(grad) of a smooth field is a checkerboard, not the Laplacian.
+
+    >>> mesh = periodic_equilateral_mesh(16)
+    >>> mesh.ny, mesh.n_cells, mesh.n_vertices - mesh.n_edges + mesh.n_cells
+    (18, 576, 0)
+    >>> round(float(mesh.cell_area.sum()), 12), round(float(mesh.dual_area.sum()), 12)
+    (1.0, 1.0)
+    """
+    if int(nx) != nx or nx < 2:
+        raise ValueError(f"a periodic equilateral mesh needs nx >= 2 triangles per row, got {nx}")
+    if ny is None:
+        ny = max(2, 2 * round(nx / np.sqrt(3.0)))
+    if int(ny) != ny or ny < 2 or ny % 2:
+        raise ValueError(
+            f"a periodic equilateral mesh needs an even number of rows ny >= 2 (every second row"
+            f" is shifted by half an edge), got ny={ny}; leave ny out for the nearest to"
+            f" equilateral"
+        )
+    return _triangular(_Grid(int(nx), int(ny), True, shift=-(int(ny) // 2)), sheared=True)
+
+
+def _triangular(g: _Grid, *, sheared: bool) -> Mesh:
     dx, dy = 1.0 / g.nx, 1.0 / g.ny
 
     # cells: counterclockwise vertices; edge k joins vertex k and vertex k+1
@@ -167,7 +214,7 @@ def periodic_triangular_mesh(nx: int, ny: int, *, bounded: bool = False) -> Mesh
     c2e = renumber[c2e]
     v2e = np.where(v2e == SKIP_VALUE, SKIP_VALUE, renumber[np.maximum(v2e, 0)])
 
-    return _with_geometry(g, dx, dy, e2c, c2e, e2v, v2e, c2v, v2c, start, tangent)
+    return _with_geometry(g, dx, dy, e2c, c2e, e2v, v2e, c2v, v2c, start, tangent, sheared)
 
 
 def _interleave(lower: list[Any], upper: list[Any]) -> Any:
@@ -201,16 +248,25 @@ def _with_geometry(
     v2c: _Ints,
     start: FloatArray,
     tangent: FloatArray,
+    sheared: bool,
 ) -> Mesh:
-    scale = np.array([dx, dy])
+    # lattice (i, j) -> (x, y): a rectangular lattice, or one with row j moved j/2 columns left
+    lattice = np.array([[dx, 0.0], [-dx / 2 if sheared else 0.0, dy]])
     vi, vj = g.grid("vertex")
     qi, qj = g.grid("quad")
-    # centroids: lower cell (i + 2/3, j + 1/3), upper cell (i + 1/3, j + 2/3)
-    centroid = _interleave([qi + 2 / 3, qj + 1 / 3], [qi + 1 / 3, qj + 2 / 3]) * scale
-    t = tangent * scale
+    if sheared:  # circumcentres (Voronoi dual), as on ICON grids
+        corners = [
+            np.stack([qi + a, qj + b], axis=1).astype(np.float64) @ lattice
+            for a, b in ((0, 0), (1, 0), (1, 1), (0, 1))
+        ]
+        lower, upper = _circumcentre(*corners[:3]), _circumcentre(corners[0], *corners[2:])
+        centroid = _interleave([lower[:, 0], lower[:, 1]], [upper[:, 0], upper[:, 1]])
+    else:  # centroids: lower cell (i + 2/3, j + 1/3), upper cell (i + 1/3, j + 2/3)
+        centroid = _interleave([qi + 2 / 3, qj + 1 / 3], [qi + 1 / 3, qj + 2 / 3]) @ lattice
+    t = tangent @ lattice
     edge_length = np.hypot(t[:, 0], t[:, 1])
     normal = np.stack([t[:, 1], -t[:, 0]], axis=1) / edge_length[:, None]  # right of tangent
-    midpoint = start * scale + t / 2
+    midpoint = start @ lattice + t / 2
 
     def towards(cells: _Ints) -> FloatArray:
         """From each edge midpoint to the centroid of a cell (0 where there is none)."""
@@ -222,17 +278,24 @@ def _with_geometry(
 
     dual_edge_length = np.einsum("ed,ed->e", towards(e2c[:, 1]) - towards(e2c[:, 0]), normal)
     cell_area = np.full(len(c2e), dx * dy / 2)
-    dual_area = np.bincount(
-        c2v.ravel(), weights=np.repeat(cell_area / 3, 3), minlength=g.count("vertex")
-    )
+    if sheared:  # Voronoi cells: each edge's kite (edge x dual edge / 2) halved between its ends
+        kite = edge_length * dual_edge_length / 4
+        dual_area = np.bincount(e2v.ravel(), np.repeat(kite, 2), minlength=g.count("vertex"))
+    else:
+        dual_area = np.bincount(
+            c2v.ravel(), weights=np.repeat(cell_area / 3, 3), minlength=g.count("vertex")
+        )
     c2e_orientation = np.where(e2c[c2e, 0] == np.arange(len(c2e))[:, None], 1.0, -1.0)
     here = np.arange(len(v2e))[:, None]
     ends = e2v[np.maximum(v2e, 0)]
     v2e_orientation = np.select(
         [v2e == SKIP_VALUE, ends[..., 1] == here, ends[..., 0] == here], [0.0, 1.0, -1.0], np.nan
     )
+    vertex = np.stack([vi, vj], axis=1).astype(np.float64) @ lattice
     if g.periodic:
         midpoint %= 1.0
+        vertex %= 1.0
+        centroid %= 1.0
     return Mesh(
         nx=g.nx,
         ny=g.ny,
@@ -244,8 +307,8 @@ def _with_geometry(
         v2e=_i32(v2e),
         c2v=_i32(c2v),
         v2c=_i32(v2c),
-        vertex_x=_f64(vi * dx),
-        vertex_y=_f64(vj * dy),
+        vertex_x=_f64(vertex[:, 0]),
+        vertex_y=_f64(vertex[:, 1]),
         cell_x=_f64(centroid[:, 0]),
         cell_y=_f64(centroid[:, 1]),
         edge_x=_f64(midpoint[:, 0]),
@@ -259,6 +322,17 @@ def _with_geometry(
         c2e_orientation=_f64(c2e_orientation),
         v2e_orientation=_f64(v2e_orientation),
     )
+
+
+def _circumcentre(a: FloatArray, b: FloatArray, c: FloatArray) -> FloatArray:
+    """The circumcentre of each triangle ``(a[k], b[k], c[k])`` (rows of points)."""
+    ab, ac = b - a, c - a
+    d = 2.0 * (ab[:, 0] * ac[:, 1] - ab[:, 1] * ac[:, 0])
+    ab2, ac2 = (ab**2).sum(axis=1), (ac**2).sum(axis=1)
+    ux = (ac[:, 1] * ab2 - ab[:, 1] * ac2) / d
+    uy = (ab[:, 0] * ac2 - ac[:, 0] * ab2) / d
+    out: FloatArray = a + np.stack([ux, uy], axis=1)
+    return out
 
 
 def _i32(a: Any) -> IntArray:
