@@ -120,7 +120,7 @@ fi
 RC_NDSL=0
 if [ "${NDSL:-0}" = 1 ]; then
   step "NDSL's offline tests, ${NDSL_BACKENDS:-st:gt:gpu:KJI st:numpy:cpu:IJK}"
-  # NDSL is not on PyPI: carry a checkout (or the stand-in docs/cartesian.md describes) in .ndsl/ndsl,
+  # NDSL is not on PyPI: carry a checkout (or the stand-in docs/cartesian-validation.md describes) in .ndsl/ndsl,
   # stand-in modules for what it imports and the machine lacks (dace) in .ndsl/stubs
   NDSL_VENV=none NDSL_SOURCE="${NDSL_SOURCE:-.ndsl/ndsl}" NDSL_STUBS="${NDSL_STUBS:-.ndsl/stubs}" \
     NDSL_BACKENDS="${NDSL_BACKENDS:-st:gt:gpu:KJI st:numpy:cpu:IJK}" STENCILKIT_REQUIRE_GPU=1 NDSL_LOGS="$OUT/ndsl" \

@@ -93,3 +93,18 @@ def test_gpu_guide_block(index: int, tmp_path: Path) -> None:
     path = tmp_path / f"gpu_guide_block{index}.py"
     path.write_text(_blocks("guide-gpu.md")[index])
     runpy.run_path(str(path), run_name="__guide__")
+
+
+def test_the_gtscript_quick_start_runs_and_solves_the_columns(tmp_path: Path) -> None:
+    """docs/cartesian.md's two quick-start stencils: the PARALLEL one checks itself against
+    NumPy; the FORWARD/BACKWARD Thomas solve prints its error against NumPy's dense solver.
+    Warnings are errors: the page's storages are in the backend's layout."""
+    smooth, tridiagonal = _blocks("cartesian.md")[:2]
+    assert "computation(PARALLEL)" in smooth and "computation(BACKWARD)" in tridiagonal
+    for index, code in enumerate((smooth, tridiagonal)):
+        path = tmp_path / f"quick_start_{index}.py"
+        path.write_text(code)
+        r = _run(path, "-W", "error")
+        assert r.returncode == 0, r.stderr
+    error = float(r.stdout.strip().splitlines()[-1])
+    assert error < 1e-12, r.stdout
