@@ -54,6 +54,15 @@ def test_static_values_compiled_run_others_raise(backend: object) -> None:
         prog(gtx.as_field([I], a), 0.5, out, 3, N - 1, offset_provider={})
     assert "start=3" in str(e.value) and "start=1" in str(e.value)
     np.testing.assert_array_equal(out.asnumpy(), before)  # nothing written
+    # a deep copy (gt4py copies programs) runs what the original compiled, and refuses the rest
+    import copy
+
+    twin = copy.deepcopy(prog)
+    out2 = gtx.as_field([I], before.copy())
+    twin(gtx.as_field([I], a), 0.5, out2, 2, N - 1, offset_provider={})
+    np.testing.assert_array_equal(out2.asnumpy(), _expected(a, before, 0.5, 2, N - 1))
+    with pytest.raises(RuntimeError, match="No program compiled"):
+        twin(gtx.as_field([I], a), 0.5, out2, 3, N - 1, offset_provider={})
     # the same program with jit allowed builds the new values
     jit = prog.with_compilation_options(enable_jit=True)
     jit(gtx.as_field([I], a), 0.5, out, 3, N - 1, offset_provider={})

@@ -121,8 +121,13 @@ class Program:
     def __deepcopy__(self, memo: dict[int, Any]) -> Program:
         """``copy.deepcopy(prog)`` (gt4py copies programs): the same program, its IR shared
         (frozen), without the compiled code, which the copy loads again (from the build cache)
-        on its first call. The compiled code holds loaded libraries, which cannot be copied."""
-        return self.with_backend(self.backend)
+        on its first call. The compiled code holds loaded libraries, which cannot be copied.
+        What ``compile(...)`` made stays callable under ``enable_jit=False``."""
+        copy_ = self.with_backend(self.backend)
+        copy_._compiled = self._compiled
+        for key in self._variants:
+            copy_._variant(key)
+        return copy_
 
     def with_grid_type(self, grid_type: Any) -> Program:
         """This program with gt4py.next's ``grid_type`` recorded (``.grid_type``)."""
